@@ -1,0 +1,1 @@
+//! Procedural macros of `mcp-fusion`. Depend on `mcp-fusion`, which re-exports them.

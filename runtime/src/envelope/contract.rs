@@ -1,0 +1,134 @@
+//! `<contract_awareness>` (ERRORS.md §7): what changed in an action's contract since it was
+//! locked, injected into its validation errors.
+
+use std::fmt;
+
+use super::escape::{attr, text};
+
+/// How much a contract change can break a caller that learned the old contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ChangeSeverity {
+    /// Old calls now fail.
+    Breaking,
+    /// Old calls may fail or behave differently.
+    Risky,
+    /// Old calls still work.
+    Safe,
+    /// Nothing a call can notice (descriptions).
+    Cosmetic,
+}
+
+impl ChangeSeverity {
+    /// `BREAKING`, `RISKY`, `SAFE` or `COSMETIC`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ChangeSeverity::Breaking => "BREAKING",
+            ChangeSeverity::Risky => "RISKY",
+            ChangeSeverity::Safe => "SAFE",
+            ChangeSeverity::Cosmetic => "COSMETIC",
+        }
+    }
+
+    /// Reads `BREAKING`, `RISKY`, `SAFE` or `COSMETIC`.
+    pub fn parse(name: &str) -> Option<Self> {
+        [Self::Breaking, Self::Risky, Self::Safe, Self::Cosmetic].into_iter().find(|s| s.as_str() == name)
+    }
+}
+
+impl fmt::Display for ChangeSeverity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One change between the locked contract and the running one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContractChange {
+    /// How much it can break.
+    pub severity: ChangeSeverity,
+    /// What changed (free text, usually a field path).
+    pub field: String,
+    /// The change in words.
+    pub description: String,
+    /// The old value, when known.
+    pub before: Option<String>,
+    /// The new value, when known.
+    pub after: Option<String>,
+    /// The qualified action it belongs to, or `None` for the tool as a whole.
+    pub action: Option<String>,
+}
+
+/// How many changes a block shows unless configured otherwise.
+pub const DEFAULT_MAX_CHANGES: usize = 5;
+
+/// Adds the `<contract_awareness>` block to a `<validation_error>` of `action`, just before its
+/// closing tag, when a BREAKING or RISKY change belongs to that action or to the whole tool.
+/// Any other envelope, or one with no such change, comes back unchanged.
+///
+/// ```
+/// use mcp_fusion::{ChangeSeverity, ContractChange, inject_contract_awareness};
+/// let envelope = "<validation_error action=\"billing.create_invoice\">\n<recovery>Fix it.</recovery>\n</validation_error>";
+/// let changes = [ContractChange {
+///     severity: ChangeSeverity::Breaking,
+///     field: "currency".into(),
+///     description: "The field \"currency\" is now required.".into(),
+///     before: None,
+///     after: None,
+///     action: Some("billing.create_invoice".into()),
+/// }];
+/// let text = inject_contract_awareness(envelope, "billing.create_invoice", &changes, 5);
+/// assert!(text.contains("<contract_awareness action=\"billing.create_invoice\" changes=\"1\" max_severity=\"BREAKING\">"));
+/// assert!(text.ends_with("</contract_awareness>\n</validation_error>"));
+/// ```
+pub fn inject_contract_awareness(envelope: &str, action: &str, changes: &[ContractChange], max: usize) -> String {
+    const CLOSE: &str = "</validation_error>";
+    let Some(body) = envelope.strip_suffix(CLOSE).filter(|_| envelope.starts_with("<validation_error ")) else {
+        return envelope.to_owned();
+    };
+    let mut qualifying: Vec<&ContractChange> = changes
+        .iter()
+        .filter(|c| matches!(c.severity, ChangeSeverity::Breaking | ChangeSeverity::Risky))
+        .filter(|c| c.action.as_deref().is_none_or(|a| a == action))
+        .collect();
+    // Stable: ties keep the order the diff produced. `str` orders by scalar value.
+    qualifying.sort_by(|a, b| a.severity.cmp(&b.severity).then_with(|| a.field.cmp(&b.field)));
+    let Some(first) = qualifying.first() else {
+        return envelope.to_owned();
+    };
+
+    let mut out = String::with_capacity(envelope.len() + 400 + 200 * qualifying.len().min(max));
+    out.push_str(body);
+    out.push_str("<contract_awareness action=\"");
+    attr(&mut out, action);
+    out.push_str("\" changes=\"");
+    out.push_str(&qualifying.len().to_string());
+    out.push_str("\" max_severity=\"");
+    out.push_str(first.severity.as_str());
+    out.push_str("\">\n  <system_note>");
+    text(&mut out, &format!("The contract of \"{action}\" changed since it was last locked. Arguments learned from the old contract may no longer be valid."));
+    out.push_str("</system_note>\n");
+    for change in qualifying.iter().take(max) {
+        out.push_str("  <change severity=\"");
+        out.push_str(change.severity.as_str());
+        out.push_str("\" field=\"");
+        attr(&mut out, &change.field);
+        out.push_str("\">\n    <description>");
+        text(&mut out, &change.description);
+        out.push_str("</description>\n");
+        for (tag, value) in [("before", &change.before), ("after", &change.after)] {
+            if let Some(value) = value.as_deref().filter(|v| !v.is_empty()) {
+                out.push_str("    <");
+                out.push_str(tag);
+                out.push('>');
+                text(&mut out, value);
+                out.push_str("</");
+                out.push_str(tag);
+                out.push_str(">\n");
+            }
+        }
+        out.push_str("  </change>\n");
+    }
+    out.push_str("</contract_awareness>\n");
+    out.push_str(CLOSE);
+    out
+}

@@ -1,0 +1,335 @@
+//! The `<tool_error>` envelope: its structure, its fluent builder and its wire text.
+
+mod contract;
+mod escape;
+mod parse;
+mod render;
+mod runtime;
+
+use std::borrow::Cow;
+use std::fmt;
+use std::time::Duration;
+
+use crate::{ErrorCode, Severity};
+
+
+pub use contract::{ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES, inject_contract_awareness};
+pub use parse::{ParsedError, ParsedKind, parse};
+pub use runtime::new_incident_id;
+pub(crate) use escape::{attr as escape_attr, replace_forbidden, text as escape_text};
+
+/// Text that is usually a literal: borrowed when it can be, owned when it must.
+pub type Text = Cow<'static, str>;
+
+/// A failed (or, as a warning, guided) tool call: one `<tool_error>` envelope.
+///
+/// `ToolError` is its own builder: start with [`error`], chain what applies, and return it.
+/// There is no `.build()`. A handler returns it as its error value (`Err(..)`, `?`, or
+/// `.into()` straight into a `Result`); it has no `Serialize` impl, so it can never be sent as
+/// success data by mistake.
+///
+/// ```
+/// use mcp_fusion::{error, ErrorCode};
+///
+/// fn get_project(id: &str) -> Result<String, mcp_fusion::ToolError> {
+///     if id != "proj_1" {
+///         return error(ErrorCode::NOT_FOUND, format!("Project '{id}' does not exist."))
+///             .suggest("Call projects.list first to get valid IDs, then retry.")
+///             .actions(["projects.list"])
+///             .detail("project_id", id.to_owned())
+///             .into();
+///     }
+///     Ok("Project 1".into())
+/// }
+///
+/// let err = get_project("proj_8f3a2c").unwrap_err();
+/// assert_eq!(err.render(), "\
+/// <tool_error code=\"NOT_FOUND\" severity=\"error\">
+/// <message>Project 'proj_8f3a2c' does not exist.</message>
+/// <recovery>Call projects.list first to get valid IDs, then retry.</recovery>
+/// <available_actions>
+///   <action>projects.list</action>
+/// </available_actions>
+/// <details>
+///   <detail key=\"project_id\">proj_8f3a2c</detail>
+/// </details>
+/// </tool_error>");
+/// assert!(err.is_error());
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+#[must_use = "a ToolError does nothing until it is returned"]
+pub struct ToolError(Box<Inner>);
+
+#[derive(Clone, PartialEq, Eq)]
+struct Inner {
+    code: ErrorCode,
+    severity: Severity,
+    message: Text,
+    recovery: Option<Text>,
+    actions: Vec<Text>,
+    details: Vec<(Text, Text)>,
+    retry_after: Option<u32>,
+}
+
+/// Starts a `<tool_error>` with its code and message; severity `error` until told otherwise.
+///
+/// ```
+/// use mcp_fusion::{error, ErrorCode};
+/// let err = error(ErrorCode::NOT_FOUND, "Project not found.");
+/// assert_eq!(err.render(), "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n<message>Project not found.</message>\n</tool_error>");
+/// ```
+pub fn error(code: ErrorCode, message: impl Into<Text>) -> ToolError {
+    ToolError(Box::new(Inner {
+        code,
+        severity: Severity::Error,
+        message: message.into(),
+        recovery: None,
+        actions: Vec::new(),
+        details: Vec::new(),
+        retry_after: None,
+    }))
+}
+
+impl ToolError {
+    /// Sets the recovery hint: what the model should do next. An empty hint is not written.
+    ///
+    /// ```
+    /// let err = mcp_fusion::error(mcp_fusion::ErrorCode::CONFLICT, "Already paid.").suggest("Check the status first.");
+    /// assert_eq!(err.recovery(), Some("Check the status first."));
+    /// ```
+    pub fn suggest(mut self, recovery: impl Into<Text>) -> Self {
+        let recovery = recovery.into();
+        self.0.recovery = (!recovery.is_empty()).then_some(recovery);
+        self
+    }
+
+    /// Adds available actions, qualified (`billing.list_invoices`), in order. Empty names are
+    /// dropped and exact duplicates keep their first place.
+    ///
+    /// ```
+    /// let err = mcp_fusion::error(mcp_fusion::ErrorCode::NOT_FOUND, "No invoice.")
+    ///     .actions(["billing.list_invoices", "", "billing.list_invoices"]);
+    /// assert_eq!(err.available_actions().collect::<Vec<_>>(), ["billing.list_invoices"]);
+    /// ```
+    pub fn actions<I>(mut self, actions: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<Text>,
+    {
+        for action in actions {
+            let action = action.into();
+            if !action.is_empty() && !self.0.actions.contains(&action) {
+                self.0.actions.push(action);
+            }
+        }
+        self
+    }
+
+    /// Adds one detail. Setting a key again keeps its first position and takes the new value.
+    ///
+    /// ```
+    /// let err = mcp_fusion::error(mcp_fusion::ErrorCode::CONFLICT, "Busy.")
+    ///     .detail("a", "1").detail("b", "2").detail("a", "3");
+    /// assert_eq!(err.detail_pairs().collect::<Vec<_>>(), [("a", "3"), ("b", "2")]);
+    /// ```
+    pub fn detail(mut self, key: impl Into<Text>, value: impl Into<Text>) -> Self {
+        let (key, value) = (key.into(), value.into());
+        match self.0.details.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = value,
+            None => self.0.details.push((key, value)),
+        }
+        self
+    }
+
+    /// Adds several details, in order, with the same rule as [`ToolError::detail`].
+    ///
+    /// ```
+    /// let err = mcp_fusion::error(mcp_fusion::ErrorCode::CONFLICT, "Busy.")
+    ///     .details([("invoice_id", "inv_1"), ("status", "paid")]);
+    /// assert_eq!(err.detail_pairs().count(), 2);
+    /// ```
+    pub fn details<I, K, V>(self, details: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<Text>,
+        V: Into<Text>,
+    {
+        details.into_iter().fold(self, |err, (k, v)| err.detail(k, v))
+    }
+
+    /// Tells the model when to retry. Fractions round up; zero or less writes nothing; the
+    /// most is 4294967295 seconds. Takes whole seconds, fractional seconds or a `Duration`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_fusion::{error, ErrorCode};
+    /// assert_eq!(error(ErrorCode::RATE_LIMITED, "Slow down.").retry_after(1.2).retry_after_secs(), Some(2));
+    /// assert_eq!(error(ErrorCode::RATE_LIMITED, "Slow down.").retry_after(Duration::from_millis(1500)).retry_after_secs(), Some(2));
+    /// assert_eq!(error(ErrorCode::RATE_LIMITED, "Slow down.").retry_after(0).retry_after_secs(), None);
+    /// ```
+    pub fn retry_after(mut self, after: impl RetryAfter) -> Self {
+        self.0.retry_after = after.whole_seconds();
+        self
+    }
+
+    /// Sets the severity.
+    ///
+    /// ```
+    /// use mcp_fusion::{error, ErrorCode, Severity};
+    /// assert_eq!(error(ErrorCode::CONFLICT, "x").severity(Severity::Critical).severity_level(), Severity::Critical);
+    /// ```
+    pub fn severity(mut self, severity: Severity) -> Self {
+        self.0.severity = severity;
+        self
+    }
+
+    /// Makes this a warning: the call stays successful (`isError` false) and still guides the model.
+    ///
+    /// ```
+    /// assert!(!mcp_fusion::error(mcp_fusion::ErrorCode::DEPRECATED, "Old.").warning().is_error());
+    /// ```
+    pub fn warning(self) -> Self {
+        self.severity(Severity::Warning)
+    }
+
+    /// Makes this critical: do not retry blindly, escalate.
+    ///
+    /// ```
+    /// assert!(mcp_fusion::error(mcp_fusion::ErrorCode::CONFLICT, "Ledger mismatch.").critical().is_error());
+    /// ```
+    pub fn critical(self) -> Self {
+        self.severity(Severity::Critical)
+    }
+
+    /// The code.
+    pub fn code(&self) -> &ErrorCode {
+        &self.0.code
+    }
+
+    /// The severity.
+    pub fn severity_level(&self) -> Severity {
+        self.0.severity
+    }
+
+    /// `isError` of the result this envelope travels in: true unless it is a warning.
+    pub fn is_error(&self) -> bool {
+        self.0.severity.is_error()
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.0.message
+    }
+
+    /// The recovery hint, if one is set.
+    pub fn recovery(&self) -> Option<&str> {
+        self.0.recovery.as_deref()
+    }
+
+    /// The available actions, in order.
+    pub fn available_actions(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.0.actions.iter().map(|a| &**a)
+    }
+
+    /// The details, in insertion order.
+    pub fn detail_pairs(&self) -> impl ExactSizeIterator<Item = (&str, &str)> {
+        self.0.details.iter().map(|(k, v)| (&**k, &**v))
+    }
+
+    /// The retry delay in whole seconds, if one is set.
+    pub fn retry_after_secs(&self) -> Option<u32> {
+        self.0.retry_after
+    }
+
+    /// The envelope's text, exactly as ERRORS.md §3 lays it out.
+    ///
+    /// ```
+    /// use mcp_fusion::{error, ErrorCode};
+    /// let text = error(ErrorCode::RATE_LIMITED, "Too fast.").retry_after(1).render();
+    /// assert!(text.ends_with("<retry_after>1 second</retry_after>\n</tool_error>"));
+    /// ```
+    pub fn render(&self) -> String {
+        render::tool_error(self)
+    }
+}
+
+impl<T> From<ToolError> for Result<T, ToolError> {
+    /// Lets a handler write `return error(..).suggest(..).into();`.
+    fn from(err: ToolError) -> Self {
+        Err(err)
+    }
+}
+
+impl fmt::Debug for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolError")
+            .field("code", &self.0.code)
+            .field("severity", &self.0.severity)
+            .field("message", &self.0.message)
+            .field("recovery", &self.0.recovery)
+            .field("actions", &self.0.actions)
+            .field("details", &self.0.details)
+            .field("retry_after", &self.0.retry_after)
+            .finish()
+    }
+}
+
+impl fmt::Display for ToolError {
+    /// `CODE: message`, for logs; the model receives [`ToolError::render`].
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.0.code, self.0.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+/// A retry delay: whole seconds (`u32`, `u64`, `i64`, ...), fractional seconds (`f64`) or a
+/// [`Duration`]. Fractions round up; zero or less means "no delay".
+///
+/// ```
+/// use mcp_fusion::RetryAfter;
+/// assert_eq!(2.001_f64.whole_seconds(), Some(3));
+/// assert_eq!((-5_i64).whole_seconds(), None);
+/// assert_eq!(u64::MAX.whole_seconds(), Some(u32::MAX));
+/// ```
+pub trait RetryAfter {
+    /// The delay in whole seconds, or `None` when it is zero or less.
+    fn whole_seconds(self) -> Option<u32>;
+}
+
+fn positive_seconds(secs: u64) -> Option<u32> {
+    (secs > 0).then(|| u32::try_from(secs).unwrap_or(u32::MAX))
+}
+
+macro_rules! retry_after_int {
+    ($($t:ty),*) => {$(
+        impl RetryAfter for $t {
+            #[allow(irrefutable_let_patterns, clippy::cast_lossless)]
+            fn whole_seconds(self) -> Option<u32> {
+                u64::try_from(self).ok().and_then(positive_seconds)
+            }
+        }
+    )*};
+}
+retry_after_int!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
+
+impl RetryAfter for f64 {
+    fn whole_seconds(self) -> Option<u32> {
+        // `as` saturates, and NaN becomes 0: exactly "round up, omit <= 0, at most u32::MAX".
+        let secs = self.ceil();
+        (secs >= 1.0).then_some(secs as u32)
+    }
+}
+
+impl RetryAfter for f32 {
+    fn whole_seconds(self) -> Option<u32> {
+        f64::from(self).whole_seconds()
+    }
+}
+
+impl RetryAfter for Duration {
+    fn whole_seconds(self) -> Option<u32> {
+        let secs = self.as_secs() + u64::from(self.subsec_nanos() > 0);
+        positive_seconds(secs)
+    }
+}

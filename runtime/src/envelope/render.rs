@@ -1,0 +1,118 @@
+//! Lays out `<tool_error>` (ERRORS.md §3). All escaping goes through `escape`.
+
+use super::ToolError;
+use super::escape::{attr, text};
+
+/// Writes one `<tool_error>` into a buffer sized up front.
+pub(crate) fn tool_error(err: &ToolError) -> String {
+    let e = &*err.0;
+    let mut out = String::with_capacity(size_hint(err));
+    out.push_str("<tool_error code=\"");
+    attr(&mut out, e.code.as_str());
+    out.push_str("\" severity=\"");
+    out.push_str(e.severity.as_str());
+    out.push_str("\">\n<message>");
+    text(&mut out, &e.message);
+    out.push_str("</message>\n");
+    if let Some(recovery) = &e.recovery {
+        out.push_str("<recovery>");
+        text(&mut out, recovery);
+        out.push_str("</recovery>\n");
+    }
+    if !e.actions.is_empty() {
+        out.push_str("<available_actions>\n");
+        for action in &e.actions {
+            out.push_str("  <action>");
+            text(&mut out, action);
+            out.push_str("</action>\n");
+        }
+        out.push_str("</available_actions>\n");
+    }
+    if !e.details.is_empty() {
+        out.push_str("<details>\n");
+        for (key, value) in &e.details {
+            out.push_str("  <detail key=\"");
+            attr(&mut out, key);
+            out.push_str("\">");
+            text(&mut out, value);
+            out.push_str("</detail>\n");
+        }
+        out.push_str("</details>\n");
+    }
+    if let Some(secs) = e.retry_after {
+        out.push_str("<retry_after>");
+        out.push_str(itoa_u32(secs, &mut [0; 10]));
+        out.push_str(if secs == 1 { " second" } else { " seconds" });
+        out.push_str("</retry_after>\n");
+    }
+    out.push_str("</tool_error>");
+    out
+}
+
+/// The unescaped length plus the fixed markup, with a little room for entities.
+fn size_hint(err: &ToolError) -> usize {
+    let e = &*err.0;
+    let content = e.message.len()
+        + e.recovery.as_ref().map_or(0, |r| r.len() + 24)
+        + e.actions.iter().map(|a| a.len() + 20).sum::<usize>()
+        + e.details.iter().map(|(k, v)| k.len() + v.len() + 32).sum::<usize>();
+    let fixed = 96 + if e.actions.is_empty() { 0 } else { 42 } + if e.details.is_empty() { 0 } else { 22 } + 40;
+    fixed + content + content / 8
+}
+
+/// Formats a `u32` without going through `fmt`.
+pub(crate) fn itoa_u32(mut n: u32, buf: &mut [u8; 10]) -> &str {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[i..]).expect("ASCII digits")
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{ErrorCode, error};
+
+    #[test]
+    fn full_layout() {
+        let text = error(ErrorCode::NOT_FOUND, "Project 'proj_8f3a2c' does not exist.")
+            .suggest("Call projects.list first to get valid IDs, then retry.")
+            .actions(["projects.list"])
+            .detail("project_id", "proj_8f3a2c")
+            .retry_after(30)
+            .render();
+        assert_eq!(
+            text,
+            "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n\
+             <message>Project 'proj_8f3a2c' does not exist.</message>\n\
+             <recovery>Call projects.list first to get valid IDs, then retry.</recovery>\n\
+             <available_actions>\n  <action>projects.list</action>\n</available_actions>\n\
+             <details>\n  <detail key=\"project_id\">proj_8f3a2c</detail>\n</details>\n\
+             <retry_after>30 seconds</retry_after>\n\
+             </tool_error>"
+        );
+    }
+
+    #[test]
+    fn retry_after_bounds() {
+        let secs = |x: f64| error(ErrorCode::RATE_LIMITED, "m").retry_after(x).retry_after_secs();
+        assert_eq!(secs(0.0), None);
+        assert_eq!(secs(-1.0), None);
+        assert_eq!(secs(f64::NAN), None);
+        assert_eq!(secs(0.001), Some(1));
+        assert_eq!(secs(1e20), Some(u32::MAX));
+        let text = error(ErrorCode::RATE_LIMITED, "m").retry_after(u32::MAX).render();
+        assert!(text.contains("<retry_after>4294967295 seconds</retry_after>"));
+    }
+
+    #[test]
+    fn empty_recovery_is_omitted() {
+        let text = error(ErrorCode::NOT_FOUND, "").suggest("").render();
+        assert_eq!(text, "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n<message></message>\n</tool_error>");
+    }
+}

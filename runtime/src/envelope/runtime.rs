@@ -1,0 +1,235 @@
+//! The envelopes the runtime itself produces (ERRORS.md §4). Each message and hint is written
+//! here and nowhere else.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+use super::{Text, ToolError, error};
+use crate::ErrorCode;
+use crate::validate::{push_cut, sent_text};
+
+const ADD_DISCRIMINATOR: &str = "with one of the available actions and call the tool again.";
+
+impl ToolError {
+    /// MISSING_DISCRIMINATOR: the discriminator is absent, `null` or `""`. `actions` are the
+    /// tool's actions, qualified, in declaration order.
+    ///
+    /// ```
+    /// let err = mcp_fusion::ToolError::missing_discriminator("action", ["billing.list_invoices"]);
+    /// assert_eq!(err.message(), "The required field \"action\" is missing.");
+    /// ```
+    pub fn missing_discriminator<I>(discriminator: &str, actions: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<Text>,
+    {
+        error(ErrorCode::MISSING_DISCRIMINATOR, format!("The required field \"{discriminator}\" is missing."))
+            .suggest(format!("Add the \"{discriminator}\" field {ADD_DISCRIMINATOR}"))
+            .actions(actions)
+    }
+
+    /// MISSING_DISCRIMINATOR: the discriminator is there but is not a string.
+    ///
+    /// ```
+    /// let err = mcp_fusion::ToolError::discriminator_not_string("action", &serde_json::json!(2), ["billing.list_invoices"]);
+    /// assert_eq!(err.message(), "The field \"action\" must be a string naming an action; you sent 2.");
+    /// ```
+    pub fn discriminator_not_string<I>(discriminator: &str, sent: &Value, actions: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<Text>,
+    {
+        let message = format!(
+            "The field \"{discriminator}\" must be a string naming an action; you sent {}.",
+            sent_text(sent)
+        );
+        error(ErrorCode::MISSING_DISCRIMINATOR, message)
+            .suggest(format!("Add the \"{discriminator}\" field {ADD_DISCRIMINATOR}"))
+            .actions(actions)
+    }
+
+    /// UNKNOWN_ACTION: `value` (as sent) names no action of `tool`; `closest` is the qualified
+    /// name of the close action, if any.
+    ///
+    /// ```
+    /// let err = mcp_fusion::ToolError::unknown_action("billing", "get_invoise", Some("billing.get_invoice"), ["billing.get_invoice"]);
+    /// assert_eq!(err.recovery(), Some("Did you mean \"billing.get_invoice\"? Choose one of the available actions and call the tool again."));
+    /// ```
+    pub fn unknown_action<I>(tool: &str, value: &str, closest: Option<&str>, actions: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<Text>,
+    {
+        let mut message = String::from("The action \"");
+        push_cut(&mut message, value);
+        message.push_str("\" does not exist on tool \"");
+        message.push_str(tool);
+        message.push_str("\".");
+        const CHOOSE: &str = "Choose one of the available actions and call the tool again.";
+        let recovery: Text = match closest {
+            Some(best) => format!("Did you mean \"{best}\"? {CHOOSE}").into(),
+            None => CHOOSE.into(),
+        };
+        error(ErrorCode::UNKNOWN_ACTION, message).suggest(recovery).actions(actions)
+    }
+
+    /// INTERNAL_ERROR: the action failed in a way the model cannot fix. The cause stays in the
+    /// server log under `incident`; pass `cause` only when the server is configured to expose it.
+    ///
+    /// ```
+    /// let err = mcp_fusion::ToolError::internal("billing.get_invoice", "inc_42", None);
+    /// assert_eq!(err.message(), "The action \"billing.get_invoice\" failed unexpectedly.");
+    /// assert_eq!(err.detail_pairs().collect::<Vec<_>>(), [("incident", "inc_42")]);
+    /// ```
+    pub fn internal(qualified_action: &str, incident: &str, cause: Option<&str>) -> Self {
+        let err = error(ErrorCode::INTERNAL_ERROR, format!("The action \"{qualified_action}\" failed unexpectedly."))
+            .suggest("Do not blindly retry this call. If it keeps failing, report the incident to the user.")
+            .detail("incident", incident.to_owned());
+        match cause {
+            Some(cause) => err.detail("cause", cause.to_owned()),
+            None => err,
+        }
+    }
+
+    /// SERVER_BUSY: the tool is at its concurrency limit.
+    ///
+    /// ```
+    /// let err = mcp_fusion::ToolError::server_busy("billing", 2, 2, 1);
+    /// assert_eq!(err.message(), "Tool \"billing\" is at capacity (2 active, 2 queued).");
+    /// assert_eq!(err.retry_after_secs(), Some(1));
+    /// ```
+    pub fn server_busy(tool: &str, active: usize, queued: usize, retry_after_secs: u32) -> Self {
+        error(ErrorCode::SERVER_BUSY, format!("Tool \"{tool}\" is at capacity ({active} active, {queued} queued)."))
+            .suggest("Send fewer calls at once: wait for pending calls to finish, then retry sequentially or in smaller batches.")
+            .retry_after(retry_after_secs.max(1))
+    }
+
+    /// RATE_LIMITED: at most `max` calls per `window`; the caller may retry after `wait`
+    /// (rounded up to whole seconds, at least 1). The limiter's key is never echoed.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let err = mcp_fusion::ToolError::rate_limited(10, Duration::from_secs(60), Duration::from_millis(1500));
+    /// assert_eq!(err.message(), "Rate limit exceeded: at most 10 calls per 1 minute.");
+    /// assert_eq!(err.recovery(), Some("Wait 2 seconds before calling this tool again."));
+    /// ```
+    pub fn rate_limited(max: u64, window: Duration, wait: Duration) -> Self {
+        let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+        let secs = u32::try_from(secs.max(1)).unwrap_or(u32::MAX);
+        let seconds = if secs == 1 { "1 second".to_owned() } else { format!("{secs} seconds") };
+        error(ErrorCode::RATE_LIMITED, format!("Rate limit exceeded: at most {max} calls per {}.", duration_text(window)))
+            .suggest(format!("Wait {seconds} before calling this tool again."))
+            .retry_after(secs)
+    }
+
+    /// TIMEOUT: the action's deadline passed and the call was cancelled.
+    ///
+    /// ```
+    /// let err = mcp_fusion::ToolError::timeout("billing.export_invoices", std::time::Duration::from_secs(2));
+    /// assert_eq!(err.message(), "The action \"billing.export_invoices\" did not finish within 2 seconds.");
+    /// ```
+    pub fn timeout(qualified_action: &str, deadline: Duration) -> Self {
+        error(
+            ErrorCode::TIMEOUT,
+            format!("The action \"{qualified_action}\" did not finish within {}.", duration_text(deadline)),
+        )
+        .suggest("The call was cancelled. Retry with a smaller request, or try again later.")
+    }
+
+    /// DEPRECATED, a warning: the call still runs. `note` replaces the default message;
+    /// `replacement` is the qualified action to use instead.
+    ///
+    /// ```
+    /// let err = mcp_fusion::ToolError::deprecated("billing.void_invoice", None, Some("billing.cancel_invoice"));
+    /// assert!(!err.is_error());
+    /// assert_eq!(err.recovery(), Some("Use billing.cancel_invoice instead."));
+    /// ```
+    pub fn deprecated(qualified_action: &str, note: Option<&str>, replacement: Option<&str>) -> Self {
+        let message = match note {
+            Some(note) if !note.is_empty() => note.to_owned(),
+            _ => format!("The action \"{qualified_action}\" is deprecated."),
+        };
+        let err = error(ErrorCode::DEPRECATED, message).warning();
+        match replacement {
+            Some(replacement) => err.suggest(format!("Use {replacement} instead.")).actions([replacement.to_owned()]),
+            None => err,
+        }
+    }
+
+    /// MISSING_REQUIRED_FIELD: a field the handler needs is missing.
+    ///
+    /// ```
+    /// let err = mcp_fusion::ToolError::missing_required_field("workspace_id");
+    /// assert_eq!(err.recovery(), Some("Provide the \"workspace_id\" parameter and retry."));
+    /// ```
+    pub fn missing_required_field(field: &str) -> Self {
+        error(ErrorCode::MISSING_REQUIRED_FIELD, format!("Required field \"{field}\" is missing."))
+            .suggest(format!("Provide the \"{field}\" parameter and retry."))
+    }
+}
+
+/// `1 second`, `90 seconds`, `2 minutes`, `1 hour`: the largest unit that divides the duration
+/// exactly; whole seconds (rounded up) otherwise.
+pub(crate) fn duration_text(d: Duration) -> String {
+    let secs = d.as_secs() + u64::from(d.subsec_nanos() > 0);
+    let (n, unit) = match secs {
+        s if s > 0 && s % 3600 == 0 => (s / 3600, "hour"),
+        s if s > 0 && s % 60 == 0 => (s / 60, "minute"),
+        s => (s, "second"),
+    };
+    if n == 1 { format!("1 {unit}") } else { format!("{n} {unit}s") }
+}
+
+/// A fresh incident id (`inc_` and 16 hex digits), unique within the process and unlikely to
+/// repeat across processes.
+///
+/// ```
+/// let a = mcp_fusion::new_incident_id();
+/// assert!(a.starts_with("inc_") && a.len() == 20);
+/// assert_ne!(a, mcp_fusion::new_incident_id());
+/// ```
+pub fn new_incident_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    hasher.write_u128(SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    hasher.write_u32(std::process::id());
+    format!("inc_{:016x}", hasher.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        let text = |s: u64| duration_text(Duration::from_secs(s));
+        assert_eq!(text(1), "1 second");
+        assert_eq!(text(0), "0 seconds");
+        assert_eq!(text(90), "90 seconds");
+        assert_eq!(text(60), "1 minute");
+        assert_eq!(text(120), "2 minutes");
+        assert_eq!(text(3600), "1 hour");
+        assert_eq!(text(7200), "2 hours");
+        assert_eq!(text(5400), "90 minutes");
+        assert_eq!(duration_text(Duration::from_millis(1500)), "2 seconds");
+        assert_eq!(duration_text(Duration::from_millis(500)), "1 second");
+    }
+
+    #[test]
+    fn unknown_action_value_is_cut() {
+        let long = "x".repeat(60);
+        let err = ToolError::unknown_action("t", &long, None, ["t.a"]);
+        assert_eq!(err.message(), format!("The action \"{}...\" does not exist on tool \"t\".", "x".repeat(47)));
+    }
+
+    #[test]
+    fn rate_limit_never_below_one_second() {
+        let err = ToolError::rate_limited(5, Duration::from_secs(1), Duration::ZERO);
+        assert_eq!(err.recovery(), Some("Wait 1 second before calling this tool again."));
+        assert_eq!(err.retry_after_secs(), Some(1));
+    }
+}

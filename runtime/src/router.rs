@@ -1,0 +1,121 @@
+//! Discriminator dispatch (ERRORS.md §4): which action a call names, or why it names none.
+
+use serde_json::Value;
+
+use crate::ToolError;
+use crate::similar::closest;
+
+/// The actions of a grouped tool and the field that selects one.
+///
+/// ```
+/// use mcp_fusion::router::{Router, RouteError};
+/// use serde_json::json;
+///
+/// let router = Router::new("billing", ["list_invoices", "get_invoice"]);
+/// assert_eq!(router.route(Some(&json!({"action": "billing.get_invoice"}))), Ok(1));
+/// let err = router.route(Some(&json!({"action": "get_invoise"}))).unwrap_err();
+/// assert_eq!(err, RouteError::UnknownAction { value: "get_invoise".into(), closest: Some(1) });
+/// assert_eq!(router.error(&err).recovery(), Some("Did you mean \"billing.get_invoice\"? Choose one of the available actions and call the tool again."));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Router {
+    tool: String,
+    discriminator: String,
+    actions: Vec<String>,
+    qualified: Vec<String>,
+}
+
+/// Why a call names no action.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RouteError {
+    /// The discriminator is absent, `null` or `""`.
+    Missing,
+    /// The discriminator is not a string.
+    NotAString(Value),
+    /// The discriminator names no action; `closest` indexes a close one.
+    UnknownAction {
+        /// The value as sent.
+        value: String,
+        /// The index of the closest action, if one is close.
+        closest: Option<usize>,
+    },
+}
+
+impl Router {
+    /// A tool's actions (bare names, in declaration order), selected by the field `action`.
+    pub fn new<I>(tool: impl Into<String>, actions: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        let tool = tool.into();
+        let actions: Vec<String> = actions.into_iter().map(Into::into).collect();
+        let qualified = actions.iter().map(|a| format!("{tool}.{a}")).collect();
+        Router { tool, discriminator: "action".into(), actions, qualified }
+    }
+
+    /// Renames the discriminator field.
+    ///
+    /// ```
+    /// let router = mcp_fusion::router::Router::new("deploy", ["start"]).discriminator("operation");
+    /// assert_eq!(router.route(Some(&serde_json::json!({"operation": "start"}))), Ok(0));
+    /// ```
+    pub fn discriminator(mut self, name: impl Into<String>) -> Self {
+        self.discriminator = name.into();
+        self
+    }
+
+    /// The discriminator field's name.
+    pub fn discriminator_name(&self) -> &str {
+        &self.discriminator
+    }
+
+    /// The tool name.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// The qualified action names (`tool.action`), in declaration order.
+    pub fn qualified_actions(&self) -> &[String] {
+        &self.qualified
+    }
+
+    /// The index of the action a call's arguments name. Absent arguments count as `{}`.
+    pub fn route(&self, arguments: Option<&Value>) -> Result<usize, RouteError> {
+        let value = match arguments.and_then(|args| args.get(&self.discriminator)) {
+            None | Some(Value::Null) => return Err(RouteError::Missing),
+            Some(Value::String(s)) if s.is_empty() => return Err(RouteError::Missing),
+            Some(Value::String(s)) => s,
+            Some(other) => return Err(RouteError::NotAString(other.clone())),
+        };
+        if let Some(i) = self.position(value) {
+            return Ok(i);
+        }
+        let bare = value.strip_prefix(self.tool.as_str()).and_then(|rest| rest.strip_prefix('.'));
+        if let Some(i) = bare.and_then(|bare| self.position(bare)) {
+            return Ok(i);
+        }
+        let best = closest(bare.unwrap_or(value), self.actions.iter().map(String::as_str));
+        Err(RouteError::UnknownAction {
+            value: value.clone(),
+            closest: best.and_then(|b| self.position(b)),
+        })
+    }
+
+    fn position(&self, name: &str) -> Option<usize> {
+        self.actions.iter().position(|a| a == name)
+    }
+
+    /// The envelope for a routing failure, listing every action qualified.
+    pub fn error(&self, err: &RouteError) -> ToolError {
+        let actions = self.qualified.iter().cloned();
+        match err {
+            RouteError::Missing => ToolError::missing_discriminator(&self.discriminator, actions),
+            RouteError::NotAString(sent) => ToolError::discriminator_not_string(&self.discriminator, sent, actions),
+            RouteError::UnknownAction { value, closest } => {
+                let best = closest.and_then(|i| self.qualified.get(i)).map(String::as_str);
+                ToolError::unknown_action(&self.tool, value, best, actions)
+            }
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! How values, numbers and paths are written inside a `<field>` (ERRORS.md §5). Plain text:
+//! the envelope writer escapes it afterwards.
+
+use std::fmt::Write;
+
+use serde_json::{Number, Value};
+
+/// Longest sent string (in Unicode scalar values) shown whole; longer ones keep 47 and `...`.
+const CUT: usize = 50;
+const KEEP: usize = 47;
+
+/// A sent value: `null`, `true`, numbers, `'strings'` (cut), `array(n)`, or objects as compact
+/// JSON (cut).
+pub(crate) fn sent(value: &Value) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => number(n),
+        Value::String(s) => {
+            let mut out = String::with_capacity(s.len().min(4 * CUT) + 2);
+            out.push('\'');
+            push_cut(&mut out, s);
+            out.push('\'');
+            out
+        }
+        Value::Array(items) => format!("array({})", items.len()),
+        Value::Object(_) => {
+            let mut json = BoundedJson::default();
+            json.value(value);
+            json.finish()
+        }
+    }
+}
+
+/// Appends `s`, cut to 47 characters plus `...` when longer than 50.
+pub(crate) fn push_cut(out: &mut String, s: &str) {
+    match s.char_indices().nth(CUT) {
+        None => out.push_str(s),
+        Some(_) => {
+            let end = s.char_indices().nth(KEEP).map_or(s.len(), |(i, _)| i);
+            out.push_str(&s[..end]);
+            out.push_str("...");
+        }
+    }
+}
+
+/// Compact JSON that stops writing once it is longer than the cut: a huge or deeply nested
+/// object costs no more than a small one.
+#[derive(Default)]
+struct BoundedJson {
+    out: String,
+    chars: usize,
+}
+
+impl BoundedJson {
+    fn full(&self) -> bool {
+        self.chars > CUT
+    }
+
+    fn push(&mut self, s: &str) {
+        if !self.full() {
+            self.out.push_str(s);
+            self.chars += s.chars().count();
+        }
+    }
+
+    fn value(&mut self, value: &Value) {
+        if self.full() {
+            return;
+        }
+        match value {
+            Value::Null => self.push("null"),
+            Value::Bool(b) => self.push(if *b { "true" } else { "false" }),
+            Value::Number(n) => self.push(&number(n)),
+            Value::String(s) => self.string(s),
+            Value::Array(items) => {
+                self.push("[");
+                for (i, item) in items.iter().enumerate() {
+                    if self.full() {
+                        return;
+                    }
+                    if i > 0 {
+                        self.push(",");
+                    }
+                    self.value(item);
+                }
+                self.push("]");
+            }
+            Value::Object(map) => {
+                self.push("{");
+                for (i, (key, item)) in map.iter().enumerate() {
+                    if self.full() {
+                        return;
+                    }
+                    if i > 0 {
+                        self.push(",");
+                    }
+                    self.string(key);
+                    self.push(":");
+                    self.value(item);
+                }
+                self.push("}");
+            }
+        }
+    }
+
+    fn string(&mut self, s: &str) {
+        // Only the first characters can be shown: never escape more of a long string.
+        let shown = s.char_indices().nth(CUT + 1).map_or(s, |(i, _)| &s[..i]);
+        let mut quoted = String::with_capacity(shown.len() + 2);
+        json_string(&mut quoted, shown);
+        if shown.len() < s.len() {
+            quoted.pop(); // the closing quote of a string that goes on
+        }
+        self.push(&quoted);
+    }
+
+    fn finish(self) -> String {
+        if self.chars <= CUT {
+            return self.out;
+        }
+        let mut out = String::with_capacity(self.out.len());
+        push_cut(&mut out, &self.out);
+        out
+    }
+}
+
+/// Writes `s` as a JSON string the way serde_json does.
+pub(crate) fn json_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c < ' ' => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// A number as serde_json writes it, with an explicit `+` in positive exponents: integers in
+/// plain decimal; other numbers as the shortest round-trip decimal, plain with at least one
+/// digit after the point when 1e-5 <= |x| < 1e16, otherwise in exponent form (`1e+16`).
+pub(crate) fn number(n: &Number) -> String {
+    if let Some(i) = n.as_i64() {
+        return i.to_string();
+    }
+    if let Some(u) = n.as_u64() {
+        return u.to_string();
+    }
+    float(n.as_f64().unwrap_or(f64::NAN))
+}
+
+pub(crate) fn float(x: f64) -> String {
+    let abs = x.abs();
+    if abs == 0.0 || (1e-5..1e16).contains(&abs) {
+        let mut s = format!("{x}");
+        if !s.contains('.') {
+            s.push_str(".0");
+        }
+        s
+    } else {
+        let s = format!("{x:e}");
+        match s.split_once('e') {
+            Some((mantissa, exp)) if !exp.starts_with('-') => format!("{mantissa}e+{exp}"),
+            _ => s,
+        }
+    }
+}
+
+/// An object key in a path: `name` (after a `.` unless first) when it is an identifier,
+/// otherwise `["json string"]`; keys longer than 50 characters are cut first.
+pub(crate) fn push_key(out: &mut String, key: &str) {
+    let mut cut = String::new();
+    push_cut(&mut cut, key);
+    if is_identifier(&cut) {
+        if !out.is_empty() {
+            out.push('.');
+        }
+        out.push_str(&cut);
+    } else {
+        out.push('[');
+        json_string(out, &cut);
+        out.push(']');
+    }
+}
+
+fn is_identifier(key: &str) -> bool {
+    let mut bytes = key.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// `1 character` / `3 characters`.
+pub(crate) fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn numbers_as_serde_json_writes_them() {
+        let cases = [
+            (json!(-3), "-3"),
+            (json!(u64::MAX), "18446744073709551615"),
+            (json!(2.0), "2.0"),
+            (json!(0.5), "0.5"),
+            (json!(-12.5), "-12.5"),
+            (json!(1e16), "1e+16"),
+            (json!(1.5e-7), "1.5e-7"),
+            (json!(1e-5), "0.00001"),
+            (json!(9999999999999998.0), "9999999999999998.0"),
+            (json!(0.0), "0.0"),
+            (json!(1.7976931348623157e308), "1.7976931348623157e+308"),
+        ];
+        for (value, text) in cases {
+            assert_eq!(sent(&value), text, "{value:?}");
+        }
+    }
+
+    #[test]
+    fn strings_cut_at_fifty_scalar_values() {
+        let fifty = "x".repeat(50);
+        assert_eq!(sent(&json!(fifty)), format!("'{fifty}'"));
+        let fifty_one = "\u{1F600}".repeat(51);
+        assert_eq!(sent(&json!(fifty_one)), format!("'{}...'", "\u{1F600}".repeat(47)));
+        assert_eq!(sent(&json!("it's")), "'it's'");
+    }
+
+    #[test]
+    fn objects_are_compact_and_bounded() {
+        assert_eq!(sent(&json!({"a": 1, "b": [true, null], "c": "q\"\n"})), r#"{"a":1,"b":[true,null],"c":"q\"\n"}"#);
+        let long = json!({"first": "Ada", "last": "Lovelace", "title": "Countess of Lovelace"});
+        assert_eq!(sent(&long), r#"{"first":"Ada","last":"Lovelace","title":"Count..."#);
+        let huge = json!({"k": "x".repeat(1 << 20)});
+        assert_eq!(sent(&huge).chars().count(), 50);
+        assert_eq!(sent(&json!([1, 2])), "array(2)");
+    }
+
+    #[test]
+    fn keys_in_paths() {
+        let path = |keys: &[&str]| {
+            let mut out = String::new();
+            keys.iter().for_each(|k| push_key(&mut out, k));
+            out
+        };
+        assert_eq!(path(&["lines", "quantity"]), "lines.quantity");
+        assert_eq!(path(&["meta", "sub key"]), "meta[\"sub key\"]");
+        assert_eq!(path(&["a key", "b"]), "[\"a key\"].b");
+        assert_eq!(path(&["", "caf\u{e9}"]), "[\"\"][\"caf\u{e9}\"]");
+        assert_eq!(path(&["tab\there\u{1}\\"]), "[\"tab\\there\\u0001\\\\\"]");
+        assert_eq!(path(&[&"k".repeat(51)]), format!("[\"{}...\"]", "k".repeat(47)));
+    }
+}
