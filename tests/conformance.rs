@@ -9,13 +9,17 @@ use std::process::ExitCode;
 
 use mcp_fusion::router::Router;
 use mcp_fusion::validate::Schema;
-use mcp_fusion::{ChangeSeverity, ContractChange, ErrorCode, Severity, error, inject_contract_awareness, parse};
+use mcp_fusion::{
+    ChangeSeverity, ContractChange, ErrorCode, Severity, error, inject_contract_awareness, parse,
+};
 use serde_json::{Value, json};
 
 fn main() -> ExitCode {
     let path = std::env::var_os("MCP_FUSION_VECTORS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/spec/vectors.json"));
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/spec/vectors.json")
+        });
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) => {
@@ -50,10 +54,15 @@ fn main() -> ExitCode {
             Ok(got) if got == case["expected"] => {}
             Ok(got) => {
                 failed += 1;
-                eprintln!("FAIL {id} ({kind}): {}", case["note"].as_str().unwrap_or(""));
+                eprintln!(
+                    "FAIL {id} ({kind}): {}",
+                    case["note"].as_str().unwrap_or("")
+                );
                 eprintln!("  expected: {}", case["expected"]);
                 eprintln!("  got:      {got}");
-                if let (Some(want), Some(have)) = (case["expected"]["text"].as_str(), got["text"].as_str()) {
+                if let (Some(want), Some(have)) =
+                    (case["expected"]["text"].as_str(), got["text"].as_str())
+                {
                     eprintln!("--- expected text ---\n{want}\n--- got text ---\n{have}\n---");
                 }
             }
@@ -66,9 +75,17 @@ fn main() -> ExitCode {
 
     let ran = cases.len();
     let kinds: Vec<String> = per_kind.iter().map(|(k, n)| format!("{n} {k}")).collect();
-    println!("conformance: {ran} cases ran from {} ({})", path.display(), kinds.join(", "));
+    println!(
+        "conformance: {ran} cases ran from {} ({})",
+        path.display(),
+        kinds.join(", ")
+    );
     println!("conformance: {} passed, {failed} failed", ran - failed);
-    if ran == 0 || failed > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS }
+    if ran == 0 || failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 fn envelope(text: String, is_error: bool) -> Value {
@@ -80,7 +97,8 @@ fn str_of(v: &Value) -> &str {
 }
 
 fn tool_error(input: &Value) -> Value {
-    let code = ErrorCode::custom(str_of(&input["code"]).to_owned()).expect("codes in vectors are valid");
+    let code =
+        ErrorCode::custom(str_of(&input["code"]).to_owned()).expect("codes in vectors are valid");
     let mut err = error(code, str_of(&input["message"]).to_owned());
     if let Some(severity) = input["severity"].as_str() {
         err = err.severity(Severity::parse(severity).expect("a known severity"));
@@ -103,12 +121,17 @@ fn tool_error(input: &Value) -> Value {
 }
 
 fn names(list: &Value) -> Vec<String> {
-    list.as_array().into_iter().flatten().map(|v| str_of(v).to_owned()).collect()
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .map(|v| str_of(v).to_owned())
+        .collect()
 }
 
 fn routing(input: &Value) -> Value {
     let actions = names(&input["actions"]);
-    let router = Router::new(str_of(&input["tool"]), actions.clone()).discriminator(str_of(&input["discriminator"]));
+    let router = Router::new(str_of(&input["tool"]), actions.clone())
+        .discriminator(str_of(&input["discriminator"]));
     match router.route(Some(&input["arguments"])) {
         Ok(i) => json!({"resolved": actions[i]}),
         Err(e) => {

@@ -102,7 +102,10 @@ impl ErrorCode {
     /// assert_eq!(QUOTA.as_str(), "QUOTA_EXCEEDED");
     /// ```
     pub const fn from_static(code: &'static str) -> Self {
-        assert!(is_valid_code(code.as_bytes()), "error codes match [A-Z][A-Z0-9_]*");
+        assert!(
+            is_valid_code(code.as_bytes()),
+            "error codes match [A-Z][A-Z0-9_]*"
+        );
         ErrorCode(Cow::Borrowed(code))
     }
 

@@ -51,7 +51,12 @@ impl Router {
         let tool = tool.into();
         let actions: Vec<String> = actions.into_iter().map(Into::into).collect();
         let qualified = actions.iter().map(|a| format!("{tool}.{a}")).collect();
-        Router { tool, discriminator: "action".into(), actions, qualified }
+        Router {
+            tool,
+            discriminator: "action".into(),
+            actions,
+            qualified,
+        }
     }
 
     /// Renames the discriminator field.
@@ -91,11 +96,16 @@ impl Router {
         if let Some(i) = self.position(value) {
             return Ok(i);
         }
-        let bare = value.strip_prefix(self.tool.as_str()).and_then(|rest| rest.strip_prefix('.'));
+        let bare = value
+            .strip_prefix(self.tool.as_str())
+            .and_then(|rest| rest.strip_prefix('.'));
         if let Some(i) = bare.and_then(|bare| self.position(bare)) {
             return Ok(i);
         }
-        let best = closest(bare.unwrap_or(value), self.actions.iter().map(String::as_str));
+        let best = closest(
+            bare.unwrap_or(value),
+            self.actions.iter().map(String::as_str),
+        );
         Err(RouteError::UnknownAction {
             value: value.clone(),
             closest: best.and_then(|b| self.position(b)),
@@ -111,9 +121,13 @@ impl Router {
         let actions = self.qualified.iter().cloned();
         match err {
             RouteError::Missing => ToolError::missing_discriminator(&self.discriminator, actions),
-            RouteError::NotAString(sent) => ToolError::discriminator_not_string(&self.discriminator, sent, actions),
+            RouteError::NotAString(sent) => {
+                ToolError::discriminator_not_string(&self.discriminator, sent, actions)
+            }
             RouteError::UnknownAction { value, closest } => {
-                let best = closest.and_then(|i| self.qualified.get(i)).map(String::as_str);
+                let best = closest
+                    .and_then(|i| self.qualified.get(i))
+                    .map(String::as_str);
                 ToolError::unknown_action(&self.tool, value, best, actions)
             }
         }

@@ -14,7 +14,9 @@ where
     let mut best: Option<(usize, &'a str)> = None;
     for candidate in candidates {
         let lower = candidate.to_ascii_lowercase();
-        let Some(d) = distance_if_close(&value, value_len, &lower) else { continue };
+        let Some(d) = distance_if_close(&value, value_len, &lower) else {
+            continue;
+        };
         if best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, candidate));
         }
@@ -47,7 +49,9 @@ fn levenshtein(a: &str, b: &str) -> usize {
         row[0] = i + 1;
         for (j, &cb) in b.iter().enumerate() {
             let above = row[j + 1];
-            row[j + 1] = (above + 1).min(row[j] + 1).min(diagonal + usize::from(ca != cb));
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != cb));
             diagonal = above;
         }
     }

@@ -31,7 +31,9 @@ impl ChangeSeverity {
 
     /// Reads `BREAKING`, `RISKY`, `SAFE` or `COSMETIC`.
     pub fn parse(name: &str) -> Option<Self> {
-        [Self::Breaking, Self::Risky, Self::Safe, Self::Cosmetic].into_iter().find(|s| s.as_str() == name)
+        [Self::Breaking, Self::Risky, Self::Safe, Self::Cosmetic]
+            .into_iter()
+            .find(|s| s.as_str() == name)
     }
 }
 
@@ -80,9 +82,17 @@ pub const DEFAULT_MAX_CHANGES: usize = 5;
 /// assert!(text.contains("<contract_awareness action=\"billing.create_invoice\" changes=\"1\" max_severity=\"BREAKING\">"));
 /// assert!(text.ends_with("</contract_awareness>\n</validation_error>"));
 /// ```
-pub fn inject_contract_awareness(envelope: &str, action: &str, changes: &[ContractChange], max: usize) -> String {
+pub fn inject_contract_awareness(
+    envelope: &str,
+    action: &str,
+    changes: &[ContractChange],
+    max: usize,
+) -> String {
     const CLOSE: &str = "</validation_error>";
-    let Some(body) = envelope.strip_suffix(CLOSE).filter(|_| envelope.starts_with("<validation_error ")) else {
+    let Some(body) = envelope
+        .strip_suffix(CLOSE)
+        .filter(|_| envelope.starts_with("<validation_error "))
+    else {
         return envelope.to_owned();
     };
     let mut qualifying: Vec<&ContractChange> = changes
@@ -91,7 +101,11 @@ pub fn inject_contract_awareness(envelope: &str, action: &str, changes: &[Contra
         .filter(|c| c.action.as_deref().is_none_or(|a| a == action))
         .collect();
     // Stable: ties keep the order the diff produced. `str` orders by scalar value.
-    qualifying.sort_by(|a, b| a.severity.cmp(&b.severity).then_with(|| a.field.cmp(&b.field)));
+    qualifying.sort_by(|a, b| {
+        a.severity
+            .cmp(&b.severity)
+            .then_with(|| a.field.cmp(&b.field))
+    });
     let Some(first) = qualifying.first() else {
         return envelope.to_owned();
     };
@@ -105,7 +119,12 @@ pub fn inject_contract_awareness(envelope: &str, action: &str, changes: &[Contra
     out.push_str("\" max_severity=\"");
     out.push_str(first.severity.as_str());
     out.push_str("\">\n  <system_note>");
-    text(&mut out, &format!("The contract of \"{action}\" changed since it was last locked. Arguments learned from the old contract may no longer be valid."));
+    text(
+        &mut out,
+        &format!(
+            "The contract of \"{action}\" changed since it was last locked. Arguments learned from the old contract may no longer be valid."
+        ),
+    );
     out.push_str("</system_note>\n");
     for change in qualifying.iter().take(max) {
         out.push_str("  <change severity=\"");

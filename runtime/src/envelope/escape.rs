@@ -1,132 +1,162 @@
 //! Text and attribute escaping (ERRORS.md §2). Escaping happens once, when an envelope is written.
 //!
-//! Both escapers scan bytes against a table and copy the unchanged runs in bulk, so plain text
-//! costs one table lookup per byte and one copy per run.
+//! Each input byte is looked up in a table that holds what it becomes (itself, or an entity) and
+//! written with one fixed-size copy, so dense markup costs the same per byte as plain text and
+//! there is no call per special character.
 
-/// What a byte needs in element content: 0 copy it, 1 look closer.
-const TEXT: [bool; 256] = table(b"&<>\r", false);
-/// What a byte needs in an attribute value: every control character is special there.
-const ATTR: [bool; 256] = table(b"&<>\"'\t\n\r", true);
+/// What one input byte becomes: up to 8 output bytes, or `len == 0` for "look closer" (the
+/// lead byte of U+FFFE/U+FFFF, and `]`, which starts the `]]>` that text must break up).
+#[derive(Clone, Copy)]
+struct Out {
+    bytes: [u8; 8],
+    len: u8,
+}
 
-const fn table(special: &[u8], all_controls: bool) -> [bool; 256] {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 0x20 {
-        // TAB and LF stay as they are in text; every other control is forbidden or escaped.
-        t[b] = all_controls || !(b == b'\t' as usize || b == b'\n' as usize);
-        b += 1;
-    }
+const fn out(entity: &[u8]) -> Out {
+    let mut bytes = [0; 8];
     let mut i = 0;
-    while i < special.len() {
-        t[special[i] as usize] = true;
+    while i < entity.len() {
+        bytes[i] = entity[i];
         i += 1;
     }
-    // U+FFFE and U+FFFF are EF BF BE / EF BF BF in UTF-8.
-    t[0xEF] = true;
+    Out {
+        bytes,
+        len: entity.len() as u8,
+    }
+}
+
+const CLOSER: Out = Out {
+    bytes: [0; 8],
+    len: 0,
+};
+/// U+FFFD, the replacement for a character XML 1.0 forbids.
+const REPLACEMENT: &[u8] = "\u{FFFD}".as_bytes();
+
+const fn table(text: bool) -> [Out; 256] {
+    let mut t = [CLOSER; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = out(&[b as u8]);
+        b += 1;
+    }
+    let mut c = 0;
+    while c < 0x20 {
+        t[c] = out(REPLACEMENT);
+        c += 1;
+    }
+    t[b'&' as usize] = out(b"&amp;");
+    t[b'<' as usize] = out(b"&lt;");
+    t[b'\r' as usize] = out(b"&#13;");
+    if text {
+        // TAB and LF stay as they are in text; `>` only matters after `]]`.
+        t[b'\t' as usize] = out(b"\t");
+        t[b'\n' as usize] = out(b"\n");
+        t[b']' as usize] = CLOSER;
+    } else {
+        t[b'>' as usize] = out(b"&gt;");
+        t[b'"' as usize] = out(b"&quot;");
+        t[b'\'' as usize] = out(b"&apos;");
+        t[b'\t' as usize] = out(b"&#9;");
+        t[b'\n' as usize] = out(b"&#10;");
+    }
+    t[0xEF] = CLOSER;
     t
 }
 
-/// The replacement for a character XML 1.0 forbids.
-const REPLACEMENT: &str = "\u{FFFD}";
+static TEXT: [Out; 256] = table(true);
+static ATTR: [Out; 256] = table(false);
 
 /// Appends `s` escaped as element content.
 pub(crate) fn text(out: &mut String, s: &str) {
-    escape(out, s, &TEXT, |out, bytes, i| match bytes[i] {
-        b'&' => out.push_str("&amp;"),
-        b'<' => out.push_str("&lt;"),
-        b'\r' => out.push_str("&#13;"),
-        // `>` is only special right after `]]`, where it would close a CDATA-like `]]>`.
-        b'>' if i >= 2 && bytes[i - 2] == b']' && bytes[i - 1] == b']' => out.push_str("&gt;"),
-        b'>' => out.push('>'),
-        _ => out.push_str(REPLACEMENT),
-    })
+    // Most text has nothing to escape: one branch-free pass the compiler vectorises, one copy.
+    let special = |b: u8| {
+        (b < 0x20 && b != b'\t' && b != b'\n')
+            | (b == b'&')
+            | (b == b'<')
+            | (b == b']')
+            | (b == 0xEF)
+    };
+    if s.bytes().fold(false, |any, b| any | special(b)) {
+        escape(out, s, &TEXT);
+    } else {
+        out.push_str(s);
+    }
 }
 
 /// Appends `s` escaped as a `"`-delimited attribute value.
 pub(crate) fn attr(out: &mut String, s: &str) {
-    escape(out, s, &ATTR, |out, bytes, i| match bytes[i] {
-        b'&' => out.push_str("&amp;"),
-        b'<' => out.push_str("&lt;"),
-        b'>' => out.push_str("&gt;"),
-        b'"' => out.push_str("&quot;"),
-        b'\'' => out.push_str("&apos;"),
-        b'\t' => out.push_str("&#9;"),
-        b'\n' => out.push_str("&#10;"),
-        b'\r' => out.push_str("&#13;"),
-        _ => out.push_str(REPLACEMENT),
-    })
-}
-
-/// Appends `s` with XML-forbidden characters replaced and nothing escaped: the plain value a
-/// conforming parser gives back for the escaped text.
-pub(crate) fn replace_forbidden(s: &str) -> std::borrow::Cow<'_, str> {
-    if s.bytes().enumerate().any(|(i, b)| forbidden_at(s.as_bytes(), i, b)) {
-        let mut out = String::with_capacity(s.len());
-        let bytes = s.as_bytes();
-        let mut start = 0;
-        let mut i = 0;
-        while i < bytes.len() {
-            if forbidden_at(bytes, i, bytes[i]) {
-                out.push_str(&s[start..i]);
-                out.push_str(REPLACEMENT);
-                i += if bytes[i] == 0xEF { 3 } else { 1 };
-                start = i;
-            } else {
-                i += 1;
-            }
-        }
-        out.push_str(&s[start..]);
-        std::borrow::Cow::Owned(out)
+    let special = |b: u8| {
+        (b < 0x20)
+            | (b == b'&')
+            | (b == b'<')
+            | (b == b'>')
+            | (b == b'"')
+            | (b == b'\'')
+            | (b == 0xEF)
+    };
+    if s.bytes().fold(false, |any, b| any | special(b)) {
+        escape(out, s, &ATTR);
     } else {
-        std::borrow::Cow::Borrowed(s)
+        out.push_str(s);
     }
 }
 
-fn forbidden_at(bytes: &[u8], i: usize, b: u8) -> bool {
-    match b {
-        b'\t' | b'\n' | b'\r' => false,
-        0..0x20 => true,
-        0xEF => is_nonchar(bytes, i),
-        _ => false,
+/// The plain value a conforming parser gives back for `s` once escaped: `s` with the characters
+/// XML forbids replaced by U+FFFD.
+pub(crate) fn replace_forbidden(s: &str) -> std::borrow::Cow<'_, str> {
+    let forbidden = |c: char| matches!(c, '\u{0}'..='\u{8}' | '\u{B}' | '\u{C}' | '\u{E}'..='\u{1F}' | '\u{FFFE}' | '\u{FFFF}');
+    if s.contains(forbidden) {
+        s.replace(forbidden, "\u{FFFD}").into()
+    } else {
+        s.into()
     }
 }
 
 /// Whether the three bytes at `i` encode U+FFFE or U+FFFF.
 fn is_nonchar(bytes: &[u8], i: usize) -> bool {
-    matches!(bytes.get(i + 1..i + 3), Some([0xBF, 0xBE | 0xBF]))
+    matches!(bytes.get(i..i + 3), Some([0xEF, 0xBF, 0xBE | 0xBF]))
 }
 
-/// The shared scanning loop: copies runs of ordinary bytes, hands each special byte to `special`.
-///
-/// Every special byte is ASCII except 0xEF, the lead byte of a three-byte sequence, so the run
-/// boundaries always fall on character boundaries.
-#[inline(always)]
-fn escape(out: &mut String, s: &str, table: &[bool; 256], special: impl Fn(&mut String, &[u8], usize)) {
+fn escape(out: &mut String, s: &str, table: &[Out; 256]) {
     let bytes = s.as_bytes();
-    let mut start = 0;
+    // SAFETY: `out` is valid UTF-8 again before this function returns, and nothing between can
+    // panic with it otherwise (the slice below is sized for the worst case, 5 bytes per input
+    // byte, and zero-filled, which is valid UTF-8). What is appended is valid UTF-8: ASCII bytes
+    // become ASCII entities; bytes of multi-byte characters are copied unchanged and in order,
+    // except a whole U+FFFE/U+FFFF, which becomes a whole U+FFFD.
+    let buf = unsafe { out.as_mut_vec() };
+    let start = buf.len();
+    buf.resize(start + bytes.len() * 5 + 8, 0);
+    let dst = &mut buf[start..];
+    let mut pos = 0;
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
-        if !table[b as usize] {
+        let o = &table[b as usize];
+        if o.len != 0 {
+            dst[pos..pos + 8].copy_from_slice(&o.bytes);
+            pos += o.len as usize;
             i += 1;
             continue;
         }
-        if b == 0xEF {
-            if !is_nonchar(bytes, i) {
-                i += 1;
-                continue;
+        // The rare cases that need to look ahead.
+        let (written, consumed): (&[u8], usize) = if b == 0xEF {
+            if is_nonchar(bytes, i) {
+                (REPLACEMENT, 3)
+            } else {
+                (&[0xEF], 1)
             }
-            out.push_str(&s[start..i]);
-            out.push_str(REPLACEMENT);
-            i += 3;
+        } else if bytes.get(i + 1..i + 3) == Some(b"]>") {
+            (b"]]&gt;", 3)
         } else {
-            out.push_str(&s[start..i]);
-            special(out, bytes, i);
-            i += 1;
-        }
-        start = i;
+            (b"]", 1)
+        };
+        dst[pos..pos + written.len()].copy_from_slice(written);
+        pos += written.len();
+        i += consumed;
     }
-    out.push_str(&s[start..]);
+    buf.truncate(start + pos);
+    debug_assert!(std::str::from_utf8(&buf[start..]).is_ok());
 }
 
 #[cfg(test)]
@@ -157,15 +187,27 @@ mod tests {
 
     #[test]
     fn forbidden_characters_become_the_replacement_character() {
-        assert_eq!(t("a\u{0}b\u{8}c\u{B}\u{C}\u{1F}"), "a\u{FFFD}b\u{FFFD}c\u{FFFD}\u{FFFD}\u{FFFD}");
-        assert_eq!(t("x\u{FFFE}y\u{FFFF}z\u{FFFD}\u{FEFF}"), "x\u{FFFD}y\u{FFFD}z\u{FFFD}\u{FEFF}");
+        assert_eq!(
+            t("a\u{0}b\u{8}c\u{B}\u{C}\u{1F}"),
+            "a\u{FFFD}b\u{FFFD}c\u{FFFD}\u{FFFD}\u{FFFD}"
+        );
+        assert_eq!(
+            t("x\u{FFFE}y\u{FFFF}z\u{FFFD}\u{FEFF}"),
+            "x\u{FFFD}y\u{FFFD}z\u{FFFD}\u{FEFF}"
+        );
         assert_eq!(a("\u{0}\u{FFFF}"), "\u{FFFD}\u{FFFD}");
-        assert_eq!(replace_forbidden("a\u{1}\u{FFFE}\r\t"), "a\u{FFFD}\u{FFFD}\r\t");
+        assert_eq!(
+            replace_forbidden("a\u{1}\u{FFFE}\r\t"),
+            "a\u{FFFD}\u{FFFD}\r\t"
+        );
     }
 
     #[test]
     fn attributes_escape_quotes_and_whitespace() {
-        assert_eq!(a("k\t\n\r\"'<>&"), "k&#9;&#10;&#13;&quot;&apos;&lt;&gt;&amp;");
+        assert_eq!(
+            a("k\t\n\r\"'<>&"),
+            "k&#9;&#10;&#13;&quot;&apos;&lt;&gt;&amp;"
+        );
         assert_eq!(a("caf\u{e9} \u{1F600}"), "caf\u{e9} \u{1F600}");
     }
 }

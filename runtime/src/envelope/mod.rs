@@ -12,11 +12,12 @@ use std::time::Duration;
 
 use crate::{ErrorCode, Severity};
 
-
-pub use contract::{ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES, inject_contract_awareness};
+pub use contract::{
+    ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES, inject_contract_awareness,
+};
+pub(crate) use escape::{attr as escape_attr, replace_forbidden, text as escape_text};
 pub use parse::{ParsedError, ParsedKind, parse};
 pub use runtime::new_incident_id;
-pub(crate) use escape::{attr as escape_attr, replace_forbidden, text as escape_text};
 
 /// Text that is usually a literal: borrowed when it can be, owned when it must.
 pub type Text = Cow<'static, str>;
@@ -154,7 +155,9 @@ impl ToolError {
         K: Into<Text>,
         V: Into<Text>,
     {
-        details.into_iter().fold(self, |err, (k, v)| err.detail(k, v))
+        details
+            .into_iter()
+            .fold(self, |err, (k, v)| err.detail(k, v))
     }
 
     /// Tells the model when to retry. Fractions round up; zero or less writes nothing; the

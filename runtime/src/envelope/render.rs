@@ -55,8 +55,14 @@ fn size_hint(err: &ToolError) -> usize {
     let content = e.message.len()
         + e.recovery.as_ref().map_or(0, |r| r.len() + 24)
         + e.actions.iter().map(|a| a.len() + 20).sum::<usize>()
-        + e.details.iter().map(|(k, v)| k.len() + v.len() + 32).sum::<usize>();
-    let fixed = 96 + if e.actions.is_empty() { 0 } else { 42 } + if e.details.is_empty() { 0 } else { 22 } + 40;
+        + e.details
+            .iter()
+            .map(|(k, v)| k.len() + v.len() + 32)
+            .sum::<usize>();
+    let fixed = 96
+        + if e.actions.is_empty() { 0 } else { 42 }
+        + if e.details.is_empty() { 0 } else { 22 }
+        + 40;
     fixed + content + content / 8
 }
 
@@ -80,12 +86,15 @@ mod tests {
 
     #[test]
     fn full_layout() {
-        let text = error(ErrorCode::NOT_FOUND, "Project 'proj_8f3a2c' does not exist.")
-            .suggest("Call projects.list first to get valid IDs, then retry.")
-            .actions(["projects.list"])
-            .detail("project_id", "proj_8f3a2c")
-            .retry_after(30)
-            .render();
+        let text = error(
+            ErrorCode::NOT_FOUND,
+            "Project 'proj_8f3a2c' does not exist.",
+        )
+        .suggest("Call projects.list first to get valid IDs, then retry.")
+        .actions(["projects.list"])
+        .detail("project_id", "proj_8f3a2c")
+        .retry_after(30)
+        .render();
         assert_eq!(
             text,
             "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n\
@@ -100,19 +109,28 @@ mod tests {
 
     #[test]
     fn retry_after_bounds() {
-        let secs = |x: f64| error(ErrorCode::RATE_LIMITED, "m").retry_after(x).retry_after_secs();
+        let secs = |x: f64| {
+            error(ErrorCode::RATE_LIMITED, "m")
+                .retry_after(x)
+                .retry_after_secs()
+        };
         assert_eq!(secs(0.0), None);
         assert_eq!(secs(-1.0), None);
         assert_eq!(secs(f64::NAN), None);
         assert_eq!(secs(0.001), Some(1));
         assert_eq!(secs(1e20), Some(u32::MAX));
-        let text = error(ErrorCode::RATE_LIMITED, "m").retry_after(u32::MAX).render();
+        let text = error(ErrorCode::RATE_LIMITED, "m")
+            .retry_after(u32::MAX)
+            .render();
         assert!(text.contains("<retry_after>4294967295 seconds</retry_after>"));
     }
 
     #[test]
     fn empty_recovery_is_omitted() {
         let text = error(ErrorCode::NOT_FOUND, "").suggest("").render();
-        assert_eq!(text, "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n<message></message>\n</tool_error>");
+        assert_eq!(
+            text,
+            "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n<message></message>\n</tool_error>"
+        );
     }
 }

@@ -25,9 +25,14 @@ impl ToolError {
         I: IntoIterator,
         I::Item: Into<Text>,
     {
-        error(ErrorCode::MISSING_DISCRIMINATOR, format!("The required field \"{discriminator}\" is missing."))
-            .suggest(format!("Add the \"{discriminator}\" field {ADD_DISCRIMINATOR}"))
-            .actions(actions)
+        error(
+            ErrorCode::MISSING_DISCRIMINATOR,
+            format!("The required field \"{discriminator}\" is missing."),
+        )
+        .suggest(format!(
+            "Add the \"{discriminator}\" field {ADD_DISCRIMINATOR}"
+        ))
+        .actions(actions)
     }
 
     /// MISSING_DISCRIMINATOR: the discriminator is there but is not a string.
@@ -46,7 +51,9 @@ impl ToolError {
             sent_text(sent)
         );
         error(ErrorCode::MISSING_DISCRIMINATOR, message)
-            .suggest(format!("Add the \"{discriminator}\" field {ADD_DISCRIMINATOR}"))
+            .suggest(format!(
+                "Add the \"{discriminator}\" field {ADD_DISCRIMINATOR}"
+            ))
             .actions(actions)
     }
 
@@ -72,7 +79,9 @@ impl ToolError {
             Some(best) => format!("Did you mean \"{best}\"? {CHOOSE}").into(),
             None => CHOOSE.into(),
         };
-        error(ErrorCode::UNKNOWN_ACTION, message).suggest(recovery).actions(actions)
+        error(ErrorCode::UNKNOWN_ACTION, message)
+            .suggest(recovery)
+            .actions(actions)
     }
 
     /// INTERNAL_ERROR: the action failed in a way the model cannot fix. The cause stays in the
@@ -84,9 +93,14 @@ impl ToolError {
     /// assert_eq!(err.detail_pairs().collect::<Vec<_>>(), [("incident", "inc_42")]);
     /// ```
     pub fn internal(qualified_action: &str, incident: &str, cause: Option<&str>) -> Self {
-        let err = error(ErrorCode::INTERNAL_ERROR, format!("The action \"{qualified_action}\" failed unexpectedly."))
-            .suggest("Do not blindly retry this call. If it keeps failing, report the incident to the user.")
-            .detail("incident", incident.to_owned());
+        let err = error(
+            ErrorCode::INTERNAL_ERROR,
+            format!("The action \"{qualified_action}\" failed unexpectedly."),
+        )
+        .suggest(
+            "Do not blindly retry this call. If it keeps failing, report the incident to the user.",
+        )
+        .detail("incident", incident.to_owned());
         match cause {
             Some(cause) => err.detail("cause", cause.to_owned()),
             None => err,
@@ -118,10 +132,20 @@ impl ToolError {
     pub fn rate_limited(max: u64, window: Duration, wait: Duration) -> Self {
         let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
         let secs = u32::try_from(secs.max(1)).unwrap_or(u32::MAX);
-        let seconds = if secs == 1 { "1 second".to_owned() } else { format!("{secs} seconds") };
-        error(ErrorCode::RATE_LIMITED, format!("Rate limit exceeded: at most {max} calls per {}.", duration_text(window)))
-            .suggest(format!("Wait {seconds} before calling this tool again."))
-            .retry_after(secs)
+        let seconds = if secs == 1 {
+            "1 second".to_owned()
+        } else {
+            format!("{secs} seconds")
+        };
+        error(
+            ErrorCode::RATE_LIMITED,
+            format!(
+                "Rate limit exceeded: at most {max} calls per {}.",
+                duration_text(window)
+            ),
+        )
+        .suggest(format!("Wait {seconds} before calling this tool again."))
+        .retry_after(secs)
     }
 
     /// TIMEOUT: the action's deadline passed and the call was cancelled.
@@ -133,7 +157,10 @@ impl ToolError {
     pub fn timeout(qualified_action: &str, deadline: Duration) -> Self {
         error(
             ErrorCode::TIMEOUT,
-            format!("The action \"{qualified_action}\" did not finish within {}.", duration_text(deadline)),
+            format!(
+                "The action \"{qualified_action}\" did not finish within {}.",
+                duration_text(deadline)
+            ),
         )
         .suggest("The call was cancelled. Retry with a smaller request, or try again later.")
     }
@@ -146,14 +173,20 @@ impl ToolError {
     /// assert!(!err.is_error());
     /// assert_eq!(err.recovery(), Some("Use billing.cancel_invoice instead."));
     /// ```
-    pub fn deprecated(qualified_action: &str, note: Option<&str>, replacement: Option<&str>) -> Self {
+    pub fn deprecated(
+        qualified_action: &str,
+        note: Option<&str>,
+        replacement: Option<&str>,
+    ) -> Self {
         let message = match note {
             Some(note) if !note.is_empty() => note.to_owned(),
             _ => format!("The action \"{qualified_action}\" is deprecated."),
         };
         let err = error(ErrorCode::DEPRECATED, message).warning();
         match replacement {
-            Some(replacement) => err.suggest(format!("Use {replacement} instead.")).actions([replacement.to_owned()]),
+            Some(replacement) => err
+                .suggest(format!("Use {replacement} instead."))
+                .actions([replacement.to_owned()]),
             None => err,
         }
     }
@@ -165,8 +198,11 @@ impl ToolError {
     /// assert_eq!(err.recovery(), Some("Provide the \"workspace_id\" parameter and retry."));
     /// ```
     pub fn missing_required_field(field: &str) -> Self {
-        error(ErrorCode::MISSING_REQUIRED_FIELD, format!("Required field \"{field}\" is missing."))
-            .suggest(format!("Provide the \"{field}\" parameter and retry."))
+        error(
+            ErrorCode::MISSING_REQUIRED_FIELD,
+            format!("Required field \"{field}\" is missing."),
+        )
+        .suggest(format!("Provide the \"{field}\" parameter and retry."))
     }
 }
 
@@ -179,7 +215,11 @@ pub(crate) fn duration_text(d: Duration) -> String {
         s if s > 0 && s % 60 == 0 => (s / 60, "minute"),
         s => (s, "second"),
     };
-    if n == 1 { format!("1 {unit}") } else { format!("{n} {unit}s") }
+    if n == 1 {
+        format!("1 {unit}")
+    } else {
+        format!("{n} {unit}s")
+    }
 }
 
 /// A fresh incident id (`inc_` and 16 hex digits), unique within the process and unlikely to
@@ -195,7 +235,11 @@ pub fn new_incident_id() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    hasher.write_u128(SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    hasher.write_u128(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
     hasher.write_u32(std::process::id());
     format!("inc_{:016x}", hasher.finish())
 }
@@ -223,13 +267,22 @@ mod tests {
     fn unknown_action_value_is_cut() {
         let long = "x".repeat(60);
         let err = ToolError::unknown_action("t", &long, None, ["t.a"]);
-        assert_eq!(err.message(), format!("The action \"{}...\" does not exist on tool \"t\".", "x".repeat(47)));
+        assert_eq!(
+            err.message(),
+            format!(
+                "The action \"{}...\" does not exist on tool \"t\".",
+                "x".repeat(47)
+            )
+        );
     }
 
     #[test]
     fn rate_limit_never_below_one_second() {
         let err = ToolError::rate_limited(5, Duration::from_secs(1), Duration::ZERO);
-        assert_eq!(err.recovery(), Some("Wait 1 second before calling this tool again."));
+        assert_eq!(
+            err.recovery(),
+            Some("Wait 1 second before calling this tool again.")
+        );
         assert_eq!(err.retry_after_secs(), Some(1));
     }
 }

@@ -30,7 +30,9 @@ pub struct Schema {
 
 impl fmt::Debug for Schema {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Schema").field("schema", &self.schema).finish_non_exhaustive()
+        f.debug_struct("Schema")
+            .field("schema", &self.schema)
+            .finish_non_exhaustive()
     }
 }
 
@@ -60,7 +62,10 @@ impl Schema {
             .should_validate_formats(true)
             .build(schema)
             .map_err(|e| SchemaError(e.to_string()))?;
-        Ok(Schema { validator, schema: schema.clone() })
+        Ok(Schema {
+            validator,
+            schema: schema.clone(),
+        })
     }
 
     /// The schema as given: the one the tool advertises.
@@ -90,7 +95,11 @@ impl Schema {
     /// Checks a call's arguments (discriminator already removed) for the qualified `action`.
     pub fn validate(&self, action: &str, args: &Value) -> Result<(), ValidationError> {
         let problems = self.problems(args);
-        if problems.is_empty() { Ok(()) } else { Err(ValidationError::new(action, problems)) }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(ValidationError::new(action, problems))
+        }
     }
 
     /// Maps one failing keyword to its problems (one, or one per unexpected key).
@@ -101,53 +110,105 @@ impl Schema {
         ranker: &mut Ranker<'a>,
         found: &mut Vec<(Vec<(u8, usize)>, Problem)>,
     ) {
-        let Some((path, value)) = locate(args, failure.instance_path().as_str()) else { return };
+        let Some((path, value)) = locate(args, failure.instance_path().as_str()) else {
+            return;
+        };
         let keyword_schema = self.schema.pointer(failure.schema_path().as_str());
-        let subschema = self.schema.pointer(parent_pointer(failure.schema_path().as_str())).map(|s| self.resolve(s));
+        let subschema = self
+            .schema
+            .pointer(parent_pointer(failure.schema_path().as_str()))
+            .map(|s| self.resolve(s));
         let mut push = |path: FieldPath, kind: ProblemKind, sent: Option<&Value>| {
             let rank = ranker.rank(&self.schema, args, &path, self);
             found.push((rank, Problem::new(path, kind, sent)));
         };
         let kind = match failure.kind() {
             K::Required { property } => {
-                let Some(name) = property.as_str() else { return };
-                let declared = subschema.and_then(|s| s.get("properties")).and_then(|p| p.get(name));
+                let Some(name) = property.as_str() else {
+                    return;
+                };
+                let declared = subschema
+                    .and_then(|s| s.get("properties"))
+                    .and_then(|p| p.get(name));
                 let expected = declared.map_or_else(Vec::new, |s| self.types(s));
-                return push(path.key(name), ProblemKind::MissingRequired { expected }, None);
+                return push(
+                    path.key(name),
+                    ProblemKind::MissingRequired { expected },
+                    None,
+                );
             }
             K::AdditionalProperties { unexpected } => {
-                let declared = subschema.and_then(|s| s.get("properties")).and_then(Value::as_object);
-                let known: Arc<[String]> = declared.map_or_else(Vec::new, |p| p.keys().cloned().collect()).into();
+                let declared = subschema
+                    .and_then(|s| s.get("properties"))
+                    .and_then(Value::as_object);
+                let known: Arc<[String]> = declared
+                    .map_or_else(Vec::new, |p| p.keys().cloned().collect())
+                    .into();
                 for key in unexpected {
-                    let did_you_mean = closest(key, known.iter().map(String::as_str)).map(str::to_owned);
-                    let kind = ProblemKind::UnrecognizedField { did_you_mean, known: Arc::clone(&known) };
-                    push(path.clone().key(key.as_str()), kind, value.get(key.as_str()));
+                    let did_you_mean =
+                        closest(key, known.iter().map(String::as_str)).map(str::to_owned);
+                    let kind = ProblemKind::UnrecognizedField {
+                        did_you_mean,
+                        known: Arc::clone(&known),
+                    };
+                    push(
+                        path.clone().key(key.as_str()),
+                        kind,
+                        value.get(key.as_str()),
+                    );
                 }
                 return;
             }
-            K::Type { .. } => ProblemKind::InvalidType { expected: subschema.map_or_else(Vec::new, |s| self.types(s)) },
+            K::Type { .. } => ProblemKind::InvalidType {
+                expected: subschema.map_or_else(Vec::new, |s| self.types(s)),
+            },
             K::Format { format } => ProblemKind::Format(Format::from_name(format)),
-            K::Pattern { pattern } => ProblemKind::Pattern { pattern: pattern.clone() },
+            K::Pattern { pattern } => ProblemKind::Pattern {
+                pattern: pattern.clone(),
+            },
             K::MinLength { limit } => ProblemKind::TooShort { min: *limit },
             K::MaxLength { limit } => ProblemKind::TooLong { max: *limit },
-            K::Minimum { limit } => ProblemKind::TooSmall { limit: number(keyword_schema, limit), exclusive: false },
-            K::ExclusiveMinimum { limit } => ProblemKind::TooSmall { limit: number(keyword_schema, limit), exclusive: true },
-            K::Maximum { limit } => ProblemKind::TooLarge { limit: number(keyword_schema, limit), exclusive: false },
-            K::ExclusiveMaximum { limit } => ProblemKind::TooLarge { limit: number(keyword_schema, limit), exclusive: true },
+            K::Minimum { limit } => ProblemKind::TooSmall {
+                limit: number(keyword_schema, limit),
+                exclusive: false,
+            },
+            K::ExclusiveMinimum { limit } => ProblemKind::TooSmall {
+                limit: number(keyword_schema, limit),
+                exclusive: true,
+            },
+            K::Maximum { limit } => ProblemKind::TooLarge {
+                limit: number(keyword_schema, limit),
+                exclusive: false,
+            },
+            K::ExclusiveMaximum { limit } => ProblemKind::TooLarge {
+                limit: number(keyword_schema, limit),
+                exclusive: true,
+            },
             K::MinItems { limit } => ProblemKind::TooFewItems { min: *limit },
             K::MaxItems { limit } => ProblemKind::TooManyItems { max: *limit },
             K::MultipleOf { multiple_of } => {
                 // The schema keeps `5` an integer, where the error only carries an f64.
                 let fallback = Number::from_f64(*multiple_of).map_or(Value::Null, Value::Number);
-                ProblemKind::NotMultipleOf { multiple_of: number(keyword_schema, &fallback) }
+                ProblemKind::NotMultipleOf {
+                    multiple_of: number(keyword_schema, &fallback),
+                }
             }
             K::Enum { options } => ProblemKind::InvalidOption {
-                allowed: options.as_array().map_or_else(|| vec![(**options).clone()], Clone::clone).into(),
+                allowed: options
+                    .as_array()
+                    .map_or_else(|| vec![(**options).clone()], Clone::clone)
+                    .into(),
             },
-            K::Constant { expected_value } => ProblemKind::ConstMismatch { expected: (**expected_value).clone() },
+            K::Constant { expected_value } => ProblemKind::ConstMismatch {
+                expected: (**expected_value).clone(),
+            },
             K::AnyOf { .. } => ProblemKind::NoAlternative { one_of: false },
-            K::OneOfNotValid { .. } | K::OneOfMultipleValid { .. } => ProblemKind::NoAlternative { one_of: true },
-            other => ProblemKind::Other { keyword: keyword_name(other, failure.schema_path().as_str()) },
+            K::OneOfNotValid { .. } | K::OneOfMultipleValid { .. } => {
+                ProblemKind::NoAlternative { one_of: true }
+            }
+            other => ProblemKind::Other {
+                keyword: keyword_name(other, failure.schema_path().as_str()),
+            },
         };
         push(path, kind, Some(value));
     }
@@ -156,7 +217,11 @@ impl Schema {
     fn resolve<'a>(&'a self, mut schema: &'a Value) -> &'a Value {
         // Bounded: a cycle of references must not loop forever.
         for _ in 0..32 {
-            match schema.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')) {
+            match schema
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix('#'))
+            {
                 Some(pointer) => match self.schema.pointer(pointer) {
                     Some(target) => schema = target,
                     None => break,
@@ -176,7 +241,12 @@ impl Schema {
             return out;
         }
         for alternatives in ["anyOf", "oneOf"] {
-            for alternative in schema.get(alternatives).and_then(Value::as_array).into_iter().flatten() {
+            for alternative in schema
+                .get(alternatives)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 if let Some(t) = self.resolve(alternative).get("type") {
                     push_types(&mut out, t);
                 }
@@ -215,7 +285,10 @@ fn keyword_name(kind: &K, schema_path: &str) -> String {
     if matches!(kind, K::FalseSchema) {
         return "false".into();
     }
-    schema_path.rsplit('/').next().map_or_else(String::new, |k| unescape(k).into_owned())
+    schema_path
+        .rsplit('/')
+        .next()
+        .map_or_else(String::new, |k| unescape(k).into_owned())
 }
 
 fn parent_pointer(pointer: &str) -> &str {
@@ -223,7 +296,11 @@ fn parent_pointer(pointer: &str) -> &str {
 }
 
 fn unescape(segment: &str) -> Cow<'_, str> {
-    if segment.contains('~') { Cow::Owned(segment.replace("~1", "/").replace("~0", "~")) } else { Cow::Borrowed(segment) }
+    if segment.contains('~') {
+        Cow::Owned(segment.replace("~1", "/").replace("~0", "~"))
+    } else {
+        Cow::Borrowed(segment)
+    }
 }
 
 /// Walks a JSON pointer through the arguments: each segment is a key of an object or an index
@@ -261,18 +338,28 @@ struct Ranker<'a> {
 const LINEAR_SCAN_MAX: usize = 16;
 
 impl<'a> Ranker<'a> {
-    fn rank(&mut self, root_schema: &'a Value, args: &'a Value, path: &FieldPath, schema: &'a Schema) -> Vec<(u8, usize)> {
+    fn rank(
+        &mut self,
+        root_schema: &'a Value,
+        args: &'a Value,
+        path: &FieldPath,
+        schema: &'a Schema,
+    ) -> Vec<(u8, usize)> {
         let mut ranks = Vec::with_capacity(path.0.len());
         let mut node = Some(schema.resolve(root_schema));
         let mut value = Some(args);
         for segment in &path.0 {
             match segment {
                 PathSegment::Key(key) => {
-                    let declared = node.and_then(|s| s.get("properties")).and_then(Value::as_object);
+                    let declared = node
+                        .and_then(|s| s.get("properties"))
+                        .and_then(Value::as_object);
                     let rank = match declared.and_then(|p| self.position(p, key)) {
                         Some(i) => (0, i),
                         None => {
-                            let sent = value.and_then(Value::as_object).and_then(|m| self.position(m, key));
+                            let sent = value
+                                .and_then(Value::as_object)
+                                .and_then(|m| self.position(m, key));
                             (1, sent.unwrap_or(usize::MAX))
                         }
                     };
@@ -282,7 +369,9 @@ impl<'a> Ranker<'a> {
                 }
                 PathSegment::Index(i) => {
                     ranks.push((0, *i));
-                    node = node.and_then(|s| item_schema(s, *i)).map(|s| schema.resolve(s));
+                    node = node
+                        .and_then(|s| item_schema(s, *i))
+                        .map(|s| schema.resolve(s));
                     value = value.and_then(|v| v.get(*i));
                 }
             }
@@ -297,7 +386,12 @@ impl<'a> Ranker<'a> {
         let index = self
             .positions
             .entry(map as *const Map<String, Value> as usize)
-            .or_insert_with(|| map.keys().enumerate().map(|(i, k)| (k.as_str(), i)).collect());
+            .or_insert_with(|| {
+                map.keys()
+                    .enumerate()
+                    .map(|(i, k)| (k.as_str(), i))
+                    .collect()
+            });
         index.get(key).copied()
     }
 }
@@ -315,13 +409,24 @@ mod tests {
     use serde_json::json;
 
     fn lines(schema: Value, args: Value) -> Vec<(String, String)> {
-        Schema::new(&schema).unwrap().problems(&args).iter().map(|p| (p.path().to_string(), p.line())).collect()
+        Schema::new(&schema)
+            .unwrap()
+            .problems(&args)
+            .iter()
+            .map(|p| (p.path().to_string(), p.line()))
+            .collect()
     }
 
     #[test]
     fn numeric_keys_are_keys() {
         let schema = json!({"type": "object", "properties": {"0": {"type": "string"}}});
-        assert_eq!(lines(schema, json!({"0": 1})), [("[\"0\"]".into(), "Invalid type. You sent: 1. Expected a string.".into())]);
+        assert_eq!(
+            lines(schema, json!({"0": 1})),
+            [(
+                "[\"0\"]".into(),
+                "Invalid type. You sent: 1. Expected a string.".into()
+            )]
+        );
     }
 
     #[test]
@@ -333,14 +438,33 @@ mod tests {
             "required": ["other"]
         });
         let got = lines(schema, json!({"line": {"qty": "x"}}));
-        assert_eq!(got[0], ("line.sku".into(), "Required field is missing. You sent: (missing). Expected a string.".into()));
-        assert_eq!(got[1], ("line.qty".into(), "Invalid type. You sent: 'x'. Expected an integer.".into()));
-        assert_eq!(got[2], ("other".into(), "Required field is missing. You sent: (missing). Expected an object.".into()));
+        assert_eq!(
+            got[0],
+            (
+                "line.sku".into(),
+                "Required field is missing. You sent: (missing). Expected a string.".into()
+            )
+        );
+        assert_eq!(
+            got[1],
+            (
+                "line.qty".into(),
+                "Invalid type. You sent: 'x'. Expected an integer.".into()
+            )
+        );
+        assert_eq!(
+            got[2],
+            (
+                "other".into(),
+                "Required field is missing. You sent: (missing). Expected an object.".into()
+            )
+        );
     }
 
     #[test]
     fn a_fraction_fails_integer_and_minimum() {
-        let schema = json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}});
+        let schema =
+            json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}});
         let got = lines(schema, json!({"n": 0.5}));
         assert_eq!(got.len(), 2);
         assert!(got[0].1.starts_with("Invalid type."));
@@ -362,14 +486,35 @@ mod tests {
 
     #[test]
     fn deep_arguments_do_not_overflow() {
-        let schema = json!({"type": "object", "properties": {"a": {"type": "string"}}});
-        let mut deep = json!(1);
-        for _ in 0..10_000 {
-            deep = json!([deep]);
-        }
-        let problems = Schema::new(&schema).unwrap().problems(&json!({"a": deep}));
-        assert_eq!(problems[0].line(), "Invalid type. You sent: array(1). Expected a string.");
-        // Dropping a 10,000-deep value recurses; do it on a big stack, as the test owns it.
-        std::thread::Builder::new().stack_size(64 << 20).spawn(move || drop(problems)).unwrap().join().unwrap();
+        // Building and dropping a 10,000-deep value recurses in serde_json, so that happens on a
+        // big stack; detection itself runs on a small one, proving it does not follow the depth.
+        let big = std::thread::Builder::new().stack_size(256 << 20);
+        big.spawn(|| {
+            let schema =
+                Schema::new(&json!({"type": "object", "properties": {"a": {"type": "string"}}}))
+                    .unwrap();
+            let mut deep = json!(1);
+            for _ in 0..10_000 {
+                deep = json!([deep]);
+            }
+            let args = json!({"a": deep, "b": {"c": deep.clone()}});
+            std::thread::scope(|scope| {
+                let small = std::thread::Builder::new().stack_size(256 << 10);
+                let lines = small.spawn_scoped(scope, || {
+                    schema
+                        .problems(&args)
+                        .iter()
+                        .map(Problem::line)
+                        .collect::<Vec<_>>()
+                });
+                assert_eq!(
+                    lines.unwrap().join().unwrap(),
+                    ["Invalid type. You sent: array(1). Expected a string."]
+                );
+            });
+        })
+        .unwrap()
+        .join()
+        .unwrap();
     }
 }

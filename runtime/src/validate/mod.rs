@@ -88,7 +88,11 @@ impl fmt::Display for FieldPath {
 impl<S: Into<String>> FromIterator<S> for FieldPath {
     /// A path of object keys.
     fn from_iter<I: IntoIterator<Item = S>>(keys: I) -> Self {
-        FieldPath(keys.into_iter().map(|k| PathSegment::Key(k.into())).collect())
+        FieldPath(
+            keys.into_iter()
+                .map(|k| PathSegment::Key(k.into()))
+                .collect(),
+        )
     }
 }
 
@@ -282,10 +286,18 @@ impl ProblemKind {
             ProblemKind::Pattern { .. } => 2,
             ProblemKind::TooShort { .. } => 3,
             ProblemKind::TooLong { .. } => 4,
-            ProblemKind::TooSmall { exclusive: false, .. } => 5,
-            ProblemKind::TooSmall { exclusive: true, .. } => 6,
-            ProblemKind::TooLarge { exclusive: false, .. } => 7,
-            ProblemKind::TooLarge { exclusive: true, .. } => 8,
+            ProblemKind::TooSmall {
+                exclusive: false, ..
+            } => 5,
+            ProblemKind::TooSmall {
+                exclusive: true, ..
+            } => 6,
+            ProblemKind::TooLarge {
+                exclusive: false, ..
+            } => 7,
+            ProblemKind::TooLarge {
+                exclusive: true, ..
+            } => 8,
             ProblemKind::TooFewItems { .. } => 9,
             ProblemKind::TooManyItems { .. } => 10,
             ProblemKind::NotMultipleOf { .. } => 11,
@@ -318,11 +330,13 @@ impl ProblemKind {
             ProblemKind::TooLarge { .. } => "Too large".into(),
             ProblemKind::TooFewItems { .. } => "Too few items".into(),
             ProblemKind::TooManyItems { .. } => "Too many items".into(),
-            ProblemKind::NotMultipleOf { multiple_of } => format!("Not a multiple of {}", text::number(multiple_of)),
-            ProblemKind::InvalidOption { .. } => "Invalid option".into(),
-            ProblemKind::ConstMismatch { .. } | ProblemKind::NoAlternative { .. } | ProblemKind::Other { .. } => {
-                "Invalid value".into()
+            ProblemKind::NotMultipleOf { multiple_of } => {
+                format!("Not a multiple of {}", text::number(multiple_of))
             }
+            ProblemKind::InvalidOption { .. } => "Invalid option".into(),
+            ProblemKind::ConstMismatch { .. }
+            | ProblemKind::NoAlternative { .. }
+            | ProblemKind::Other { .. } => "Invalid value".into(),
             ProblemKind::UnrecognizedField { .. } => "Unrecognized field".into(),
             ProblemKind::Custom { headline, .. } => headline.clone(),
         }
@@ -337,42 +351,83 @@ impl ProblemKind {
             ProblemKind::Format(format) => match format {
                 Format::Email => "Expected a valid email address".into(),
                 Format::Uri => "Expected a valid URL (e.g. https://example.com)".into(),
-                Format::Uuid => "Expected a valid UUID (e.g. 123e4567-e89b-12d3-a456-426614174000)".into(),
-                Format::DateTime => "Expected an ISO 8601 date-time (e.g. 2024-01-15T10:30:00Z)".into(),
+                Format::Uuid => {
+                    "Expected a valid UUID (e.g. 123e4567-e89b-12d3-a456-426614174000)".into()
+                }
+                Format::DateTime => {
+                    "Expected an ISO 8601 date-time (e.g. 2024-01-15T10:30:00Z)".into()
+                }
                 Format::Date => "Expected an ISO 8601 date (e.g. 2024-01-15)".into(),
                 Format::Ipv4 => "Expected a valid IPv4 address".into(),
                 Format::Ipv6 => "Expected a valid IPv6 address".into(),
                 Format::Other(name) => format!("Expected a string in the \"{name}\" format"),
             },
-            ProblemKind::Pattern { pattern } => format!("Expected a string matching the pattern {pattern}"),
-            ProblemKind::TooShort { min } => format!("Expected at least {}", text::count(*min, "character", "characters")),
-            ProblemKind::TooLong { max } => format!("Expected at most {}", text::count(*max, "character", "characters")),
+            ProblemKind::Pattern { pattern } => {
+                format!("Expected a string matching the pattern {pattern}")
+            }
+            ProblemKind::TooShort { min } => format!(
+                "Expected at least {}",
+                text::count(*min, "character", "characters")
+            ),
+            ProblemKind::TooLong { max } => format!(
+                "Expected at most {}",
+                text::count(*max, "character", "characters")
+            ),
             ProblemKind::TooSmall { limit, exclusive } => {
-                format!("Expected a number {} {}", if *exclusive { ">" } else { ">=" }, text::number(limit))
+                format!(
+                    "Expected a number {} {}",
+                    if *exclusive { ">" } else { ">=" },
+                    text::number(limit)
+                )
             }
             ProblemKind::TooLarge { limit, exclusive } => {
-                format!("Expected a number {} {}", if *exclusive { "<" } else { "<=" }, text::number(limit))
+                format!(
+                    "Expected a number {} {}",
+                    if *exclusive { "<" } else { "<=" },
+                    text::number(limit)
+                )
             }
-            ProblemKind::TooFewItems { min } => format!("Expected at least {}", text::count(*min, "item", "items")),
-            ProblemKind::TooManyItems { max } => format!("Expected at most {}", text::count(*max, "item", "items")),
-            ProblemKind::NotMultipleOf { multiple_of } => format!("Expected a multiple of {}", text::number(multiple_of)),
+            ProblemKind::TooFewItems { min } => {
+                format!("Expected at least {}", text::count(*min, "item", "items"))
+            }
+            ProblemKind::TooManyItems { max } => {
+                format!("Expected at most {}", text::count(*max, "item", "items"))
+            }
+            ProblemKind::NotMultipleOf { multiple_of } => {
+                format!("Expected a multiple of {}", text::number(multiple_of))
+            }
             ProblemKind::InvalidOption { allowed } => {
                 let mut out = String::from("Expected one of: ");
                 list(&mut out, allowed.iter().map(literal));
                 out
             }
-            ProblemKind::ConstMismatch { expected } => format!("Expected exactly {}", literal(expected)),
-            ProblemKind::NoAlternative { .. } => "Expected a value matching one of the allowed shapes".into(),
-            ProblemKind::UnrecognizedField { did_you_mean: Some(best), .. } => {
+            ProblemKind::ConstMismatch { expected } => {
+                format!("Expected exactly {}", literal(expected))
+            }
+            ProblemKind::NoAlternative { .. } => {
+                "Expected a value matching one of the allowed shapes".into()
+            }
+            ProblemKind::UnrecognizedField {
+                did_you_mean: Some(best),
+                ..
+            } => {
                 format!("Remove it or rename it: did you mean \"{best}\"?")
             }
-            ProblemKind::UnrecognizedField { did_you_mean: None, known } if known.is_empty() => "Remove it".into(),
-            ProblemKind::UnrecognizedField { did_you_mean: None, known } => {
+            ProblemKind::UnrecognizedField {
+                did_you_mean: None,
+                known,
+            } if known.is_empty() => "Remove it".into(),
+            ProblemKind::UnrecognizedField {
+                did_you_mean: None,
+                known,
+            } => {
                 let mut out = String::from("Remove it. Known fields: ");
                 list(&mut out, known.iter().cloned());
                 out
             }
-            ProblemKind::Other { keyword } => format!("Expected a value that satisfies \"{keyword}\""),
+            ProblemKind::Other { keyword } => {
+                format!("Expected a value that satisfies \"{keyword}\"")
+            }
             ProblemKind::Custom { expected, .. } => return expected.clone(),
         })
     }
@@ -481,9 +536,17 @@ impl Problem {
     /// let p = Problem::custom(FieldPath::root().key("due_date"), "Due date is in the past", Some(&json!("2020-01-01")), Some("Expected a date from today on."));
     /// assert_eq!(p.line(), "Due date is in the past. You sent: '2020-01-01'. Expected a date from today on.");
     /// ```
-    pub fn custom(path: FieldPath, headline: impl Into<String>, sent: Option<&Value>, expected: Option<&str>) -> Self {
+    pub fn custom(
+        path: FieldPath,
+        headline: impl Into<String>,
+        sent: Option<&Value>,
+        expected: Option<&str>,
+    ) -> Self {
         let trim = |s: &str| s.strip_suffix('.').unwrap_or(s).to_owned();
-        let kind = ProblemKind::Custom { headline: trim(&headline.into()), expected: expected.map(trim) };
+        let kind = ProblemKind::Custom {
+            headline: trim(&headline.into()),
+            expected: expected.map(trim),
+        };
         Problem::new(path, kind, sent)
     }
 
@@ -533,11 +596,11 @@ impl Problem {
 ///     "required": ["quantity"],
 ///     "additionalProperties": false
 /// })).unwrap();
-/// let err = schema.validate("billing.add_line", &json!({"quantity": 0, "qty": 2})).unwrap_err();
+/// let err = schema.validate("billing.add_line", &json!({"quantity": 0, "quantty": 2})).unwrap_err();
 /// assert_eq!(err.render(), "\
 /// <validation_error action=\"billing.add_line\">
 /// <field name=\"quantity\">Too small. You sent: 0. Expected a number >= 1.</field>
-/// <field name=\"qty\">Unrecognized field. You sent: 2. Remove it or rename it: did you mean \"quantity\"?</field>
+/// <field name=\"quantty\">Unrecognized field. You sent: 2. Remove it or rename it: did you mean \"quantity\"?</field>
 /// <recovery>Fix the fields above and call the tool again. Do not explain the error.</recovery>
 /// </validation_error>");
 /// ```
@@ -550,7 +613,10 @@ pub struct ValidationError {
 impl ValidationError {
     /// Problems of a call to the qualified action `action`, in the order they are to be shown.
     pub fn new(action: impl Into<String>, problems: Vec<Problem>) -> Self {
-        ValidationError { action: action.into(), problems }
+        ValidationError {
+            action: action.into(),
+            problems,
+        }
     }
 
     /// The qualified action.
@@ -577,7 +643,12 @@ impl ValidationError {
             escape_text(&mut out, &problem.line());
             out.push_str("</field>\n");
         }
-        if let Some(more) = self.problems.len().checked_sub(MAX_FIELDS).filter(|&k| k > 0) {
+        if let Some(more) = self
+            .problems
+            .len()
+            .checked_sub(MAX_FIELDS)
+            .filter(|&k| k > 0)
+        {
             out.push_str("<field name=\"(more)\">");
             out.push_str(&text::count(more as u64, "more problem", "more problems"));
             out.push_str(" not shown. Fix the fields above first.</field>\n");
@@ -592,7 +663,12 @@ impl ValidationError {
 impl fmt::Display for ValidationError {
     /// A one-line summary for logs.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid arguments for {}: {} problem(s)", self.action, self.problems.len())
+        write!(
+            f,
+            "invalid arguments for {}: {} problem(s)",
+            self.action,
+            self.problems.len()
+        )
     }
 }
 

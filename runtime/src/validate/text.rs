@@ -195,7 +195,9 @@ pub(crate) fn push_key(out: &mut String, key: &str) {
 
 fn is_identifier(key: &str) -> bool {
     let mut bytes = key.bytes();
-    bytes.next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
@@ -234,15 +236,24 @@ mod tests {
         let fifty = "x".repeat(50);
         assert_eq!(sent(&json!(fifty)), format!("'{fifty}'"));
         let fifty_one = "\u{1F600}".repeat(51);
-        assert_eq!(sent(&json!(fifty_one)), format!("'{}...'", "\u{1F600}".repeat(47)));
+        assert_eq!(
+            sent(&json!(fifty_one)),
+            format!("'{}...'", "\u{1F600}".repeat(47))
+        );
         assert_eq!(sent(&json!("it's")), "'it's'");
     }
 
     #[test]
     fn objects_are_compact_and_bounded() {
-        assert_eq!(sent(&json!({"a": 1, "b": [true, null], "c": "q\"\n"})), r#"{"a":1,"b":[true,null],"c":"q\"\n"}"#);
+        assert_eq!(
+            sent(&json!({"a": 1, "b": [true, null], "c": "q\"\n"})),
+            r#"{"a":1,"b":[true,null],"c":"q\"\n"}"#
+        );
         let long = json!({"first": "Ada", "last": "Lovelace", "title": "Countess of Lovelace"});
-        assert_eq!(sent(&long), r#"{"first":"Ada","last":"Lovelace","title":"Count..."#);
+        assert_eq!(
+            sent(&long),
+            r#"{"first":"Ada","last":"Lovelace","title":"Count..."#
+        );
         let huge = json!({"k": "x".repeat(1 << 20)});
         assert_eq!(sent(&huge).chars().count(), 50);
         assert_eq!(sent(&json!([1, 2])), "array(2)");
@@ -260,6 +271,9 @@ mod tests {
         assert_eq!(path(&["a key", "b"]), "[\"a key\"].b");
         assert_eq!(path(&["", "caf\u{e9}"]), "[\"\"][\"caf\u{e9}\"]");
         assert_eq!(path(&["tab\there\u{1}\\"]), "[\"tab\\there\\u0001\\\\\"]");
-        assert_eq!(path(&[&"k".repeat(51)]), format!("[\"{}...\"]", "k".repeat(47)));
+        assert_eq!(
+            path(&[&"k".repeat(51)]),
+            format!("[\"{}...\"]", "k".repeat(47))
+        );
     }
 }

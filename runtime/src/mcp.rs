@@ -1,0 +1,79 @@
+//! Envelopes as MCP results (ERRORS.md §1): one text block, `isError` from the severity, never
+//! `structuredContent`, never a JSON-RPC error.
+
+use rmcp::model::{CallToolResult, ContentBlock};
+
+use crate::ToolError;
+use crate::validate::ValidationError;
+
+/// A result carrying exactly one envelope.
+fn envelope(text: String, is_error: bool) -> CallToolResult {
+    let content = vec![ContentBlock::text(text)];
+    if is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    }
+}
+
+impl From<&ToolError> for CallToolResult {
+    /// ```
+    /// use mcp_fusion::{error, ErrorCode};
+    /// use mcp_fusion::rmcp::model::CallToolResult;
+    ///
+    /// let result = CallToolResult::from(&error(ErrorCode::NOT_FOUND, "No invoice with that ID"));
+    /// assert_eq!(result.is_error, Some(true));
+    /// assert_eq!(result.content.len(), 1);
+    /// assert!(result.structured_content.is_none());
+    /// ```
+    fn from(err: &ToolError) -> Self {
+        envelope(err.render(), err.is_error())
+    }
+}
+
+impl From<ToolError> for CallToolResult {
+    fn from(err: ToolError) -> Self {
+        CallToolResult::from(&err)
+    }
+}
+
+impl From<&ValidationError> for CallToolResult {
+    /// ```
+    /// use mcp_fusion::validate::{FieldPath, Problem, ValidationError};
+    /// use mcp_fusion::rmcp::model::CallToolResult;
+    ///
+    /// let err = ValidationError::new("billing.get_invoice", vec![Problem::custom(FieldPath::root(), "Bad", None, None)]);
+    /// assert_eq!(CallToolResult::from(&err).is_error, Some(true));
+    /// ```
+    fn from(err: &ValidationError) -> Self {
+        envelope(err.render(), true)
+    }
+}
+
+impl From<ValidationError> for CallToolResult {
+    fn from(err: ValidationError) -> Self {
+        CallToolResult::from(&err)
+    }
+}
+
+/// Adds a warning to a successful result as its last text block; `isError` stays false.
+///
+/// A `warning` that is in fact an error (severity `error` or `critical`) replaces the result:
+/// a failed call carries exactly one envelope.
+///
+/// ```
+/// use mcp_fusion::{ToolError, with_warning};
+/// use mcp_fusion::rmcp::model::{CallToolResult, ContentBlock};
+///
+/// let ok = CallToolResult::success(vec![ContentBlock::text("{\"id\":\"inv_1\"}")]);
+/// let warned = with_warning(ok, &ToolError::deprecated("billing.void_invoice", None, Some("billing.cancel_invoice")));
+/// assert_eq!(warned.is_error, Some(false));
+/// assert_eq!(warned.content.len(), 2);
+/// ```
+pub fn with_warning(mut result: CallToolResult, warning: &ToolError) -> CallToolResult {
+    if warning.is_error() {
+        return CallToolResult::from(warning);
+    }
+    result.content.push(ContentBlock::text(warning.render()));
+    result
+}
