@@ -9,14 +9,10 @@ pub(crate) fn closest<'a, I>(value: &str, candidates: I) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a str>,
 {
-    let value = value.to_ascii_lowercase();
     let value_len = value.chars().count();
     let mut best: Option<(usize, &'a str)> = None;
     for candidate in candidates {
-        let lower = candidate.to_ascii_lowercase();
-        let Some(d) = distance_if_close(&value, value_len, &lower) else {
-            continue;
-        };
+        let Some(d) = distance_if_close(value, value_len, candidate) else { continue };
         if best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, candidate));
         }
@@ -24,12 +20,12 @@ where
     best.map(|(_, c)| c)
 }
 
-/// The distance between `a` and `b` when they are close, else `None`. Never quadratic in a long
-/// input: edit distance is only computed when the lengths differ by at most 2.
+/// The distance between `a` and `b`, ASCII case ignored, when they are close; else `None`.
+/// Never quadratic in a long input: edit distance is only computed when the lengths differ by
+/// at most 2, and the names compared against are short.
 fn distance_if_close(a: &str, a_len: usize, b: &str) -> Option<usize> {
     let b_len = b.chars().count();
-    let contains = (!a.is_empty() && b.contains(a)) || (!b.is_empty() && a.contains(b));
-    if contains {
+    if contains_ignore_case(a, b) || contains_ignore_case(b, a) {
         // One contains the other, so the distance is exactly the insertions that tell them apart.
         return Some(a_len.abs_diff(b_len));
     }
@@ -40,22 +36,38 @@ fn distance_if_close(a: &str, a_len: usize, b: &str) -> Option<usize> {
     (d <= 2).then_some(d)
 }
 
-/// Levenshtein distance over Unicode scalar values, with one row of memory.
+/// Whether non-empty `needle` occurs in `haystack`, ASCII case ignored.
+fn contains_ignore_case(haystack: &str, needle: &str) -> bool {
+    let (h, n) = (haystack.as_bytes(), needle.as_bytes());
+    // A byte-wise match that starts and ends on character boundaries of both is a match of
+    // characters, since UTF-8 is self-synchronising and ASCII folding keeps non-ASCII bytes.
+    !n.is_empty() && h.len() >= n.len() && h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
+}
+
+/// Levenshtein distance over Unicode scalar values, ASCII case ignored, with one row of memory.
 fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
+    let mut stack = [0usize; 64];
+    let mut heap = Vec::new();
+    let b_len = b.chars().count();
+    let row: &mut [usize] = if b_len < stack.len() {
+        &mut stack[..=b_len]
+    } else {
+        heap.resize(b_len + 1, 0);
+        &mut heap
+    };
+    for (j, cell) in row.iter_mut().enumerate() {
+        *cell = j;
+    }
+    for (i, ca) in a.chars().map(|c| c.to_ascii_lowercase()).enumerate() {
         let mut diagonal = row[0];
         row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
+        for (j, cb) in b.chars().map(|c| c.to_ascii_lowercase()).enumerate() {
             let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != cb));
+            row[j + 1] = (above + 1).min(row[j] + 1).min(diagonal + usize::from(ca != cb));
             diagonal = above;
         }
     }
-    row[b.len()]
+    row[b_len]
 }
 
 #[cfg(test)]

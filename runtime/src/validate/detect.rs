@@ -4,12 +4,12 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
 
 use jsonschema::error::{ValidationError as Failure, ValidationErrorKind as K};
 use serde_json::{Map, Number, Value};
 
-use super::{FieldPath, Format, JsonType, PathSegment, Problem, ProblemKind, ValidationError};
+use super::layout::{self, Layout, Node};
+use super::{FieldPath, Format, Problem, ProblemKind, ValidationError};
 use crate::similar::closest;
 
 /// An action's input schema, compiled once and used for every call.
@@ -26,13 +26,12 @@ use crate::similar::closest;
 pub struct Schema {
     validator: jsonschema::Validator,
     schema: Value,
+    layout: Layout,
 }
 
 impl fmt::Debug for Schema {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Schema")
-            .field("schema", &self.schema)
-            .finish_non_exhaustive()
+        f.debug_struct("Schema").field("schema", &self.schema).finish_non_exhaustive()
     }
 }
 
@@ -49,7 +48,8 @@ impl fmt::Display for SchemaError {
 impl std::error::Error for SchemaError {}
 
 impl Schema {
-    /// Compiles a JSON Schema (draft 2020-12), with `format` asserted.
+    /// Compiles a JSON Schema (draft 2020-12) with the contract's rules: `format` asserted for
+    /// email, uri, uuid, date-time, date, ipv4 and ipv6; `multipleOf` exact for integers.
     ///
     /// ```
     /// use mcp_fusion::validate::Schema;
@@ -60,12 +60,10 @@ impl Schema {
         let validator = jsonschema::options()
             .with_draft(jsonschema::Draft::Draft202012)
             .should_validate_formats(true)
-            .build(schema)
+            .with_keyword("multipleOf", multiple_of::keyword)
+            .build(&layout::for_validator(schema))
             .map_err(|e| SchemaError(e.to_string()))?;
-        Ok(Schema {
-            validator,
-            schema: schema.clone(),
-        })
+        Ok(Schema { validator, schema: schema.clone(), layout: Layout::new(schema) })
     }
 
     /// The schema as given: the one the tool advertises.
@@ -83,324 +81,201 @@ impl Schema {
         if self.validator.is_valid(args) {
             return Vec::new();
         }
-        let mut ranker = Ranker::default();
-        let mut found: Vec<(Vec<(u8, usize)>, Problem)> = Vec::new();
+        let mut found = Found { positions: HashMap::new(), problems: Vec::new() };
         for failure in self.validator.iter_errors(args) {
-            self.map(failure, args, &mut ranker, &mut found);
+            self.map(&failure, args, &mut found);
         }
-        found.sort_by(|(a, pa), (b, pb)| a.cmp(b).then(pa.kind.rank().cmp(&pb.kind.rank())));
-        found.into_iter().map(|(_, problem)| problem).collect()
+        let mut problems = found.problems;
+        problems.sort_by(|(a, pa), (b, pb)| a.cmp(b).then(pa.kind.rank().cmp(&pb.kind.rank())));
+        problems.into_iter().map(|(_, problem)| problem).collect()
     }
 
     /// Checks a call's arguments (discriminator already removed) for the qualified `action`.
     pub fn validate(&self, action: &str, args: &Value) -> Result<(), ValidationError> {
         let problems = self.problems(args);
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(ValidationError::new(action, problems))
-        }
+        if problems.is_empty() { Ok(()) } else { Err(ValidationError::new(action, problems)) }
     }
 
-    /// Maps one failing keyword to its problems (one, or one per unexpected key).
-    fn map<'a>(
-        &'a self,
-        failure: Failure<'_>,
-        args: &'a Value,
-        ranker: &mut Ranker<'a>,
-        found: &mut Vec<(Vec<(u8, usize)>, Problem)>,
-    ) {
-        let Some((path, value)) = locate(args, failure.instance_path().as_str()) else {
-            return;
-        };
-        let keyword_schema = self.schema.pointer(failure.schema_path().as_str());
-        let subschema = self
-            .schema
-            .pointer(parent_pointer(failure.schema_path().as_str()))
-            .map(|s| self.resolve(s));
-        let mut push = |path: FieldPath, kind: ProblemKind, sent: Option<&Value>| {
-            let rank = ranker.rank(&self.schema, args, &path, self);
-            found.push((rank, Problem::new(path, kind, sent)));
-        };
+    /// Maps one failing keyword to its problems: one, or one per unexpected key.
+    fn map<'a>(&'a self, failure: &Failure<'_>, args: &'a Value, found: &mut Found<'a>) {
+        let Some(at) = self.locate(args, failure.instance_path().as_str(), found) else { return };
+        let schema_path = failure.schema_path().as_str();
+        let (parent, keyword) = schema_path.rsplit_once('/').unwrap_or(("", schema_path));
+        let node = self.layout.at(parent);
         let kind = match failure.kind() {
             K::Required { property } => {
-                let Some(name) = property.as_str() else {
-                    return;
-                };
-                let declared = subschema
-                    .and_then(|s| s.get("properties"))
-                    .and_then(|p| p.get(name));
-                let expected = declared.map_or_else(Vec::new, |s| self.types(s));
-                return push(
-                    path.key(name),
-                    ProblemKind::MissingRequired { expected },
-                    None,
-                );
+                let Some(name) = property.as_str() else { return };
+                let declared = node.and_then(|n| self.layout.field(n, name));
+                let expected = declared.map_or_else(Vec::new, |(_, child)| self.layout.types(child));
+                let rank = declared.map_or((0, usize::MAX), |(i, _)| (0, i));
+                let problem = Problem::new(at.path.key(name), ProblemKind::MissingRequired { expected }, None);
+                return found.push(at.ranks, rank, problem);
             }
             K::AdditionalProperties { unexpected } => {
-                let declared = subschema
-                    .and_then(|s| s.get("properties"))
-                    .and_then(Value::as_object);
-                let known: Arc<[String]> = declared
-                    .map_or_else(Vec::new, |p| p.keys().cloned().collect())
-                    .into();
+                let known = node.map(|n| n.known.clone()).unwrap_or_else(|| Vec::new().into());
                 for key in unexpected {
-                    let did_you_mean =
-                        closest(key, known.iter().map(String::as_str)).map(str::to_owned);
-                    let kind = ProblemKind::UnrecognizedField {
-                        did_you_mean,
-                        known: Arc::clone(&known),
-                    };
-                    push(
-                        path.clone().key(key.as_str()),
-                        kind,
-                        value.get(key.as_str()),
-                    );
+                    let did_you_mean = closest(key, known.iter().map(String::as_str)).map(str::to_owned);
+                    let kind = ProblemKind::UnrecognizedField { did_you_mean, known: known.clone() };
+                    let rank = (1, found.position(at.value, key));
+                    let problem = Problem::new(at.path.clone().key(key.as_str()), kind, at.value.get(key.as_str()));
+                    found.push(at.ranks.clone(), rank, problem);
                 }
                 return;
             }
-            K::Type { .. } => ProblemKind::InvalidType {
-                expected: subschema.map_or_else(Vec::new, |s| self.types(s)),
-            },
+            K::Type { .. } => ProblemKind::InvalidType { expected: node.map_or_else(Vec::new, |n| self.layout.types(n)) },
             K::Format { format } => ProblemKind::Format(Format::from_name(format)),
-            K::Pattern { pattern } => ProblemKind::Pattern {
-                pattern: pattern.clone(),
-            },
+            K::Pattern { pattern } => ProblemKind::Pattern { pattern: pattern.clone() },
             K::MinLength { limit } => ProblemKind::TooShort { min: *limit },
             K::MaxLength { limit } => ProblemKind::TooLong { max: *limit },
-            K::Minimum { limit } => ProblemKind::TooSmall {
-                limit: number(keyword_schema, limit),
-                exclusive: false,
-            },
-            K::ExclusiveMinimum { limit } => ProblemKind::TooSmall {
-                limit: number(keyword_schema, limit),
-                exclusive: true,
-            },
-            K::Maximum { limit } => ProblemKind::TooLarge {
-                limit: number(keyword_schema, limit),
-                exclusive: false,
-            },
-            K::ExclusiveMaximum { limit } => ProblemKind::TooLarge {
-                limit: number(keyword_schema, limit),
-                exclusive: true,
-            },
+            K::Minimum { limit } => ProblemKind::TooSmall { limit: number(limit), exclusive: false },
+            K::ExclusiveMinimum { limit } => ProblemKind::TooSmall { limit: number(limit), exclusive: true },
+            K::Maximum { limit } => ProblemKind::TooLarge { limit: number(limit), exclusive: false },
+            K::ExclusiveMaximum { limit } => ProblemKind::TooLarge { limit: number(limit), exclusive: true },
             K::MinItems { limit } => ProblemKind::TooFewItems { min: *limit },
             K::MaxItems { limit } => ProblemKind::TooManyItems { max: *limit },
-            K::MultipleOf { multiple_of } => {
-                // The schema keeps `5` an integer, where the error only carries an f64.
-                let fallback = Number::from_f64(*multiple_of).map_or(Value::Null, Value::Number);
-                ProblemKind::NotMultipleOf {
-                    multiple_of: number(keyword_schema, &fallback),
-                }
+            K::Custom { .. } if keyword == "multipleOf" => {
+                let Some(multiple_of) = node.and_then(|n| n.multiple_of.clone()) else { return };
+                ProblemKind::NotMultipleOf { multiple_of }
             }
             K::Enum { options } => ProblemKind::InvalidOption {
-                allowed: options
-                    .as_array()
-                    .map_or_else(|| vec![(**options).clone()], Clone::clone)
-                    .into(),
+                allowed: node.and_then(|n| n.allowed.clone()).unwrap_or_else(|| {
+                    options.as_array().map_or_else(|| vec![(**options).clone()], Clone::clone).into()
+                }),
             },
-            K::Constant { expected_value } => ProblemKind::ConstMismatch {
-                expected: (**expected_value).clone(),
-            },
+            K::Constant { expected_value } => ProblemKind::ConstMismatch { expected: (**expected_value).clone() },
             K::AnyOf { .. } => ProblemKind::NoAlternative { one_of: false },
-            K::OneOfNotValid { .. } | K::OneOfMultipleValid { .. } => {
-                ProblemKind::NoAlternative { one_of: true }
-            }
-            other => ProblemKind::Other {
-                keyword: keyword_name(other, failure.schema_path().as_str()),
-            },
+            K::OneOfNotValid { .. } | K::OneOfMultipleValid { .. } => ProblemKind::NoAlternative { one_of: true },
+            K::FalseSchema => ProblemKind::Other { keyword: "false".into() },
+            _ => ProblemKind::Other { keyword: unescape(keyword).into_owned() },
         };
-        push(path, kind, Some(value));
+        let own = at.ranks;
+        found.problems.push((own, Problem::new(at.path, kind, Some(at.value))));
     }
 
-    /// Follows a local `$ref` (`#/$defs/Line`), as schemars writes them for nested types.
-    fn resolve<'a>(&'a self, mut schema: &'a Value) -> &'a Value {
-        // Bounded: a cycle of references must not loop forever.
-        for _ in 0..32 {
-            match schema
-                .get("$ref")
-                .and_then(Value::as_str)
-                .and_then(|r| r.strip_prefix('#'))
-            {
-                Some(pointer) => match self.schema.pointer(pointer) {
-                    Some(target) => schema = target,
-                    None => break,
-                },
-                None => break,
-            }
-        }
-        schema
-    }
-
-    /// The declared types of a schema: its `type`, or else the union of its alternatives' types.
-    fn types(&self, schema: &Value) -> Vec<JsonType> {
-        let schema = self.resolve(schema);
-        let mut out = Vec::new();
-        if let Some(t) = schema.get("type") {
-            push_types(&mut out, t);
-            return out;
-        }
-        for alternatives in ["anyOf", "oneOf"] {
-            for alternative in schema
-                .get(alternatives)
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(t) = self.resolve(alternative).get("type") {
-                    push_types(&mut out, t);
+    /// Walks a failure's instance location through the arguments and the layout together,
+    /// giving the path, the value there and the sort key of each step. A segment is a key or an
+    /// index according to the value it steps into (a key may well be `"0"`).
+    fn locate<'a>(&'a self, args: &'a Value, pointer: &str, found: &mut Found<'a>) -> Option<Located<'a>> {
+        let mut at = Located { path: FieldPath::root(), ranks: Vec::new(), value: args, node: self.layout.root() };
+        for raw in pointer.split('/').skip(1) {
+            let segment = unescape(raw);
+            match at.value {
+                Value::Object(map) => {
+                    let (key, value) = map.get_key_value(segment.as_ref())?;
+                    let declared = at.node.and_then(|n| self.layout.field(n, key));
+                    at.ranks.push(match declared {
+                        Some((i, _)) => (0, i),
+                        None => (1, found.position(at.value, key)),
+                    });
+                    at.node = declared.map(|(_, child)| child);
+                    at.path = at.path.key(key.as_str());
+                    at.value = value;
                 }
+                Value::Array(items) => {
+                    let index: usize = segment.parse().ok()?;
+                    at.value = items.get(index)?;
+                    at.ranks.push((0, index));
+                    at.node = at.node.and_then(|n| self.layout.item(n, index));
+                    at.path = at.path.index(index);
+                }
+                _ => return None,
             }
         }
-        out
+        Some(at)
     }
 }
 
-fn push_types(out: &mut Vec<JsonType>, t: &Value) {
-    let names: Vec<&str> = match t {
-        Value::String(name) => vec![name.as_str()],
-        Value::Array(names) => names.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
-    };
-    for t in names.into_iter().filter_map(JsonType::from_name) {
-        if !out.contains(&t) {
-            out.push(t);
-        }
+struct Located<'a> {
+    path: FieldPath,
+    ranks: Vec<(u8, usize)>,
+    value: &'a Value,
+    node: Option<&'a Node>,
+}
+
+/// Problems found so far with their sort keys: at each level a declared key ranks by
+/// declaration, an undeclared one after them in the order it was sent, an index by itself.
+struct Found<'a> {
+    /// Key positions of large objects, built once per object (by address), so that a call
+    /// with 100,000 unknown keys stays linear.
+    positions: HashMap<usize, HashMap<&'a str, usize>>,
+    problems: Vec<(Vec<(u8, usize)>, Problem)>,
+}
+
+const SCAN_MAX: usize = 16;
+
+impl<'a> Found<'a> {
+    fn push(&mut self, mut ranks: Vec<(u8, usize)>, last: (u8, usize), problem: Problem) {
+        ranks.push(last);
+        self.problems.push((ranks, problem));
+    }
+
+    /// Where `key` was sent in `object`.
+    fn position(&mut self, object: &'a Value, key: &str) -> usize {
+        let Value::Object(map) = object else { return usize::MAX };
+        let position = if map.len() <= SCAN_MAX {
+            map.keys().position(|k| k == key)
+        } else {
+            let index = self
+                .positions
+                .entry(map as *const Map<String, Value> as usize)
+                .or_insert_with(|| map.keys().enumerate().map(|(i, k)| (k.as_str(), i)).collect());
+            index.get(key).copied()
+        };
+        position.unwrap_or(usize::MAX)
     }
 }
 
-/// The number as written in the schema when it can be read there; otherwise the error's.
-fn number(keyword: Option<&Value>, fallback: &Value) -> Number {
-    match keyword.or(Some(fallback)) {
-        Some(Value::Number(n)) => n.clone(),
-        _ => match fallback {
-            Value::Number(n) => n.clone(),
-            _ => Number::from(0),
-        },
-    }
-}
-
-/// The keyword that failed, from the end of its schema location.
-fn keyword_name(kind: &K, schema_path: &str) -> String {
-    if matches!(kind, K::FalseSchema) {
-        return "false".into();
-    }
-    schema_path
-        .rsplit('/')
-        .next()
-        .map_or_else(String::new, |k| unescape(k).into_owned())
-}
-
-fn parent_pointer(pointer: &str) -> &str {
-    pointer.rfind('/').map_or("", |i| &pointer[..i])
+fn number(limit: &Value) -> Number {
+    limit.as_number().cloned().unwrap_or_else(|| Number::from(0))
 }
 
 fn unescape(segment: &str) -> Cow<'_, str> {
-    if segment.contains('~') {
-        Cow::Owned(segment.replace("~1", "/").replace("~0", "~"))
-    } else {
-        Cow::Borrowed(segment)
-    }
+    if segment.contains('~') { Cow::Owned(segment.replace("~1", "/").replace("~0", "~")) } else { Cow::Borrowed(segment) }
 }
 
-/// Walks a JSON pointer through the arguments: each segment is a key of an object or an index
-/// of an array, decided by the value found there (a key may well be `"0"`).
-fn locate<'a>(args: &'a Value, pointer: &str) -> Option<(FieldPath, &'a Value)> {
-    let mut path = FieldPath::root();
-    let mut value = args;
-    for raw in pointer.split('/').skip(1) {
-        let segment = unescape(raw);
-        match value {
-            Value::Object(map) => {
-                value = map.get(segment.as_ref())?;
-                path = path.key(segment.into_owned());
-            }
-            Value::Array(items) => {
-                let index: usize = segment.parse().ok()?;
-                value = items.get(index)?;
-                path = path.index(index);
-            }
-            _ => return None,
+/// `multipleOf` as the contract defines it: integers are tested exactly; otherwise value / m
+/// must be a finite double with no fractional part.
+mod multiple_of {
+    use jsonschema::{Keyword, ValidationError};
+    use serde_json::{Map, Number, Value};
+
+    pub(super) struct MultipleOf(Number);
+
+    #[allow(clippy::unnecessary_wraps)] // the signature `with_keyword` asks for
+    pub(super) fn keyword<'a>(
+        _: &'a Map<String, Value>,
+        value: &'a Value,
+        _: jsonschema::paths::Location,
+    ) -> Result<Box<dyn for<'i> Keyword<'i>>, ValidationError<'a>> {
+        match value.as_number().filter(|m| m.as_f64().is_some_and(|m| m > 0.0)) {
+            Some(m) => Ok(Box::new(MultipleOf(m.clone()))),
+            None => Err(ValidationError::custom("multipleOf must be a number greater than 0")),
         }
     }
-    Some((path, value))
-}
 
-/// Sort keys for paths: at each level a declared key ranks by declaration, an undeclared one
-/// after them by the order it was sent, an index by itself.
-#[derive(Default)]
-struct Ranker<'a> {
-    /// Key positions of large objects, built once per object (by address) so that a call with
-    /// 100,000 unknown keys stays linear.
-    positions: HashMap<usize, HashMap<&'a str, usize>>,
-}
+    fn exact(n: &Number) -> Option<i128> {
+        n.as_i64().map(i128::from).or_else(|| n.as_u64().map(i128::from))
+    }
 
-const LINEAR_SCAN_MAX: usize = 16;
-
-impl<'a> Ranker<'a> {
-    fn rank(
-        &mut self,
-        root_schema: &'a Value,
-        args: &'a Value,
-        path: &FieldPath,
-        schema: &'a Schema,
-    ) -> Vec<(u8, usize)> {
-        let mut ranks = Vec::with_capacity(path.0.len());
-        let mut node = Some(schema.resolve(root_schema));
-        let mut value = Some(args);
-        for segment in &path.0 {
-            match segment {
-                PathSegment::Key(key) => {
-                    let declared = node
-                        .and_then(|s| s.get("properties"))
-                        .and_then(Value::as_object);
-                    let rank = match declared.and_then(|p| self.position(p, key)) {
-                        Some(i) => (0, i),
-                        None => {
-                            let sent = value
-                                .and_then(Value::as_object)
-                                .and_then(|m| self.position(m, key));
-                            (1, sent.unwrap_or(usize::MAX))
-                        }
-                    };
-                    ranks.push(rank);
-                    node = declared.and_then(|p| p.get(key)).map(|s| schema.resolve(s));
-                    value = value.and_then(|v| v.get(key));
-                }
-                PathSegment::Index(i) => {
-                    ranks.push((0, *i));
-                    node = node
-                        .and_then(|s| item_schema(s, *i))
-                        .map(|s| schema.resolve(s));
-                    value = value.and_then(|v| v.get(*i));
-                }
+    pub(super) fn holds(value: &Number, m: &Number) -> bool {
+        match (exact(value), exact(m)) {
+            (Some(v), Some(m)) => m != 0 && v % m == 0,
+            _ => {
+                let q = value.as_f64().unwrap_or(f64::NAN) / m.as_f64().unwrap_or(f64::NAN);
+                q.is_finite() && q.fract() == 0.0
             }
         }
-        ranks
     }
 
-    fn position(&mut self, map: &'a Map<String, Value>, key: &str) -> Option<usize> {
-        if map.len() <= LINEAR_SCAN_MAX {
-            return map.keys().position(|k| k == key);
+    impl<'i> Keyword<'i> for MultipleOf {
+        fn validate(&self, instance: &'i Value) -> Result<(), ValidationError<'i>> {
+            if self.is_valid(instance) { Ok(()) } else { Err(ValidationError::custom("not a multiple")) }
         }
-        let index = self
-            .positions
-            .entry(map as *const Map<String, Value> as usize)
-            .or_insert_with(|| {
-                map.keys()
-                    .enumerate()
-                    .map(|(i, k)| (k.as_str(), i))
-                    .collect()
-            });
-        index.get(key).copied()
-    }
-}
 
-fn item_schema(schema: &Value, index: usize) -> Option<&Value> {
-    schema
-        .get("prefixItems")
-        .and_then(|p| p.get(index))
-        .or_else(|| schema.get("items").filter(|i| i.is_object()))
+        fn is_valid(&self, instance: &'i Value) -> bool {
+            instance.as_number().is_none_or(|n| holds(n, &self.0))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -409,24 +284,13 @@ mod tests {
     use serde_json::json;
 
     fn lines(schema: Value, args: Value) -> Vec<(String, String)> {
-        Schema::new(&schema)
-            .unwrap()
-            .problems(&args)
-            .iter()
-            .map(|p| (p.path().to_string(), p.line()))
-            .collect()
+        Schema::new(&schema).unwrap().problems(&args).iter().map(|p| (p.path().to_string(), p.line())).collect()
     }
 
     #[test]
     fn numeric_keys_are_keys() {
         let schema = json!({"type": "object", "properties": {"0": {"type": "string"}}});
-        assert_eq!(
-            lines(schema, json!({"0": 1})),
-            [(
-                "[\"0\"]".into(),
-                "Invalid type. You sent: 1. Expected a string.".into()
-            )]
-        );
+        assert_eq!(lines(schema, json!({"0": 1})), [("[\"0\"]".into(), "Invalid type. You sent: 1. Expected a string.".into())]);
     }
 
     #[test]
@@ -438,37 +302,45 @@ mod tests {
             "required": ["other"]
         });
         let got = lines(schema, json!({"line": {"qty": "x"}}));
-        assert_eq!(
-            got[0],
-            (
-                "line.sku".into(),
-                "Required field is missing. You sent: (missing). Expected a string.".into()
-            )
-        );
-        assert_eq!(
-            got[1],
-            (
-                "line.qty".into(),
-                "Invalid type. You sent: 'x'. Expected an integer.".into()
-            )
-        );
-        assert_eq!(
-            got[2],
-            (
-                "other".into(),
-                "Required field is missing. You sent: (missing). Expected an object.".into()
-            )
-        );
+        assert_eq!(got[0], ("line.sku".into(), "Required field is missing. You sent: (missing). Expected a string.".into()));
+        assert_eq!(got[1], ("line.qty".into(), "Invalid type. You sent: 'x'. Expected an integer.".into()));
+        assert_eq!(got[2], ("other".into(), "Required field is missing. You sent: (missing). Expected an object.".into()));
     }
 
     #[test]
     fn a_fraction_fails_integer_and_minimum() {
-        let schema =
-            json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}});
+        let schema = json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}});
         let got = lines(schema, json!({"n": 0.5}));
         assert_eq!(got.len(), 2);
         assert!(got[0].1.starts_with("Invalid type."));
         assert!(got[1].1.starts_with("Too small."));
+    }
+
+    #[test]
+    fn closed_object_without_properties_names_every_key() {
+        let schema = json!({"type": "object", "additionalProperties": false});
+        let got = lines(schema, json!({"a": 1, "b": 2}));
+        assert_eq!(got, [("a".into(), "Unrecognized field. You sent: 1. Remove it.".into()), ("b".into(), "Unrecognized field. You sent: 2. Remove it.".into())]);
+    }
+
+    #[test]
+    fn only_the_contract_formats_are_asserted() {
+        let schema = json!({"type": "object", "properties": {"h": {"type": "string", "format": "hostname"}, "e": {"type": "string", "format": "email"}}});
+        let got = lines(schema, json!({"h": "not a host!", "e": "nope"}));
+        assert_eq!(got, [("e".into(), "Invalid email format. You sent: 'nope'. Expected a valid email address.".into())]);
+    }
+
+    #[test]
+    fn multiple_of_divides_as_the_contract_says() {
+        let n = |v: Value| v.as_number().unwrap().clone();
+        assert!(multiple_of::holds(&n(json!(10)), &n(json!(5))));
+        assert!(!multiple_of::holds(&n(json!(7)), &n(json!(5))));
+        assert!(multiple_of::holds(&n(json!(u64::MAX)), &n(json!(5))));
+        assert!(!multiple_of::holds(&n(json!(0.3)), &n(json!(0.1))));
+        assert!(multiple_of::holds(&n(json!(7)), &n(json!(0.5))));
+        assert!(!multiple_of::holds(&n(json!(1e308)), &n(json!(1e-308))));
+        let got = lines(json!({"properties": {"p": {"multipleOf": 5}}}), json!({"p": 7}));
+        assert_eq!(got, [("p".into(), "Not a multiple of 5. You sent: 7. Expected a multiple of 5.".into())]);
     }
 
     #[test]
@@ -490,9 +362,7 @@ mod tests {
         // big stack; detection itself runs on a small one, proving it does not follow the depth.
         let big = std::thread::Builder::new().stack_size(256 << 20);
         big.spawn(|| {
-            let schema =
-                Schema::new(&json!({"type": "object", "properties": {"a": {"type": "string"}}}))
-                    .unwrap();
+            let schema = Schema::new(&json!({"type": "object", "properties": {"a": {"type": "string"}}})).unwrap();
             let mut deep = json!(1);
             for _ in 0..10_000 {
                 deep = json!([deep]);
@@ -500,17 +370,8 @@ mod tests {
             let args = json!({"a": deep, "b": {"c": deep.clone()}});
             std::thread::scope(|scope| {
                 let small = std::thread::Builder::new().stack_size(256 << 10);
-                let lines = small.spawn_scoped(scope, || {
-                    schema
-                        .problems(&args)
-                        .iter()
-                        .map(Problem::line)
-                        .collect::<Vec<_>>()
-                });
-                assert_eq!(
-                    lines.unwrap().join().unwrap(),
-                    ["Invalid type. You sent: array(1). Expected a string."]
-                );
+                let lines = small.spawn_scoped(scope, || schema.problems(&args).iter().map(Problem::line).collect::<Vec<_>>());
+                assert_eq!(lines.unwrap().join().unwrap(), ["Invalid type. You sent: array(1). Expected a string."]);
             });
         })
         .unwrap()

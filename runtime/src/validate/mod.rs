@@ -2,6 +2,7 @@
 //! Schema and written as one `<validation_error>` (ERRORS.md §5). All message text lives here.
 
 mod detect;
+mod layout;
 mod text;
 
 use std::fmt;
@@ -62,25 +63,30 @@ impl FieldPath {
     pub fn segments(&self) -> &[PathSegment] {
         &self.0
     }
+
+    fn write(&self, out: &mut String) {
+        if self.0.is_empty() {
+            return out.push_str("(root)");
+        }
+        let start = out.len();
+        for segment in &self.0 {
+            match segment {
+                PathSegment::Key(key) => text::push_key(out, key, out.len() == start),
+                PathSegment::Index(i) => {
+                    out.push('[');
+                    out.push_str(itoa(*i as u64, &mut [0; 20]));
+                    out.push(']');
+                }
+            }
+        }
+    }
 }
 
 impl fmt::Display for FieldPath {
     /// The `name` attribute's text (before escaping).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0.is_empty() {
-            return f.write_str("(root)");
-        }
         let mut out = String::new();
-        for segment in &self.0 {
-            match segment {
-                PathSegment::Key(key) => text::push_key(&mut out, key),
-                PathSegment::Index(i) => {
-                    out.push('[');
-                    out.push_str(&i.to_string());
-                    out.push(']');
-                }
-            }
-        }
+        self.write(&mut out);
         f.write_str(&out)
     }
 }
@@ -310,140 +316,150 @@ impl ProblemKind {
         }
     }
 
-    fn headline(&self) -> String {
-        match self {
-            ProblemKind::MissingRequired { .. } => "Required field is missing".into(),
-            ProblemKind::InvalidType { .. } => "Invalid type".into(),
-            ProblemKind::Format(format) => match format {
-                Format::Email => "Invalid email format".into(),
-                Format::Uri => "Invalid URL format".into(),
-                Format::Uuid => "Invalid UUID format".into(),
-                Format::DateTime => "Invalid date-time format".into(),
-                Format::Date => "Invalid date format".into(),
-                Format::Ipv4 | Format::Ipv6 => "Invalid IP address".into(),
-                Format::Other(_) => "Invalid format".into(),
-            },
-            ProblemKind::Pattern { .. } => "Invalid format".into(),
-            ProblemKind::TooShort { .. } => "Too short".into(),
-            ProblemKind::TooLong { .. } => "Too long".into(),
-            ProblemKind::TooSmall { .. } => "Too small".into(),
-            ProblemKind::TooLarge { .. } => "Too large".into(),
-            ProblemKind::TooFewItems { .. } => "Too few items".into(),
-            ProblemKind::TooManyItems { .. } => "Too many items".into(),
+    /// Writes the headline (no final period).
+    fn write_headline(&self, out: &mut String) {
+        out.push_str(match self {
+            ProblemKind::MissingRequired { .. } => "Required field is missing",
+            ProblemKind::InvalidType { .. } => "Invalid type",
+            ProblemKind::Format(Format::Email) => "Invalid email format",
+            ProblemKind::Format(Format::Uri) => "Invalid URL format",
+            ProblemKind::Format(Format::Uuid) => "Invalid UUID format",
+            ProblemKind::Format(Format::DateTime) => "Invalid date-time format",
+            ProblemKind::Format(Format::Date) => "Invalid date format",
+            ProblemKind::Format(Format::Ipv4 | Format::Ipv6) => "Invalid IP address",
+            ProblemKind::Format(Format::Other(_)) | ProblemKind::Pattern { .. } => "Invalid format",
+            ProblemKind::TooShort { .. } => "Too short",
+            ProblemKind::TooLong { .. } => "Too long",
+            ProblemKind::TooSmall { .. } => "Too small",
+            ProblemKind::TooLarge { .. } => "Too large",
+            ProblemKind::TooFewItems { .. } => "Too few items",
+            ProblemKind::TooManyItems { .. } => "Too many items",
             ProblemKind::NotMultipleOf { multiple_of } => {
-                format!("Not a multiple of {}", text::number(multiple_of))
+                out.push_str("Not a multiple of ");
+                text::write_number(out, multiple_of);
+                return;
             }
-            ProblemKind::InvalidOption { .. } => "Invalid option".into(),
-            ProblemKind::ConstMismatch { .. }
-            | ProblemKind::NoAlternative { .. }
-            | ProblemKind::Other { .. } => "Invalid value".into(),
-            ProblemKind::UnrecognizedField { .. } => "Unrecognized field".into(),
-            ProblemKind::Custom { headline, .. } => headline.clone(),
-        }
+            ProblemKind::InvalidOption { .. } => "Invalid option",
+            ProblemKind::ConstMismatch { .. } | ProblemKind::NoAlternative { .. } | ProblemKind::Other { .. } => {
+                "Invalid value"
+            }
+            ProblemKind::UnrecognizedField { .. } => "Unrecognized field",
+            ProblemKind::Custom { headline, .. } => headline,
+        });
     }
 
-    /// The expectation, without its final period (`None`: nothing to add).
-    fn expected(&self) -> Option<String> {
-        Some(match self {
+    /// Writes the expectation, without a final period; `false` when there is none.
+    fn write_expected(&self, out: &mut String) -> bool {
+        match self {
             ProblemKind::MissingRequired { expected } | ProblemKind::InvalidType { expected } => {
-                format!("Expected {}", types(expected))
+                out.push_str("Expected ");
+                write_types(out, expected);
             }
-            ProblemKind::Format(format) => match format {
-                Format::Email => "Expected a valid email address".into(),
-                Format::Uri => "Expected a valid URL (e.g. https://example.com)".into(),
-                Format::Uuid => {
-                    "Expected a valid UUID (e.g. 123e4567-e89b-12d3-a456-426614174000)".into()
-                }
-                Format::DateTime => {
-                    "Expected an ISO 8601 date-time (e.g. 2024-01-15T10:30:00Z)".into()
-                }
-                Format::Date => "Expected an ISO 8601 date (e.g. 2024-01-15)".into(),
-                Format::Ipv4 => "Expected a valid IPv4 address".into(),
-                Format::Ipv6 => "Expected a valid IPv6 address".into(),
-                Format::Other(name) => format!("Expected a string in the \"{name}\" format"),
-            },
+            ProblemKind::Format(Format::Other(name)) => {
+                out.push_str("Expected a string in the \"");
+                out.push_str(name);
+                out.push_str("\" format");
+            }
+            ProblemKind::Format(format) => out.push_str(match format {
+                Format::Email => "Expected a valid email address",
+                Format::Uri => "Expected a valid URL (e.g. https://example.com)",
+                Format::Uuid => "Expected a valid UUID (e.g. 123e4567-e89b-12d3-a456-426614174000)",
+                Format::DateTime => "Expected an ISO 8601 date-time (e.g. 2024-01-15T10:30:00Z)",
+                Format::Date => "Expected an ISO 8601 date (e.g. 2024-01-15)",
+                Format::Ipv4 => "Expected a valid IPv4 address",
+                Format::Ipv6 | Format::Other(_) => "Expected a valid IPv6 address",
+            }),
             ProblemKind::Pattern { pattern } => {
-                format!("Expected a string matching the pattern {pattern}")
+                out.push_str("Expected a string matching the pattern ");
+                out.push_str(pattern);
             }
-            ProblemKind::TooShort { min } => format!(
-                "Expected at least {}",
-                text::count(*min, "character", "characters")
-            ),
-            ProblemKind::TooLong { max } => format!(
-                "Expected at most {}",
-                text::count(*max, "character", "characters")
-            ),
+            ProblemKind::TooShort { min } => write_count(out, "Expected at least ", *min, "character"),
+            ProblemKind::TooLong { max } => write_count(out, "Expected at most ", *max, "character"),
             ProblemKind::TooSmall { limit, exclusive } => {
-                format!(
-                    "Expected a number {} {}",
-                    if *exclusive { ">" } else { ">=" },
-                    text::number(limit)
-                )
+                out.push_str(if *exclusive { "Expected a number > " } else { "Expected a number >= " });
+                text::write_number(out, limit);
             }
             ProblemKind::TooLarge { limit, exclusive } => {
-                format!(
-                    "Expected a number {} {}",
-                    if *exclusive { "<" } else { "<=" },
-                    text::number(limit)
-                )
+                out.push_str(if *exclusive { "Expected a number < " } else { "Expected a number <= " });
+                text::write_number(out, limit);
             }
-            ProblemKind::TooFewItems { min } => {
-                format!("Expected at least {}", text::count(*min, "item", "items"))
-            }
-            ProblemKind::TooManyItems { max } => {
-                format!("Expected at most {}", text::count(*max, "item", "items"))
-            }
+            ProblemKind::TooFewItems { min } => write_count(out, "Expected at least ", *min, "item"),
+            ProblemKind::TooManyItems { max } => write_count(out, "Expected at most ", *max, "item"),
             ProblemKind::NotMultipleOf { multiple_of } => {
-                format!("Expected a multiple of {}", text::number(multiple_of))
+                out.push_str("Expected a multiple of ");
+                text::write_number(out, multiple_of);
             }
             ProblemKind::InvalidOption { allowed } => {
-                let mut out = String::from("Expected one of: ");
-                list(&mut out, allowed.iter().map(literal));
-                out
+                out.push_str("Expected one of: ");
+                write_list(out, allowed.iter(), |out, v| write_literal(out, v));
             }
             ProblemKind::ConstMismatch { expected } => {
-                format!("Expected exactly {}", literal(expected))
+                out.push_str("Expected exactly ");
+                write_literal(out, expected);
             }
-            ProblemKind::NoAlternative { .. } => {
-                "Expected a value matching one of the allowed shapes".into()
+            ProblemKind::NoAlternative { .. } => out.push_str("Expected a value matching one of the allowed shapes"),
+            ProblemKind::UnrecognizedField { did_you_mean: Some(best), .. } => {
+                out.push_str("Remove it or rename it: did you mean \"");
+                out.push_str(best);
+                out.push_str("\"?");
             }
-            ProblemKind::UnrecognizedField {
-                did_you_mean: Some(best),
-                ..
-            } => {
-                format!("Remove it or rename it: did you mean \"{best}\"?")
-            }
-            ProblemKind::UnrecognizedField {
-                did_you_mean: None,
-                known,
-            } if known.is_empty() => "Remove it".into(),
-            ProblemKind::UnrecognizedField {
-                did_you_mean: None,
-                known,
-            } => {
-                let mut out = String::from("Remove it. Known fields: ");
-                list(&mut out, known.iter().cloned());
-                out
+            ProblemKind::UnrecognizedField { did_you_mean: None, known } if known.is_empty() => out.push_str("Remove it"),
+            ProblemKind::UnrecognizedField { did_you_mean: None, known } => {
+                out.push_str("Remove it. Known fields: ");
+                write_list(out, known.iter(), |out, name| out.push_str(name));
             }
             ProblemKind::Other { keyword } => {
-                format!("Expected a value that satisfies \"{keyword}\"")
+                out.push_str("Expected a value that satisfies \"");
+                out.push_str(keyword);
+                out.push('"');
             }
-            ProblemKind::Custom { expected, .. } => return expected.clone(),
-        })
+            ProblemKind::Custom { expected: Some(expected), .. } => out.push_str(expected),
+            ProblemKind::Custom { expected: None, .. } => return false,
+        }
+        true
     }
 }
 
 /// `a string or null`; `a value` when nothing is declared.
-fn types(expected: &[JsonType]) -> String {
+fn write_types(out: &mut String, expected: &[JsonType]) {
     if expected.is_empty() {
-        return "a value".into();
+        out.push_str("a value");
     }
-    let phrases: Vec<&str> = expected.iter().map(|t| t.phrase()).collect();
-    phrases.join(" or ")
+    for (i, t) in expected.iter().enumerate() {
+        if i > 0 {
+            out.push_str(" or ");
+        }
+        out.push_str(t.phrase());
+    }
 }
 
-/// Appends at most 20 entries joined by `, `, then `, ...` when there are more.
-fn list(out: &mut String, items: impl Iterator<Item = String>) {
+/// `Expected at least 1 character` / `... 3 characters`.
+fn write_count(out: &mut String, lead: &str, n: u64, noun: &str) {
+    out.push_str(lead);
+    out.push_str(itoa(n, &mut [0; 20]));
+    out.push(' ');
+    out.push_str(noun);
+    if n != 1 {
+        out.push('s');
+    }
+}
+
+/// Formats a `u64` without going through `fmt`.
+fn itoa(mut n: u64, buf: &mut [u8; 20]) -> &str {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[i..]).expect("ASCII digits")
+}
+
+/// At most 20 entries joined by `, `, then `, ...` when there are more.
+fn write_list<T>(out: &mut String, items: impl Iterator<Item = T>, mut write: impl FnMut(&mut String, T)) {
     for (i, item) in items.enumerate() {
         if i == MAX_FIELDS {
             out.push_str(", ...");
@@ -452,52 +468,52 @@ fn list(out: &mut String, items: impl Iterator<Item = String>) {
         if i > 0 {
             out.push_str(", ");
         }
-        out.push_str(&item);
+        write(out, item);
     }
 }
 
-/// An enum or const value: JSON, but strings single-quoted (not escaped, not cut).
-fn literal(value: &Value) -> String {
+/// An enum or const value: JSON with this contract's numbers, but a string single-quoted (not
+/// escaped, not cut).
+fn write_literal(out: &mut String, value: &Value) {
     match value {
-        Value::String(s) => format!("'{s}'"),
-        Value::Number(n) => text::number(n),
-        Value::Null | Value::Bool(_) => value.to_string(),
-        Value::Array(_) | Value::Object(_) => {
-            // Containers are written as compact JSON with this contract's numbers.
-            let mut out = String::new();
-            compact(&mut out, value);
-            out
+        Value::String(s) => {
+            out.push('\'');
+            out.push_str(s);
+            out.push('\'');
         }
+        other => write_json(out, other),
     }
 }
 
-fn compact(out: &mut String, value: &Value) {
+fn write_json(out: &mut String, value: &Value) {
     match value {
-        Value::Number(n) => out.push_str(&text::number(n)),
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => text::write_number(out, n),
         Value::String(s) => text::json_string(out, s),
         Value::Array(items) => {
             out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                compact(out, item);
-            }
+            write_list_all(out, items.iter(), write_json);
             out.push(']');
         }
         Value::Object(map) => {
             out.push('{');
-            for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
+            write_list_all(out, map.iter(), |out, (key, item)| {
                 text::json_string(out, key);
                 out.push(':');
-                compact(out, item);
-            }
+                write_json(out, item);
+            });
             out.push('}');
         }
-        Value::Null | Value::Bool(_) => out.push_str(&value.to_string()),
+    }
+}
+
+fn write_list_all<T>(out: &mut String, items: impl Iterator<Item = T>, mut write: impl FnMut(&mut String, T)) {
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write(out, item);
     }
 }
 
@@ -567,20 +583,25 @@ impl Problem {
 
     /// The `<field>` text: `{headline}. You sent: {sent}. {expected}.` (plain, not escaped).
     pub fn line(&self) -> String {
-        let mut line = self.kind.headline();
-        line.push_str(". You sent: ");
-        line.push_str(&self.sent);
-        let mut open = self.sent.ends_with("...");
-        if let Some(expected) = self.kind.expected() {
-            line.push_str(if open { " " } else { ". " });
-            line.push_str(&expected);
-            // A list cut with `...` or a question ends the line by itself.
-            open = expected.ends_with("...") || expected.ends_with('?');
-        }
-        if !open {
-            line.push('.');
-        }
+        let mut line = String::with_capacity(96 + self.sent.len());
+        self.write_line(&mut line);
         line
+    }
+
+    fn write_line(&self, out: &mut String) {
+        self.kind.write_headline(out);
+        out.push_str(". You sent: ");
+        out.push_str(&self.sent);
+        // After a value or list cut with `...`, or a question, the period is not written.
+        let open = |out: &String| out.ends_with("...") || out.ends_with('?');
+        let before = out.len();
+        out.push_str(if open(out) { " " } else { ". " });
+        if !self.kind.write_expected(out) {
+            out.truncate(before);
+        }
+        if !open(out) {
+            out.push('.');
+        }
     }
 }
 
@@ -636,11 +657,17 @@ impl ValidationError {
         out.push_str("<validation_error action=\"");
         escape_attr(&mut out, &self.action);
         out.push_str("\">\n");
+        // Each name and line is laid out once in a scratch buffer, then escaped into place.
+        let mut scratch = String::with_capacity(256);
         for problem in shown {
             out.push_str("<field name=\"");
-            escape_attr(&mut out, &problem.path.to_string());
+            scratch.clear();
+            problem.path.write(&mut scratch);
+            escape_attr(&mut out, &scratch);
             out.push_str("\">");
-            escape_text(&mut out, &problem.line());
+            scratch.clear();
+            problem.write_line(&mut scratch);
+            escape_text(&mut out, &scratch);
             out.push_str("</field>\n");
         }
         if let Some(more) = self
@@ -650,7 +677,7 @@ impl ValidationError {
             .filter(|&k| k > 0)
         {
             out.push_str("<field name=\"(more)\">");
-            out.push_str(&text::count(more as u64, "more problem", "more problems"));
+            write_count(&mut out, "", more as u64, "more problem");
             out.push_str(" not shown. Fix the fields above first.</field>\n");
         }
         out.push_str("<recovery>");

@@ -1,6 +1,7 @@
 //! How values, numbers and paths are written inside a `<field>` (ERRORS.md §5). Plain text:
 //! the envelope writer escapes it afterwards.
 
+use std::borrow::Cow;
 use std::fmt::Write;
 
 use serde_json::{Number, Value};
@@ -150,13 +151,19 @@ pub(crate) fn json_string(out: &mut String, s: &str) {
 /// plain decimal; other numbers as the shortest round-trip decimal, plain with at least one
 /// digit after the point when 1e-5 <= |x| < 1e16, otherwise in exponent form (`1e+16`).
 pub(crate) fn number(n: &Number) -> String {
+    let mut out = String::new();
+    write_number(&mut out, n);
+    out
+}
+
+pub(crate) fn write_number(out: &mut String, n: &Number) {
     if let Some(i) = n.as_i64() {
-        return i.to_string();
+        let _ = write!(out, "{i}");
+    } else if let Some(u) = n.as_u64() {
+        let _ = write!(out, "{u}");
+    } else {
+        out.push_str(&float(n.as_f64().unwrap_or(f64::NAN)));
     }
-    if let Some(u) = n.as_u64() {
-        return u.to_string();
-    }
-    float(n.as_f64().unwrap_or(f64::NAN))
 }
 
 pub(crate) fn float(x: f64) -> String {
@@ -178,11 +185,10 @@ pub(crate) fn float(x: f64) -> String {
 
 /// An object key in a path: `name` (after a `.` unless first) when it is an identifier,
 /// otherwise `["json string"]`; keys longer than 50 characters are cut first.
-pub(crate) fn push_key(out: &mut String, key: &str) {
-    let mut cut = String::new();
-    push_cut(&mut cut, key);
+pub(crate) fn push_key(out: &mut String, key: &str, first: bool) {
+    let cut = if key.len() > CUT { cut(key) } else { Cow::Borrowed(key) };
     if is_identifier(&cut) {
-        if !out.is_empty() {
+        if !first {
             out.push('.');
         }
         out.push_str(&cut);
@@ -193,6 +199,12 @@ pub(crate) fn push_key(out: &mut String, key: &str) {
     }
 }
 
+fn cut(s: &str) -> Cow<'_, str> {
+    let mut out = String::new();
+    push_cut(&mut out, s);
+    Cow::Owned(out)
+}
+
 fn is_identifier(key: &str) -> bool {
     let mut bytes = key.bytes();
     bytes
@@ -201,10 +213,6 @@ fn is_identifier(key: &str) -> bool {
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
-/// `1 character` / `3 characters`.
-pub(crate) fn count(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
 
 #[cfg(test)]
 mod tests {
@@ -263,7 +271,10 @@ mod tests {
     fn keys_in_paths() {
         let path = |keys: &[&str]| {
             let mut out = String::new();
-            keys.iter().for_each(|k| push_key(&mut out, k));
+            for k in keys {
+                let first = out.is_empty();
+                push_key(&mut out, k, first);
+            }
             out
         };
         assert_eq!(path(&["lines", "quantity"]), "lines.quantity");
