@@ -12,7 +12,9 @@ where
     let value_len = value.chars().count();
     let mut best: Option<(usize, &'a str)> = None;
     for candidate in candidates {
-        let Some(d) = distance_if_close(value, value_len, candidate) else { continue };
+        let Some(d) = distance_if_close(value, value_len, candidate) else {
+            continue;
+        };
         if best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, candidate));
         }
@@ -63,7 +65,9 @@ fn levenshtein(a: &str, b: &str) -> usize {
         row[0] = i + 1;
         for (j, cb) in b.chars().map(|c| c.to_ascii_lowercase()).enumerate() {
             let above = row[j + 1];
-            row[j + 1] = (above + 1).min(row[j] + 1).min(diagonal + usize::from(ca != cb));
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != cb));
             diagonal = above;
         }
     }

@@ -1,39 +1,29 @@
 //! Text and attribute escaping (ERRORS.md §2). Escaping happens once, when an envelope is written.
 //!
-//! Each input byte is looked up in a table that holds what it becomes (itself, or an entity) and
-//! written with one fixed-size copy, so dense markup costs the same per byte as plain text and
-//! there is no call per special character.
+//! Plain text, the common case, is found by one vectorised pass and copied whole. Otherwise each
+//! byte is looked up in a table that holds what it becomes (itself, or an entity) and written
+//! with one fixed-size store: dense markup costs the same per byte as any other text, with no
+//! branch or call per special character.
 
-/// What one input byte becomes: up to 8 output bytes, or `len == 0` for "look closer" (the
-/// lead byte of U+FFFE/U+FFFF, and `]`, which starts the `]]>` that text must break up).
-#[derive(Clone, Copy)]
-struct Out {
-    bytes: [u8; 8],
-    len: u8,
-}
+/// What one input byte becomes, packed in a `u64`: up to 6 output bytes (little-endian), a
+/// look-ahead mark, and the byte count in the top byte.
+type Out = u64;
 
 const fn out(entity: &[u8]) -> Out {
-    let mut bytes = [0; 8];
+    let mut packed = (entity.len() as u64) << 56;
     let mut i = 0;
     while i < entity.len() {
-        bytes[i] = entity[i];
+        packed |= (entity[i] as u64) << (8 * i);
         i += 1;
     }
-    Out {
-        bytes,
-        len: entity.len() as u8,
-    }
+    packed
 }
 
-const CLOSER: Out = Out {
-    bytes: [0; 8],
-    len: 0,
-};
 /// U+FFFD, the replacement for a character XML 1.0 forbids.
-const REPLACEMENT: &[u8] = "\u{FFFD}".as_bytes();
+const REPLACEMENT: &str = "\u{FFFD}";
 
 const fn table(text: bool) -> [Out; 256] {
-    let mut t = [CLOSER; 256];
+    let mut t = [0; 256];
     let mut b = 0;
     while b < 256 {
         t[b] = out(&[b as u8]);
@@ -41,17 +31,16 @@ const fn table(text: bool) -> [Out; 256] {
     }
     let mut c = 0;
     while c < 0x20 {
-        t[c] = out(REPLACEMENT);
+        t[c] = out(REPLACEMENT.as_bytes());
         c += 1;
     }
     t[b'&' as usize] = out(b"&amp;");
     t[b'<' as usize] = out(b"&lt;");
     t[b'\r' as usize] = out(b"&#13;");
     if text {
-        // TAB and LF stay as they are in text; `>` only matters after `]]`.
+        // TAB and LF stay as they are in text; `>` only matters in `]]>`, handled apart.
         t[b'\t' as usize] = out(b"\t");
         t[b'\n' as usize] = out(b"\n");
-        t[b']' as usize] = CLOSER;
     } else {
         t[b'>' as usize] = out(b"&gt;");
         t[b'"' as usize] = out(b"&quot;");
@@ -59,28 +48,50 @@ const fn table(text: bool) -> [Out; 256] {
         t[b'\t' as usize] = out(b"&#9;");
         t[b'\n' as usize] = out(b"&#10;");
     }
-    t[0xEF] = CLOSER;
     t
 }
 
-static TEXT: [Out; 256] = table(true);
-static ATTR: [Out; 256] = table(false);
+/// An escaping table, as a type parameter, so that each escaper gets its own inlined loop.
+trait Table {
+    const OUT: &'static [Out; 256];
+}
+
+struct Text;
+struct Attr;
+
+static TEXT: [Out; 256] = flag_look_ahead(table(true), true);
+static ATTR: [Out; 256] = flag_look_ahead(table(false), false);
+
+impl Table for Text {
+    const OUT: &'static [Out; 256] = &TEXT;
+}
+
+impl Table for Attr {
+    const OUT: &'static [Out; 256] = &ATTR;
+}
+
+/// Marks the entries of bytes that may need a look ahead; the mark sits in byte 7 of the entry,
+/// past any entity, so it is never part of what is kept.
+const LOOK_AHEAD: Out = 1 << 55;
+
+const fn flag_look_ahead(mut t: [Out; 256], text: bool) -> [Out; 256] {
+    t[0xEF] |= LOOK_AHEAD;
+    if text {
+        t[b']' as usize] |= LOOK_AHEAD;
+    }
+    t
+}
 
 /// Appends `s` escaped as element content.
 pub(crate) fn text(out: &mut String, s: &str) {
-    // Most text has nothing to escape: one branch-free pass the compiler vectorises, one copy.
     let special = |b: u8| {
-        (b < 0x20 && b != b'\t' && b != b'\n')
+        ((b < 0x20) & (b != b'\t') & (b != b'\n'))
             | (b == b'&')
             | (b == b'<')
             | (b == b']')
             | (b == 0xEF)
     };
-    if s.bytes().fold(false, |any, b| any | special(b)) {
-        escape(out, s, &TEXT);
-    } else {
-        out.push_str(s);
-    }
+    escape_by_class::<Text>(out, s, special, |b| (b == b']') | (b == 0xEF));
 }
 
 /// Appends `s` escaped as a `"`-delimited attribute value.
@@ -94,10 +105,28 @@ pub(crate) fn attr(out: &mut String, s: &str) {
             | (b == b'\'')
             | (b == 0xEF)
     };
-    if s.bytes().fold(false, |any, b| any | special(b)) {
-        escape(out, s, &ATTR);
-    } else {
-        out.push_str(s);
+    escape_by_class::<Attr>(out, s, special, |b| b == 0xEF);
+}
+
+/// Strings up to this long are classified first (one vectorised pass), so that plain text is
+/// copied whole; longer ones go straight to the table, which notices the rare bytes that need
+/// a look ahead (`]` of `]]>`, 0xEF of U+FFFE/U+FFFF) on the way.
+const SHORT: usize = 256;
+
+#[inline(always)]
+fn escape_by_class<T: Table>(
+    out: &mut String,
+    s: &str,
+    special: impl Fn(u8) -> bool,
+    looks_ahead: impl Fn(u8) -> bool,
+) {
+    if s.len() <= SHORT && !s.bytes().fold(false, |any, b| any | special(b)) {
+        return out.push_str(s);
+    }
+    let start = out.len();
+    if escape::<T>(out, s) {
+        out.truncate(start);
+        escape_looking_ahead::<T>(out, s, looks_ahead);
     }
 }
 
@@ -106,58 +135,71 @@ pub(crate) fn attr(out: &mut String, s: &str) {
 pub(crate) fn replace_forbidden(s: &str) -> std::borrow::Cow<'_, str> {
     let forbidden = |c: char| matches!(c, '\u{0}'..='\u{8}' | '\u{B}' | '\u{C}' | '\u{E}'..='\u{1F}' | '\u{FFFE}' | '\u{FFFF}');
     if s.contains(forbidden) {
-        s.replace(forbidden, "\u{FFFD}").into()
+        s.replace(forbidden, REPLACEMENT).into()
     } else {
         s.into()
     }
 }
 
-/// Whether the three bytes at `i` encode U+FFFE or U+FFFF.
-fn is_nonchar(bytes: &[u8], i: usize) -> bool {
-    matches!(bytes.get(i..i + 3), Some([0xEF, 0xBF, 0xBE | 0xBF]))
+/// Escapes input that holds a byte needing a look ahead: U+FFFE/U+FFFF become U+FFFD, and, in
+/// text, `]]>` is broken up; the runs between are escaped by the table.
+fn escape_looking_ahead<T: Table>(out: &mut String, s: &str, looks_ahead: impl Fn(u8) -> bool) {
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    let mut i = 0;
+    while let Some(offset) = bytes[i..].iter().position(|&b| looks_ahead(b)) {
+        i += offset;
+        let written = match bytes.get(i..i + 3) {
+            Some([0xEF, 0xBF, 0xBE | 0xBF]) => REPLACEMENT,
+            Some(b"]]>") => "]]&gt;",
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        // `i` is a character boundary: an ASCII `]` or the lead byte of a three-byte character.
+        // The run may hold a `]` or 0xEF that needs nothing: what `escape` reports is known.
+        let _ = escape::<T>(out, &s[start..i]);
+        out.push_str(written);
+        i += 3;
+        start = i;
+    }
+    let _ = escape::<T>(out, &s[start..]);
 }
 
-fn escape(out: &mut String, s: &str, table: &[Out; 256]) {
-    let bytes = s.as_bytes();
-    // SAFETY: `out` is valid UTF-8 again before this function returns, and nothing between can
-    // panic with it otherwise (the slice below is sized for the worst case, 5 bytes per input
-    // byte, and zero-filled, which is valid UTF-8). What is appended is valid UTF-8: ASCII bytes
-    // become ASCII entities; bytes of multi-byte characters are copied unchanged and in order,
-    // except a whole U+FFFE/U+FFFF, which becomes a whole U+FFFD.
+/// Escapes `s` with one table load and one fixed-size store per byte, no branch on what the
+/// byte is. Returns whether `s` held a byte that needs a look ahead, in which case what was
+/// appended must be redone.
+fn escape<T: Table>(out: &mut String, s: &str) -> bool {
+    // SAFETY (of `as_mut_vec`): only valid UTF-8 is appended. Every byte is copied as it is or,
+    // if ASCII, replaced by an ASCII entity, so multi-byte characters are copied unchanged and in
+    // order (0xEF, the only non-ASCII byte with an entry of its own, maps to itself). A block may
+    // end inside a character, but the next block continues it, and nothing in between can panic,
+    // so the buffer is valid UTF-8 again when this returns.
     let buf = unsafe { out.as_mut_vec() };
-    let start = buf.len();
-    buf.resize(start + bytes.len() * 5 + 8, 0);
-    let dst = &mut buf[start..];
-    let mut pos = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        let o = &table[b as usize];
-        if o.len != 0 {
-            dst[pos..pos + 8].copy_from_slice(&o.bytes);
-            pos += o.len as usize;
-            i += 1;
-            continue;
+    let mut seen = 0;
+    for block in s.as_bytes().chunks(BLOCK) {
+        // An entry is written as 8 bytes of which at most 6 are kept.
+        buf.reserve(block.len() * 6 + 8);
+        let start = buf.len();
+        let dst = buf.spare_capacity_mut().as_mut_ptr().cast::<u8>();
+        let mut pos = 0;
+        for &b in block {
+            let o = T::OUT[b as usize];
+            seen |= o;
+            // SAFETY: `pos` is at most 6 per byte written so far, so `pos + 8` stays within the
+            // capacity reserved above.
+            unsafe { dst.add(pos).cast::<u64>().write_unaligned(o.to_le()) };
+            pos += (o >> 56) as usize;
         }
-        // The rare cases that need to look ahead.
-        let (written, consumed): (&[u8], usize) = if b == 0xEF {
-            if is_nonchar(bytes, i) {
-                (REPLACEMENT, 3)
-            } else {
-                (&[0xEF], 1)
-            }
-        } else if bytes.get(i + 1..i + 3) == Some(b"]>") {
-            (b"]]&gt;", 3)
-        } else {
-            (b"]", 1)
-        };
-        dst[pos..pos + written.len()].copy_from_slice(written);
-        pos += written.len();
-        i += consumed;
+        // SAFETY: the first `pos` bytes past `start` were written above.
+        unsafe { buf.set_len(start + pos) };
     }
-    buf.truncate(start + pos);
-    debug_assert!(std::str::from_utf8(&buf[start..]).is_ok());
+    debug_assert!(std::str::from_utf8(buf).is_ok());
+    seen & LOOK_AHEAD != 0
 }
+
+const BLOCK: usize = 256;
 
 #[cfg(test)]
 mod tests {

@@ -31,7 +31,9 @@ pub struct Schema {
 
 impl fmt::Debug for Schema {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Schema").field("schema", &self.schema).finish_non_exhaustive()
+        f.debug_struct("Schema")
+            .field("schema", &self.schema)
+            .finish_non_exhaustive()
     }
 }
 
@@ -63,7 +65,11 @@ impl Schema {
             .with_keyword("multipleOf", multiple_of::keyword)
             .build(&layout::for_validator(schema))
             .map_err(|e| SchemaError(e.to_string()))?;
-        Ok(Schema { validator, schema: schema.clone(), layout: Layout::new(schema) })
+        Ok(Schema {
+            validator,
+            schema: schema.clone(),
+            layout: Layout::new(schema),
+        })
     }
 
     /// The schema as given: the one the tool advertises.
@@ -81,7 +87,10 @@ impl Schema {
         if self.validator.is_valid(args) {
             return Vec::new();
         }
-        let mut found = Found { positions: HashMap::new(), problems: Vec::new() };
+        let mut found = Found {
+            positions: HashMap::new(),
+            problems: Vec::new(),
+        };
         for failure in self.validator.iter_errors(args) {
             self.map(&failure, args, &mut found);
         }
@@ -93,70 +102,135 @@ impl Schema {
     /// Checks a call's arguments (discriminator already removed) for the qualified `action`.
     pub fn validate(&self, action: &str, args: &Value) -> Result<(), ValidationError> {
         let problems = self.problems(args);
-        if problems.is_empty() { Ok(()) } else { Err(ValidationError::new(action, problems)) }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(ValidationError::new(action, problems))
+        }
     }
 
     /// Maps one failing keyword to its problems: one, or one per unexpected key.
     fn map<'a>(&'a self, failure: &Failure<'_>, args: &'a Value, found: &mut Found<'a>) {
-        let Some(at) = self.locate(args, failure.instance_path().as_str(), found) else { return };
+        let Some(at) = self.locate(args, failure.instance_path().as_str(), found) else {
+            return;
+        };
         let schema_path = failure.schema_path().as_str();
         let (parent, keyword) = schema_path.rsplit_once('/').unwrap_or(("", schema_path));
-        let node = self.layout.at(parent);
+        // Only some kinds need the failing subschema: look it up only for those.
+        let node = || self.layout.at(parent);
         let kind = match failure.kind() {
             K::Required { property } => {
-                let Some(name) = property.as_str() else { return };
-                let declared = node.and_then(|n| self.layout.field(n, name));
-                let expected = declared.map_or_else(Vec::new, |(_, child)| self.layout.types(child));
+                let Some(name) = property.as_str() else {
+                    return;
+                };
+                let declared = node().and_then(|n| self.layout.field(n, name));
+                let expected =
+                    declared.map_or_else(Vec::new, |(_, child)| self.layout.types(child));
                 let rank = declared.map_or((0, usize::MAX), |(i, _)| (0, i));
-                let problem = Problem::new(at.path.key(name), ProblemKind::MissingRequired { expected }, None);
+                let problem = Problem::new(
+                    at.path.key(name),
+                    ProblemKind::MissingRequired { expected },
+                    None,
+                );
                 return found.push(at.ranks, rank, problem);
             }
             K::AdditionalProperties { unexpected } => {
-                let known = node.map(|n| n.known.clone()).unwrap_or_else(|| Vec::new().into());
+                let known = node()
+                    .map(|n| n.known.clone())
+                    .unwrap_or_else(|| Vec::new().into());
                 for key in unexpected {
-                    let did_you_mean = closest(key, known.iter().map(String::as_str)).map(str::to_owned);
-                    let kind = ProblemKind::UnrecognizedField { did_you_mean, known: known.clone() };
+                    let did_you_mean =
+                        closest(key, known.iter().map(String::as_str)).map(str::to_owned);
+                    let kind = ProblemKind::UnrecognizedField {
+                        did_you_mean,
+                        known: known.clone(),
+                    };
                     let rank = (1, found.position(at.value, key));
-                    let problem = Problem::new(at.path.clone().key(key.as_str()), kind, at.value.get(key.as_str()));
+                    let problem = Problem::new(
+                        at.path.clone().key(key.as_str()),
+                        kind,
+                        at.value.get(key.as_str()),
+                    );
                     found.push(at.ranks.clone(), rank, problem);
                 }
                 return;
             }
-            K::Type { .. } => ProblemKind::InvalidType { expected: node.map_or_else(Vec::new, |n| self.layout.types(n)) },
+            K::Type { .. } => ProblemKind::InvalidType {
+                expected: node().map_or_else(Vec::new, |n| self.layout.types(n)),
+            },
             K::Format { format } => ProblemKind::Format(Format::from_name(format)),
-            K::Pattern { pattern } => ProblemKind::Pattern { pattern: pattern.clone() },
+            K::Pattern { pattern } => ProblemKind::Pattern {
+                pattern: pattern.clone(),
+            },
             K::MinLength { limit } => ProblemKind::TooShort { min: *limit },
             K::MaxLength { limit } => ProblemKind::TooLong { max: *limit },
-            K::Minimum { limit } => ProblemKind::TooSmall { limit: number(limit), exclusive: false },
-            K::ExclusiveMinimum { limit } => ProblemKind::TooSmall { limit: number(limit), exclusive: true },
-            K::Maximum { limit } => ProblemKind::TooLarge { limit: number(limit), exclusive: false },
-            K::ExclusiveMaximum { limit } => ProblemKind::TooLarge { limit: number(limit), exclusive: true },
+            K::Minimum { limit } => ProblemKind::TooSmall {
+                limit: number(limit),
+                exclusive: false,
+            },
+            K::ExclusiveMinimum { limit } => ProblemKind::TooSmall {
+                limit: number(limit),
+                exclusive: true,
+            },
+            K::Maximum { limit } => ProblemKind::TooLarge {
+                limit: number(limit),
+                exclusive: false,
+            },
+            K::ExclusiveMaximum { limit } => ProblemKind::TooLarge {
+                limit: number(limit),
+                exclusive: true,
+            },
             K::MinItems { limit } => ProblemKind::TooFewItems { min: *limit },
             K::MaxItems { limit } => ProblemKind::TooManyItems { max: *limit },
             K::Custom { .. } if keyword == "multipleOf" => {
-                let Some(multiple_of) = node.and_then(|n| n.multiple_of.clone()) else { return };
+                let Some(multiple_of) = node().and_then(|n| n.multiple_of.clone()) else {
+                    return;
+                };
                 ProblemKind::NotMultipleOf { multiple_of }
             }
             K::Enum { options } => ProblemKind::InvalidOption {
-                allowed: node.and_then(|n| n.allowed.clone()).unwrap_or_else(|| {
-                    options.as_array().map_or_else(|| vec![(**options).clone()], Clone::clone).into()
+                allowed: node().and_then(|n| n.allowed.clone()).unwrap_or_else(|| {
+                    options
+                        .as_array()
+                        .map_or_else(|| vec![(**options).clone()], Clone::clone)
+                        .into()
                 }),
             },
-            K::Constant { expected_value } => ProblemKind::ConstMismatch { expected: (**expected_value).clone() },
+            K::Constant { expected_value } => ProblemKind::ConstMismatch {
+                expected: (**expected_value).clone(),
+            },
             K::AnyOf { .. } => ProblemKind::NoAlternative { one_of: false },
-            K::OneOfNotValid { .. } | K::OneOfMultipleValid { .. } => ProblemKind::NoAlternative { one_of: true },
-            K::FalseSchema => ProblemKind::Other { keyword: "false".into() },
-            _ => ProblemKind::Other { keyword: unescape(keyword).into_owned() },
+            K::OneOfNotValid { .. } | K::OneOfMultipleValid { .. } => {
+                ProblemKind::NoAlternative { one_of: true }
+            }
+            K::FalseSchema => ProblemKind::Other {
+                keyword: "false".into(),
+            },
+            _ => ProblemKind::Other {
+                keyword: unescape(keyword).into_owned(),
+            },
         };
         let own = at.ranks;
-        found.problems.push((own, Problem::new(at.path, kind, Some(at.value))));
+        found
+            .problems
+            .push((own, Problem::new(at.path, kind, Some(at.value))));
     }
 
     /// Walks a failure's instance location through the arguments and the layout together,
     /// giving the path, the value there and the sort key of each step. A segment is a key or an
     /// index according to the value it steps into (a key may well be `"0"`).
-    fn locate<'a>(&'a self, args: &'a Value, pointer: &str, found: &mut Found<'a>) -> Option<Located<'a>> {
-        let mut at = Located { path: FieldPath::root(), ranks: Vec::new(), value: args, node: self.layout.root() };
+    fn locate<'a>(
+        &'a self,
+        args: &'a Value,
+        pointer: &str,
+        found: &mut Found<'a>,
+    ) -> Option<Located<'a>> {
+        let mut at = Located {
+            path: FieldPath::root(),
+            ranks: Vec::new(),
+            value: args,
+            node: self.layout.root(),
+        };
         for raw in pointer.split('/').skip(1) {
             let segment = unescape(raw);
             match at.value {
@@ -211,14 +285,21 @@ impl<'a> Found<'a> {
 
     /// Where `key` was sent in `object`.
     fn position(&mut self, object: &'a Value, key: &str) -> usize {
-        let Value::Object(map) = object else { return usize::MAX };
+        let Value::Object(map) = object else {
+            return usize::MAX;
+        };
         let position = if map.len() <= SCAN_MAX {
             map.keys().position(|k| k == key)
         } else {
             let index = self
                 .positions
                 .entry(map as *const Map<String, Value> as usize)
-                .or_insert_with(|| map.keys().enumerate().map(|(i, k)| (k.as_str(), i)).collect());
+                .or_insert_with(|| {
+                    map.keys()
+                        .enumerate()
+                        .map(|(i, k)| (k.as_str(), i))
+                        .collect()
+                });
             index.get(key).copied()
         };
         position.unwrap_or(usize::MAX)
@@ -226,11 +307,18 @@ impl<'a> Found<'a> {
 }
 
 fn number(limit: &Value) -> Number {
-    limit.as_number().cloned().unwrap_or_else(|| Number::from(0))
+    limit
+        .as_number()
+        .cloned()
+        .unwrap_or_else(|| Number::from(0))
 }
 
 fn unescape(segment: &str) -> Cow<'_, str> {
-    if segment.contains('~') { Cow::Owned(segment.replace("~1", "/").replace("~0", "~")) } else { Cow::Borrowed(segment) }
+    if segment.contains('~') {
+        Cow::Owned(segment.replace("~1", "/").replace("~0", "~"))
+    } else {
+        Cow::Borrowed(segment)
+    }
 }
 
 /// `multipleOf` as the contract defines it: integers are tested exactly; otherwise value / m
@@ -247,14 +335,21 @@ mod multiple_of {
         value: &'a Value,
         _: jsonschema::paths::Location,
     ) -> Result<Box<dyn for<'i> Keyword<'i>>, ValidationError<'a>> {
-        match value.as_number().filter(|m| m.as_f64().is_some_and(|m| m > 0.0)) {
+        match value
+            .as_number()
+            .filter(|m| m.as_f64().is_some_and(|m| m > 0.0))
+        {
             Some(m) => Ok(Box::new(MultipleOf(m.clone()))),
-            None => Err(ValidationError::custom("multipleOf must be a number greater than 0")),
+            None => Err(ValidationError::custom(
+                "multipleOf must be a number greater than 0",
+            )),
         }
     }
 
     fn exact(n: &Number) -> Option<i128> {
-        n.as_i64().map(i128::from).or_else(|| n.as_u64().map(i128::from))
+        n.as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
     }
 
     pub(super) fn holds(value: &Number, m: &Number) -> bool {
@@ -269,7 +364,11 @@ mod multiple_of {
 
     impl<'i> Keyword<'i> for MultipleOf {
         fn validate(&self, instance: &'i Value) -> Result<(), ValidationError<'i>> {
-            if self.is_valid(instance) { Ok(()) } else { Err(ValidationError::custom("not a multiple")) }
+            if self.is_valid(instance) {
+                Ok(())
+            } else {
+                Err(ValidationError::custom("not a multiple"))
+            }
         }
 
         fn is_valid(&self, instance: &'i Value) -> bool {
@@ -284,13 +383,24 @@ mod tests {
     use serde_json::json;
 
     fn lines(schema: Value, args: Value) -> Vec<(String, String)> {
-        Schema::new(&schema).unwrap().problems(&args).iter().map(|p| (p.path().to_string(), p.line())).collect()
+        Schema::new(&schema)
+            .unwrap()
+            .problems(&args)
+            .iter()
+            .map(|p| (p.path().to_string(), p.line()))
+            .collect()
     }
 
     #[test]
     fn numeric_keys_are_keys() {
         let schema = json!({"type": "object", "properties": {"0": {"type": "string"}}});
-        assert_eq!(lines(schema, json!({"0": 1})), [("[\"0\"]".into(), "Invalid type. You sent: 1. Expected a string.".into())]);
+        assert_eq!(
+            lines(schema, json!({"0": 1})),
+            [(
+                "[\"0\"]".into(),
+                "Invalid type. You sent: 1. Expected a string.".into()
+            )]
+        );
     }
 
     #[test]
@@ -302,14 +412,33 @@ mod tests {
             "required": ["other"]
         });
         let got = lines(schema, json!({"line": {"qty": "x"}}));
-        assert_eq!(got[0], ("line.sku".into(), "Required field is missing. You sent: (missing). Expected a string.".into()));
-        assert_eq!(got[1], ("line.qty".into(), "Invalid type. You sent: 'x'. Expected an integer.".into()));
-        assert_eq!(got[2], ("other".into(), "Required field is missing. You sent: (missing). Expected an object.".into()));
+        assert_eq!(
+            got[0],
+            (
+                "line.sku".into(),
+                "Required field is missing. You sent: (missing). Expected a string.".into()
+            )
+        );
+        assert_eq!(
+            got[1],
+            (
+                "line.qty".into(),
+                "Invalid type. You sent: 'x'. Expected an integer.".into()
+            )
+        );
+        assert_eq!(
+            got[2],
+            (
+                "other".into(),
+                "Required field is missing. You sent: (missing). Expected an object.".into()
+            )
+        );
     }
 
     #[test]
     fn a_fraction_fails_integer_and_minimum() {
-        let schema = json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}});
+        let schema =
+            json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}});
         let got = lines(schema, json!({"n": 0.5}));
         assert_eq!(got.len(), 2);
         assert!(got[0].1.starts_with("Invalid type."));
@@ -320,14 +449,32 @@ mod tests {
     fn closed_object_without_properties_names_every_key() {
         let schema = json!({"type": "object", "additionalProperties": false});
         let got = lines(schema, json!({"a": 1, "b": 2}));
-        assert_eq!(got, [("a".into(), "Unrecognized field. You sent: 1. Remove it.".into()), ("b".into(), "Unrecognized field. You sent: 2. Remove it.".into())]);
+        assert_eq!(
+            got,
+            [
+                (
+                    "a".into(),
+                    "Unrecognized field. You sent: 1. Remove it.".into()
+                ),
+                (
+                    "b".into(),
+                    "Unrecognized field. You sent: 2. Remove it.".into()
+                )
+            ]
+        );
     }
 
     #[test]
     fn only_the_contract_formats_are_asserted() {
         let schema = json!({"type": "object", "properties": {"h": {"type": "string", "format": "hostname"}, "e": {"type": "string", "format": "email"}}});
         let got = lines(schema, json!({"h": "not a host!", "e": "nope"}));
-        assert_eq!(got, [("e".into(), "Invalid email format. You sent: 'nope'. Expected a valid email address.".into())]);
+        assert_eq!(
+            got,
+            [(
+                "e".into(),
+                "Invalid email format. You sent: 'nope'. Expected a valid email address.".into()
+            )]
+        );
     }
 
     #[test]
@@ -339,8 +486,17 @@ mod tests {
         assert!(!multiple_of::holds(&n(json!(0.3)), &n(json!(0.1))));
         assert!(multiple_of::holds(&n(json!(7)), &n(json!(0.5))));
         assert!(!multiple_of::holds(&n(json!(1e308)), &n(json!(1e-308))));
-        let got = lines(json!({"properties": {"p": {"multipleOf": 5}}}), json!({"p": 7}));
-        assert_eq!(got, [("p".into(), "Not a multiple of 5. You sent: 7. Expected a multiple of 5.".into())]);
+        let got = lines(
+            json!({"properties": {"p": {"multipleOf": 5}}}),
+            json!({"p": 7}),
+        );
+        assert_eq!(
+            got,
+            [(
+                "p".into(),
+                "Not a multiple of 5. You sent: 7. Expected a multiple of 5.".into()
+            )]
+        );
     }
 
     #[test]
@@ -362,7 +518,9 @@ mod tests {
         // big stack; detection itself runs on a small one, proving it does not follow the depth.
         let big = std::thread::Builder::new().stack_size(256 << 20);
         big.spawn(|| {
-            let schema = Schema::new(&json!({"type": "object", "properties": {"a": {"type": "string"}}})).unwrap();
+            let schema =
+                Schema::new(&json!({"type": "object", "properties": {"a": {"type": "string"}}}))
+                    .unwrap();
             let mut deep = json!(1);
             for _ in 0..10_000 {
                 deep = json!([deep]);
@@ -370,8 +528,17 @@ mod tests {
             let args = json!({"a": deep, "b": {"c": deep.clone()}});
             std::thread::scope(|scope| {
                 let small = std::thread::Builder::new().stack_size(256 << 10);
-                let lines = small.spawn_scoped(scope, || schema.problems(&args).iter().map(Problem::line).collect::<Vec<_>>());
-                assert_eq!(lines.unwrap().join().unwrap(), ["Invalid type. You sent: array(1). Expected a string."]);
+                let lines = small.spawn_scoped(scope, || {
+                    schema
+                        .problems(&args)
+                        .iter()
+                        .map(Problem::line)
+                        .collect::<Vec<_>>()
+                });
+                assert_eq!(
+                    lines.unwrap().join().unwrap(),
+                    ["Invalid type. You sent: array(1). Expected a string."]
+                );
             });
         })
         .unwrap()

@@ -44,7 +44,11 @@ impl Layout {
         let mut layout = Layout::default();
         layout.walk(schema, String::new());
         for i in 0..layout.nodes.len() {
-            let target = layout.nodes[i].reference.as_deref().and_then(|r| layout.by_location.get(r)).copied();
+            let target = layout.nodes[i]
+                .reference
+                .as_deref()
+                .and_then(|r| layout.by_location.get(r))
+                .copied();
             layout.nodes[i].target = target;
         }
         layout
@@ -54,12 +58,21 @@ impl Layout {
         let id = self.nodes.len();
         self.nodes.push(Node::default());
         self.by_location.insert(location.clone(), id);
-        let Value::Object(map) = schema else { return id };
+        let Value::Object(map) = schema else {
+            return id;
+        };
         let mut node = Node {
-            reference: map.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')).map(str::to_owned),
+            reference: map
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix('#'))
+                .map(str::to_owned),
             types: map.get("type").map(types_of),
             multiple_of: map.get("multipleOf").and_then(Value::as_number).cloned(),
-            allowed: map.get("enum").and_then(Value::as_array).map(|values| values.clone().into()),
+            allowed: map
+                .get("enum")
+                .and_then(Value::as_array)
+                .map(|values| values.clone().into()),
             ..Node::default()
         };
         if let Some(Value::Object(props)) = map.get("properties") {
@@ -70,11 +83,21 @@ impl Layout {
         }
         node.known = node.fields.iter().map(|(name, _)| name.clone()).collect();
         if node.fields.len() > SCAN_MAX {
-            node.index = Some(node.fields.iter().enumerate().map(|(i, (name, _))| (name.clone(), i)).collect());
+            node.index = Some(
+                node.fields
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (name, _))| (name.clone(), i))
+                    .collect(),
+            );
         }
         match map.get("items") {
-            Some(items @ Value::Object(_)) => node.items = Some(self.walk(items, format!("{location}/items"))),
-            Some(Value::Array(tuple)) => node.prefix_items = self.walk_all(tuple, &format!("{location}/items")),
+            Some(items @ Value::Object(_)) => {
+                node.items = Some(self.walk(items, format!("{location}/items")))
+            }
+            Some(Value::Array(tuple)) => {
+                node.prefix_items = self.walk_all(tuple, &format!("{location}/items"))
+            }
             _ => {}
         }
         if let Some(Value::Array(prefix)) = map.get("prefixItems") {
@@ -82,7 +105,8 @@ impl Layout {
         }
         for keyword in ["anyOf", "oneOf"] {
             if let Some(Value::Array(alternatives)) = map.get(keyword) {
-                node.alternatives.extend(self.walk_all(alternatives, &format!("{location}/{keyword}")));
+                node.alternatives
+                    .extend(self.walk_all(alternatives, &format!("{location}/{keyword}")));
             }
         }
         self.walk_rest(map, &location);
@@ -95,7 +119,10 @@ impl Layout {
     fn walk_rest(&mut self, map: &Map<String, Value>, location: &str) {
         for (keyword, value) in map {
             match (keyword.as_str(), value) {
-                ("$defs" | "definitions" | "patternProperties" | "dependentSchemas", Value::Object(named)) => {
+                (
+                    "$defs" | "definitions" | "patternProperties" | "dependentSchemas",
+                    Value::Object(named),
+                ) => {
                     for (name, sub) in named {
                         self.walk(sub, format!("{location}/{keyword}/{}", escape(name)));
                     }
@@ -104,8 +131,16 @@ impl Layout {
                     self.walk_all(list, &format!("{location}/{keyword}"));
                 }
                 (
-                    "additionalProperties" | "not" | "if" | "then" | "else" | "contains" | "propertyNames"
-                    | "unevaluatedProperties" | "unevaluatedItems" | "additionalItems",
+                    "additionalProperties"
+                    | "not"
+                    | "if"
+                    | "then"
+                    | "else"
+                    | "contains"
+                    | "propertyNames"
+                    | "unevaluatedProperties"
+                    | "unevaluatedItems"
+                    | "additionalItems",
                     Value::Object(_),
                 ) => {
                     self.walk(value, format!("{location}/{keyword}"));
@@ -116,7 +151,10 @@ impl Layout {
     }
 
     fn walk_all(&mut self, list: &[Value], location: &str) -> Vec<usize> {
-        list.iter().enumerate().map(|(i, sub)| self.walk(sub, format!("{location}/{i}"))).collect()
+        list.iter()
+            .enumerate()
+            .map(|(i, sub)| self.walk(sub, format!("{location}/{i}")))
+            .collect()
     }
 
     /// The node at a schema location (a JSON pointer, as the validator reports it), `$ref` followed.
@@ -151,7 +189,10 @@ impl Layout {
 
     /// The subschema of an array's element `index`.
     pub(super) fn item<'a>(&'a self, node: &Node, index: usize) -> Option<&'a Node> {
-        node.prefix_items.get(index).or(node.items.as_ref()).map(|&id| self.resolve(id))
+        node.prefix_items
+            .get(index)
+            .or(node.items.as_ref())
+            .map(|&id| self.resolve(id))
     }
 
     /// A schema's declared types: its `type`, or else the union of its alternatives' types.
@@ -205,21 +246,41 @@ const ASSERTED_FORMATS: [&str; 7] = ["email", "uri", "uuid", "date-time", "date"
 
 fn adjust(schema: &mut Value) {
     let Value::Object(map) = schema else { return };
-    if map.get("additionalProperties") == Some(&Value::Bool(false)) && !map.contains_key("properties") {
+    if map.get("additionalProperties") == Some(&Value::Bool(false))
+        && !map.contains_key("properties")
+    {
         map.insert("properties".into(), Value::Object(Map::new()));
     }
-    if map.get("format").and_then(Value::as_str).is_some_and(|f| !ASSERTED_FORMATS.contains(&f)) {
+    if map
+        .get("format")
+        .and_then(Value::as_str)
+        .is_some_and(|f| !ASSERTED_FORMATS.contains(&f))
+    {
         map.remove("format");
     }
     for (keyword, value) in map.iter_mut() {
         match (keyword.as_str(), value) {
-            ("properties" | "$defs" | "definitions" | "patternProperties" | "dependentSchemas", Value::Object(named)) => {
+            (
+                "properties" | "$defs" | "definitions" | "patternProperties" | "dependentSchemas",
+                Value::Object(named),
+            ) => {
                 named.values_mut().for_each(adjust);
             }
-            ("items" | "prefixItems" | "allOf" | "anyOf" | "oneOf", Value::Array(list)) => list.iter_mut().for_each(adjust),
+            ("items" | "prefixItems" | "allOf" | "anyOf" | "oneOf", Value::Array(list)) => {
+                list.iter_mut().for_each(adjust)
+            }
             (
-                "items" | "additionalProperties" | "not" | "if" | "then" | "else" | "contains" | "propertyNames"
-                | "unevaluatedProperties" | "unevaluatedItems" | "additionalItems",
+                "items"
+                | "additionalProperties"
+                | "not"
+                | "if"
+                | "then"
+                | "else"
+                | "contains"
+                | "propertyNames"
+                | "unevaluatedProperties"
+                | "unevaluatedItems"
+                | "additionalItems",
                 sub,
             ) => adjust(sub),
             _ => {}

@@ -340,9 +340,9 @@ impl ProblemKind {
                 return;
             }
             ProblemKind::InvalidOption { .. } => "Invalid option",
-            ProblemKind::ConstMismatch { .. } | ProblemKind::NoAlternative { .. } | ProblemKind::Other { .. } => {
-                "Invalid value"
-            }
+            ProblemKind::ConstMismatch { .. }
+            | ProblemKind::NoAlternative { .. }
+            | ProblemKind::Other { .. } => "Invalid value",
             ProblemKind::UnrecognizedField { .. } => "Unrecognized field",
             ProblemKind::Custom { headline, .. } => headline,
         });
@@ -373,38 +373,65 @@ impl ProblemKind {
                 out.push_str("Expected a string matching the pattern ");
                 out.push_str(pattern);
             }
-            ProblemKind::TooShort { min } => write_count(out, "Expected at least ", *min, "character"),
-            ProblemKind::TooLong { max } => write_count(out, "Expected at most ", *max, "character"),
+            ProblemKind::TooShort { min } => {
+                write_count(out, "Expected at least ", *min, "character")
+            }
+            ProblemKind::TooLong { max } => {
+                write_count(out, "Expected at most ", *max, "character")
+            }
             ProblemKind::TooSmall { limit, exclusive } => {
-                out.push_str(if *exclusive { "Expected a number > " } else { "Expected a number >= " });
+                out.push_str(if *exclusive {
+                    "Expected a number > "
+                } else {
+                    "Expected a number >= "
+                });
                 text::write_number(out, limit);
             }
             ProblemKind::TooLarge { limit, exclusive } => {
-                out.push_str(if *exclusive { "Expected a number < " } else { "Expected a number <= " });
+                out.push_str(if *exclusive {
+                    "Expected a number < "
+                } else {
+                    "Expected a number <= "
+                });
                 text::write_number(out, limit);
             }
-            ProblemKind::TooFewItems { min } => write_count(out, "Expected at least ", *min, "item"),
-            ProblemKind::TooManyItems { max } => write_count(out, "Expected at most ", *max, "item"),
+            ProblemKind::TooFewItems { min } => {
+                write_count(out, "Expected at least ", *min, "item")
+            }
+            ProblemKind::TooManyItems { max } => {
+                write_count(out, "Expected at most ", *max, "item")
+            }
             ProblemKind::NotMultipleOf { multiple_of } => {
                 out.push_str("Expected a multiple of ");
                 text::write_number(out, multiple_of);
             }
             ProblemKind::InvalidOption { allowed } => {
                 out.push_str("Expected one of: ");
-                write_list(out, allowed.iter(), |out, v| write_literal(out, v));
+                write_list(out, allowed.iter(), write_literal);
             }
             ProblemKind::ConstMismatch { expected } => {
                 out.push_str("Expected exactly ");
                 write_literal(out, expected);
             }
-            ProblemKind::NoAlternative { .. } => out.push_str("Expected a value matching one of the allowed shapes"),
-            ProblemKind::UnrecognizedField { did_you_mean: Some(best), .. } => {
+            ProblemKind::NoAlternative { .. } => {
+                out.push_str("Expected a value matching one of the allowed shapes")
+            }
+            ProblemKind::UnrecognizedField {
+                did_you_mean: Some(best),
+                ..
+            } => {
                 out.push_str("Remove it or rename it: did you mean \"");
                 out.push_str(best);
                 out.push_str("\"?");
             }
-            ProblemKind::UnrecognizedField { did_you_mean: None, known } if known.is_empty() => out.push_str("Remove it"),
-            ProblemKind::UnrecognizedField { did_you_mean: None, known } => {
+            ProblemKind::UnrecognizedField {
+                did_you_mean: None,
+                known,
+            } if known.is_empty() => out.push_str("Remove it"),
+            ProblemKind::UnrecognizedField {
+                did_you_mean: None,
+                known,
+            } => {
                 out.push_str("Remove it. Known fields: ");
                 write_list(out, known.iter(), |out, name| out.push_str(name));
             }
@@ -413,7 +440,10 @@ impl ProblemKind {
                 out.push_str(keyword);
                 out.push('"');
             }
-            ProblemKind::Custom { expected: Some(expected), .. } => out.push_str(expected),
+            ProblemKind::Custom {
+                expected: Some(expected),
+                ..
+            } => out.push_str(expected),
             ProblemKind::Custom { expected: None, .. } => return false,
         }
         true
@@ -459,7 +489,11 @@ fn itoa(mut n: u64, buf: &mut [u8; 20]) -> &str {
 }
 
 /// At most 20 entries joined by `, `, then `, ...` when there are more.
-fn write_list<T>(out: &mut String, items: impl Iterator<Item = T>, mut write: impl FnMut(&mut String, T)) {
+fn write_list<T>(
+    out: &mut String,
+    items: impl Iterator<Item = T>,
+    mut write: impl FnMut(&mut String, T),
+) {
     for (i, item) in items.enumerate() {
         if i == MAX_FIELDS {
             out.push_str(", ...");
@@ -508,7 +542,11 @@ fn write_json(out: &mut String, value: &Value) {
     }
 }
 
-fn write_list_all<T>(out: &mut String, items: impl Iterator<Item = T>, mut write: impl FnMut(&mut String, T)) {
+fn write_list_all<T>(
+    out: &mut String,
+    items: impl Iterator<Item = T>,
+    mut write: impl FnMut(&mut String, T),
+) {
     for (i, item) in items.enumerate() {
         if i > 0 {
             out.push(',');

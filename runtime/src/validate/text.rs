@@ -186,7 +186,11 @@ pub(crate) fn float(x: f64) -> String {
 /// An object key in a path: `name` (after a `.` unless first) when it is an identifier,
 /// otherwise `["json string"]`; keys longer than 50 characters are cut first.
 pub(crate) fn push_key(out: &mut String, key: &str, first: bool) {
-    let cut = if key.len() > CUT { cut(key) } else { Cow::Borrowed(key) };
+    let cut = if key.len() > CUT {
+        cut(key)
+    } else {
+        Cow::Borrowed(key)
+    };
     if is_identifier(&cut) {
         if !first {
             out.push('.');
@@ -212,7 +216,6 @@ fn is_identifier(key: &str) -> bool {
         .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
-
 
 #[cfg(test)]
 mod tests {
