@@ -1,4 +1,30 @@
-//! mcp-fusion
+//! Errors for Model Context Protocol servers, written for the language model that reads them.
+//!
+//! A failing tool call answers with one XML envelope the model can act on ([`ToolError`],
+//! rendered as `<tool_error>`), bad arguments with every problem at once
+//! ([`validate::ValidationError`], rendered as `<validation_error>`). The wire format is the
+//! contract of `ERRORS.md`, reproduced byte for byte.
+//!
+//! ```
+//! use mcp_fusion::{error, ErrorCode};
+//! use mcp_fusion::rmcp::model::CallToolResult;
+//!
+//! let err = error(ErrorCode::RATE_LIMITED, "Too many exports at once.")
+//!     .suggest("Wait, then export again.")
+//!     .retry_after(30);
+//! let result = CallToolResult::from(&err);
+//! assert_eq!(result.is_error, Some(true));
+//!
+//! // A client reads it back.
+//! let parsed = mcp_fusion::parse(&err.render());
+//! assert_eq!(parsed.code, "RATE_LIMITED");
+//! assert_eq!(parsed.retry_after, Some(30));
+//! ```
+//!
+//! The pieces: [`error`] and [`ToolError`] (the envelope and its builder), [`ErrorCode`] and
+//! [`Severity`], [`validate`] (schemas, problems, `<validation_error>`), [`router`] (the
+//! discriminator), [`parse`] (the client side), [`inject_contract_awareness`] (what changed
+//! since the contract was locked), and the `From` impls into `rmcp`'s `CallToolResult`.
 #![warn(missing_docs)]
 
 extern crate self as mcp_fusion;
@@ -18,3 +44,8 @@ pub use error::{ErrorCode, InvalidCode, Severity};
 pub use mcp::with_warning;
 /// The official Rust MCP SDK this crate plugs into, re-exported so versions always match.
 pub use rmcp;
+
+// The README's examples are compiled and run as doc tests.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
