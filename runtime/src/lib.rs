@@ -29,21 +29,32 @@
 
 extern crate self as mcp_fusion;
 
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+mod dispatch;
 mod envelope;
 mod error;
 mod mcp;
 pub mod router;
 mod similar;
+mod tool;
 pub mod validate;
 
+pub use dispatch::{Failure, IntoOutput, Response, dispatch};
 pub use envelope::{
     ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES, ParsedError, ParsedKind, RetryAfter, Text,
     ToolError, error, inject_contract_awareness, new_incident_id, parse,
 };
 pub use error::{ErrorCode, InvalidCode, Severity};
 pub use mcp::with_warning;
+pub use mcp_fusion_macros::{ToolErrors, tool};
 /// The official Rust MCP SDK this crate plugs into, re-exported so versions always match.
 pub use rmcp;
+pub use tool::{
+    ActionDef, ActionRef, Annotations, BoxFuture, Concurrency, Context, Deprecation, RateLimit,
+    Tool, ToolDef, ToolDefBuilder,
+};
 
 // The README's examples are compiled and run as doc tests.
 #[doc = include_str!("../../README.md")]

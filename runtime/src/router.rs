@@ -87,7 +87,17 @@ impl Router {
 
     /// The index of the action a call's arguments name. Absent arguments count as `{}`.
     pub fn route(&self, arguments: Option<&Value>) -> Result<usize, RouteError> {
-        let value = match arguments.and_then(|args| args.get(&self.discriminator)) {
+        self.route_value(arguments.and_then(|args| args.get(&self.discriminator)))
+    }
+
+    /// The index of the action named by the discriminator's value (`None`: the field is absent).
+    ///
+    /// ```
+    /// let router = mcp_fusion::router::Router::new("billing", ["list_invoices"]);
+    /// assert_eq!(router.route_value(Some(&serde_json::json!("list_invoices"))), Ok(0));
+    /// ```
+    pub fn route_value(&self, discriminator: Option<&Value>) -> Result<usize, RouteError> {
+        let value = match discriminator {
             None | Some(Value::Null) => return Err(RouteError::Missing),
             Some(Value::String(s)) if s.is_empty() => return Err(RouteError::Missing),
             Some(Value::String(s)) => s,

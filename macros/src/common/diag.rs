@@ -1,0 +1,79 @@
+//! Shared checks and message phrasing.
+
+use proc_macro2::Span;
+
+/// The canonical codes, as the runtime defines them.
+pub(crate) const CANONICAL_CODES: [&str; 17] = [
+    "MISSING_DISCRIMINATOR",
+    "UNKNOWN_ACTION",
+    "VALIDATION_ERROR",
+    "MISSING_REQUIRED_FIELD",
+    "INTERNAL_ERROR",
+    "RATE_LIMITED",
+    "UNAUTHORIZED",
+    "FORBIDDEN",
+    "NOT_FOUND",
+    "CONFLICT",
+    "TIMEOUT",
+    "SERVER_BUSY",
+    "DEPRECATED",
+    "AUTH_REQUIRED",
+    "HANDOFF_UPSTREAM_UNAVAILABLE",
+    "HANDOFF_NAMESPACE_MISMATCH",
+    "HANDOFF_CONNECTING",
+];
+
+/// Whether `code` matches `[A-Z][A-Z0-9_]*`.
+pub(crate) fn is_valid_code(code: &str) -> bool {
+    let mut bytes = code.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_uppercase())
+        && bytes.all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// An unknown name among known ones, with the closest as a suggestion.
+pub(crate) fn unknown(kind: &str, value: &str, known: &[&str], span: Span) -> darling::Error {
+    darling::Error::unknown_value_with_alts(value, known)
+        .with_span(&span)
+        .at(kind)
+}
+
+/// A duration written `500ms`, `5s`, `2m` or `1h`, in milliseconds.
+pub(crate) fn parse_duration(text: &str) -> Option<u64> {
+    let split = text.find(|c: char| !c.is_ascii_digit())?;
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number.parse().ok()?;
+    let factor = match unit {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        _ => return None,
+    };
+    n.checked_mul(factor).filter(|&ms| ms > 0)
+}
+
+pub(crate) const DURATION_HINT: &str =
+    "write a duration such as \"500ms\", \"5s\", \"2m\" or \"1h\"";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Some(500));
+        assert_eq!(parse_duration("5s"), Some(5_000));
+        assert_eq!(parse_duration("2m"), Some(120_000));
+        assert_eq!(parse_duration("1h"), Some(3_600_000));
+        for bad in ["", "5", "s", "5 s", "5sec", "0s", "-1s", "1.5s"] {
+            assert_eq!(parse_duration(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn codes() {
+        assert!(CANONICAL_CODES.iter().all(|c| is_valid_code(c)));
+        assert!(!is_valid_code("not_found"));
+        assert!(!is_valid_code(""));
+    }
+}

@@ -1,0 +1,68 @@
+//! darling receivers for `#[tool(..)]` and the per-method `#[action(..)]`.
+
+use darling::FromMeta;
+use darling::util::{Flag, Override, SpannedValue};
+
+/// `#[tool(..)]`. The action options (`read_only`, ..., `timeout`) apply to a single-action
+/// tool only; on an impl block they go on each method's `#[action(..)]`.
+#[derive(FromMeta, Default)]
+pub(super) struct ToolArgs {
+    pub(super) name: Option<SpannedValue<String>>,
+    pub(super) description: Option<String>,
+    pub(super) discriminator: Option<SpannedValue<String>>,
+    pub(super) concurrency: Option<SpannedValue<ConcurrencyArgs>>,
+    pub(super) rate_limit: Option<RateLimitArgs>,
+    #[darling(rename = "crate")]
+    pub(super) krate: Option<syn::Path>,
+    #[darling(flatten)]
+    pub(super) action: ActionOptions,
+}
+
+/// `concurrency(max_active = 2, max_queued = 2)`.
+#[derive(FromMeta, Clone, Copy)]
+pub(super) struct ConcurrencyArgs {
+    pub(super) max_active: usize,
+    #[darling(default)]
+    pub(super) max_queued: usize,
+}
+
+/// `rate_limit(max = 10, window = "1m")`.
+#[derive(FromMeta)]
+pub(super) struct RateLimitArgs {
+    pub(super) max: SpannedValue<u64>,
+    pub(super) window: SpannedValue<String>,
+}
+
+/// `#[action(..)]` on a method, or the same options on a single-action `#[tool(..)]`.
+#[derive(FromMeta, Default)]
+pub(super) struct ActionOptions {
+    pub(super) read_only: Flag,
+    pub(super) destructive: Flag,
+    pub(super) idempotent: Flag,
+    pub(super) open_world: Flag,
+    /// `deprecated`, or `deprecated = "the author's note"`.
+    pub(super) deprecated: Option<SpannedValue<Override<String>>>,
+    /// `replacement = cancel_invoice`: the action to use instead.
+    pub(super) replacement: Option<syn::Ident>,
+    pub(super) timeout: Option<SpannedValue<String>>,
+}
+
+impl ActionOptions {
+    pub(super) fn is_empty(&self) -> bool {
+        !(self.read_only.is_present()
+            || self.destructive.is_present()
+            || self.idempotent.is_present()
+            || self.open_world.is_present()
+            || self.deprecated.is_some()
+            || self.replacement.is_some()
+            || self.timeout.is_some())
+    }
+}
+
+/// The per-method attribute, `#[action(name = "..", ..)]`.
+#[derive(FromMeta, Default)]
+pub(super) struct ActionArgs {
+    pub(super) name: Option<SpannedValue<String>>,
+    #[darling(flatten)]
+    pub(super) options: ActionOptions,
+}

@@ -1,0 +1,201 @@
+//! The output of `#[tool]`, next to the user's item: the actions struct (`{Type}Actions` and
+//! `{Type}::ACTIONS`), the unit struct of a single-action tool, and `impl Tool`.
+
+mod params;
+mod router;
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::model::{Action, Shape, Tool};
+
+pub(super) fn expand(tool: &Tool) -> TokenStream {
+    let private = tool.krate.private();
+    let self_ident = &tool.self_ident;
+    let single = single_struct(tool);
+    let actions = actions_struct(tool);
+    let definition = definition(tool);
+    let call = router::call(tool);
+    let probes = tool.actions.iter().map(|a| params::probes(a, &private));
+    quote! {
+        #single
+        #actions
+
+        #[allow(unused_qualifications)]
+        const _: () = {
+            #(#probes)*
+
+            #[automatically_derived]
+            impl #private::Tool for #self_ident {
+                fn definition(&self) -> &#private::ToolDef {
+                    static DEFINITION: #private::OnceLock<#private::ToolDef> = #private::OnceLock::new();
+                    DEFINITION.get_or_init(|| #definition)
+                }
+
+                #call
+            }
+        };
+    }
+}
+
+/// The unit struct that is a single-action tool.
+fn single_struct(tool: &Tool) -> Option<TokenStream> {
+    let Shape::Single { vis } = &tool.shape else {
+        return None;
+    };
+    let ident = &tool.self_ident;
+    let doc = format!(
+        "The `{}` tool, made by `#[tool]` from its function: register it with a server.",
+        tool.name
+    );
+    Some(quote! {
+        #[doc = #doc]
+        #[derive(Debug, Clone, Copy, Default)]
+        #vis struct #ident;
+    })
+}
+
+/// `{Type}Actions`, with one `ActionRef` per action, and `{Type}::ACTIONS`.
+fn actions_struct(tool: &Tool) -> TokenStream {
+    let private = tool.krate.private();
+    let Tool {
+        self_ident,
+        actions_ident,
+        ..
+    } = tool;
+    let vis = match &tool.shape {
+        Shape::Single { vis } => quote!(#vis),
+        Shape::Group => quote!(pub),
+    };
+    let fields = tool.actions.iter().map(|a| &a.method);
+    let values = tool.actions.iter().map(|a| {
+        let method = &a.method;
+        let qualified = qualified(tool, a);
+        quote!(#method: #private::ActionRef::new(#qualified))
+    });
+    let docs = tool
+        .actions
+        .iter()
+        .map(|a| format!("The `{}` action.", qualified(tool, a)));
+    let struct_doc = format!(
+        "The actions of [`{self_ident}`], to name in `.actions(..)` with compile-time checking."
+    );
+    quote! {
+        #[doc = #struct_doc]
+        #[derive(Debug, Clone, Copy)]
+        #[allow(dead_code, non_snake_case)]
+        #vis struct #actions_ident {
+            #( #[doc = #docs] pub #fields: #private::ActionRef, )*
+        }
+
+        #[allow(dead_code, unused_qualifications)]
+        impl #self_ident {
+            /// The actions of this tool, to name in `.actions(..)`.
+            pub const ACTIONS: #actions_ident = #actions_ident { #(#values,)* };
+        }
+    }
+}
+
+fn qualified(tool: &Tool, action: &Action) -> String {
+    match tool.shape {
+        Shape::Single { .. } => tool.name.clone(),
+        Shape::Group => format!("{}.{}", tool.name, action.name),
+    }
+}
+
+/// The `ToolDef` expression.
+fn definition(tool: &Tool) -> TokenStream {
+    let private = tool.krate.private();
+    let actions = tool.actions.iter().map(|a| action_def(a, &private));
+    let mut def = match &tool.shape {
+        Shape::Single { .. } => {
+            let action = actions.into_iter().next();
+            quote!(#private::ToolDef::single(#action))
+        }
+        Shape::Group => {
+            let name = &tool.name;
+            quote!(#private::ToolDef::new(#name) #(.action(#actions))*)
+        }
+    };
+    if let Some(description) = &tool.description {
+        def.extend(quote!(.description(#private::docs(#description))));
+    }
+    if let Some(discriminator) = &tool.discriminator {
+        def.extend(quote!(.discriminator(#discriminator)));
+    }
+    if let Some((active, queued)) = tool.concurrency {
+        def.extend(quote!(.concurrency(#active, #queued)));
+    }
+    if let Some((max, window_ms)) = tool.rate_limit {
+        def.extend(quote!(.rate_limit(#max, #private::Duration::from_millis(#window_ms))));
+    }
+    quote!(#def.build())
+}
+
+fn action_def(action: &Action, private: &TokenStream) -> TokenStream {
+    let name = &action.name;
+    let mut def = match &action.args {
+        Some(ty) => quote!(#private::ActionDef::new::<#ty>(#name)),
+        None => quote!(#private::ActionDef::without_arguments(#name)),
+    };
+    if let Some(description) = &action.description {
+        def.extend(quote!(.description(#private::docs(#description))));
+    }
+    for (on, hint) in [
+        (action.read_only, quote!(read_only)),
+        (action.destructive, quote!(destructive)),
+        (action.idempotent, quote!(idempotent)),
+        (action.open_world, quote!(open_world)),
+    ] {
+        if on {
+            def.extend(quote!(.#hint()));
+        }
+    }
+    if let Some(deprecated) = &action.deprecated {
+        let note = match &deprecated.note {
+            Some(note) => quote!(::core::option::Option::Some(#note)),
+            None => quote!(::core::option::Option::None),
+        };
+        let replacement = match &deprecated.replacement {
+            Some(r) => {
+                let r = r.to_string();
+                quote!(::core::option::Option::Some(#r))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        def.extend(quote!(.deprecated(#note, #replacement)));
+    }
+    if let Some(ms) = action.timeout_ms {
+        def.extend(quote!(.timeout(#private::Duration::from_millis(#ms))));
+    }
+    def
+}
+
+/// Stubs emitted next to errors: the actions struct and an `impl Tool` that is never run, so
+/// that registrations and `actions(..)` references add no errors of their own.
+pub(super) fn fallback(tool: &Tool) -> TokenStream {
+    let private = tool.krate.private();
+    let self_ident = &tool.self_ident;
+    let single = single_struct(tool);
+    let actions = actions_struct(tool);
+    quote! {
+        #single
+        #actions
+
+        #[allow(unused_qualifications)]
+        const _: () = {
+            impl #private::Tool for #self_ident {
+                fn definition(&self) -> &#private::ToolDef {
+                    ::core::unreachable!()
+                }
+
+                fn call(
+                    &self,
+                    _: ::core::option::Option<#private::Map<#private::String, #private::Value>>,
+                ) -> #private::BoxFuture<'_, #private::CallToolResult> {
+                    ::core::unreachable!()
+                }
+            }
+        };
+    }
+}

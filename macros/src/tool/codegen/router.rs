@@ -1,0 +1,57 @@
+//! `Tool::call`: the runtime's `dispatch` does routing, validation and everything around the
+//! handler; this is the `match` from the chosen action's index to its method.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+
+use super::super::model::{Shape, Tool};
+use super::params;
+
+pub(super) fn call(tool: &Tool) -> TokenStream {
+    let private = tool.krate.private();
+    let arms = tool.actions.iter().enumerate().map(|(index, action)| {
+        let method = &action.method;
+        let (decode, passed) = params::call_args(action, &private);
+        let call = match (&tool.shape, action.receiver) {
+            (Shape::Single { .. }, _) => quote!(#method(#(#passed),*)),
+            (Shape::Group, true) => quote!(Self::#method(self, #(#passed),*)),
+            (Shape::Group, false) => quote!(Self::#method(#(#passed),*)),
+        };
+        let finish = quote_spanned! {action.output_span=>
+            match #private::ActionReturn::into_result(__returned) {
+                ::core::result::Result::Ok(__value) => #private::IntoOutput::into_output(__value),
+                ::core::result::Result::Err(__error) => {
+                    #[allow(unused_imports)]
+                    use #private::{ViaOtherError as _, ViaToolError as _};
+                    ::core::result::Result::Err((&&#private::Wrap::new(__error)).mcp_fusion_failure())
+                }
+            }
+        };
+        quote! {
+            #index => {
+                #decode
+                let __returned = #call.await;
+                #finish
+            }
+        }
+    });
+    quote! {
+        fn call(
+            &self,
+            __arguments: ::core::option::Option<#private::Map<#private::String, #private::Value>>,
+        ) -> #private::BoxFuture<'_, #private::CallToolResult> {
+            #private::Box::pin(#private::dispatch(self.definition(), __arguments, move |__index, __args, __context| {
+                #private::Box::pin(async move {
+                    #[allow(unused_variables)]
+                    let __args: #private::Value = __args;
+                    match __index {
+                        #(#arms)*
+                        _ => ::core::result::Result::Err(#private::Failure::Internal(
+                            #private::Box::from("no action has this index"),
+                        )),
+                    }
+                })
+            }))
+        }
+    }
+}

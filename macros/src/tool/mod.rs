@@ -1,0 +1,434 @@
+//! `#[tool]`: on an async fn (a single-action tool) or on an impl block (one action per
+//! method). Parse (`args`) → model with checks (here and `validate`) → `codegen`. On any
+//! mistake the item is still emitted, with its helper attributes stripped, next to the errors
+//! and stub impls, so that uses of the tool add no errors of their own.
+
+mod args;
+mod codegen;
+mod model;
+mod validate;
+
+use darling::FromMeta;
+use darling::ast::NestedMeta;
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::spanned::Spanned;
+
+use crate::common::diag::{DURATION_HINT, parse_duration};
+use crate::common::docs;
+use crate::common::paths::Krate;
+use args::{ActionArgs, ActionOptions, ToolArgs};
+use model::{Action, Deprecated, Shape, Tool};
+
+pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = darling::Error::accumulator();
+    let args = errors
+        .handle(
+            NestedMeta::parse_meta_list(args)
+                .map_err(darling::Error::from)
+                .and_then(|list| ToolArgs::from_list(&list)),
+        )
+        .unwrap_or_default();
+    let item = match syn::parse2::<syn::Item>(item.clone()) {
+        Ok(item) => item,
+        Err(e) => {
+            let e = e.to_compile_error();
+            return quote!(#item #e);
+        }
+    };
+    let (item, tool) = match item {
+        syn::Item::Fn(f) => {
+            let tool = single(&f, args, &mut errors);
+            (syn::Item::Fn(f), tool)
+        }
+        syn::Item::Impl(mut block) => {
+            let tool = group(&mut block, args, &mut errors);
+            (syn::Item::Impl(block), tool)
+        }
+        other => {
+            errors.push(
+                darling::Error::custom(
+                    "#[tool] goes on an async fn (a tool with one action) or on an impl block whose async methods are the actions",
+                )
+                .with_span(&item_span(&other)),
+            );
+            (other, None)
+        }
+    };
+    match (errors.finish(), tool) {
+        (Ok(()), Some(tool)) => {
+            let generated = codegen::expand(&tool);
+            quote!(#item #generated)
+        }
+        (result, tool) => {
+            let errors = result.err().map(darling::Error::write_errors);
+            let stubs = tool.as_ref().map(codegen::fallback);
+            quote!(#item #errors #stubs)
+        }
+    }
+}
+
+fn item_span(item: &syn::Item) -> Span {
+    match item {
+        syn::Item::Struct(s) => s.ident.span(),
+        syn::Item::Enum(e) => e.ident.span(),
+        syn::Item::Trait(t) => t.ident.span(),
+        syn::Item::Mod(m) => m.ident.span(),
+        other => other.span(),
+    }
+}
+
+/// `#[tool] async fn get_weather(..)`: the action is the fn, the tool a generated unit struct.
+fn single(
+    f: &syn::ItemFn,
+    args: ToolArgs,
+    errors: &mut darling::error::Accumulator,
+) -> Option<Tool> {
+    if let Some(d) = &args.discriminator {
+        errors.push(
+            darling::Error::custom("a tool with one action has no discriminator; put #[tool] on an impl block to group actions")
+                .with_span(&d.span()),
+        );
+    }
+    let name = args
+        .name
+        .as_ref()
+        .map_or_else(|| f.sig.ident.to_string(), |n| n.as_ref().clone());
+    let name_span = args
+        .name
+        .as_ref()
+        .map_or_else(|| f.sig.ident.span(), |n| n.span());
+    let description = args
+        .description
+        .as_ref()
+        .map(|d| quote!(#d))
+        .or_else(|| docs::description(&f.attrs));
+    let action = action(
+        &f.sig,
+        name,
+        name_span,
+        description.clone(),
+        args.action,
+        errors,
+    )?;
+    let camel = upper_camel(&f.sig.ident.to_string());
+    let self_ident = format_ident!("{camel}Tool", span = f.sig.ident.span());
+    let tool = Tool {
+        krate: Krate::new(args.krate),
+        name: action.name.clone(),
+        description,
+        discriminator: None,
+        concurrency: limits(args.concurrency.as_ref()),
+        rate_limit: rate_limit(args.rate_limit.as_ref(), errors),
+        actions_ident: format_ident!("{self_ident}Actions"),
+        self_ident,
+        shape: Shape::Single { vis: f.vis.clone() },
+        actions: vec![action],
+    };
+    validate::tool(&tool, errors);
+    Some(tool)
+}
+
+/// `#[tool] impl Billing { async fn list_invoices(..) .. }`: each method is an action; its
+/// `#[action(..)]` attributes are read and removed.
+fn group(
+    block: &mut syn::ItemImpl,
+    args: ToolArgs,
+    errors: &mut darling::error::Accumulator,
+) -> Option<Tool> {
+    if !args.action.is_empty() {
+        errors.push(
+            darling::Error::custom(
+                "on an impl block, put action options on each method: `#[action(read_only)]`",
+            )
+            .with_span(&block.impl_token),
+        );
+    }
+    if let Some((path, _)) = &block.trait_ {
+        errors.push(
+            darling::Error::custom("#[tool] goes on an inherent impl block, not a trait impl")
+                .with_span(path),
+        );
+    }
+    if !block.generics.params.is_empty() {
+        errors.push(
+            darling::Error::custom(
+                "a tool's impl block cannot be generic: implement the tool for one concrete type",
+            )
+            .with_span(&block.generics),
+        );
+    }
+    let self_ident = match &*block.self_ty {
+        syn::Type::Path(p) if p.qself.is_none() => p.path.segments.last().map(|s| s.ident.clone()),
+        _ => None,
+    };
+    let Some(self_ident) = self_ident else {
+        errors.push(
+            darling::Error::custom("#[tool] goes on `impl SomeType { .. }`")
+                .with_span(&block.self_ty),
+        );
+        return None;
+    };
+    let name = args
+        .name
+        .as_ref()
+        .map_or_else(|| snake(&self_ident.to_string()), |n| n.as_ref().clone());
+    let mut actions = Vec::new();
+    for item in &mut block.items {
+        let syn::ImplItem::Fn(method) = item else {
+            continue;
+        };
+        let mut options = ActionArgs::default();
+        let mut seen = false;
+        method.attrs.retain(|attr| {
+            if !attr.path().is_ident("action") {
+                return true;
+            }
+            if seen {
+                errors.push(
+                    darling::Error::custom("an action takes one `#[action(..)]`; merge them")
+                        .with_span(attr),
+                );
+            } else if let Some(parsed) = errors.handle(ActionArgs::from_meta(&attr.meta)) {
+                options = parsed;
+            }
+            seen = true;
+            false
+        });
+        let action_name = options
+            .name
+            .as_ref()
+            .map_or_else(|| method.sig.ident.to_string(), |n| n.as_ref().clone());
+        let name_span = options
+            .name
+            .as_ref()
+            .map_or_else(|| method.sig.ident.span(), |n| n.span());
+        let description = docs::description(&method.attrs);
+        if let Some(action) = action(
+            &method.sig,
+            action_name,
+            name_span,
+            description,
+            options.options,
+            errors,
+        ) {
+            actions.push(action);
+        }
+    }
+    if actions.is_empty()
+        && block
+            .items
+            .iter()
+            .all(|i| !matches!(i, syn::ImplItem::Fn(_)))
+    {
+        errors.push(
+            darling::Error::custom("this tool has no actions: add an async method per action")
+                .with_span(&block.self_ty),
+        );
+    }
+    let tool = Tool {
+        krate: Krate::new(args.krate),
+        name,
+        description: args
+            .description
+            .as_ref()
+            .map(|d| quote!(#d))
+            .or_else(|| docs::description(&block.attrs)),
+        discriminator: args.discriminator.as_ref().map(|d| d.as_ref().clone()),
+        concurrency: limits(args.concurrency.as_ref()),
+        rate_limit: rate_limit(args.rate_limit.as_ref(), errors),
+        actions_ident: format_ident!("{self_ident}Actions"),
+        self_ident,
+        shape: Shape::Group,
+        actions,
+    };
+    validate::tool(&tool, errors);
+    Some(tool)
+}
+
+/// One action from its signature and options. Signature mistakes are recorded; the action is
+/// still returned when its name is known, so that the stubs stay complete.
+fn action(
+    sig: &syn::Signature,
+    name: String,
+    name_span: Span,
+    description: Option<TokenStream>,
+    options: ActionOptions,
+    errors: &mut darling::error::Accumulator,
+) -> Option<Action> {
+    let params = validate::signature(sig, errors);
+    let timeout_ms = options.timeout.as_ref().and_then(|t| {
+        let ms = parse_duration(t.as_ref());
+        if ms.is_none() {
+            errors.push(
+                darling::Error::custom(format!("invalid timeout: {DURATION_HINT}"))
+                    .with_span(&t.span()),
+            );
+        }
+        ms
+    });
+    let deprecated = match (&options.deprecated, options.replacement) {
+        (None, None) => None,
+        (deprecated, replacement) => Some(Deprecated {
+            note: deprecated.as_ref().and_then(|d| match d.as_ref() {
+                darling::util::Override::Explicit(note) => Some(note.clone()),
+                darling::util::Override::Inherit => None,
+            }),
+            replacement,
+        }),
+    };
+    Some(Action {
+        method: sig.ident.clone(),
+        name,
+        name_span,
+        description,
+        receiver: params.receiver,
+        args: params.args,
+        context: params.context,
+        output_span: match &sig.output {
+            syn::ReturnType::Type(_, ty) => ty.span(),
+            syn::ReturnType::Default => sig.paren_token.span.close(),
+        },
+        read_only: options.read_only.is_present(),
+        destructive: options.destructive.is_present(),
+        idempotent: options.idempotent.is_present(),
+        open_world: options.open_world.is_present(),
+        deprecated,
+        timeout_ms,
+    })
+}
+
+fn limits(
+    concurrency: Option<&darling::util::SpannedValue<args::ConcurrencyArgs>>,
+) -> Option<(usize, usize)> {
+    concurrency.map(|c| (c.max_active, c.max_queued))
+}
+
+fn rate_limit(
+    limit: Option<&args::RateLimitArgs>,
+    errors: &mut darling::error::Accumulator,
+) -> Option<(u64, u64)> {
+    let limit = limit?;
+    let Some(window) = parse_duration(limit.window.as_ref()) else {
+        errors.push(
+            darling::Error::custom(format!("invalid rate limit window: {DURATION_HINT}"))
+                .with_span(&limit.window.span()),
+        );
+        return None;
+    };
+    if *limit.max == 0 {
+        errors.push(
+            darling::Error::custom("a rate limit allows at least one call")
+                .with_span(&limit.max.span()),
+        );
+    }
+    Some((*limit.max, window))
+}
+
+/// `list_invoices` → `ListInvoices`.
+fn upper_camel(snake: &str) -> String {
+    snake
+        .trim_start_matches("r#")
+        .split('_')
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            let mut chars = part.chars();
+            chars.next().map_or_else(String::new, |first| {
+                first.to_uppercase().chain(chars).collect()
+            })
+        })
+        .collect()
+}
+
+/// `UserAdmin` → `user_admin`.
+fn snake(camel: &str) -> String {
+    let mut out = String::with_capacity(camel.len() + 4);
+    for (i, c) in camel.chars().enumerate() {
+        if c.is_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(args: TokenStream, item: TokenStream) -> (Option<Tool>, usize) {
+        let mut errors = darling::Error::accumulator();
+        let args = NestedMeta::parse_meta_list(args)
+            .and_then(|l| Ok(ToolArgs::from_list(&l)?))
+            .unwrap();
+        let tool = match syn::parse2::<syn::Item>(item).unwrap() {
+            syn::Item::Fn(f) => single(&f, args, &mut errors),
+            syn::Item::Impl(mut block) => group(&mut block, args, &mut errors),
+            _ => None,
+        };
+        let count = errors.finish().err().map_or(0, |e| e.len());
+        (tool, count)
+    }
+
+    #[test]
+    fn names() {
+        assert_eq!(upper_camel("get_weather"), "GetWeather");
+        assert_eq!(snake("UserAdmin"), "user_admin");
+        assert_eq!(snake("Billing"), "billing");
+    }
+
+    #[test]
+    fn impl_block_actions_and_options() {
+        let (tool, errors) = model(
+            quote!(
+                discriminator = "op",
+                concurrency(max_active = 2, max_queued = 3),
+                rate_limit(max = 10, window = "1m")
+            ),
+            quote! {
+                impl Billing {
+                    /// Lists invoices.
+                    #[action(read_only, timeout = "5s")]
+                    async fn list_invoices(&self, args: ListArgs, f: Context) -> Result<(), E> { todo!() }
+                    #[action(name = "void", deprecated = "Old.", replacement = list_invoices)]
+                    async fn void_invoice(&self) -> Result<(), E> { todo!() }
+                }
+            },
+        );
+        assert_eq!(errors, 0);
+        let tool = tool.unwrap();
+        assert_eq!(tool.name, "billing");
+        assert_eq!(tool.discriminator.as_deref(), Some("op"));
+        assert_eq!(tool.concurrency, Some((2, 3)));
+        assert_eq!(tool.rate_limit, Some((10, 60_000)));
+        let names: Vec<&str> = tool.actions.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["list_invoices", "void"]);
+        assert!(tool.actions[0].read_only && tool.actions[0].receiver);
+        assert_eq!(tool.actions[0].timeout_ms, Some(5_000));
+        assert!(tool.actions[0].args.is_some() && tool.actions[0].context.is_some());
+        let deprecated = tool.actions[1].deprecated.as_ref().unwrap();
+        assert_eq!(deprecated.note.as_deref(), Some("Old."));
+    }
+
+    #[test]
+    fn mistakes_accumulate() {
+        let (_, errors) = model(
+            quote!(),
+            quote! {
+                impl Billing {
+                    fn not_async(&self) -> Result<(), E> { todo!() }
+                    async fn generic<T>(&self) -> Result<(), E> { todo!() }
+                    async fn by_value(self) -> Result<(), E> { todo!() }
+                    #[action(timeout = "soon", replacement = nope)]
+                    async fn not_async(&self, a: A, f: Context, extra: u8) -> Result<(), E> { todo!() }
+                }
+            },
+        );
+        // non-async, generics, receiver, bad timeout, unknown replacement, extra param, duplicate
+        assert_eq!(errors, 7);
+    }
+}

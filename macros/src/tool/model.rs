@@ -1,0 +1,52 @@
+//! The validated model of a `#[tool]`: owned values with the spans errors point at. No tokens
+//! are produced here.
+
+use proc_macro2::{Span, TokenStream};
+
+use crate::common::paths::Krate;
+
+pub(super) struct Tool {
+    pub(super) krate: Krate,
+    pub(super) name: String,
+    pub(super) description: Option<TokenStream>,
+    pub(super) discriminator: Option<String>,
+    pub(super) concurrency: Option<(usize, usize)>,
+    pub(super) rate_limit: Option<(u64, u64)>,
+    /// The type that implements `Tool`: the impl's self type, or the struct made for a fn.
+    pub(super) self_ident: syn::Ident,
+    /// The struct naming the actions, `{Type}Actions`.
+    pub(super) actions_ident: syn::Ident,
+    pub(super) shape: Shape,
+    pub(super) actions: Vec<Action>,
+}
+
+pub(super) enum Shape {
+    /// `#[tool]` on an async fn: one action, no discriminator; a unit struct is generated.
+    Single { vis: syn::Visibility },
+    /// `#[tool]` on an impl block: one action per method.
+    Group,
+}
+
+pub(super) struct Action {
+    /// The method (or fn) that handles it.
+    pub(super) method: syn::Ident,
+    pub(super) name: String,
+    pub(super) name_span: Span,
+    pub(super) description: Option<TokenStream>,
+    pub(super) receiver: bool,
+    pub(super) args: Option<syn::Type>,
+    pub(super) context: Option<syn::Type>,
+    /// Where the return type is written, for the errors its checks raise.
+    pub(super) output_span: Span,
+    pub(super) read_only: bool,
+    pub(super) destructive: bool,
+    pub(super) idempotent: bool,
+    pub(super) open_world: bool,
+    pub(super) deprecated: Option<Deprecated>,
+    pub(super) timeout_ms: Option<u64>,
+}
+
+pub(super) struct Deprecated {
+    pub(super) note: Option<String>,
+    pub(super) replacement: Option<syn::Ident>,
+}

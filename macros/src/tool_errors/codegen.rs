@@ -1,0 +1,114 @@
+//! The derive's output: `Display`, `std::error::Error` and `From<Enum> for ToolError`.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::{Model, Variant};
+
+pub(super) fn expand(model: &Model) -> TokenStream {
+    let Model {
+        krate,
+        ident,
+        generics,
+        ..
+    } = model;
+    let private = krate.private();
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+
+    let patterns: Vec<TokenStream> = model.variants.iter().map(|v| pattern(ident, v)).collect();
+    let messages = model.variants.iter().map(|v| &v.message);
+    let builders = model.variants.iter().map(|v| builder(v, &private));
+
+    // An enum without variants has no value to match on by reference.
+    let (display_scrutinee, from_scrutinee) = if model.variants.is_empty() {
+        (quote!(*self), quote!(__error))
+    } else {
+        (quote!(self), quote!(&__error))
+    };
+    let display = (!model.skip_display).then(|| {
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics ::core::fmt::Display for #ident #ty_generics #where_clause {
+                fn fmt(&self, __formatter: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                    match #display_scrutinee {
+                        #( #patterns => ::core::write!(__formatter, #messages), )*
+                    }
+                }
+            }
+
+            #[automatically_derived]
+            impl #impl_generics ::std::error::Error for #ident #ty_generics #where_clause {}
+        }
+    });
+
+    quote! {
+        #[allow(unused_qualifications)]
+        const _: () = {
+            #display
+
+            #[automatically_derived]
+            impl #impl_generics ::core::convert::From<#ident #ty_generics> for #krate::ToolError #where_clause {
+                fn from(__error: #ident #ty_generics) -> Self {
+                    match #from_scrutinee {
+                        #( #patterns => #builders, )*
+                    }
+                }
+            }
+        };
+    }
+}
+
+/// `Enum::Variant { id: __field_id, .. }`, binding only what the generated code reads.
+fn pattern(enum_ident: &syn::Ident, variant: &Variant) -> TokenStream {
+    let ident = &variant.ident;
+    let bound = variant
+        .bound
+        .iter()
+        .map(|(member, local)| quote!(#member: #local));
+    quote!(#enum_ident::#ident { #(#bound,)* .. })
+}
+
+fn builder(variant: &Variant, private: &TokenStream) -> TokenStream {
+    let Variant { code, message, .. } = variant;
+    let recovery = variant
+        .recovery
+        .iter()
+        .map(|r| quote!(.suggest(#private::format!(#r))));
+    let actions = (!variant.actions.is_empty()).then(|| {
+        let actions = &variant.actions;
+        quote!(.actions([#(#actions),*]))
+    });
+    let details = variant
+        .details
+        .iter()
+        .map(|(key, local)| quote!(.detail(#key, #private::detail_value(#local))));
+    let severity = variant.severity.iter().map(|s| quote!(.severity(#s)));
+    let retry_after = variant.retry_after.iter().map(|r| quote!(.retry_after(#r)));
+    quote! {
+        #private::error(#code, #private::format!(#message))
+            #(#recovery)* #actions #(#details)* #(#severity)* #(#retry_after)*
+    }
+}
+
+/// Stubs emitted next to the errors, so that uses of the enum (`?` into a `ToolError`, `{}`)
+/// add no errors of their own. They are never run: the crate does not compile.
+pub(super) fn fallback(derive: &syn::DeriveInput) -> TokenStream {
+    let ident = &derive.ident;
+    let (impl_generics, ty_generics, where_clause) = derive.generics.split_for_impl();
+    quote! {
+        #[allow(unused_qualifications)]
+        const _: () = {
+            impl #impl_generics ::core::fmt::Display for #ident #ty_generics #where_clause {
+                fn fmt(&self, _: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                    ::core::unreachable!()
+                }
+            }
+            impl #impl_generics ::std::error::Error for #ident #ty_generics #where_clause {}
+            impl #impl_generics ::core::convert::From<#ident #ty_generics> for ::mcp_fusion::ToolError #where_clause {
+                fn from(_: #ident #ty_generics) -> Self {
+                    ::core::unreachable!()
+                }
+            }
+        };
+    }
+}

@@ -1,0 +1,113 @@
+//! Message templates: `{field}` and `{0}` name the variant's fields, `{{` and `}}` are braces,
+//! and anything after `:` is a format spec left to rustc. Each reference is rewritten to a
+//! `__field_*` local the generated `match` binds, and the literal is handed to `format!`, so
+//! rustc itself reports a bad format spec, on the user's literal.
+
+use std::collections::BTreeSet;
+
+use proc_macro2::Span;
+
+/// A template with its references rewritten, and the fields it names.
+pub(super) struct Template {
+    pub(super) literal: syn::LitStr,
+    pub(super) fields: BTreeSet<String>,
+}
+
+/// The local a field is bound to: `__field_id`, `__field_0` (raw identifiers unraw'd).
+pub(super) fn local(field: &str) -> syn::Ident {
+    syn::Ident::new(
+        &format!("__field_{}", field.trim_start_matches("r#")),
+        Span::call_site(),
+    )
+}
+
+/// Rewrites `literal`'s references; `fields` are the variant's field names (`"0"`, `"1"` for a
+/// tuple variant), unraw'd.
+pub(super) fn template(literal: &syn::LitStr, fields: &[String]) -> darling::Result<Template> {
+    let text = literal.value();
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut named = BTreeSet::new();
+    let mut errors = darling::Error::accumulator();
+    let mut rest = text.as_str();
+    while let Some(open) = rest.find(['{', '}']) {
+        out.push_str(&rest[..open]);
+        let tail = &rest[open..];
+        if tail.starts_with("{{") || tail.starts_with("}}") {
+            out.push_str(&tail[..2]);
+            rest = &tail[2..];
+            continue;
+        }
+        if let Some(after) = tail.strip_prefix('}') {
+            // A lone `}`: rustc reports it on the literal.
+            out.push('}');
+            rest = after;
+            continue;
+        }
+        let Some(close) = tail.find('}') else {
+            out.push_str(tail);
+            rest = "";
+            break;
+        };
+        let inside = &tail[1..close];
+        let (name, spec) = inside.split_at(inside.find(':').unwrap_or(inside.len()));
+        let name = name.trim_start_matches("r#");
+        if name.is_empty() {
+            errors.push(
+                darling::Error::custom("name the field to show: `{}` has no field, write `{id}` (or `{0}` in a tuple variant)")
+                    .with_span(literal),
+            );
+        } else if fields.iter().any(|f| f == name) {
+            named.insert(name.to_owned());
+        } else {
+            errors.push(
+                darling::Error::unknown_field_with_alts(name, fields)
+                    .with_span(literal)
+                    .at(format!("{{{name}}}")),
+            );
+        }
+        out.push('{');
+        out.push_str(&local(name).to_string());
+        out.push_str(spec);
+        out.push('}');
+        rest = &tail[close + 1..];
+    }
+    out.push_str(rest);
+    errors.finish_with(Template {
+        literal: syn::LitStr::new(&out, literal.span()),
+        fields: named,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(text: &str, fields: &[&str]) -> darling::Result<(String, Vec<String>)> {
+        let fields: Vec<String> = fields.iter().map(|f| (*f).to_owned()).collect();
+        let t = template(&syn::LitStr::new(text, Span::call_site()), &fields)?;
+        Ok((t.literal.value(), t.fields.into_iter().collect()))
+    }
+
+    #[test]
+    fn rewrites_named_and_positional_references() {
+        assert_eq!(
+            run("No invoice {id}", &["id"]).unwrap(),
+            ("No invoice {__field_id}".into(), vec!["id".into()])
+        );
+        assert_eq!(
+            run("{0} and {1:>5}", &["0", "1"]).unwrap().0,
+            "{__field_0} and {__field_1:>5}"
+        );
+        assert_eq!(
+            run("{{literal}} {r#type}", &["type"]).unwrap().0,
+            "{{literal}} {__field_type}"
+        );
+    }
+
+    #[test]
+    fn unknown_and_empty_references_are_errors_together() {
+        let err = run("{nope} {} {id}", &["id"]).unwrap_err();
+        assert_eq!(err.len(), 2);
+        assert!(err.to_string().contains("nope"));
+    }
+}

@@ -1,0 +1,256 @@
+//! `#[derive(ToolErrors)]`: receivers (`attr`) → checked model (here) → code (`codegen`).
+//! Every mistake is reported, each on its own tokens; with any, the enum still gets stub impls
+//! so that its uses do not add errors of their own.
+
+mod attr;
+mod codegen;
+mod fmt;
+
+use darling::FromDeriveInput;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::common::diag::{CANONICAL_CODES, is_valid_code, unknown};
+use crate::common::paths::Krate;
+use attr::{Code, EnumReceiver, RetryAfter};
+
+pub(crate) fn expand(input: TokenStream) -> TokenStream {
+    let derive: syn::DeriveInput = match syn::parse2(input) {
+        Ok(derive) => derive,
+        Err(e) => return e.to_compile_error(),
+    };
+    match model(&derive) {
+        Ok(model) => codegen::expand(&model),
+        Err(errors) => {
+            let errors = errors.write_errors();
+            let stubs = codegen::fallback(&derive);
+            quote!(#errors #stubs)
+        }
+    }
+}
+
+/// The checked model of the derive.
+pub(super) struct Model {
+    pub(super) krate: Krate,
+    pub(super) ident: syn::Ident,
+    pub(super) generics: syn::Generics,
+    pub(super) skip_display: bool,
+    pub(super) variants: Vec<Variant>,
+}
+
+pub(super) struct Variant {
+    pub(super) ident: syn::Ident,
+    /// The fields the generated code reads, as `(member, local)`.
+    pub(super) bound: Vec<(syn::Member, syn::Ident)>,
+    pub(super) code: TokenStream,
+    pub(super) message: syn::LitStr,
+    pub(super) recovery: Option<syn::LitStr>,
+    pub(super) actions: Vec<TokenStream>,
+    pub(super) details: Vec<(String, syn::Ident)>,
+    pub(super) severity: Option<TokenStream>,
+    pub(super) retry_after: Option<TokenStream>,
+}
+
+const SEVERITIES: [&str; 3] = ["warning", "error", "critical"];
+
+fn model(derive: &syn::DeriveInput) -> darling::Result<Model> {
+    let receiver = EnumReceiver::from_derive_input(derive)?;
+    let krate = Krate::new(receiver.krate.clone());
+    let mut errors = darling::Error::accumulator();
+    let mut variants = Vec::new();
+    for variant in receiver.data.take_enum().unwrap_or_default() {
+        if let Some(model) = variant_model(&variant, &krate, &mut errors) {
+            variants.push(model);
+        }
+    }
+    errors.finish_with(Model {
+        krate,
+        ident: receiver.ident,
+        generics: receiver.generics,
+        skip_display: receiver.skip_display.is_present(),
+        variants,
+    })
+}
+
+fn variant_model(
+    variant: &attr::VariantReceiver,
+    krate: &Krate,
+    errors: &mut darling::error::Accumulator,
+) -> Option<Variant> {
+    let attr = attr::variant_attr(variant, errors)?;
+    let private = krate.private();
+    let fields: Vec<(String, syn::Member)> = variant
+        .fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match &f.ident {
+            Some(ident) => (
+                ident.to_string().trim_start_matches("r#").to_owned(),
+                syn::Member::Named(ident.clone()),
+            ),
+            None => (i.to_string(), syn::Member::Unnamed(syn::Index::from(i))),
+        })
+        .collect();
+    let names: Vec<String> = fields.iter().map(|(name, _)| name.clone()).collect();
+    let mut used = std::collections::BTreeSet::new();
+    // A field named by `details(..)` or `retry_after`: its local, or an error on the name.
+    let field_ref = |errors: &mut darling::error::Accumulator,
+                     used: &mut std::collections::BTreeSet<String>,
+                     ident: &syn::Ident,
+                     what: &str|
+     -> Option<syn::Ident> {
+        let name = ident.to_string();
+        let name = name.trim_start_matches("r#");
+        if names.iter().any(|n| n == name) {
+            used.insert(name.to_owned());
+            Some(fmt::local(name))
+        } else {
+            errors.push(
+                darling::Error::unknown_field_with_alts(name, &names)
+                    .with_span(ident)
+                    .at(what),
+            );
+            None
+        }
+    };
+
+    let code = match &attr.code {
+        None => {
+            errors.push(
+                darling::Error::custom(
+                    "this variant has no error code: write it first, such as `#[tool_error(NOT_FOUND, \"...\")]`, or `code = \"CUSTOM_CODE\"`",
+                )
+                .with_span(&variant.ident),
+            );
+            None
+        }
+        Some(Code::Canonical(ident)) => {
+            let name = ident.to_string();
+            if CANONICAL_CODES.contains(&name.as_str()) {
+                Some(quote!(#krate::ErrorCode::#ident))
+            } else {
+                let mut err = unknown("code", &name, &CANONICAL_CODES, ident.span());
+                if is_valid_code(&name) {
+                    err = darling::Error::multiple(vec![
+                        err,
+                        darling::Error::custom(format!(
+                            "`{name}` is not a canonical code; a custom code is written as a string: `code = \"{name}\"`"
+                        ))
+                        .with_span(ident),
+                    ]);
+                }
+                errors.push(err);
+                None
+            }
+        }
+        Some(Code::Custom(lit)) => {
+            if is_valid_code(&lit.value()) {
+                Some(quote!(#krate::ErrorCode::from_static(#lit)))
+            } else {
+                errors.push(
+                    darling::Error::custom(format!(
+                        "invalid error code {:?}: codes match [A-Z][A-Z0-9_]*, such as \"PAYMENT_DECLINED\"",
+                        lit.value()
+                    ))
+                    .with_span(lit),
+                );
+                None
+            }
+        }
+    };
+
+    let message = match &attr.message {
+        Some(lit) => errors.handle(fmt::template(lit, &names)),
+        None => {
+            errors.push(
+                darling::Error::custom(
+                    "this variant has no message: write it after the code, such as `#[tool_error(NOT_FOUND, \"No invoice with ID {id}\")]`",
+                )
+                .with_span(&variant.ident),
+            );
+            None
+        }
+    };
+    let recovery = attr
+        .recovery
+        .as_ref()
+        .and_then(|lit| errors.handle(fmt::template(lit, &names)));
+
+    let actions = attr
+        .actions
+        .iter()
+        .filter_map(|path| {
+            let segments: Vec<&syn::PathSegment> = path.segments.iter().collect();
+            match segments.split_last() {
+                Some((last, tool)) if !tool.is_empty() => {
+                    let action = &last.ident;
+                    let leading = path.leading_colon;
+                    Some(quote::quote_spanned!(action.span()=> #leading #(#tool)::*::ACTIONS.#action))
+                }
+                _ => {
+                    errors.push(
+                        darling::Error::custom("name the tool and its action, such as `actions(Billing::list_invoices)`")
+                            .with_span(path),
+                    );
+                    None
+                }
+            }
+        })
+        .collect();
+
+    let details = attr
+        .details
+        .iter()
+        .filter_map(|(key, field)| {
+            Some((
+                key.to_string(),
+                field_ref(errors, &mut used, field, "details")?,
+            ))
+        })
+        .collect();
+
+    let severity = attr.severity.as_ref().and_then(|ident| {
+        let variant = match ident.to_string().as_str() {
+            "warning" => quote!(Warning),
+            "error" => quote!(Error),
+            "critical" => quote!(Critical),
+            other => {
+                errors.push(unknown("severity", other, &SEVERITIES, ident.span()));
+                return None;
+            }
+        };
+        Some(quote!(#krate::Severity::#variant))
+    });
+
+    let retry_after = match &attr.retry_after {
+        None => None,
+        Some(RetryAfter::Seconds(n)) => Some(quote!(#n)),
+        Some(RetryAfter::Field(ident)) => field_ref(errors, &mut used, ident, "retry_after")
+            .map(|local| quote!(#private::core::clone::Clone::clone(#local))),
+    };
+
+    let message = message?;
+    for name in message
+        .fields
+        .iter()
+        .chain(recovery.iter().flat_map(|r| r.fields.iter()))
+    {
+        used.insert(name.clone());
+    }
+    let bound = fields
+        .into_iter()
+        .filter(|(name, _)| used.contains(name))
+        .map(|(name, member)| (member, fmt::local(&name)))
+        .collect();
+    Some(Variant {
+        ident: variant.ident.clone(),
+        bound,
+        code: code?,
+        message: message.literal,
+        recovery: recovery.map(|r| r.literal),
+        actions,
+        details,
+        severity,
+        retry_after,
+    })
+}

@@ -1,0 +1,202 @@
+//! One call of a tool, in process: routing → validation → deprecation warning → handler, with
+//! every failure turned into its envelope (ERRORS.md §4). The server adds limits around it.
+
+use std::any::Any;
+use std::borrow::Cow;
+use std::error::Error as StdError;
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::{Map, Value};
+
+use crate::tool::{BoxFuture, Context, ToolDef};
+use crate::validate::{FieldPath, Problem, ValidationError};
+use crate::{ToolError, new_incident_id, with_warning};
+
+/// Why a handler did not produce a result.
+#[derive(Debug)]
+pub enum Failure {
+    /// A tool error: sent intact.
+    Tool(ToolError),
+    /// Arguments that passed the schema but not the handler's own decoding.
+    Invalid(ValidationError),
+    /// Anything else: sent as INTERNAL_ERROR, the cause kept for the log.
+    Internal(Box<dyn StdError + Send + Sync>),
+}
+
+impl From<ToolError> for Failure {
+    fn from(err: ToolError) -> Self {
+        Failure::Tool(err)
+    }
+}
+
+/// A successful result other than serialized data: text, or a whole `CallToolResult`.
+///
+/// ```
+/// let plain = mcp_fusion::Response::text("3 invoices exported.");
+/// assert_eq!(plain.into_result().is_error, Some(false));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Response(CallToolResult);
+
+impl Response {
+    /// A result of one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Response(CallToolResult::success(vec![ContentBlock::text(text)]))
+    }
+
+    /// The result as rmcp's type.
+    pub fn into_result(self) -> CallToolResult {
+        self.0
+    }
+}
+
+impl From<CallToolResult> for Response {
+    fn from(result: CallToolResult) -> Self {
+        Response(result)
+    }
+}
+
+/// What an action's success value becomes.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the success value of an action",
+    label = "returned as the action's success value",
+    note = "an action's `Ok` value is serialized to JSON (it must implement `serde::Serialize`) or is a `mcp_fusion::Response`",
+    note = "errors, `ToolError` included, are returned as `Err(..)`"
+)]
+pub trait IntoOutput {
+    /// The result, or why it could not be made.
+    fn into_output(self) -> Result<CallToolResult, Failure>;
+}
+
+impl<T: serde::Serialize> IntoOutput for T {
+    fn into_output(self) -> Result<CallToolResult, Failure> {
+        let json = serde_json::to_string(&self).map_err(|e| Failure::Internal(Box::new(e)))?;
+        Ok(CallToolResult::success(vec![ContentBlock::text(json)]))
+    }
+}
+
+impl IntoOutput for Response {
+    fn into_output(self) -> Result<CallToolResult, Failure> {
+        Ok(self.0)
+    }
+}
+
+/// Runs one call: `handler` gets the action's index, its arguments (discriminator removed,
+/// validated) and its context.
+pub async fn dispatch<'a, H>(
+    def: &'a ToolDef,
+    arguments: Option<Map<String, Value>>,
+    handler: H,
+) -> CallToolResult
+where
+    H: FnOnce(usize, Value, Context) -> BoxFuture<'a, Result<CallToolResult, Failure>>,
+{
+    let mut args = arguments.unwrap_or_default();
+    let index = match def.discriminator() {
+        None => 0,
+        Some(field) => match def.router().route_value(args.get(field)) {
+            Ok(index) => {
+                args.remove(field);
+                index
+            }
+            Err(route) => return def.router().error(&route).into(),
+        },
+    };
+    let Some(action) = def.actions().get(index) else {
+        return internal(
+            def.name(),
+            "router",
+            &"the router chose an action that does not exist",
+        );
+    };
+    let args = Value::Object(args);
+    match action.compiled_schema() {
+        Ok(schema) => {
+            if let Err(invalid) = schema.validate(action.qualified(), &args) {
+                return invalid.into();
+            }
+        }
+        Err(broken) => return internal(def.name(), action.qualified(), broken),
+    }
+    let deprecation = action.deprecation().map(|d| {
+        ToolError::deprecated(
+            action.qualified(),
+            d.note.as_deref(),
+            d.replacement.as_deref(),
+        )
+    });
+
+    let context = Context::new(Cow::Owned(action.qualified().to_owned()));
+    let outcome = CatchUnwind(handler(index, args, context.clone())).await;
+    let result = match outcome {
+        Ok(Ok(result)) => result,
+        Ok(Err(Failure::Tool(err))) => return err.into(),
+        Ok(Err(Failure::Invalid(invalid))) => return invalid.into(),
+        Ok(Err(Failure::Internal(cause))) => {
+            return internal(def.name(), action.qualified(), &*cause);
+        }
+        Err(panic) => return internal(def.name(), action.qualified(), &PanicMessage(panic)),
+    };
+    deprecation
+        .into_iter()
+        .chain(context.take_warnings())
+        .fold(result, |result, w| with_warning(result, &w))
+}
+
+/// INTERNAL_ERROR: the cause goes to the log under a fresh incident id, never to the model.
+fn internal(tool: &str, qualified_action: &str, cause: &dyn fmt::Display) -> CallToolResult {
+    let incident = new_incident_id();
+    tracing::error!(tool, action = qualified_action, incident = %incident, cause = %cause, "tool call failed unexpectedly");
+    ToolError::internal(qualified_action, &incident, None).into()
+}
+
+/// Decodes validated arguments into the handler's type. A type whose `Deserialize` is stricter
+/// than its schema is answered with a validation error, not a crash.
+pub fn decode<T: serde::de::DeserializeOwned>(
+    args: &Value,
+    qualified_action: &str,
+) -> Result<T, Failure> {
+    T::deserialize(args).map_err(|e| {
+        let problem = Problem::custom(
+            FieldPath::root(),
+            "Invalid arguments",
+            Some(args),
+            Some(&e.to_string()),
+        );
+        Failure::Invalid(ValidationError::new(qualified_action, vec![problem]))
+    })
+}
+
+/// A boxed future whose panic comes back as an `Err` instead of unwinding further.
+struct CatchUnwind<'a, T>(BoxFuture<'a, T>);
+
+impl<T> Future for CatchUnwind<'_, T> {
+    type Output = Result<T, Box<dyn Any + Send>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        // The future is not polled again after a panic: `Ready(Err)` ends it.
+        match catch_unwind(AssertUnwindSafe(|| self.0.as_mut().poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    }
+}
+
+/// A panic payload as text, for the log.
+struct PanicMessage(Box<dyn Any + Send>);
+
+impl fmt::Display for PanicMessage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = self
+            .0
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| self.0.downcast_ref::<String>().map(String::as_str));
+        write!(f, "panic: {}", text.unwrap_or("(no message)"))
+    }
+}

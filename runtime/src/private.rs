@@ -1,0 +1,130 @@
+//! What the code `#[tool]` and `#[derive(ToolErrors)]` generate calls. Not public API: it can
+//! change in any release, and nothing here is meant to be written by hand.
+
+use std::cell::Cell;
+use std::error::Error as StdError;
+use std::fmt::Display;
+
+pub use std::boxed::Box;
+pub use std::string::{String, ToString};
+pub use std::sync::OnceLock;
+pub use std::time::Duration;
+pub use std::{concat, format, stringify};
+
+pub use core;
+pub use rmcp::model::CallToolResult;
+pub use serde_json::{Map, Value};
+
+pub use crate::dispatch::{Failure, IntoOutput, decode, dispatch};
+pub use crate::tool::{ActionDef, ActionRef, BoxFuture, Context, Tool, ToolDef};
+pub use crate::{ErrorCode, Severity, ToolError, error};
+
+/// The arguments of an action: decoded from JSON, described by a JSON Schema.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the arguments of an action",
+    label = "the arguments of this action",
+    note = "derive `serde::Deserialize` and `schemars::JsonSchema` on it"
+)]
+pub trait ActionArgs: serde::de::DeserializeOwned + schemars::JsonSchema {}
+
+impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ActionArgs for T {}
+
+/// Checks, where the user wrote the type, that it can be an action's arguments.
+pub const fn assert_args<T: ActionArgs>() {}
+
+/// The context parameter of an action.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the context of an action",
+    label = "the second parameter of an action is its context",
+    note = "take `f: mcp_fusion::Context`, or leave the parameter out"
+)]
+pub trait FromContext {
+    /// Makes the parameter from the call's context.
+    fn from_context(context: Context) -> Self;
+}
+
+impl FromContext for Context {
+    fn from_context(context: Context) -> Self {
+        context
+    }
+}
+
+/// What an action returns.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a valid return type for an action",
+    label = "an action returns `Result<T, E>`",
+    note = "`T` is serialized to JSON; `E` is a `ToolError`, a `#[derive(ToolErrors)]` enum, or any other error (sent as INTERNAL_ERROR)"
+)]
+pub trait ActionReturn {
+    /// The success value.
+    type Ok;
+    /// The error.
+    type Err;
+    /// As a `Result`.
+    fn into_result(self) -> Result<Self::Ok, Self::Err>;
+}
+
+impl<T, E> ActionReturn for Result<T, E> {
+    type Ok = T;
+    type Err = E;
+    fn into_result(self) -> Result<T, E> {
+        self
+    }
+}
+
+/// An error on its way to becoming a [`Failure`]: the generated code calls
+/// `(&&Wrap::new(e)).mcp_fusion_failure()`, which picks [`ViaToolError`] when the error converts
+/// into a `ToolError` (sent intact) and [`ViaOtherError`] otherwise (INTERNAL_ERROR).
+pub struct Wrap<E>(Cell<Option<E>>);
+
+impl<E> Wrap<E> {
+    /// Wraps an error.
+    pub fn new(err: E) -> Self {
+        Wrap(Cell::new(Some(err)))
+    }
+
+    fn take(&self) -> E {
+        self.0
+            .take()
+            .expect("the generated code converts each error once")
+    }
+}
+
+/// Errors that are tool errors travel intact.
+pub trait ViaToolError {
+    /// The failure.
+    fn mcp_fusion_failure(&self) -> Failure;
+}
+
+impl<E: Into<crate::ToolError>> ViaToolError for &Wrap<E> {
+    fn mcp_fusion_failure(&self) -> Failure {
+        Failure::Tool(self.take().into())
+    }
+}
+
+/// Any other error becomes INTERNAL_ERROR, its cause kept for the log.
+pub trait ViaOtherError {
+    /// The failure.
+    fn mcp_fusion_failure(&self) -> Failure;
+}
+
+impl<E: Into<Box<dyn StdError + Send + Sync>>> ViaOtherError for Wrap<E> {
+    fn mcp_fusion_failure(&self) -> Failure {
+        Failure::Internal(self.take().into())
+    }
+}
+
+/// A detail's value, from a field.
+pub fn detail_value<T: Display + ?Sized>(value: &T) -> String {
+    value.to_string()
+}
+
+/// A description from doc comments: each line without the one space `///` leaves, the whole
+/// trimmed.
+pub fn docs(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end())
+        .collect();
+    lines.join("\n").trim().to_owned()
+}
