@@ -21,7 +21,100 @@
 //! assert_eq!(parsed.retry_after, Some(30));
 //! ```
 //!
-//! The pieces: [`error`] and [`ToolError`] (the envelope and its builder), [`ErrorCode`] and
+//! # Tools: `#[tool]`
+//!
+//! On an impl block, every async method is an action, selected by the `action` field; on an
+//! async fn, the fn is a tool of one action. Each action takes one argument struct
+//! (`Deserialize + JsonSchema`; constraints through schemars attributes), and optionally the
+//! call's [`Context`]. The arguments are validated against the schema the tool advertises
+//! before they are decoded, and every failure becomes its envelope.
+//!
+//! ```
+//! use mcp_fusion::{tool, Context, ErrorCode, Tool, ToolError};
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct GetInvoice {
+//!     #[schemars(regex(pattern = r"^inv_[0-9]{4}_[0-9]{4}$"))]
+//!     id: String,
+//! }
+//!
+//! struct Billing;
+//!
+//! /// Invoices.
+//! #[tool(concurrency(max_active = 2, max_queued = 2))]
+//! impl Billing {
+//!     /// Lists invoices.
+//!     #[action(read_only)]
+//!     async fn list_invoices(&self) -> Result<Vec<String>, ToolError> {
+//!         Ok(vec!["inv_2026_0001".into()])
+//!     }
+//!
+//!     /// Gets one invoice.
+//!     #[action(read_only, timeout = "5s")]
+//!     async fn get_invoice(&self, args: GetInvoice, f: Context) -> Result<String, ToolError> {
+//!         Err(f.error(ErrorCode::NOT_FOUND, "No invoice with that ID")
+//!             .actions([Billing::ACTIONS.list_invoices])
+//!             .detail("requestedId", args.id))
+//!     }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let call = serde_json::json!({"action": "get_invoice", "id": "inv_2026_0009"});
+//! let result = Billing.call(call.as_object().cloned()).await;
+//! assert_eq!(result.is_error, Some(true));
+//! assert_eq!(Billing.definition().actions()[1].qualified(), "billing.get_invoice");
+//! # });
+//! ```
+//!
+//! Options of `#[tool(..)]`: `name = ".."` (default: the type in snake case, or the fn's
+//! name), `description = ".."` (default: the doc comments), `discriminator = ".."` (default
+//! `action`), `concurrency(max_active = N, max_queued = M)`, `rate_limit(max = N, window =
+//! "1m")`, `crate = path`. Options of `#[action(..)]` (or of `#[tool(..)]` on a fn):
+//! `name = ".."`, `read_only`, `destructive`, `idempotent`, `open_world`, `deprecated` or
+//! `deprecated = "note"`, `replacement = other_action`, `timeout = "5s"`.
+//!
+//! `#[tool]` also generates `{Type}Actions` and `{Type}::ACTIONS`, one [`ActionRef`] per
+//! action, so `.actions(..)` names actions with compile-time checking; a fn tool becomes the
+//! unit struct `{Fn}Tool` (`get_weather` → `GetWeatherTool`).
+//!
+//! An action returns `Result<T, E>`: `T` is serialized to JSON (or is a [`Response`]); `E` is
+//! a [`ToolError`] or a `#[derive(ToolErrors)]` enum, sent intact, or any other error, sent as
+//! INTERNAL_ERROR with an incident id (the cause goes to the log, not to the model). A panic
+//! is answered the same way, and the tool keeps serving.
+//!
+//! # Domain errors: `#[derive(ToolErrors)]`
+//!
+//! ```
+//! use mcp_fusion::{ToolError, ToolErrors};
+//!
+//! #[derive(Debug, ToolErrors)]
+//! enum PaymentError {
+//!     #[tool_error(NOT_FOUND, "No card ending in {last4}", recovery = "Ask the user for another card",
+//!                  details(cardLast4 = last4))]
+//!     UnknownCard { last4: String },
+//!     #[tool_error(code = "PAYMENT_DECLINED", severity = critical, "The card was declined: {0}")]
+//!     Declined(String),
+//!     #[tool_error(RATE_LIMITED, "Too many attempts", retry_after = 30)]
+//!     TooManyAttempts,
+//! }
+//!
+//! let err = ToolError::from(PaymentError::Declined("insufficient funds".into()));
+//! assert_eq!(err.code().as_str(), "PAYMENT_DECLINED");
+//! assert_eq!(err.message(), "The card was declined: insufficient funds");
+//! assert_eq!(PaymentError::TooManyAttempts.to_string(), "Too many attempts");
+//! ```
+//!
+//! Per variant: the code first (a canonical name, or `code = "CUSTOM_CODE"`), then the message
+//! (`{field}`, `{0}` interpolate; `{{` is a brace), then `recovery = ".."` (interpolated too),
+//! `actions(Tool::action, ..)`, `details(key = field, ..)`, `severity = warning|error|critical`,
+//! `retry_after = 30` or `retry_after = field`. On the enum: `#[tool_error(skip_display)]` when
+//! it has its own `Display` and `Error`, `#[tool_error(crate = path)]`.
+//!
+//! # The pieces
+//!
+//! [`error`] and [`ToolError`] (the envelope and its builder), [`ErrorCode`] and
 //! [`Severity`], [`validate`] (schemas, problems, `<validation_error>`), [`router`] (the
 //! discriminator), [`parse`] (the client side), [`inject_contract_awareness`] (what changed
 //! since the contract was locked), and the `From` impls into `rmcp`'s `CallToolResult`.
@@ -48,7 +141,12 @@ pub use envelope::{
 };
 pub use error::{ErrorCode, InvalidCode, Severity};
 pub use mcp::with_warning;
-pub use mcp_fusion_macros::{ToolErrors, tool};
+/// Maps a domain error enum to codes, messages and recovery hints; see the
+/// [crate docs](crate#domain-errors-derivetoolerrors).
+pub use mcp_fusion_macros::ToolErrors;
+/// Makes a tool of an impl block (one action per async method) or of an async fn; see the
+/// [crate docs](crate#tools-tool).
+pub use mcp_fusion_macros::tool;
 /// The official Rust MCP SDK this crate plugs into, re-exported so versions always match.
 pub use rmcp;
 pub use tool::{

@@ -1,0 +1,77 @@
+//! The expansions of both macros must not lean on the prelude or on a relative `mcp_fusion`
+//! path: every name they need is spelled absolutely.
+
+#![allow(dead_code, non_camel_case_types)]
+
+struct Result;
+struct Ok;
+struct Err;
+struct Option;
+struct Some;
+struct None;
+struct Box;
+struct Vec;
+struct String;
+struct Default;
+struct Clone;
+struct Send;
+struct Sync;
+mod mcp_fusion {}
+mod core {}
+mod std {}
+
+#[derive(Debug, ::mcp_fusion::ToolErrors)]
+enum Problem {
+    #[tool_error(NOT_FOUND, "No invoice {id}", recovery = "List first", actions(Billing::list), details(id = id), retry_after = 3)]
+    Missing { id: ::std::string::String },
+    #[tool_error(code = "ODD", severity = critical, "Odd: {0}")]
+    Odd(u8),
+}
+
+#[derive(::serde::Deserialize, ::schemars::JsonSchema)]
+struct Args {
+    id: ::std::string::String,
+}
+
+struct Billing;
+
+/// A tool in a hostile namespace.
+#[::mcp_fusion::tool(rate_limit(max = 5, window = "1s"))]
+impl Billing {
+    /// Lists.
+    #[action(read_only, timeout = "1s")]
+    async fn list(&self) -> ::core::result::Result<u8, Problem> {
+        ::core::result::Result::Ok(1)
+    }
+
+    /// Gets.
+    #[action(deprecated = "Use list.", replacement = list)]
+    async fn get(
+        &self,
+        args: Args,
+        f: ::mcp_fusion::Context,
+    ) -> ::core::result::Result<u8, ::mcp_fusion::ToolError> {
+        let _ = (args.id, f.action());
+        ::core::result::Result::Err(::mcp_fusion::ToolError::from(Problem::Odd(1)))
+    }
+}
+
+/// Single.
+#[::mcp_fusion::tool]
+async fn single(args: Args) -> ::core::result::Result<u8, ::std::io::Error> {
+    let _ = args;
+    ::core::result::Result::Ok(2)
+}
+
+#[test]
+fn expansions_compile_in_a_hostile_namespace() {
+    use ::mcp_fusion::Tool as _;
+    assert_eq!(Billing.definition().actions().len(), 2);
+    assert_eq!(SingleTool.definition().name(), "single");
+    let err = ::mcp_fusion::ToolError::from(Problem::Missing { id: "inv_1".into() });
+    assert_eq!(
+        err.available_actions().collect::<::std::vec::Vec<_>>(),
+        ["billing.list"]
+    );
+    assert_eq!(Problem::Odd(7).to_string(), "Odd: 7");
+}
