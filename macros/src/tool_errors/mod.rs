@@ -254,3 +254,67 @@ fn variant_model(
         retry_after,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(input: TokenStream) -> darling::Result<Model> {
+        model(&syn::parse2(input).unwrap())
+    }
+
+    #[test]
+    fn a_valid_enum_becomes_its_model() {
+        let model = run(quote! {
+            enum E {
+                #[tool_error(NOT_FOUND, "No {id}", recovery = "List {id}", actions(Billing::list), details(requestedId = id), severity = critical, retry_after = wait)]
+                Missing { id: String, wait: u64, unused: u8 },
+                #[tool_error(code = "CUSTOM_CODE", "Tuple {0}")]
+                Tuple(String),
+            }
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        let missing = &model.variants[0];
+        let bound: Vec<String> = missing
+            .bound
+            .iter()
+            .map(|(_, local)| local.to_string())
+            .collect();
+        assert_eq!(bound, ["__field_id", "__field_wait"]);
+        assert_eq!(missing.message.value(), "No {__field_id}");
+        assert_eq!(missing.details.len(), 1);
+        assert!(missing.severity.is_some() && missing.retry_after.is_some());
+        assert_eq!(model.variants[1].message.value(), "Tuple {__field_0}");
+    }
+
+    #[test]
+    fn every_mistake_is_reported() {
+        let err = run(quote! {
+            enum E {
+                #[tool_error(NOT_FUOND, "No {idd}", severity = fatal, details(k = nope))]
+                A { id: String },
+                #[tool_error(code = "bad-code")]
+                B,
+                C,
+            }
+        })
+        .err()
+        .expect("mistakes");
+        // unknown code (with its custom-code hint), unknown field, unknown severity, unknown
+        // detail field, invalid custom code, missing message, missing attribute
+        assert_eq!(err.len(), 8, "{err}");
+        let text = err.to_string();
+        assert!(text.contains("NOT_FOUND"), "{text}");
+        assert!(text.contains("critical"), "{text}");
+    }
+
+    #[test]
+    fn structs_are_refused() {
+        assert!(
+            run(quote!(
+                struct S;
+            ))
+            .is_err()
+        );
+    }
+}
