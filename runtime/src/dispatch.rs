@@ -13,7 +13,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
 use crate::tool::{BoxFuture, Context, ToolDef};
-use crate::validate::{FieldPath, Problem, ValidationError};
+use crate::validate::ValidationError;
 use crate::{ToolError, new_incident_id, with_warning};
 
 /// Why a handler did not produce a result.
@@ -152,23 +152,6 @@ fn internal(tool: &str, qualified_action: &str, cause: &dyn fmt::Display) -> Cal
     let incident = new_incident_id();
     tracing::error!(tool, action = qualified_action, incident = %incident, cause = %cause, "tool call failed unexpectedly");
     ToolError::internal(qualified_action, &incident, None).into()
-}
-
-/// Decodes validated arguments into the handler's type. A type whose `Deserialize` is stricter
-/// than its schema is answered with a validation error, not a crash.
-pub fn decode<T: serde::de::DeserializeOwned>(
-    args: &Value,
-    qualified_action: &str,
-) -> Result<T, Failure> {
-    T::deserialize(args).map_err(|e| {
-        let problem = Problem::custom(
-            FieldPath::root(),
-            "Invalid arguments",
-            Some(args),
-            Some(&e.to_string()),
-        );
-        Failure::Invalid(ValidationError::new(qualified_action, vec![problem]))
-    })
 }
 
 /// A boxed future whose panic comes back as an `Err` instead of unwinding further.

@@ -15,7 +15,7 @@ pub use core;
 pub use rmcp::model::CallToolResult;
 pub use serde_json::{Map, Value};
 
-pub use crate::dispatch::{Failure, IntoOutput, decode, dispatch};
+pub use crate::dispatch::{Failure, IntoOutput, dispatch};
 pub use crate::tool::{ActionDef, ActionRef, BoxFuture, Context, Tool, ToolDef};
 pub use crate::{ErrorCode, Severity, ToolError, error};
 
@@ -25,12 +25,24 @@ pub use crate::{ErrorCode, Severity, ToolError, error};
     label = "the arguments of this action",
     note = "derive `serde::Deserialize` and `schemars::JsonSchema` on it"
 )]
-pub trait ActionArgs: serde::de::DeserializeOwned + schemars::JsonSchema {}
+pub trait ActionArgs: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static {}
 
-impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ActionArgs for T {}
+impl<T: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static> ActionArgs for T {}
 
-/// Checks, where the user wrote the type, that it can be an action's arguments.
-pub const fn assert_args<T: ActionArgs>() {}
+/// The definition of an action whose arguments are `T`: the one place the arguments' traits
+/// are required, spanned at the user's type, so that a type that lacks them is reported once.
+pub fn action_def<T: ActionArgs>(name: &'static str) -> ActionDef {
+    ActionDef::new::<T>(name)
+}
+
+/// Decodes the arguments of the tool's action `index` into its type, through the definition's
+/// own decoder (no trait bound here: see [`action_def`]).
+pub fn decode_args<T: 'static>(def: &ToolDef, index: usize, args: &Value) -> Result<T, Failure> {
+    match def.actions().get(index) {
+        Some(action) => action.decode(args),
+        None => Err(Failure::Internal("no action has this index".into())),
+    }
+}
 
 /// The context parameter of an action.
 #[diagnostic::on_unimplemented(

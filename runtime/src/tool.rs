@@ -1,6 +1,7 @@
 //! What a tool is: its definition (name, actions, schemas, annotations, limits) and the trait
 //! that `#[tool]` implements. Everything here can also be written by hand.
 
+use std::any::Any;
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,8 +9,9 @@ use std::time::Duration;
 use rmcp::model::{CallToolResult, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
+use crate::dispatch::Failure;
 use crate::router::Router;
-use crate::validate::{Schema, SchemaError};
+use crate::validate::{FieldPath, Problem, Schema, SchemaError, ValidationError};
 use crate::{Text, ToolError};
 
 /// A boxed, sendable future, as [`Tool::call`] returns.
@@ -112,9 +114,9 @@ pub struct RateLimit {
 /// let action = ActionDef::without_arguments("list_invoices").description("List invoices.").read_only();
 /// assert_eq!(action.name(), "list_invoices");
 /// ```
-#[derive(Debug)]
 pub struct ActionDef {
     name: Cow<'static, str>,
+    decoder: Option<Decoder>,
     qualified: String,
     description: Option<String>,
     schema_value: Value,
@@ -124,9 +126,29 @@ pub struct ActionDef {
     timeout: Option<Duration>,
 }
 
+/// Decodes an action's arguments into its type, erased so that a definition holds any.
+type Decoder = fn(&Value) -> Result<Box<dyn Any + Send>, serde_json::Error>;
+
+impl std::fmt::Debug for ActionDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ActionDef")
+            .field("name", &self.name)
+            .field("qualified", &self.qualified)
+            .field("description", &self.description)
+            .field("schema", &self.schema_value)
+            .field("annotations", &self.annotations)
+            .field("deprecated", &self.deprecated)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
 impl ActionDef {
-    /// An action whose arguments are `T`, validated against `T`'s JSON Schema.
-    pub fn new<T: schemars::JsonSchema + ?Sized>(name: impl Into<Cow<'static, str>>) -> Self {
+    /// An action whose arguments are `T`, validated against `T`'s JSON Schema, then decoded.
+    pub fn new<T>(name: impl Into<Cow<'static, str>>) -> Self
+    where
+        T: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static,
+    {
         let mut schema = schemars::SchemaGenerator::default()
             .into_root_schema_for::<T>()
             .to_value();
@@ -135,7 +157,10 @@ impl ActionDef {
             root.remove("$schema");
             root.remove("title");
         }
-        Self::with_schema(name, schema)
+        let mut action = Self::with_schema(name, schema);
+        action.decoder =
+            Some(|args| T::deserialize(args).map(|t| Box::new(t) as Box<dyn Any + Send>));
+        action
     }
 
     /// An action that takes no arguments (any sent field is unrecognized).
@@ -151,6 +176,7 @@ impl ActionDef {
         let compiled = Schema::new(&schema);
         ActionDef {
             name: name.into(),
+            decoder: None,
             qualified: String::new(),
             description: None,
             schema_value: schema,
@@ -246,6 +272,28 @@ impl ActionDef {
     /// The handler's deadline, if any.
     pub fn timeout_duration(&self) -> Option<Duration> {
         self.timeout
+    }
+
+    /// Decodes validated arguments into the action's type `T` (the type it was made with). A
+    /// type whose `Deserialize` is stricter than its schema is answered with a validation
+    /// error, not a crash.
+    pub fn decode<T: 'static>(&self, args: &Value) -> Result<T, Failure> {
+        let decoder = self
+            .decoder
+            .ok_or_else(|| Failure::Internal("this action takes no arguments".into()))?;
+        let decoded = decoder(args).map_err(|e| {
+            let problem = Problem::custom(
+                FieldPath::root(),
+                "Invalid arguments",
+                Some(args),
+                Some(&e.to_string()),
+            );
+            Failure::Invalid(ValidationError::new(self.qualified.clone(), vec![problem]))
+        })?;
+        decoded
+            .downcast::<T>()
+            .map(|t| *t)
+            .map_err(|_| Failure::Internal("the arguments were decoded into another type".into()))
     }
 }
 

@@ -1,7 +1,7 @@
 //! The one spelling of the runtime path: `::mcp_fusion`, or the user's `crate = path`.
 
-use proc_macro2::TokenStream;
-use quote::{ToTokens, quote};
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, quote, quote_spanned};
 
 /// The runtime crate as generated code names it.
 #[derive(Clone)]
@@ -15,6 +15,15 @@ impl Krate {
     /// `<runtime>::__private`, where generated code finds everything it calls.
     pub(crate) fn private(&self) -> TokenStream {
         quote!(#self::__private)
+    }
+
+    /// The same path, spanned at the user's tokens, so that errors from a call through it are
+    /// reported there and not at the macro.
+    pub(crate) fn private_at(&self, span: Span) -> TokenStream {
+        match &self.0 {
+            Some(path) => quote_spanned!(span=> #path::__private),
+            None => quote_spanned!(span=> ::mcp_fusion::__private),
+        }
     }
 }
 

@@ -48,14 +48,20 @@ pub(super) struct ActionOptions {
 }
 
 impl ActionOptions {
-    pub(super) fn is_empty(&self) -> bool {
-        !(self.read_only.is_present()
-            || self.destructive.is_present()
-            || self.idempotent.is_present()
-            || self.open_world.is_present()
-            || self.deprecated.is_some()
-            || self.replacement.is_some()
-            || self.timeout.is_some())
+    /// Where the first option given is written, if any is.
+    pub(super) fn first_span(&self) -> Option<proc_macro2::Span> {
+        [
+            &self.read_only,
+            &self.destructive,
+            &self.idempotent,
+            &self.open_world,
+        ]
+        .into_iter()
+        .find(|flag| flag.is_present())
+        .map(Flag::span)
+        .or_else(|| self.deprecated.as_ref().map(|d| d.span()))
+        .or_else(|| self.replacement.as_ref().map(syn::Ident::span))
+        .or_else(|| self.timeout.as_ref().map(|t| t.span()))
     }
 }
 

@@ -136,27 +136,30 @@ fn group(
     args: ToolArgs,
     errors: &mut darling::error::Accumulator,
 ) -> Option<Tool> {
-    if !args.action.is_empty() {
+    if let Some(span) = args.action.first_span() {
         errors.push(
             darling::Error::custom(
                 "on an impl block, put action options on each method: `#[action(read_only)]`",
             )
-            .with_span(&block.impl_token),
+            .with_span(&span),
         );
     }
+    // Neither shape gets its methods checked or stubs generated: the fix is elsewhere.
     if let Some((path, _)) = &block.trait_ {
         errors.push(
             darling::Error::custom("#[tool] goes on an inherent impl block, not a trait impl")
                 .with_span(path),
         );
+        return None;
     }
-    if !block.generics.params.is_empty() {
+    if let Some(param) = block.generics.params.first() {
         errors.push(
             darling::Error::custom(
                 "a tool's impl block cannot be generic: implement the tool for one concrete type",
             )
-            .with_span(&block.generics),
+            .with_span(param),
         );
+        return None;
     }
     let self_ident = match &*block.self_ty {
         syn::Type::Path(p) if p.qself.is_none() => p.path.segments.last().map(|s| s.ident.clone()),
@@ -234,7 +237,10 @@ fn group(
             .as_ref()
             .map(|d| quote!(#d))
             .or_else(|| docs::description(&block.attrs)),
-        discriminator: args.discriminator.as_ref().map(|d| d.as_ref().clone()),
+        discriminator: args
+            .discriminator
+            .as_ref()
+            .map(|d| (d.as_ref().clone(), d.span())),
         concurrency: limits(args.concurrency.as_ref()),
         rate_limit: rate_limit(args.rate_limit.as_ref(), errors),
         actions_ident: format_ident!("{self_ident}Actions"),
@@ -289,6 +295,7 @@ fn action(
             syn::ReturnType::Type(_, ty) => ty.span(),
             syn::ReturnType::Default => sig.paren_token.span.close(),
         },
+        ok_span: ok_span(&sig.output),
         read_only: options.read_only.is_present(),
         destructive: options.destructive.is_present(),
         idempotent: options.idempotent.is_present(),
@@ -296,6 +303,25 @@ fn action(
         deprecated,
         timeout_ms,
     })
+}
+
+/// The span of `T` in a return type written `Result<T, E>` (any path ending in `Result`).
+fn ok_span(output: &syn::ReturnType) -> Span {
+    let syn::ReturnType::Type(_, ty) = output else {
+        return Span::call_site();
+    };
+    let first_arg = match &**ty {
+        syn::Type::Path(p) => p
+            .path
+            .segments
+            .last()
+            .and_then(|last| match &last.arguments {
+                syn::PathArguments::AngleBracketed(args) => args.args.first().map(Spanned::span),
+                _ => None,
+            }),
+        _ => None,
+    };
+    first_arg.unwrap_or_else(|| ty.span())
 }
 
 fn limits(
@@ -402,7 +428,10 @@ mod tests {
         assert_eq!(errors, 0);
         let tool = tool.unwrap();
         assert_eq!(tool.name, "billing");
-        assert_eq!(tool.discriminator.as_deref(), Some("op"));
+        assert_eq!(
+            tool.discriminator.as_ref().map(|(d, _)| d.as_str()),
+            Some("op")
+        );
         assert_eq!(tool.concurrency, Some((2, 3)));
         assert_eq!(tool.rate_limit, Some((10, 60_000)));
         let names: Vec<&str> = tool.actions.iter().map(|a| a.name.as_str()).collect();

@@ -9,7 +9,7 @@ pub(super) struct Tool {
     pub(super) krate: Krate,
     pub(super) name: String,
     pub(super) description: Option<TokenStream>,
-    pub(super) discriminator: Option<String>,
+    pub(super) discriminator: Option<(String, Span)>,
     pub(super) concurrency: Option<(usize, usize)>,
     pub(super) rate_limit: Option<(u64, u64)>,
     /// The type that implements `Tool`: the impl's self type, or the struct made for a fn.
@@ -38,6 +38,8 @@ pub(super) struct Action {
     pub(super) context: Option<syn::Type>,
     /// Where the return type is written, for the errors its checks raise.
     pub(super) output_span: Span,
+    /// Where its success type is written (`T` of `Result<T, E>`), or the return type.
+    pub(super) ok_span: Span,
     pub(super) read_only: bool,
     pub(super) destructive: bool,
     pub(super) idempotent: bool,

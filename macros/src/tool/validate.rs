@@ -42,7 +42,7 @@ pub(super) fn signature(sig: &syn::Signature, errors: &mut darling::error::Accum
                         darling::Error::custom(
                             "an action takes `&self` (shared by concurrent calls) or no receiver",
                         )
-                        .with_span(receiver),
+                        .with_span(&receiver.self_token),
                     );
                 }
                 params.receiver = true;
@@ -103,9 +103,10 @@ pub(super) fn tool(tool: &Tool, errors: &mut darling::error::Accumulator) {
             }
         }
     }
-    if tool.discriminator.as_ref().is_some_and(String::is_empty) {
-        errors.push(darling::Error::custom(
-            "the discriminator is a field name, such as \"action\"",
-        ));
+    if let Some((_, span)) = tool.discriminator.as_ref().filter(|(d, _)| d.is_empty()) {
+        errors.push(
+            darling::Error::custom("the discriminator is a field name, such as \"action\"")
+                .with_span(span),
+        );
     }
 }

@@ -248,7 +248,7 @@ pub(super) fn variant_attr(
     for extra in attrs {
         errors.push(
             darling::Error::custom("a variant takes one `#[tool_error(..)]`; merge them")
-                .with_span(extra),
+                .with_span(extra.path()),
         );
     }
     errors.handle(VariantAttr::from_meta(&first.meta).map_err(|e| e.with_span(&first.span())))

@@ -16,8 +16,14 @@ pub(super) fn expand(model: &Model) -> TokenStream {
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
 
     let patterns: Vec<TokenStream> = model.variants.iter().map(|v| pattern(ident, v)).collect();
-    let messages = model.variants.iter().map(|v| &v.message);
-    let builders = model.variants.iter().map(|v| builder(v, &private));
+    let messages = model.variants.iter().map(|v| template_args(&v.message));
+    // With our `Display`, the message is formatted there only, so a field that cannot be shown
+    // is reported once.
+    let message = (!model.skip_display).then(|| quote!(#private::ToString::to_string(&__error)));
+    let builders = model
+        .variants
+        .iter()
+        .map(|v| builder(v, &private, message.as_ref()));
 
     // An enum without variants has no value to match on by reference.
     let (display_scrutinee, from_scrutinee) = if model.variants.is_empty() {
@@ -68,31 +74,52 @@ fn pattern(enum_ident: &syn::Ident, variant: &Variant) -> TokenStream {
     quote!(#enum_ident::#ident { #(#bound,)* .. })
 }
 
-fn builder(variant: &Variant, private: &TokenStream) -> TokenStream {
-    let Variant { code, message, .. } = variant;
-    let recovery = variant
-        .recovery
+/// A template as `format!` arguments: the literal, then its named fields.
+fn template_args(template: &super::fmt::Template) -> TokenStream {
+    let literal = &template.literal;
+    let named = template
+        .named
         .iter()
-        .map(|r| quote!(.suggest(#private::format!(#r))));
+        .map(|(name, local)| quote!(#name = #local));
+    quote!(#literal #(, #named)*)
+}
+
+fn builder(variant: &Variant, private: &TokenStream, shown: Option<&TokenStream>) -> TokenStream {
+    let code = &variant.code;
+    let message = match shown {
+        Some(shown) => shown.clone(),
+        None => {
+            let args = template_args(&variant.message);
+            quote!(#private::format!(#args))
+        }
+    };
+    let recovery = variant.recovery.iter().map(|r| {
+        let args = template_args(r);
+        quote!(.suggest(#private::format!(#args)))
+    });
     let actions = (!variant.actions.is_empty()).then(|| {
         let actions = &variant.actions;
         quote!(.actions([#(#actions),*]))
     });
-    let details = variant
-        .details
-        .iter()
-        .map(|(key, local)| quote!(.detail(#key, #private::detail_value(#local))));
+    let details = variant.details.iter().map(|(key, local, field)| {
+        // Spanned at the field as written, where rustc reports a field that cannot be shown.
+        let local = syn::Ident::new(&local.to_string(), field.span());
+        quote::quote_spanned!(field.span()=> .detail(#key, #private::detail_value(#local)))
+    });
     let severity = variant.severity.iter().map(|s| quote!(.severity(#s)));
-    let retry_after = variant.retry_after.iter().map(|r| quote!(.retry_after(#r)));
+    let retry_after = &variant.retry_after;
     quote! {
-        #private::error(#code, #private::format!(#message))
-            #(#recovery)* #actions #(#details)* #(#severity)* #(#retry_after)*
+        #private::error(#code, #message)
+            #(#recovery)* #actions #(#details)* #(#severity)* #retry_after
     }
 }
 
 /// Stubs emitted next to the errors, so that uses of the enum (`?` into a `ToolError`, `{}`)
 /// add no errors of their own. They are never run: the crate does not compile.
-pub(super) fn fallback(derive: &syn::DeriveInput) -> TokenStream {
+pub(super) fn fallback(
+    derive: &syn::DeriveInput,
+    krate: &crate::common::paths::Krate,
+) -> TokenStream {
     let ident = &derive.ident;
     let (impl_generics, ty_generics, where_clause) = derive.generics.split_for_impl();
     quote! {
@@ -104,7 +131,7 @@ pub(super) fn fallback(derive: &syn::DeriveInput) -> TokenStream {
                 }
             }
             impl #impl_generics ::std::error::Error for #ident #ty_generics #where_clause {}
-            impl #impl_generics ::core::convert::From<#ident #ty_generics> for ::mcp_fusion::ToolError #where_clause {
+            impl #impl_generics ::core::convert::From<#ident #ty_generics> for #krate::ToolError #where_clause {
                 fn from(_: #ident #ty_generics) -> Self {
                     ::core::unreachable!()
                 }

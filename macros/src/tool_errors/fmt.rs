@@ -1,16 +1,19 @@
 //! Message templates: `{field}` and `{0}` name the variant's fields, `{{` and `}}` are braces,
-//! and anything after `:` is a format spec left to rustc. Each reference is rewritten to a
-//! `__field_*` local the generated `match` binds, and the literal is handed to `format!`, so
-//! rustc itself reports a bad format spec, on the user's literal.
+//! and anything after `:` is a format spec left to rustc. A named reference stays as written and
+//! is passed as `field = __field_field`; only positional ones (`{0}`, which `format!` would read
+//! as its own arguments) are rewritten to their local. The literal is then handed to
+//! `format!`, so rustc itself reports a bad format spec, on the user's characters.
 
 use std::collections::BTreeSet;
 
 use proc_macro2::Span;
 
-/// A template with its references rewritten, and the fields it names.
+/// A template with its positional references rewritten, and the fields it names.
 pub(super) struct Template {
     pub(super) literal: syn::LitStr,
     pub(super) fields: BTreeSet<String>,
+    /// The named arguments to pass: `(name in the template, local)`.
+    pub(super) named: Vec<(syn::Ident, syn::Ident)>,
 }
 
 /// The local a field is bound to: `__field_id`, `__field_0` (raw identifiers unraw'd).
@@ -65,16 +68,37 @@ pub(super) fn template(literal: &syn::LitStr, fields: &[String]) -> darling::Res
                     .at(format!("{{{name}}}")),
             );
         }
-        out.push('{');
-        out.push_str(&local(name).to_string());
-        out.push_str(spec);
-        out.push('}');
+        // Positional and raw names cannot be `format!` argument names: use the local instead.
+        let keep = !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && !inside.starts_with("r#");
+        if keep {
+            out.push_str(&tail[..=close]);
+        } else {
+            out.push('{');
+            out.push_str(&local(name).to_string());
+            out.push_str(spec);
+            out.push('}');
+        }
         rest = &tail[close + 1..];
     }
     out.push_str(rest);
+    // An unchanged literal keeps its own tokens, so rustc can point inside it.
+    let rewritten = if out == text {
+        literal.clone()
+    } else {
+        syn::LitStr::new(&out, literal.span())
+    };
+    let args = named
+        .iter()
+        .filter(|name| !name.starts_with(|c: char| c.is_ascii_digit()))
+        .filter(|name| syn::parse_str::<syn::Ident>(name).is_ok())
+        .map(|name| (syn::Ident::new(name, literal.span()), local(name)))
+        .collect();
     errors.finish_with(Template {
-        literal: syn::LitStr::new(&out, literal.span()),
+        literal: rewritten,
         fields: named,
+        named: args,
     })
 }
 
@@ -91,8 +115,8 @@ mod tests {
     #[test]
     fn rewrites_named_and_positional_references() {
         assert_eq!(
-            run("No invoice {id}", &["id"]).unwrap(),
-            ("No invoice {__field_id}".into(), vec!["id".into()])
+            run("No invoice {id:?}", &["id"]).unwrap(),
+            ("No invoice {id:?}".into(), vec!["id".into()])
         );
         assert_eq!(
             run("{0} and {1:>5}", &["0", "1"]).unwrap().0,

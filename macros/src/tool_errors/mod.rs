@@ -23,37 +23,69 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
         Ok(model) => codegen::expand(&model),
         Err(errors) => {
             let errors = errors.write_errors();
-            let stubs = codegen::fallback(&derive);
+            let stubs = codegen::fallback(&derive, &Krate::new(crate_path(&derive.attrs)));
             quote!(#errors #stubs)
         }
     }
 }
 
-/// The checked model of the derive.
-pub(super) struct Model {
-    pub(super) krate: Krate,
-    pub(super) ident: syn::Ident,
-    pub(super) generics: syn::Generics,
-    pub(super) skip_display: bool,
-    pub(super) variants: Vec<Variant>,
+/// `crate = path` from the enum's attributes, read on its own for the stubs of a failed
+/// expansion.
+fn crate_path(attrs: &[syn::Attribute]) -> Option<syn::Path> {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("tool_error"))
+        .find_map(|attr| {
+            let list = attr.parse_args_with(
+                syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
+            );
+            list.ok()?.into_iter().find_map(|meta| match meta {
+                syn::Meta::NameValue(nv) if nv.path.is_ident("crate") => match nv.value {
+                    syn::Expr::Path(p) => Some(p.path),
+                    _ => None,
+                },
+                _ => None,
+            })
+        })
 }
 
-pub(super) struct Variant {
-    pub(super) ident: syn::Ident,
+/// The checked model of the derive.
+struct Model {
+    krate: Krate,
+    ident: syn::Ident,
+    generics: syn::Generics,
+    skip_display: bool,
+    variants: Vec<Variant>,
+}
+
+struct Variant {
+    ident: syn::Ident,
     /// The fields the generated code reads, as `(member, local)`.
-    pub(super) bound: Vec<(syn::Member, syn::Ident)>,
-    pub(super) code: TokenStream,
-    pub(super) message: syn::LitStr,
-    pub(super) recovery: Option<syn::LitStr>,
-    pub(super) actions: Vec<TokenStream>,
-    pub(super) details: Vec<(String, syn::Ident)>,
-    pub(super) severity: Option<TokenStream>,
-    pub(super) retry_after: Option<TokenStream>,
+    bound: Vec<(syn::Member, syn::Ident)>,
+    code: TokenStream,
+    message: fmt::Template,
+    recovery: Option<fmt::Template>,
+    actions: Vec<TokenStream>,
+    /// `(key, local, the field as written)`.
+    details: Vec<(String, syn::Ident, syn::Ident)>,
+    severity: Option<TokenStream>,
+    retry_after: Option<TokenStream>,
 }
 
 const SEVERITIES: [&str; 3] = ["warning", "error", "critical"];
 
 fn model(derive: &syn::DeriveInput) -> darling::Result<Model> {
+    let not_enum = match &derive.data {
+        syn::Data::Enum(_) => None,
+        syn::Data::Struct(s) => Some(s.struct_token.span),
+        syn::Data::Union(u) => Some(u.union_token.span),
+    };
+    if let Some(span) = not_enum {
+        return Err(darling::Error::custom(
+            "#[derive(ToolErrors)] goes on an enum of errors, one variant per error, each with `#[tool_error(CODE, \"message\")]`",
+        )
+        .with_span(&span));
+    }
     let receiver = EnumReceiver::from_derive_input(derive)?;
     let krate = Krate::new(receiver.krate.clone());
     let mut errors = darling::Error::accumulator();
@@ -129,16 +161,19 @@ fn variant_model(
             if CANONICAL_CODES.contains(&name.as_str()) {
                 Some(quote!(#krate::ErrorCode::#ident))
             } else {
-                let mut err = unknown("code", &name, &CANONICAL_CODES, ident.span());
-                if is_valid_code(&name) {
-                    err = darling::Error::multiple(vec![
-                        err,
-                        darling::Error::custom(format!(
-                            "`{name}` is not a canonical code; a custom code is written as a string: `code = \"{name}\"`"
-                        ))
-                        .with_span(ident),
-                    ]);
-                }
+                // One error: the closest canonical code if one is close, else how to write a
+                // custom code.
+                let suggestion = unknown("code", &name, &CANONICAL_CODES, ident.span());
+                let err = if suggestion.to_string().contains("Did you mean")
+                    || !is_valid_code(&name)
+                {
+                    suggestion
+                } else {
+                    darling::Error::custom(format!(
+                        "`{name}` is not a canonical code; a custom code is written as a string: `code = \"{name}\"`"
+                    ))
+                    .with_span(ident)
+                };
                 errors.push(err);
                 None
             }
@@ -202,10 +237,8 @@ fn variant_model(
         .details
         .iter()
         .filter_map(|(key, field)| {
-            Some((
-                key.to_string(),
-                field_ref(errors, &mut used, field, "details")?,
-            ))
+            let local = field_ref(errors, &mut used, field, "details")?;
+            Some((key.to_string(), local, field.clone()))
         })
         .collect();
 
@@ -222,11 +255,15 @@ fn variant_model(
         Some(quote!(#krate::Severity::#variant))
     });
 
+    // The whole `.retry_after(..)` call, spanned at a field so that rustc reports a field that
+    // is not a duration there.
     let retry_after = match &attr.retry_after {
         None => None,
-        Some(RetryAfter::Seconds(n)) => Some(quote!(#n)),
-        Some(RetryAfter::Field(ident)) => field_ref(errors, &mut used, ident, "retry_after")
-            .map(|local| quote!(#private::core::clone::Clone::clone(#local))),
+        Some(RetryAfter::Seconds(n)) => Some(quote!(.retry_after(#n))),
+        Some(RetryAfter::Field(ident)) => field_ref(errors, &mut used, ident, "retry_after").map(|local| {
+            let local = syn::Ident::new(&local.to_string(), ident.span());
+            quote::quote_spanned!(ident.span()=> .retry_after(#private::core::clone::Clone::clone(#local)))
+        }),
     };
 
     let message = message?;
@@ -246,8 +283,8 @@ fn variant_model(
         ident: variant.ident.clone(),
         bound,
         code: code?,
-        message: message.literal,
-        recovery: recovery.map(|r| r.literal),
+        message,
+        recovery,
         actions,
         details,
         severity,
@@ -281,10 +318,13 @@ mod tests {
             .map(|(_, local)| local.to_string())
             .collect();
         assert_eq!(bound, ["__field_id", "__field_wait"]);
-        assert_eq!(missing.message.value(), "No {__field_id}");
+        assert_eq!(missing.message.literal.value(), "No {id}");
         assert_eq!(missing.details.len(), 1);
         assert!(missing.severity.is_some() && missing.retry_after.is_some());
-        assert_eq!(model.variants[1].message.value(), "Tuple {__field_0}");
+        assert_eq!(
+            model.variants[1].message.literal.value(),
+            "Tuple {__field_0}"
+        );
     }
 
     #[test]
@@ -300,9 +340,9 @@ mod tests {
         })
         .err()
         .expect("mistakes");
-        // unknown code (with its custom-code hint), unknown field, unknown severity, unknown
-        // detail field, invalid custom code, missing message, missing attribute
-        assert_eq!(err.len(), 8, "{err}");
+        // unknown code, unknown field, unknown severity, unknown detail field, invalid custom
+        // code, missing message, missing attribute
+        assert_eq!(err.len(), 7, "{err}");
         let text = err.to_string();
         assert!(text.contains("NOT_FOUND"), "{text}");
         assert!(text.contains("critical"), "{text}");

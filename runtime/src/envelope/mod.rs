@@ -295,6 +295,11 @@ impl std::error::Error for ToolError {}
 /// assert_eq!((-5_i64).whole_seconds(), None);
 /// assert_eq!(u64::MAX.whole_seconds(), Some(u32::MAX));
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a retry delay",
+    label = "not a number of seconds or a `Duration`",
+    note = "a retry delay is whole seconds (`u32`, `u64`, ...), fractional seconds (`f64`) or a `std::time::Duration`"
+)]
 pub trait RetryAfter {
     /// The delay in whole seconds, or `None` when it is zero or less.
     fn whole_seconds(self) -> Option<u32>;

@@ -16,15 +16,12 @@ pub(super) fn expand(tool: &Tool) -> TokenStream {
     let actions = actions_struct(tool);
     let definition = definition(tool);
     let call = router::call(tool);
-    let probes = tool.actions.iter().map(|a| params::probes(a, &private));
     quote! {
         #single
         #actions
 
         #[allow(unused_qualifications)]
         const _: () = {
-            #(#probes)*
-
             #[automatically_derived]
             impl #private::Tool for #self_ident {
                 fn definition(&self) -> &#private::ToolDef {
@@ -106,7 +103,10 @@ fn qualified(tool: &Tool, action: &Action) -> String {
 /// The `ToolDef` expression.
 fn definition(tool: &Tool) -> TokenStream {
     let private = tool.krate.private();
-    let actions = tool.actions.iter().map(|a| action_def(a, &private));
+    let actions = tool
+        .actions
+        .iter()
+        .map(|a| action_def(a, &private, &tool.krate));
     let mut def = match &tool.shape {
         Shape::Single { .. } => {
             let action = actions.into_iter().next();
@@ -120,7 +120,7 @@ fn definition(tool: &Tool) -> TokenStream {
     if let Some(description) = &tool.description {
         def.extend(quote!(.description(#private::docs(#description))));
     }
-    if let Some(discriminator) = &tool.discriminator {
+    if let Some((discriminator, _)) = &tool.discriminator {
         def.extend(quote!(.discriminator(#discriminator)));
     }
     if let Some((active, queued)) = tool.concurrency {
@@ -132,10 +132,18 @@ fn definition(tool: &Tool) -> TokenStream {
     quote!(#def.build())
 }
 
-fn action_def(action: &Action, private: &TokenStream) -> TokenStream {
+fn action_def(
+    action: &Action,
+    private: &TokenStream,
+    krate: &crate::common::paths::Krate,
+) -> TokenStream {
+    let tool_private_at = |ty: &syn::Type| krate.private_at(syn::spanned::Spanned::span(ty));
     let name = &action.name;
     let mut def = match &action.args {
-        Some(ty) => quote!(#private::ActionDef::new::<#ty>(#name)),
+        Some(ty) => {
+            let private = tool_private_at(ty);
+            quote::quote_spanned!(syn::spanned::Spanned::span(ty)=> #private::action_def::<#ty>(#name))
+        }
         None => quote!(#private::ActionDef::without_arguments(#name)),
     };
     if let Some(description) = &action.description {

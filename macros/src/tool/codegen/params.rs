@@ -1,36 +1,30 @@
-//! Checks of each action's parameter and return types, written as trait bounds spanned at the
-//! user's types, so that rustc reports them there with the traits' own hints.
+//! The handler's parameters: each use is spanned at the user's type, so that a type that cannot
+//! be an action's arguments or context is reported there, with the runtime traits' own hints.
+//! Each type is required once (arguments in `action_def`, context here), so it is reported once.
 
 use proc_macro2::TokenStream;
 use quote::quote_spanned;
 use syn::spanned::Spanned;
 
 use super::super::model::Action;
-
-/// Compile-time probes: the arguments are `Deserialize + JsonSchema`, the context is a context.
-pub(super) fn probes(action: &Action, private: &TokenStream) -> TokenStream {
-    let args = action
-        .args
-        .as_ref()
-        .map(|ty| quote_spanned!(ty.span()=> let _ = #private::assert_args::<#ty>;));
-    let context = action.context.as_ref().map(
-        |ty| quote_spanned!(ty.span()=> let _ = <#ty as #private::FromContext>::from_context;),
-    );
-    quote_spanned! {action.name_span=>
-        const _: () = { #args #context };
-    }
-}
+use crate::common::paths::Krate;
 
 /// The arguments passed to the handler: decoded arguments, then the context, as declared.
-pub(super) fn call_args(action: &Action, private: &TokenStream) -> (TokenStream, Vec<TokenStream>) {
+pub(super) fn call_args(
+    action: &Action,
+    index: usize,
+    krate: &Krate,
+) -> (TokenStream, Vec<TokenStream>) {
     let mut passed = Vec::new();
     let decode = action.args.as_ref().map(|ty| {
+        let private = krate.private_at(ty.span());
         passed.push(quote_spanned!(ty.span()=> __arguments));
         quote_spanned! {ty.span()=>
-            let __arguments = #private::decode::<#ty>(&__args, __context.action())?;
+            let __arguments = #private::decode_args::<#ty>(#private::Tool::definition(self), #index, &__args)?;
         }
     });
     if let Some(ty) = &action.context {
+        let private = krate.private_at(ty.span());
         passed.push(
             quote_spanned!(ty.span()=> <#ty as #private::FromContext>::from_context(__context)),
         );

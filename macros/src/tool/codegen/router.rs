@@ -11,19 +11,24 @@ pub(super) fn call(tool: &Tool) -> TokenStream {
     let private = tool.krate.private();
     let arms = tool.actions.iter().enumerate().map(|(index, action)| {
         let method = &action.method;
-        let (decode, passed) = params::call_args(action, &private);
+        let (decode, passed) = params::call_args(action, index, &tool.krate);
+        // The return type's checks are reported at the return type (its `T` for the success
+        // value), through a path spanned there.
+        let at_output = tool.krate.private_at(action.output_span);
+        let at_ok = tool.krate.private_at(action.ok_span);
         let call = match (&tool.shape, action.receiver) {
             (Shape::Single { .. }, _) => quote!(#method(#(#passed),*)),
             (Shape::Group, true) => quote!(Self::#method(self, #(#passed),*)),
             (Shape::Group, false) => quote!(Self::#method(#(#passed),*)),
         };
+        let into_output = quote_spanned!(action.ok_span=> #at_ok::IntoOutput::into_output(__value));
         let finish = quote_spanned! {action.output_span=>
-            match #private::ActionReturn::into_result(__returned) {
-                ::core::result::Result::Ok(__value) => #private::IntoOutput::into_output(__value),
+            match #at_output::ActionReturn::into_result(__returned) {
+                ::core::result::Result::Ok(__value) => #into_output,
                 ::core::result::Result::Err(__error) => {
                     #[allow(unused_imports)]
-                    use #private::{ViaOtherError as _, ViaToolError as _};
-                    ::core::result::Result::Err((&&#private::Wrap::new(__error)).mcp_fusion_failure())
+                    use #at_output::{ViaOtherError as _, ViaToolError as _};
+                    ::core::result::Result::Err((&&#at_output::Wrap::new(__error)).mcp_fusion_failure())
                 }
             }
         };

@@ -1,0 +1,14 @@
+use mcp_fusion::{ToolError, tool};
+
+pub struct Billing;
+
+#[tool]
+impl Billing {
+    /// Lists invoices.
+    #[action(name = "list invoices")]
+    async fn list_invoices(&self) -> Result<Vec<String>, ToolError> {
+        Ok(Vec::new())
+    }
+}
+
+fn main() {}

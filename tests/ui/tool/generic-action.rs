@@ -1,0 +1,19 @@
+use mcp_fusion::{ToolError, tool};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+
+pub struct Billing;
+
+#[tool]
+impl Billing {
+    /// Gets one invoice.
+    async fn get_invoice<T: DeserializeOwned + JsonSchema>(
+        &self,
+        args: T,
+    ) -> Result<(), ToolError> {
+        let _ = args;
+        Ok(())
+    }
+}
+
+fn main() {}

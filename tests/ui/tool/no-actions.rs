@@ -1,0 +1,11 @@
+use mcp_fusion::tool;
+
+pub struct Billing;
+
+#[tool]
+impl Billing {
+    /// The currency invoices are written in.
+    pub const CURRENCY: &'static str = "EUR";
+}
+
+fn main() {}

@@ -1,0 +1,13 @@
+use mcp_fusion::{ErrorCode, ToolError, error, tool};
+
+pub struct Billing;
+
+#[tool]
+impl Billing {
+    /// Gets one invoice.
+    async fn get_invoice(&self) -> Result<ToolError, ToolError> {
+        Ok(error(ErrorCode::NOT_FOUND, "No invoice with that ID"))
+    }
+}
+
+fn main() {}

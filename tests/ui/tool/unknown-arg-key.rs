@@ -1,0 +1,13 @@
+use mcp_fusion::{ToolError, tool};
+
+pub struct Billing;
+
+#[tool(nmae = "invoices")]
+impl Billing {
+    /// Lists invoices.
+    async fn list_invoices(&self) -> Result<Vec<String>, ToolError> {
+        Ok(Vec::new())
+    }
+}
+
+fn main() {}

@@ -1,0 +1,13 @@
+use mcp_fusion::{ToolError, tool};
+
+pub struct Billing;
+
+#[tool(rate_limit(max = 0, window = "1m"))]
+impl Billing {
+    /// Lists invoices.
+    async fn list_invoices(&self) -> Result<Vec<String>, ToolError> {
+        Ok(Vec::new())
+    }
+}
+
+fn main() {}

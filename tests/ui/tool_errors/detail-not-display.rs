@@ -1,0 +1,12 @@
+use mcp_fusion::ToolErrors;
+
+#[derive(Debug)]
+pub struct InvoiceId(pub u64);
+
+#[derive(Debug, ToolErrors)]
+pub enum BillingError {
+    #[tool_error(NOT_FOUND, "No invoice with that ID", details(requestedId = id))]
+    InvoiceNotFound { id: InvoiceId },
+}
+
+fn main() {}

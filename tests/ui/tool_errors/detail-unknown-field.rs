@@ -1,0 +1,9 @@
+use mcp_fusion::ToolErrors;
+
+#[derive(Debug, ToolErrors)]
+pub enum BillingError {
+    #[tool_error(NOT_FOUND, "No invoice with ID {id}", details(requestedId = idd))]
+    InvoiceNotFound { id: String },
+}
+
+fn main() {}

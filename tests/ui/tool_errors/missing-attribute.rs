@@ -1,0 +1,14 @@
+use mcp_fusion::ToolErrors;
+
+#[derive(Debug, ToolErrors)]
+pub enum BillingError {
+    #[tool_error(NOT_FOUND, "No invoice with ID {id}")]
+    InvoiceNotFound {
+        id: String,
+    },
+    Declined {
+        reason: String,
+    },
+}
+
+fn main() {}
