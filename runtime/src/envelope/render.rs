@@ -41,7 +41,7 @@ pub(crate) fn tool_error(err: &ToolError) -> String {
     }
     if let Some(secs) = e.retry_after {
         out.push_str("<retry_after>");
-        out.push_str(itoa_u32(secs, &mut [0; 10]));
+        out.push_str(itoa(u64::from(secs), &mut [0; 20]));
         out.push_str(if secs == 1 { " second" } else { " seconds" });
         out.push_str("</retry_after>\n");
     }
@@ -66,8 +66,8 @@ fn size_hint(err: &ToolError) -> usize {
     fixed + content + content / 8
 }
 
-/// Formats a `u32` without going through `fmt`.
-pub(crate) fn itoa_u32(mut n: u32, buf: &mut [u8; 10]) -> &str {
+/// Formats an integer without going through `fmt`.
+pub(crate) fn itoa(mut n: u64, buf: &mut [u8; 20]) -> &str {
     let mut i = buf.len();
     loop {
         i -= 1;

@@ -36,6 +36,28 @@ pub(super) struct Node {
     pub(super) allowed: Option<Arc<[Value]>>,
 }
 
+/// Keywords whose value is a map of names to subschemas (`properties` aside).
+const NAMED_SUBSCHEMAS: [&str; 4] = [
+    "$defs",
+    "definitions",
+    "patternProperties",
+    "dependentSchemas",
+];
+
+/// Keywords whose value is one subschema (`items` aside).
+const SINGLE_SUBSCHEMAS: [&str; 10] = [
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "additionalItems",
+];
+
 /// Objects with more declared fields than this get a hash index.
 const SCAN_MAX: usize = 16;
 
@@ -119,10 +141,7 @@ impl Layout {
     fn walk_rest(&mut self, map: &Map<String, Value>, location: &str) {
         for (keyword, value) in map {
             match (keyword.as_str(), value) {
-                (
-                    "$defs" | "definitions" | "patternProperties" | "dependentSchemas",
-                    Value::Object(named),
-                ) => {
+                (k, Value::Object(named)) if NAMED_SUBSCHEMAS.contains(&k) => {
                     for (name, sub) in named {
                         self.walk(sub, format!("{location}/{keyword}/{}", escape(name)));
                     }
@@ -130,19 +149,7 @@ impl Layout {
                 ("allOf", Value::Array(list)) => {
                     self.walk_all(list, &format!("{location}/{keyword}"));
                 }
-                (
-                    "additionalProperties"
-                    | "not"
-                    | "if"
-                    | "then"
-                    | "else"
-                    | "contains"
-                    | "propertyNames"
-                    | "unevaluatedProperties"
-                    | "unevaluatedItems"
-                    | "additionalItems",
-                    Value::Object(_),
-                ) => {
+                (k, Value::Object(_)) if SINGLE_SUBSCHEMAS.contains(&k) => {
                     self.walk(value, format!("{location}/{keyword}"));
                 }
                 _ => {}
@@ -260,29 +267,13 @@ fn adjust(schema: &mut Value) {
     }
     for (keyword, value) in map.iter_mut() {
         match (keyword.as_str(), value) {
-            (
-                "properties" | "$defs" | "definitions" | "patternProperties" | "dependentSchemas",
-                Value::Object(named),
-            ) => {
+            (k, Value::Object(named)) if k == "properties" || NAMED_SUBSCHEMAS.contains(&k) => {
                 named.values_mut().for_each(adjust);
             }
             ("items" | "prefixItems" | "allOf" | "anyOf" | "oneOf", Value::Array(list)) => {
                 list.iter_mut().for_each(adjust)
             }
-            (
-                "items"
-                | "additionalProperties"
-                | "not"
-                | "if"
-                | "then"
-                | "else"
-                | "contains"
-                | "propertyNames"
-                | "unevaluatedProperties"
-                | "unevaluatedItems"
-                | "additionalItems",
-                sub,
-            ) => adjust(sub),
+            (k, sub) if k == "items" || SINGLE_SUBSCHEMAS.contains(&k) => adjust(sub),
             _ => {}
         }
     }

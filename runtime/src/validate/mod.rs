@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{Number, Value};
 
-use crate::envelope::{escape_attr, escape_text};
+use crate::envelope::{escape_attr, escape_text, itoa};
 
 pub use detect::{Schema, SchemaError};
 pub(crate) use text::{push_cut, sent as sent_text};
@@ -472,20 +472,6 @@ fn write_count(out: &mut String, lead: &str, n: u64, noun: &str) {
     if n != 1 {
         out.push('s');
     }
-}
-
-/// Formats a `u64` without going through `fmt`.
-fn itoa(mut n: u64, buf: &mut [u8; 20]) -> &str {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    std::str::from_utf8(&buf[i..]).expect("ASCII digits")
 }
 
 /// At most 20 entries joined by `, `, then `, ...` when there are more.
