@@ -9,9 +9,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
-use rmcp::model::{CallToolResult, ContentBlock};
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, ContentBlock, Extensions};
 use serde_json::{Map, Value};
 
+use crate::server::{CallInfo, Next, Pipeline};
 use crate::tool::{BoxFuture, Context, ToolDef};
 use crate::validate::ValidationError;
 use crate::{ToolError, new_incident_id, with_warning};
@@ -85,16 +88,49 @@ impl IntoOutput for Response {
     }
 }
 
-/// Runs one call: `handler` gets the action's index, its arguments (discriminator removed,
-/// validated) and its context.
-pub async fn dispatch<'a, H>(
-    def: &'a ToolDef,
+/// One `tools/call` as a tool receives it: the arguments, and what the server puts around the
+/// handler (limits, middleware), if it runs under one.
+///
+/// ```
+/// let call = mcp_fusion::Call::new(serde_json::json!({"action": "list"}).as_object().cloned());
+/// # let _ = call;
+/// ```
+#[derive(Debug, Default)]
+pub struct Call {
     arguments: Option<Map<String, Value>>,
-    handler: H,
-) -> CallToolResult
+    pipeline: Option<Arc<Pipeline>>,
+    extensions: Extensions,
+}
+
+impl Call {
+    /// A call with these arguments and nothing around the handler.
+    pub fn new(arguments: Option<Map<String, Value>>) -> Self {
+        Call {
+            arguments,
+            pipeline: None,
+            extensions: Extensions::new(),
+        }
+    }
+
+    pub(crate) fn with_pipeline(mut self, pipeline: Arc<Pipeline>, extensions: Extensions) -> Self {
+        self.pipeline = Some(pipeline);
+        self.extensions = extensions;
+        self
+    }
+}
+
+/// Runs one call: routing → validation → deprecation warning → rate limit → concurrency →
+/// middleware → handler, the last two under the action's deadline. `handler` gets the action's
+/// index, its arguments (discriminator removed, validated) and its context.
+pub async fn dispatch<'a, H>(def: &'a ToolDef, call: Call, handler: H) -> CallToolResult
 where
-    H: FnOnce(usize, Value, Context) -> BoxFuture<'a, Result<CallToolResult, Failure>>,
+    H: FnOnce(usize, Value, Context) -> BoxFuture<'a, Result<CallToolResult, Failure>> + Send + 'a,
 {
+    let Call {
+        arguments,
+        pipeline,
+        extensions,
+    } = call;
     let mut args = arguments.unwrap_or_default();
     let index = match def.discriminator() {
         None => 0,
@@ -106,11 +142,13 @@ where
             Err(route) => return def.router().error(&route).into(),
         },
     };
+    let expose = pipeline.as_ref().is_some_and(|p| p.expose_causes);
     let Some(action) = def.actions().get(index) else {
         return internal(
             def.name(),
             "router",
             &"the router chose an action that does not exist",
+            expose,
         );
     };
     let args = Value::Object(args);
@@ -120,7 +158,7 @@ where
                 return invalid.into();
             }
         }
-        Err(broken) => return internal(def.name(), action.qualified(), broken),
+        Err(broken) => return internal(def.name(), action.qualified(), broken, expose),
     }
     let deprecation = action.deprecation().map(|d| {
         ToolError::deprecated(
@@ -131,27 +169,75 @@ where
     });
 
     let context = Context::new(Cow::Owned(action.qualified().to_owned()));
-    let outcome = CatchUnwind(handler(index, args, context.clone())).await;
+    let warnings = context.clone();
+    let outcome = match pipeline.as_deref() {
+        None => CatchUnwind(handler(index, args, context)).await,
+        Some(pipeline) => {
+            let info = CallInfo {
+                tool: def.name().to_owned(),
+                action: action.qualified().to_owned(),
+                arguments: if pipeline.middleware.is_empty() {
+                    Value::Null
+                } else {
+                    args.clone()
+                },
+                extensions,
+            };
+            if let Some(Err(limited)) = pipeline.rate.as_ref().map(|rate| rate.check(&info)) {
+                return limited.into();
+            }
+            let _slot = match &pipeline.slots {
+                Some(slots) => match slots.enter(def.name()).await {
+                    Ok(permit) => Some(permit),
+                    Err(busy) => return busy.into(),
+                },
+                None => None,
+            };
+            let next = Next::new(
+                &pipeline.middleware,
+                &info,
+                Box::new(move || handler(index, args, context)),
+            );
+            let run = next.run();
+            match action.timeout_duration() {
+                None => CatchUnwind(run).await,
+                Some(deadline) => match tokio::time::timeout(deadline, CatchUnwind(run)).await {
+                    Ok(outcome) => outcome,
+                    // The handler's future is dropped here, cancelling it.
+                    Err(_) => return ToolError::timeout(action.qualified(), deadline).into(),
+                },
+            }
+        }
+    };
     let result = match outcome {
         Ok(Ok(result)) => result,
         Ok(Err(Failure::Tool(err))) => return err.into(),
         Ok(Err(Failure::Invalid(invalid))) => return invalid.into(),
         Ok(Err(Failure::Internal(cause))) => {
-            return internal(def.name(), action.qualified(), &*cause);
+            return internal(def.name(), action.qualified(), &*cause, expose);
         }
-        Err(panic) => return internal(def.name(), action.qualified(), &PanicMessage(panic)),
+        Err(panic) => {
+            return internal(def.name(), action.qualified(), &PanicMessage(panic), expose);
+        }
     };
     deprecation
         .into_iter()
-        .chain(context.take_warnings())
+        .chain(warnings.take_warnings())
         .fold(result, |result, w| with_warning(result, &w))
 }
 
-/// INTERNAL_ERROR: the cause goes to the log under a fresh incident id, never to the model.
-fn internal(tool: &str, qualified_action: &str, cause: &dyn fmt::Display) -> CallToolResult {
+/// INTERNAL_ERROR: the cause goes to the log under a fresh incident id, and to the model only
+/// when the server is configured to expose causes.
+fn internal(
+    tool: &str,
+    qualified_action: &str,
+    cause: &dyn fmt::Display,
+    expose: bool,
+) -> CallToolResult {
     let incident = new_incident_id();
     tracing::error!(tool, action = qualified_action, incident = %incident, cause = %cause, "tool call failed unexpectedly");
-    ToolError::internal(qualified_action, &incident, None).into()
+    let cause = expose.then(|| cause.to_string());
+    ToolError::internal(qualified_action, &incident, cause.as_deref()).into()
 }
 
 /// A boxed future whose panic comes back as an `Err` instead of unwinding further.

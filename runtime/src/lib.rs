@@ -130,11 +130,12 @@ mod envelope;
 mod error;
 mod mcp;
 pub mod router;
+pub mod server;
 mod similar;
 mod tool;
 pub mod validate;
 
-pub use dispatch::{Failure, IntoOutput, Response, dispatch};
+pub use dispatch::{Call, Failure, IntoOutput, Response, dispatch};
 pub use envelope::{
     ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES, ParsedError, ParsedKind, RetryAfter, Text,
     ToolError, error, inject_contract_awareness, new_incident_id, parse,

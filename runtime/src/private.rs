@@ -15,7 +15,7 @@ pub use core;
 pub use rmcp::model::CallToolResult;
 pub use serde_json::{Map, Value};
 
-pub use crate::dispatch::{Failure, IntoOutput, dispatch};
+pub use crate::dispatch::{Call, Failure, IntoOutput, dispatch};
 pub use crate::tool::{ActionDef, ActionRef, BoxFuture, Context, Tool, ToolDef};
 pub use crate::{ErrorCode, Severity, ToolError, error};
 

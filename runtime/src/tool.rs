@@ -9,7 +9,7 @@ use std::time::Duration;
 use rmcp::model::{CallToolResult, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
-use crate::dispatch::Failure;
+use crate::dispatch::{Call, Failure};
 use crate::router::Router;
 use crate::validate::{FieldPath, Problem, Schema, SchemaError, ValidationError};
 use crate::{Text, ToolError};
@@ -27,9 +27,15 @@ pub trait Tool: Send + Sync + 'static {
     /// The tool's definition: name, actions, schemas. Built once.
     fn definition(&self) -> &ToolDef;
 
-    /// Runs one `tools/call`: routing, validation, deprecation warning, handler. Never fails:
-    /// every failure is an envelope in the result.
-    fn call(&self, arguments: Option<Map<String, Value>>) -> BoxFuture<'_, CallToolResult>;
+    /// Runs one `tools/call` (what `#[tool]` generates): routing, validation, deprecation
+    /// warning, then the server's limits and middleware, then the handler. Never fails: every
+    /// failure is an envelope in the result.
+    fn run(&self, call: Call) -> BoxFuture<'_, CallToolResult>;
+
+    /// Runs one call in process, with nothing around the handler.
+    fn call(&self, arguments: Option<Map<String, Value>>) -> BoxFuture<'_, CallToolResult> {
+        self.run(Call::new(arguments))
+    }
 }
 
 /// A qualified action name (`billing.list_invoices`), as `#[tool]` generates them for

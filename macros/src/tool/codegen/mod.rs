@@ -197,10 +197,7 @@ pub(super) fn fallback(tool: &Tool) -> TokenStream {
                     ::core::unreachable!()
                 }
 
-                fn call(
-                    &self,
-                    _: ::core::option::Option<#private::Map<#private::String, #private::Value>>,
-                ) -> #private::BoxFuture<'_, #private::CallToolResult> {
+                fn run(&self, _: #private::Call) -> #private::BoxFuture<'_, #private::CallToolResult> {
                     ::core::unreachable!()
                 }
             }

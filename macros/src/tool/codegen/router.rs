@@ -1,4 +1,4 @@
-//! `Tool::call`: the runtime's `dispatch` does routing, validation and everything around the
+//! `Tool::run`: the runtime's `dispatch` does routing, validation and everything around the
 //! handler; this is the `match` from the chosen action's index to its method.
 
 use proc_macro2::TokenStream;
@@ -41,11 +41,8 @@ pub(super) fn call(tool: &Tool) -> TokenStream {
         }
     });
     quote! {
-        fn call(
-            &self,
-            __arguments: ::core::option::Option<#private::Map<#private::String, #private::Value>>,
-        ) -> #private::BoxFuture<'_, #private::CallToolResult> {
-            #private::Box::pin(#private::dispatch(self.definition(), __arguments, move |__index, __args, __context| {
+        fn run(&self, __call: #private::Call) -> #private::BoxFuture<'_, #private::CallToolResult> {
+            #private::Box::pin(#private::dispatch(self.definition(), __call, move |__index, __args, __context| {
                 #private::Box::pin(async move {
                     #[allow(unused_variables)]
                     let __args: #private::Value = __args;

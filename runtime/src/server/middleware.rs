@@ -1,0 +1,224 @@
+//! Middleware: async code around each call, after the limits and before the handler, under
+//! the same error rule as handlers. Two ship with the crate: [`Auth`] and [`Audit`].
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rmcp::model::{CallToolResult, Extensions};
+use serde_json::Value;
+
+use crate::dispatch::Failure;
+use crate::tool::BoxFuture;
+use crate::{ErrorCode, error};
+
+/// What a middleware knows of a call.
+#[derive(Debug)]
+pub struct CallInfo {
+    pub(crate) tool: String,
+    pub(crate) action: String,
+    pub(crate) arguments: Value,
+    pub(crate) extensions: Extensions,
+}
+
+impl CallInfo {
+    /// A call of `qualified_action` on `tool`, for tests of middleware.
+    ///
+    /// ```
+    /// let info = mcp_fusion::server::CallInfo::new("billing", "billing.get_invoice", serde_json::json!({}));
+    /// assert_eq!(info.action(), "billing.get_invoice");
+    /// ```
+    pub fn new(
+        tool: impl Into<String>,
+        qualified_action: impl Into<String>,
+        arguments: Value,
+    ) -> Self {
+        CallInfo {
+            tool: tool.into(),
+            action: qualified_action.into(),
+            arguments,
+            extensions: Extensions::new(),
+        }
+    }
+
+    /// The tool's name.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// The qualified action (`billing.get_invoice`).
+    pub fn action(&self) -> &str {
+        &self.action
+    }
+
+    /// The validated arguments, discriminator removed.
+    pub fn arguments(&self) -> &Value {
+        &self.arguments
+    }
+
+    /// What the transport attached to the request (over streamable HTTP, the request's
+    /// `http::request::Parts`, headers included).
+    pub fn extensions(&self) -> &Extensions {
+        &self.extensions
+    }
+
+    /// Attaches a value, as a transport would (for tests of middleware).
+    pub fn with_extension<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.extensions.insert(value);
+        self
+    }
+}
+
+/// The rest of the pipeline: the next middleware, or the handler.
+pub struct Next<'a> {
+    rest: &'a [Arc<dyn Middleware>],
+    info: &'a CallInfo,
+    handler: Box<dyn FnOnce() -> BoxFuture<'a, Result<CallToolResult, Failure>> + Send + 'a>,
+}
+
+impl<'a> Next<'a> {
+    pub(crate) fn new(
+        rest: &'a [Arc<dyn Middleware>],
+        info: &'a CallInfo,
+        handler: Box<dyn FnOnce() -> BoxFuture<'a, Result<CallToolResult, Failure>> + Send + 'a>,
+    ) -> Self {
+        Next {
+            rest,
+            info,
+            handler,
+        }
+    }
+
+    /// Runs the rest of the pipeline.
+    pub fn run(self) -> BoxFuture<'a, Result<CallToolResult, Failure>> {
+        match self.rest.split_first() {
+            Some((first, rest)) => first.handle(
+                self.info,
+                Next {
+                    rest,
+                    info: self.info,
+                    handler: self.handler,
+                },
+            ),
+            None => (self.handler)(),
+        }
+    }
+}
+
+/// Code around each call. Return the result of `next.run()`, or your own: a tool error
+/// travels intact, any other [`Failure::Internal`] becomes INTERNAL_ERROR, a panic too.
+///
+/// ```
+/// use mcp_fusion::server::{CallInfo, Middleware, Next};
+/// use mcp_fusion::{BoxFuture, Failure};
+/// use mcp_fusion::rmcp::model::CallToolResult;
+///
+/// /// Refuses every call on weekends.
+/// struct Weekdays;
+///
+/// impl Middleware for Weekdays {
+///     fn handle<'a>(&'a self, _info: &'a CallInfo, next: Next<'a>) -> BoxFuture<'a, Result<CallToolResult, Failure>> {
+///         Box::pin(async move { next.run().await })
+///     }
+/// }
+/// ```
+pub trait Middleware: Send + Sync + 'static {
+    /// Handles one call.
+    fn handle<'a>(
+        &'a self,
+        info: &'a CallInfo,
+        next: Next<'a>,
+    ) -> BoxFuture<'a, Result<CallToolResult, Failure>>;
+}
+
+/// What an authentication check decides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthDecision {
+    /// The call goes on.
+    Allow,
+    /// No credentials were presented: AUTH_REQUIRED.
+    Required,
+    /// The credentials were refused: UNAUTHORIZED, with the reason the model may see.
+    Refused(String),
+}
+
+/// Authentication from a caller-supplied check: AUTH_REQUIRED or UNAUTHORIZED before the
+/// handler runs.
+///
+/// ```
+/// use mcp_fusion::server::{Auth, AuthDecision};
+/// let auth = Auth::new(|info| match info.extensions().get::<String>() {
+///     Some(token) if token == "let-me-in" => AuthDecision::Allow,
+///     Some(_) => AuthDecision::Refused("The token has expired.".into()),
+///     None => AuthDecision::Required,
+/// });
+/// # let _ = auth;
+/// ```
+pub struct Auth {
+    check: Box<dyn Fn(&CallInfo) -> AuthDecision + Send + Sync>,
+}
+
+impl Auth {
+    /// Authentication with `check`.
+    pub fn new(check: impl Fn(&CallInfo) -> AuthDecision + Send + Sync + 'static) -> Self {
+        Auth {
+            check: Box::new(check),
+        }
+    }
+}
+
+impl Middleware for Auth {
+    fn handle<'a>(
+        &'a self,
+        info: &'a CallInfo,
+        next: Next<'a>,
+    ) -> BoxFuture<'a, Result<CallToolResult, Failure>> {
+        let refusal = match (self.check)(info) {
+            AuthDecision::Allow => None,
+            AuthDecision::Required => Some(
+                error(
+                    ErrorCode::AUTH_REQUIRED,
+                    format!("The action \"{}\" requires authentication.", info.action),
+                )
+                .suggest(
+                    "Ask the user to sign in or to provide credentials, then call the tool again.",
+                ),
+            ),
+            AuthDecision::Refused(reason) => Some(
+                error(ErrorCode::UNAUTHORIZED, reason)
+                    .suggest("Do not retry with the same credentials; ask the user to check them."),
+            ),
+        };
+        match refusal {
+            None => next.run(),
+            Some(refusal) => Box::pin(std::future::ready(Err(Failure::Tool(refusal)))),
+        }
+    }
+}
+
+/// Audit logging: one `tracing` event per call with the action, the outcome and the duration
+/// (target `mcp_fusion::audit`). Arguments are not logged.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Audit;
+
+impl Middleware for Audit {
+    fn handle<'a>(
+        &'a self,
+        info: &'a CallInfo,
+        next: Next<'a>,
+    ) -> BoxFuture<'a, Result<CallToolResult, Failure>> {
+        Box::pin(async move {
+            let started = Instant::now();
+            let outcome = next.run().await;
+            let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+            let result = match &outcome {
+                Ok(result) if result.is_error == Some(true) => "error",
+                Ok(_) => "ok",
+                Err(Failure::Tool(err)) => err.code().as_str(),
+                Err(Failure::Invalid(_)) => "VALIDATION_ERROR",
+                Err(Failure::Internal(_)) => "INTERNAL_ERROR",
+            };
+            tracing::info!(target: "mcp_fusion::audit", tool = %info.tool, action = %info.action, result, micros, "tool call");
+            outcome
+        })
+    }
+}

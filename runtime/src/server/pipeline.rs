@@ -1,0 +1,146 @@
+//! What a server puts around each call of a tool, after routing, validation and the
+//! deprecation warning (ERRORS.md §4): rate limit → concurrency → middleware → handler under its
+//! deadline. One `Pipeline` per registered tool.
+
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultDirectRateLimiter, DefaultKeyedRateLimiter, Quota};
+use tokio::sync::{Semaphore, SemaphorePermit};
+
+use super::middleware::{CallInfo, Middleware};
+use crate::ToolError;
+use crate::tool::{RateLimit, ToolDef};
+
+/// Chooses the rate-limit key of a call (a user, a session); `None` shares the tool's limit.
+pub type RateLimitKey = Arc<dyn Fn(&CallInfo) -> Option<String> + Send + Sync>;
+
+/// Limits and middleware of one tool on one server.
+pub struct Pipeline {
+    pub(crate) rate: Option<Rate>,
+    pub(crate) slots: Option<Slots>,
+    pub(crate) middleware: Vec<Arc<dyn Middleware>>,
+    pub(crate) expose_causes: bool,
+}
+
+impl std::fmt::Debug for Pipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pipeline")
+            .field("rate_limited", &self.rate.is_some())
+            .field(
+                "concurrency",
+                &self.slots.as_ref().map(|s| (s.max_active, s.max_queued)),
+            )
+            .field("middleware", &self.middleware.len())
+            .field("expose_causes", &self.expose_causes)
+            .finish()
+    }
+}
+
+impl Pipeline {
+    pub(crate) fn new(
+        def: &ToolDef,
+        middleware: Vec<Arc<dyn Middleware>>,
+        key: Option<RateLimitKey>,
+        expose_causes: bool,
+    ) -> Self {
+        Pipeline {
+            rate: def.rate_limit().and_then(|limit| Rate::new(limit, key)),
+            slots: def
+                .concurrency()
+                .map(|c| Slots::new(c.max_active, c.max_queued)),
+            middleware,
+            expose_causes,
+        }
+    }
+}
+
+/// A rate limit: one bucket for the tool, or one per key.
+pub(crate) struct Rate {
+    limit: RateLimit,
+    shared: DefaultDirectRateLimiter,
+    keyed: Option<(DefaultKeyedRateLimiter<String>, RateLimitKey)>,
+}
+
+impl Rate {
+    fn new(limit: RateLimit, key: Option<RateLimitKey>) -> Option<Self> {
+        let max = NonZeroU32::new(u32::try_from(limit.max).unwrap_or(u32::MAX))?;
+        // `max` calls per `window`: one call every window / max, with a burst of `max`.
+        let period = (limit.window / max.get()).max(Duration::from_nanos(1));
+        let quota = Quota::with_period(period)?.allow_burst(max);
+        Some(Rate {
+            limit,
+            shared: governor::RateLimiter::direct(quota),
+            keyed: key.map(|key| (governor::RateLimiter::keyed(quota), key)),
+        })
+    }
+
+    /// RATE_LIMITED with the exact wait when the call's bucket is empty. The key is never echoed.
+    pub(crate) fn check(&self, info: &CallInfo) -> Result<(), ToolError> {
+        let verdict = match &self.keyed {
+            Some((limiter, key)) => match key(info) {
+                Some(key) => limiter.check_key(&key),
+                None => self.shared.check(),
+            },
+            None => self.shared.check(),
+        };
+        verdict.map_err(|not_until| {
+            let wait = not_until.wait_time_from(DefaultClock::default().now());
+            ToolError::rate_limited(self.limit.max, self.limit.window, wait)
+        })
+    }
+}
+
+/// A concurrency limit: `max_active` calls run; up to `max_queued` wait, first come first
+/// served; the rest are told the tool is busy. A waiter that is cancelled leaves the queue.
+pub(crate) struct Slots {
+    semaphore: Semaphore,
+    max_active: usize,
+    max_queued: usize,
+    queued: AtomicUsize,
+}
+
+impl Slots {
+    fn new(max_active: usize, max_queued: usize) -> Self {
+        Slots {
+            semaphore: Semaphore::new(max_active),
+            max_active,
+            max_queued,
+            queued: AtomicUsize::new(0),
+        }
+    }
+
+    /// A running slot, waiting in line for one if needed; SERVER_BUSY when the line is full.
+    pub(crate) async fn enter(&self, tool: &str) -> Result<SemaphorePermit<'_>, ToolError> {
+        if let Ok(permit) = self.semaphore.try_acquire() {
+            return Ok(permit);
+        }
+        let waiting = self.queued.fetch_add(1, Ordering::AcqRel);
+        let _in_line = InLine(&self.queued);
+        if waiting >= self.max_queued {
+            return Err(ToolError::server_busy(
+                tool,
+                self.max_active,
+                self.max_queued,
+                1,
+            ));
+        }
+        // Tokio's semaphore hands permits out in the order they were asked for.
+        self.semaphore
+            .acquire()
+            .await
+            .map_err(|_| ToolError::server_busy(tool, self.max_active, self.max_queued, 1))
+    }
+}
+
+/// A place in the waiting line, given back however the wait ends (permit, busy, cancelled).
+struct InLine<'a>(&'a AtomicUsize);
+
+impl Drop for InLine<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
