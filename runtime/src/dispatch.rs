@@ -186,13 +186,20 @@ where
             if let Some(Err(limited)) = pipeline.rate.as_ref().map(|rate| rate.check(&info)) {
                 return limited.into();
             }
-            let _slot = match &pipeline.slots {
-                Some(slots) => match slots.enter(def.name()).await {
-                    Ok(permit) => Some(permit),
+            // The tool's slot first, then the action's own.
+            let mut slots = Vec::with_capacity(2);
+            for limit in [
+                pipeline.slots.as_ref(),
+                pipeline.action_slots.get(index).and_then(Option::as_ref),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                match limit.enter(def.name()).await {
+                    Ok(permit) => slots.push(permit),
                     Err(busy) => return busy.into(),
-                },
-                None => None,
-            };
+                }
+            }
             let next = Next::new(
                 &pipeline.middleware,
                 &info,

@@ -125,6 +125,7 @@ extern crate self as mcp_fusion;
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
+pub mod client;
 mod dispatch;
 mod envelope;
 mod error;

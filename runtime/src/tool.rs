@@ -130,6 +130,7 @@ pub struct ActionDef {
     annotations: Annotations,
     deprecated: Option<Deprecation>,
     timeout: Option<Duration>,
+    concurrency: Option<Concurrency>,
 }
 
 /// Decodes an action's arguments into its type, erased so that a definition holds any.
@@ -190,6 +191,7 @@ impl ActionDef {
             annotations: Annotations::default(),
             deprecated: None,
             timeout: None,
+            concurrency: None,
         }
     }
 
@@ -238,6 +240,20 @@ impl ActionDef {
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
+    }
+
+    /// Limits concurrent calls of this action (within the tool's own limit, if any).
+    pub fn concurrency(mut self, max_active: usize, max_queued: usize) -> Self {
+        self.concurrency = Some(Concurrency {
+            max_active,
+            max_queued,
+        });
+        self
+    }
+
+    /// The action's own concurrency limit, if any.
+    pub fn concurrency_limit(&self) -> Option<Concurrency> {
+        self.concurrency
     }
 
     /// The bare name.

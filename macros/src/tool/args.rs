@@ -45,6 +45,8 @@ pub(super) struct ActionOptions {
     /// `replacement = cancel_invoice`: the action to use instead.
     pub(super) replacement: Option<syn::Ident>,
     pub(super) timeout: Option<SpannedValue<String>>,
+    /// `concurrency(max_active = 2, max_queued = 2)` for this action alone.
+    pub(super) concurrency: Option<ConcurrencyArgs>,
 }
 
 impl ActionOptions {

@@ -302,6 +302,7 @@ fn action(
         open_world: options.open_world.is_present(),
         deprecated,
         timeout_ms,
+        concurrency: options.concurrency.map(|c| (c.max_active, c.max_queued)),
     })
 }
 

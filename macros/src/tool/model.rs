@@ -46,6 +46,7 @@ pub(super) struct Action {
     pub(super) open_world: bool,
     pub(super) deprecated: Option<Deprecated>,
     pub(super) timeout_ms: Option<u64>,
+    pub(super) concurrency: Option<(usize, usize)>,
 }
 
 pub(super) struct Deprecated {

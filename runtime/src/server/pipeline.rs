@@ -22,6 +22,8 @@ pub type RateLimitKey = Arc<dyn Fn(&CallInfo) -> Option<String> + Send + Sync>;
 pub struct Pipeline {
     pub(crate) rate: Option<Rate>,
     pub(crate) slots: Option<Slots>,
+    /// Each action's own concurrency limit, by index.
+    pub(crate) action_slots: Vec<Option<Slots>>,
     pub(crate) middleware: Vec<Arc<dyn Middleware>>,
     pub(crate) expose_causes: bool,
 }
@@ -52,6 +54,14 @@ impl Pipeline {
             slots: def
                 .concurrency()
                 .map(|c| Slots::new(c.max_active, c.max_queued)),
+            action_slots: def
+                .actions()
+                .iter()
+                .map(|a| {
+                    a.concurrency_limit()
+                        .map(|c| Slots::new(c.max_active, c.max_queued))
+                })
+                .collect(),
             middleware,
             expose_causes,
         }

@@ -173,6 +173,9 @@ fn action_def(
         };
         def.extend(quote!(.deprecated(#note, #replacement)));
     }
+    if let Some((active, queued)) = action.concurrency {
+        def.extend(quote!(.concurrency(#active, #queued)));
+    }
     if let Some(ms) = action.timeout_ms {
         def.extend(quote!(.timeout(#private::Duration::from_millis(#ms))));
     }

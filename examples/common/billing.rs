@@ -1,0 +1,291 @@
+//! The billing tool of the examples: invoices in memory, seeded with a few in each status.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use mcp_fusion::{Context, ToolErrors, tool};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Draft,
+    Open,
+    Paid,
+    Void,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Currency {
+    Eur,
+    Usd,
+    Gbp,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Invoice {
+    pub id: String,
+    pub customer_email: String,
+    pub amount_cents: u64,
+    pub currency: Currency,
+    pub status: Status,
+    pub lines: Vec<Line>,
+    pub due_date: Option<String>,
+}
+
+#[derive(Debug, ToolErrors)]
+pub enum BillingError {
+    #[tool_error(NOT_FOUND, "No invoice with that ID", recovery = "List invoices first, then retry with a real ID",
+                 actions(Billing::list_invoices), details(requestedId = id))]
+    NotFound { id: String },
+    #[tool_error(
+        CONFLICT,
+        "Invoice {id} is already paid.",
+        recovery = "Check the invoice with get_invoice: a paid invoice cannot be paid again.",
+        actions(Billing::get_invoice)
+    )]
+    AlreadyPaid { id: String },
+    #[tool_error(
+        CONFLICT,
+        "Invoice {id} is {status} and cannot be cancelled.",
+        actions(Billing::get_invoice)
+    )]
+    NotCancellable { id: String, status: &'static str },
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListInvoices {
+    /// Only invoices in this status.
+    pub status: Option<Status>,
+    /// Only invoices of this customer.
+    #[schemars(email)]
+    pub customer_email: Option<String>,
+    /// At most this many invoices (default 20).
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: Option<u32>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InvoiceId {
+    /// The invoice ID, such as `inv_2026_0001`.
+    #[schemars(regex(pattern = r"^inv_[0-9]{4}_[0-9]{4}$"))]
+    pub id: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateInvoice {
+    /// Who pays.
+    #[schemars(email)]
+    pub customer_email: String,
+    /// The total, in cents.
+    #[schemars(range(min = 1))]
+    pub amount_cents: u64,
+    pub currency: Currency,
+    /// What is billed.
+    #[schemars(length(min = 1, max = 50))]
+    pub lines: Vec<Line>,
+    /// When it is due, such as `2026-12-31`.
+    #[schemars(extend("format" = "date"))]
+    pub due_date: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Line {
+    #[schemars(length(min = 1, max = 200))]
+    pub description: String,
+    #[schemars(range(min = 1))]
+    pub quantity: u32,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CancelInvoice {
+    /// The invoice ID, such as `inv_2026_0001`.
+    #[schemars(regex(pattern = r"^inv_[0-9]{4}_[0-9]{4}$"))]
+    pub id: String,
+    /// Why, for the customer.
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportFormat {
+    Csv,
+    Json,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Export {
+    pub format: ExportFormat,
+}
+
+/// The invoices of a small business, in memory.
+pub struct Billing {
+    invoices: Mutex<Vec<Invoice>>,
+}
+
+impl Billing {
+    /// A store seeded with invoices in each status (`inv_2026_0001` …).
+    pub fn seeded() -> Self {
+        let seed = [
+            ("ada@example.com", 12_000, Currency::Eur, Status::Draft),
+            ("grace@example.com", 4_500, Currency::Usd, Status::Open),
+            ("alan@example.com", 99_00, Currency::Gbp, Status::Paid),
+            ("ada@example.com", 2_000, Currency::Eur, Status::Void),
+            ("grace@example.com", 31_000, Currency::Usd, Status::Open),
+        ];
+        let invoices = seed
+            .iter()
+            .enumerate()
+            .map(|(i, &(email, amount_cents, currency, status))| Invoice {
+                id: format!("inv_2026_{:04}", i + 1),
+                customer_email: email.into(),
+                amount_cents,
+                currency,
+                status,
+                lines: vec![Line {
+                    description: "Consulting".into(),
+                    quantity: 1,
+                }],
+                due_date: None,
+            })
+            .collect();
+        Billing {
+            invoices: Mutex::new(invoices),
+        }
+    }
+
+    fn find(&self, id: &str) -> Result<Invoice, BillingError> {
+        let invoices = self.invoices.lock().unwrap_or_else(|p| p.into_inner());
+        invoices
+            .iter()
+            .find(|i| i.id == id)
+            .cloned()
+            .ok_or_else(|| BillingError::NotFound { id: id.into() })
+    }
+
+    fn set_status(&self, id: &str, status: Status) -> Result<Invoice, BillingError> {
+        let mut invoices = self.invoices.lock().unwrap_or_else(|p| p.into_inner());
+        let invoice = invoices
+            .iter_mut()
+            .find(|i| i.id == id)
+            .ok_or_else(|| BillingError::NotFound { id: id.into() })?;
+        invoice.status = status;
+        Ok(invoice.clone())
+    }
+}
+
+/// Invoices: list, read, create, pay, cancel and export them.
+#[tool(name = "billing")]
+impl Billing {
+    /// Lists invoices, newest first, optionally filtered by status or customer.
+    #[action(read_only, idempotent)]
+    async fn list_invoices(&self, args: ListInvoices) -> Result<Vec<Invoice>, BillingError> {
+        let invoices = self.invoices.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(invoices
+            .iter()
+            .rev()
+            .filter(|i| args.status.is_none_or(|s| s == i.status))
+            .filter(|i| {
+                args.customer_email
+                    .as_ref()
+                    .is_none_or(|e| *e == i.customer_email)
+            })
+            .take(args.limit.unwrap_or(20) as usize)
+            .cloned()
+            .collect())
+    }
+
+    /// Gets one invoice by ID.
+    #[action(read_only, idempotent)]
+    async fn get_invoice(&self, args: InvoiceId) -> Result<Invoice, BillingError> {
+        self.find(&args.id)
+    }
+
+    /// Creates a draft invoice.
+    async fn create_invoice(&self, args: CreateInvoice) -> Result<Invoice, BillingError> {
+        let mut invoices = self.invoices.lock().unwrap_or_else(|p| p.into_inner());
+        let invoice = Invoice {
+            id: format!("inv_2026_{:04}", invoices.len() + 1),
+            customer_email: args.customer_email,
+            amount_cents: args.amount_cents,
+            currency: args.currency,
+            status: Status::Draft,
+            lines: args.lines,
+            due_date: args.due_date,
+        };
+        invoices.push(invoice.clone());
+        Ok(invoice)
+    }
+
+    /// Marks an invoice paid.
+    #[action(idempotent)]
+    async fn pay_invoice(&self, args: InvoiceId) -> Result<Invoice, BillingError> {
+        match self.find(&args.id)?.status {
+            Status::Paid => Err(BillingError::AlreadyPaid { id: args.id }),
+            _ => self.set_status(&args.id, Status::Paid),
+        }
+    }
+
+    /// Cancels an invoice that is not paid yet.
+    #[action(destructive)]
+    async fn cancel_invoice(
+        &self,
+        args: CancelInvoice,
+        f: Context,
+    ) -> Result<Invoice, BillingError> {
+        let invoice = self.find(&args.id)?;
+        if invoice.status == Status::Paid {
+            return Err(BillingError::NotCancellable {
+                id: args.id,
+                status: "paid",
+            });
+        }
+        if args.reason.is_none() {
+            f.warn(f.error(
+                mcp_fusion::ErrorCode::custom("NO_REASON").expect("a valid code"),
+                "No reason was given; the customer will see none.",
+            ));
+        }
+        self.set_status(&args.id, Status::Void)
+    }
+
+    /// Voids an invoice.
+    #[action(destructive, deprecated, replacement = cancel_invoice)]
+    async fn void_invoice(&self, args: InvoiceId) -> Result<Invoice, BillingError> {
+        self.set_status(&args.id, Status::Void)
+    }
+
+    /// Exports every invoice (slow: about 200 ms).
+    #[action(read_only, concurrency(max_active = 2, max_queued = 2), timeout = "2s")]
+    async fn export_invoices(&self, args: Export) -> Result<String, BillingError> {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let invoices = self
+            .invoices
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        Ok(match args.format {
+            ExportFormat::Json => serde_json::to_string(&invoices).unwrap_or_default(),
+            ExportFormat::Csv => {
+                let rows = invoices.iter().map(|i| {
+                    format!(
+                        "{},{},{},{:?},{:?}",
+                        i.id, i.customer_email, i.amount_cents, i.currency, i.status
+                    )
+                });
+                std::iter::once("id,customer_email,amount_cents,currency,status".to_owned())
+                    .chain(rows)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            }
+        })
+    }
+}

@@ -1,0 +1,253 @@
+//! The typed client: calls tools over rmcp's client and reads envelopes back as typed errors.
+
+use std::fmt;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{Peer, RunningService};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Map, Value};
+
+use crate::{ParsedError, ParsedKind, parse};
+
+/// A client of an MCP server built with this crate (or any MCP server).
+///
+/// `call("billing.get_invoice", args)` splits the tool from the action and fills the
+/// discriminator (`action`); a result whose `isError` is set comes back as
+/// [`ClientError::Tool`] when `throw_on_error` is on (the default), with the envelope parsed.
+#[derive(Clone)]
+pub struct Client {
+    peer: Peer<RoleClient>,
+    discriminator: String,
+    throw_on_error: bool,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("discriminator", &self.discriminator)
+            .field("throw_on_error", &self.throw_on_error)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A connection kept open for a [`Client`]: dropping it closes the transport (and stops a
+/// child server).
+pub type Connection = RunningService<RoleClient, ()>;
+
+impl Client {
+    /// A client over an established rmcp client connection.
+    pub fn new(peer: Peer<RoleClient>) -> Self {
+        Client {
+            peer,
+            discriminator: "action".into(),
+            throw_on_error: true,
+        }
+    }
+
+    /// Starts `command` as a child process and connects to it over stdio. Keep the returned
+    /// connection alive as long as the client is used.
+    pub async fn spawn(
+        command: tokio::process::Command,
+    ) -> Result<(Client, Connection), ClientError> {
+        let transport =
+            rmcp::transport::TokioChildProcess::new(command).map_err(ClientError::transport)?;
+        let connection = ().serve(transport).await.map_err(ClientError::transport)?;
+        Ok((Client::new(connection.peer().clone()), connection))
+    }
+
+    /// Connects over any rmcp client transport (stdio pipes, streamable HTTP, ...).
+    pub async fn connect<T, E, A>(transport: T) -> Result<(Client, Connection), ClientError>
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let connection = ().serve(transport).await.map_err(ClientError::transport)?;
+        Ok((Client::new(connection.peer().clone()), connection))
+    }
+
+    /// Whether a failed call is an `Err` (the default) or an `Ok` result with `isError` set.
+    pub fn throw_on_error(mut self, throw: bool) -> Self {
+        self.throw_on_error = throw;
+        self
+    }
+
+    /// Renames the discriminator filled in by [`Client::call`] (default `action`).
+    pub fn discriminator(mut self, name: impl Into<String>) -> Self {
+        self.discriminator = name.into();
+        self
+    }
+
+    /// The rmcp peer, for anything else MCP offers.
+    pub fn peer(&self) -> &Peer<RoleClient> {
+        &self.peer
+    }
+
+    /// The server's tools, as `tools/list` shows them.
+    pub async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, ClientError> {
+        self.peer
+            .list_all_tools()
+            .await
+            .map_err(ClientError::transport)
+    }
+
+    /// Calls `tool.action` (or a single-action `tool`) with `arguments` (an object, or null).
+    pub async fn call(
+        &self,
+        target: &str,
+        arguments: Value,
+    ) -> Result<CallToolResult, ClientError> {
+        let (tool, action) = match target.split_once('.') {
+            Some((tool, action)) => (tool, Some(action)),
+            None => (target, None),
+        };
+        let mut args = match arguments {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => {
+                return Err(ClientError::Arguments(format!(
+                    "arguments must be an object, not {other}"
+                )));
+            }
+        };
+        if let Some(action) = action {
+            args.insert(self.discriminator.clone(), Value::String(action.to_owned()));
+        }
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = Some(args);
+        let result = self
+            .peer
+            .call_tool(params)
+            .await
+            .map_err(ClientError::transport)?;
+        if self.throw_on_error && result.is_error == Some(true) {
+            return Err(ClientError::Tool(Box::new(ToolCallError::from_result(
+                result,
+            ))));
+        }
+        Ok(result)
+    }
+
+    /// Calls and decodes the success value (the JSON of the first text block) into `T`.
+    pub async fn call_as<T: serde::de::DeserializeOwned>(
+        &self,
+        target: &str,
+        arguments: Value,
+    ) -> Result<T, ClientError> {
+        let result = self
+            .clone()
+            .throw_on_error(true)
+            .call(target, arguments)
+            .await?;
+        let text = texts(&result).next().unwrap_or_default();
+        serde_json::from_str(&text).map_err(|e| ClientError::Decode(e.to_string()))
+    }
+
+    /// Calls every target concurrently; every outcome comes back, in order, whatever the
+    /// others did.
+    pub async fn batch<I, S>(&self, calls: I) -> Vec<Result<CallToolResult, ClientError>>
+    where
+        I: IntoIterator<Item = (S, Value)>,
+        S: Into<String>,
+    {
+        let mut set = tokio::task::JoinSet::new();
+        for (i, (target, arguments)) in calls.into_iter().enumerate() {
+            let client = self.clone();
+            let target: String = target.into();
+            set.spawn(async move { (i, client.call(&target, arguments).await) });
+        }
+        let mut outcomes: Vec<(usize, Result<CallToolResult, ClientError>)> = Vec::new();
+        while let Some(joined) = set.join_next().await {
+            match joined {
+                Ok(outcome) => outcomes.push(outcome),
+                // A call's task only ends early by panicking inside rmcp; keep its place.
+                Err(e) => outcomes.push((usize::MAX, Err(ClientError::transport(e)))),
+            }
+        }
+        outcomes.sort_by_key(|(i, _)| *i);
+        outcomes.into_iter().map(|(_, outcome)| outcome).collect()
+    }
+}
+
+/// The text blocks of a result.
+fn texts(result: &CallToolResult) -> impl Iterator<Item = String> + '_ {
+    result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text().map(|t| t.text.clone()))
+}
+
+/// A failed tool call: the envelope, parsed, and the raw result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallError {
+    /// The parsed envelope: code, severity, message, recovery, actions, details, retry_after,
+    /// the action and the fields of a validation error.
+    pub error: ParsedError,
+    /// The result as received.
+    pub raw: CallToolResult,
+}
+
+impl ToolCallError {
+    /// Reads the envelope of an error result (the first text block).
+    pub fn from_result(raw: CallToolResult) -> Self {
+        let text = texts(&raw).next().unwrap_or_default();
+        ToolCallError {
+            error: parse(&text),
+            raw,
+        }
+    }
+
+    /// The code (`NOT_FOUND`, `VALIDATION_ERROR`, ..., `UNKNOWN` for text that is no envelope).
+    pub fn code(&self) -> &str {
+        &self.error.code
+    }
+
+    /// Whether the text was an envelope at all.
+    pub fn is_envelope(&self) -> bool {
+        self.error.kind != ParsedKind::NotAnEnvelope
+    }
+}
+
+impl fmt::Display for ToolCallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.error.code, self.error.message)
+    }
+}
+
+/// Why a call did not give a successful result.
+#[derive(Debug)]
+pub enum ClientError {
+    /// The tool answered with an error envelope.
+    Tool(Box<ToolCallError>),
+    /// The transport or the protocol failed (including an unknown tool, a JSON-RPC error).
+    Transport(String),
+    /// The arguments given were not an object.
+    Arguments(String),
+    /// The success value did not decode into the requested type.
+    Decode(String),
+}
+
+impl ClientError {
+    fn transport(e: impl fmt::Display) -> Self {
+        ClientError::Transport(e.to_string())
+    }
+
+    /// The tool error, if the tool answered with one.
+    pub fn tool_error(&self) -> Option<&ToolCallError> {
+        match self {
+            ClientError::Tool(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClientError::Tool(e) => write!(f, "the tool failed: {e}"),
+            ClientError::Transport(e) => write!(f, "the call did not complete: {e}"),
+            ClientError::Arguments(e) | ClientError::Decode(e) => f.write_str(e),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
