@@ -345,3 +345,16 @@ async fn a_single_action_tool_has_no_discriminator() {
         Some(true)
     );
 }
+
+#[tokio::test]
+async fn removing_the_discriminator_keeps_the_order_keys_were_sent_in() {
+    let (_, texts) =
+        call(json!({"action": "get_invoice", "id": "inv_2026_0001", "zzz": 1, "yyy": 2})).await;
+    let parsed = parse(&texts[0]);
+    let names: Vec<&str> = parsed
+        .fields
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .collect();
+    assert_eq!(names, ["zzz", "yyy"]);
+}

@@ -136,7 +136,8 @@ where
         None => 0,
         Some(field) => match def.router().route_value(args.get(field)) {
             Ok(index) => {
-                args.remove(field);
+                // `shift_remove` keeps the order the other keys were sent in (ERRORS.md §5 orders by it).
+                args.shift_remove(field);
                 index
             }
             Err(route) => return def.router().error(&route).into(),
