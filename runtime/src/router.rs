@@ -1,9 +1,12 @@
 //! Discriminator dispatch (ERRORS.md §4): which action a call names, or why it names none.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
-use crate::ToolError;
+use crate::envelope::ActionList;
 use crate::similar::closest;
+use crate::{Text, ToolError};
 
 /// The actions of a grouped tool and the field that selects one.
 ///
@@ -23,6 +26,8 @@ pub struct Router {
     discriminator: String,
     actions: Vec<String>,
     qualified: Vec<String>,
+    /// The qualified names with their `<available_actions>` block, shared by every envelope.
+    listed: Arc<ActionList>,
 }
 
 /// Why a call names no action.
@@ -50,12 +55,16 @@ impl Router {
     {
         let tool = tool.into();
         let actions: Vec<String> = actions.into_iter().map(Into::into).collect();
-        let qualified = actions.iter().map(|a| format!("{tool}.{a}")).collect();
+        let qualified: Vec<String> = actions.iter().map(|a| format!("{tool}.{a}")).collect();
+        let listed = Arc::new(ActionList::new(
+            qualified.iter().map(|q| Text::Owned(q.clone())),
+        ));
         Router {
             tool,
             discriminator: "action".into(),
             actions,
             qualified,
+            listed,
         }
     }
 
@@ -128,18 +137,20 @@ impl Router {
 
     /// The envelope for a routing failure, listing every action qualified.
     pub fn error(&self, err: &RouteError) -> ToolError {
-        let actions = self.qualified.iter().cloned();
-        match err {
-            RouteError::Missing => ToolError::missing_discriminator(&self.discriminator, actions),
+        let none = std::iter::empty::<Text>;
+        let err = match err {
+            RouteError::Missing => ToolError::missing_discriminator(&self.discriminator, none()),
             RouteError::NotAString(sent) => {
-                ToolError::discriminator_not_string(&self.discriminator, sent, actions)
+                ToolError::discriminator_not_string(&self.discriminator, sent, none())
             }
             RouteError::UnknownAction { value, closest } => {
                 let best = closest
                     .and_then(|i| self.qualified.get(i))
                     .map(String::as_str);
-                ToolError::unknown_action(&self.tool, value, best, actions)
+                ToolError::unknown_action(&self.tool, value, best, none())
             }
-        }
+        };
+        // Every envelope of this router lists the same actions: rendered once, shared.
+        err.shared_actions(self.listed.clone())
     }
 }

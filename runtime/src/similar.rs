@@ -9,10 +9,11 @@ pub(crate) fn closest<'a, I>(value: &str, candidates: I) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a str>,
 {
-    let value_len = value.chars().count();
+    let value_len = char_len(value);
+    let mut row = Vec::new();
     let mut best: Option<(usize, &'a str)> = None;
     for candidate in candidates {
-        let Some(d) = distance_if_close(value, value_len, candidate) else {
+        let Some(d) = distance_if_close(value, value_len, candidate, &mut row) else {
             continue;
         };
         if best.is_none_or(|(bd, _)| d < bd) {
@@ -22,11 +23,20 @@ where
     best.map(|(_, c)| c)
 }
 
+/// Length in Unicode scalar values, without decoding ASCII.
+fn char_len(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
+    }
+}
+
 /// The distance between `a` and `b`, ASCII case ignored, when they are close; else `None`.
 /// Never quadratic in a long input: edit distance is only computed when the lengths differ by
 /// at most 2, and the names compared against are short.
-fn distance_if_close(a: &str, a_len: usize, b: &str) -> Option<usize> {
-    let b_len = b.chars().count();
+fn distance_if_close(a: &str, a_len: usize, b: &str, row: &mut Vec<usize>) -> Option<usize> {
+    let b_len = char_len(b);
     if contains_ignore_case(a, b) || contains_ignore_case(b, a) {
         // One contains the other, so the distance is exactly the insertions that tell them apart.
         return Some(a_len.abs_diff(b_len));
@@ -34,7 +44,7 @@ fn distance_if_close(a: &str, a_len: usize, b: &str) -> Option<usize> {
     if a_len.abs_diff(b_len) > 2 {
         return None;
     }
-    let d = levenshtein(a, b);
+    let d = levenshtein(a, b, b_len, row);
     (d <= 2).then_some(d)
 }
 
@@ -46,20 +56,13 @@ fn contains_ignore_case(haystack: &str, needle: &str) -> bool {
     !n.is_empty() && h.len() >= n.len() && h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
 }
 
-/// Levenshtein distance over Unicode scalar values, ASCII case ignored, with one row of memory.
-fn levenshtein(a: &str, b: &str) -> usize {
-    let mut stack = [0usize; 64];
-    let mut heap = Vec::new();
-    let b_len = b.chars().count();
-    let row: &mut [usize] = if b_len < stack.len() {
-        &mut stack[..=b_len]
-    } else {
-        heap.resize(b_len + 1, 0);
-        &mut heap
-    };
-    for (j, cell) in row.iter_mut().enumerate() {
-        *cell = j;
+/// Levenshtein distance over Unicode scalar values, ASCII case ignored, with one reused row.
+fn levenshtein(a: &str, b: &str, b_len: usize, row: &mut Vec<usize>) -> usize {
+    if a.is_ascii() && b.is_ascii() {
+        return levenshtein_ascii(a.as_bytes(), b.as_bytes(), row);
     }
+    row.clear();
+    row.extend(0..=b_len);
     for (i, ca) in a.chars().map(|c| c.to_ascii_lowercase()).enumerate() {
         let mut diagonal = row[0];
         row[0] = i + 1;
@@ -74,15 +77,35 @@ fn levenshtein(a: &str, b: &str) -> usize {
     row[b_len]
 }
 
+/// The same over bytes, for the usual case of ASCII names: no decoding in the inner loop.
+fn levenshtein_ascii(a: &[u8], b: &[u8], row: &mut Vec<usize>) -> usize {
+    row.clear();
+    row.extend(0..=b.len());
+    for (i, ca) in a.iter().map(u8::to_ascii_lowercase).enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().map(u8::to_ascii_lowercase).enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn edit_distance() {
-        assert_eq!(levenshtein("kitten", "sitting"), 3);
-        assert_eq!(levenshtein("", "abc"), 3);
-        assert_eq!(levenshtein("caf\u{e9}", "cafe"), 1);
+        let d = |a: &str, b: &str| levenshtein(a, b, char_len(b), &mut Vec::new());
+        assert_eq!(d("kitten", "sitting"), 3);
+        assert_eq!(d("", "abc"), 3);
+        assert_eq!(d("caf\u{e9}", "cafe"), 1);
+        assert_eq!(d("GET", "get"), 0);
     }
 
     #[test]

@@ -8,6 +8,7 @@ mod runtime;
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::{ErrorCode, Severity};
@@ -68,7 +69,7 @@ struct Inner {
     severity: Severity,
     message: Text,
     recovery: Option<Text>,
-    actions: Vec<Text>,
+    actions: Actions,
     details: Vec<(Text, Text)>,
     retry_after: Option<u32>,
 }
@@ -86,7 +87,7 @@ pub fn error(code: ErrorCode, message: impl Into<Text>) -> ToolError {
         severity: Severity::Error,
         message: message.into(),
         recovery: None,
-        actions: Vec::new(),
+        actions: Actions::Listed(Vec::new()),
         details: Vec::new(),
         retry_after: None,
     }))
@@ -118,10 +119,11 @@ impl ToolError {
         I: IntoIterator,
         I::Item: Into<Text>,
     {
+        let list = self.0.actions.to_mut();
         for action in actions {
             let action = action.into();
-            if !action.is_empty() && !self.0.actions.contains(&action) {
-                self.0.actions.push(action);
+            if !action.is_empty() && !list.contains(&action) {
+                list.push(action);
             }
         }
         self
@@ -232,7 +234,13 @@ impl ToolError {
 
     /// The available actions, in order.
     pub fn available_actions(&self) -> impl ExactSizeIterator<Item = &str> {
-        self.0.actions.iter().map(|a| &**a)
+        self.0.actions.names().iter().map(|a| &**a)
+    }
+
+    /// Lists a shared, already checked set of actions (a router's), rendered once.
+    pub(crate) fn shared_actions(mut self, actions: Arc<ActionList>) -> Self {
+        self.0.actions = Actions::Shared(actions);
+        self
     }
 
     /// The details, in insertion order.
@@ -271,7 +279,7 @@ impl fmt::Debug for ToolError {
             .field("severity", &self.0.severity)
             .field("message", &self.0.message)
             .field("recovery", &self.0.recovery)
-            .field("actions", &self.0.actions)
+            .field("actions", &self.0.actions.names())
             .field("details", &self.0.details)
             .field("retry_after", &self.0.retry_after)
             .finish()
@@ -286,6 +294,66 @@ impl fmt::Display for ToolError {
 }
 
 impl std::error::Error for ToolError {}
+
+/// The available actions of an envelope: its own list, or a list shared by every envelope of
+/// a router (its tool's actions), with the XML of the list written once.
+#[derive(Clone)]
+pub(crate) enum Actions {
+    Listed(Vec<Text>),
+    Shared(Arc<ActionList>),
+}
+
+impl Actions {
+    pub(crate) fn names(&self) -> &[Text] {
+        match self {
+            Actions::Listed(names) => names,
+            Actions::Shared(list) => &list.names,
+        }
+    }
+
+    /// The list, made its own before it changes.
+    fn to_mut(&mut self) -> &mut Vec<Text> {
+        if let Actions::Shared(list) = self {
+            *self = Actions::Listed(list.names.clone());
+        }
+        match self {
+            Actions::Listed(names) => names,
+            Actions::Shared(_) => unreachable!("made listed just above"),
+        }
+    }
+}
+
+impl PartialEq for Actions {
+    fn eq(&self, other: &Self) -> bool {
+        self.names() == other.names()
+    }
+}
+
+impl Eq for Actions {}
+
+/// A list of actions with its `<available_actions>` block rendered once.
+#[derive(Debug)]
+pub(crate) struct ActionList {
+    names: Vec<Text>,
+    pub(crate) block: String,
+}
+
+impl ActionList {
+    /// The names (empty ones dropped, duplicates once, as `.actions(..)` does) and their block.
+    pub(crate) fn new(names: impl IntoIterator<Item = Text>) -> Self {
+        let mut unique: Vec<Text> = Vec::new();
+        for name in names {
+            if !name.is_empty() && !unique.contains(&name) {
+                unique.push(name);
+            }
+        }
+        let block = render::actions_block(&unique);
+        ActionList {
+            names: unique,
+            block,
+        }
+    }
+}
 
 /// A retry delay: whole seconds (`u32`, `u64`, `i64`, ...), fractional seconds (`f64`) or a
 /// [`Duration`]. Fractions round up; zero or less means "no delay".

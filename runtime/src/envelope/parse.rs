@@ -242,6 +242,7 @@ impl From<&ToolError> for ParsedError {
                 .map(|r| super::replace_forbidden(r).into_owned()),
             actions: e
                 .actions
+                .names()
                 .iter()
                 .map(|a| super::replace_forbidden(a).into_owned())
                 .collect(),

@@ -1,7 +1,7 @@
 //! Lays out `<tool_error>` (ERRORS.md §3). All escaping goes through `escape`.
 
-use super::ToolError;
 use super::escape::{attr, text};
+use super::{Actions, Text, ToolError};
 
 /// Writes one `<tool_error>` into a buffer sized up front.
 pub(crate) fn tool_error(err: &ToolError) -> String {
@@ -19,14 +19,9 @@ pub(crate) fn tool_error(err: &ToolError) -> String {
         text(&mut out, recovery);
         out.push_str("</recovery>\n");
     }
-    if !e.actions.is_empty() {
-        out.push_str("<available_actions>\n");
-        for action in &e.actions {
-            out.push_str("  <action>");
-            text(&mut out, action);
-            out.push_str("</action>\n");
-        }
-        out.push_str("</available_actions>\n");
+    match &e.actions {
+        Actions::Shared(list) => out.push_str(&list.block),
+        Actions::Listed(names) => write_actions(&mut out, names),
     }
     if !e.details.is_empty() {
         out.push_str("<details>\n");
@@ -49,18 +44,43 @@ pub(crate) fn tool_error(err: &ToolError) -> String {
     out
 }
 
+/// The `<available_actions>` block (nothing for no actions).
+fn write_actions(out: &mut String, names: &[Text]) {
+    if names.is_empty() {
+        return;
+    }
+    out.push_str("<available_actions>\n");
+    for action in names {
+        out.push_str("  <action>");
+        text(out, action);
+        out.push_str("</action>\n");
+    }
+    out.push_str("</available_actions>\n");
+}
+
+/// The block of a list of actions, rendered once for a router.
+pub(crate) fn actions_block(names: &[Text]) -> String {
+    let mut out = String::with_capacity(names.iter().map(|a| a.len() + 20).sum::<usize>() + 44);
+    write_actions(&mut out, names);
+    out
+}
+
 /// The unescaped length plus the fixed markup, with a little room for entities.
 fn size_hint(err: &ToolError) -> usize {
     let e = &*err.0;
     let content = e.message.len()
         + e.recovery.as_ref().map_or(0, |r| r.len() + 24)
-        + e.actions.iter().map(|a| a.len() + 20).sum::<usize>()
+        + e.actions
+            .names()
+            .iter()
+            .map(|a| a.len() + 20)
+            .sum::<usize>()
         + e.details
             .iter()
             .map(|(k, v)| k.len() + v.len() + 32)
             .sum::<usize>();
     let fixed = 96
-        + if e.actions.is_empty() { 0 } else { 42 }
+        + if e.actions.names().is_empty() { 0 } else { 42 }
         + if e.details.is_empty() { 0 } else { 22 }
         + 40;
     fixed + content + content / 8
