@@ -44,6 +44,18 @@ fn distance_if_close(a: &str, a_len: usize, b: &str, row: &mut Vec<usize>) -> Op
     if a_len.abs_diff(b_len) > 2 {
         return None;
     }
+    // Equal ASCII lengths: at most two differing positions means exactly that distance (one
+    // insertion costs a deletion too, so a distance of 1 is one substitution).
+    if a.len() == b.len() && a.is_ascii() && b.is_ascii() {
+        let differing = a
+            .bytes()
+            .zip(b.bytes())
+            .filter(|(x, y)| !x.eq_ignore_ascii_case(y))
+            .count();
+        if differing <= 2 {
+            return Some(differing);
+        }
+    }
     let d = levenshtein(a, b, b_len, row);
     (d <= 2).then_some(d)
 }
@@ -117,6 +129,11 @@ mod tests {
         assert_eq!(closest("invoice", names), Some("get_invoice"));
         assert_eq!(closest("delete_everything", names), None);
         assert_eq!(closest("", names), None);
+        // Equal lengths, two substitutions; and a transposition, which needs the full distance.
+        assert_eq!(closest("op99", ["op00", "op09", "op19"]), Some("op09"));
+        assert_eq!(closest("abdc", ["abcd"]), Some("abcd"));
+        assert_eq!(closest("bcda", ["abcd"]), Some("abcd"));
+        assert_eq!(closest("wxyz", ["abcd"]), None);
         // Ties go to the earliest declared.
         assert_eq!(closest("ab", ["ax", "ay"]), Some("ax"));
         // A long value is never compared cell by cell.
