@@ -226,7 +226,9 @@ fn dispatch(c: &mut Criterion) {
             b.iter_batched(
                 || Some(args.clone()),
                 |a| block_on_ready(Tool::call(black_box(&tool), a)),
-                BatchSize::SmallInput,
+                // Small batches: a few inputs and results alive at a time, so the heap does not
+                // grow (page faults) inside the timed region, as it would with thousands.
+                BatchSize::NumIterations(16),
             )
         });
     }
