@@ -2,7 +2,6 @@
 //! every failure turned into its envelope (ERRORS.md §4). The server adds limits around it.
 
 use std::any::Any;
-use std::borrow::Cow;
 use std::error::Error as StdError;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -169,7 +168,7 @@ where
         )
     });
 
-    let context = Context::new(Cow::Owned(action.qualified().to_owned()));
+    let context = Context::new(action.qualified_shared());
     let warnings = context.clone();
     let outcome = match pipeline.as_deref() {
         None => CatchUnwind(handler(index, args, context)).await,

@@ -123,7 +123,8 @@ pub struct RateLimit {
 pub struct ActionDef {
     name: Cow<'static, str>,
     decoder: Option<Decoder>,
-    qualified: String,
+    /// Shared with each call's context, so a call does not copy it.
+    qualified: Arc<str>,
     description: Option<String>,
     schema_value: Value,
     schema: Result<Schema, SchemaError>,
@@ -184,7 +185,7 @@ impl ActionDef {
         ActionDef {
             name: name.into(),
             decoder: None,
-            qualified: String::new(),
+            qualified: Arc::from(""),
             description: None,
             schema_value: schema,
             schema: compiled,
@@ -266,6 +267,10 @@ impl ActionDef {
         &self.qualified
     }
 
+    pub(crate) fn qualified_shared(&self) -> Arc<str> {
+        self.qualified.clone()
+    }
+
     /// The description, if any.
     pub fn description_text(&self) -> Option<&str> {
         self.description.as_deref()
@@ -310,7 +315,7 @@ impl ActionDef {
                 Some(args),
                 Some(&e.to_string()),
             );
-            Failure::Invalid(ValidationError::new(self.qualified.clone(), vec![problem]))
+            Failure::Invalid(ValidationError::new(&*self.qualified, vec![problem]))
         })?;
         decoded
             .downcast::<T>()
@@ -501,9 +506,9 @@ impl ToolDefBuilder {
         let mut actions = self.actions;
         for action in &mut actions {
             action.qualified = if self.single {
-                self.name.to_string()
+                Arc::from(&*self.name)
             } else {
-                format!("{}.{}", self.name, action.name)
+                Arc::from(format!("{}.{}", self.name, action.name))
             };
             let replacement = action
                 .deprecated
@@ -640,12 +645,12 @@ fn first_line(text: &str) -> &str {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Context {
-    action: Cow<'static, str>,
+    action: Arc<str>,
     warnings: Arc<std::sync::Mutex<Vec<ToolError>>>,
 }
 
 impl Context {
-    pub(crate) fn new(action: Cow<'static, str>) -> Self {
+    pub(crate) fn new(action: Arc<str>) -> Self {
         Context {
             action,
             warnings: Arc::default(),
@@ -653,7 +658,7 @@ impl Context {
     }
 
     /// A context outside any server, for tests of handlers.
-    pub fn detached(qualified_action: impl Into<Cow<'static, str>>) -> Self {
+    pub fn detached(qualified_action: impl Into<Arc<str>>) -> Self {
         Self::new(qualified_action.into())
     }
 
