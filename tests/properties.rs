@@ -291,6 +291,11 @@ proptest! {
         match router.route(Some(&json!({"action": value}))) {
             Err(route @ RouteError::UnknownAction { .. }) => {
                 let text = router.error(&route).render();
+                // The prepared UNKNOWN_ACTION the server sends is the same text, byte for byte.
+                prop_assert_eq!(&router.render_error(&route), &text);
+                let hostile_tool = Router::new(value.as_str(), ACTIONS);
+                let suggested = RouteError::UnknownAction { value: value.clone(), closest: Some(1) };
+                prop_assert_eq!(hostile_tool.render_error(&suggested), hostile_tool.error(&suggested).render());
                 let doc = Document::parse(&text).map_err(|e| TestCaseError::fail(format!("{e}: {text}")))?;
                 let root = doc.root_element();
                 prop_assert_eq!(attr(root, "code"), "UNKNOWN_ACTION");

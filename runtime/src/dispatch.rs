@@ -13,6 +13,7 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, ContentBlock, Extensions};
 use serde_json::{Map, Value};
 
+use crate::mcp::envelope;
 use crate::server::{CallInfo, Next, Pipeline};
 use crate::tool::{BoxFuture, Context, ToolDef};
 use crate::validate::ValidationError;
@@ -133,13 +134,13 @@ where
     let mut args = arguments.unwrap_or_default();
     let index = match def.discriminator() {
         None => 0,
-        Some(field) => match def.router().route_value(args.get(field)) {
+        Some(field) => match def.router().route_or_render(discriminator(&args, field)) {
             Ok(index) => {
                 // `shift_remove` keeps the order the other keys were sent in (ERRORS.md §5 orders by it).
                 args.shift_remove(field);
                 index
             }
-            Err(route) => return def.router().error(&route).into(),
+            Err(text) => return envelope(text, true),
         },
     };
     let expose = pipeline.as_ref().is_some_and(|p| p.expose_causes);
@@ -231,6 +232,18 @@ where
         .into_iter()
         .chain(warnings.take_warnings())
         .fold(result, |result, w| with_warning(result, &w))
+}
+
+/// The discriminator's value. Arguments are mostly a few keys: comparing them is cheaper than
+/// hashing the name.
+fn discriminator<'a>(args: &'a Map<String, Value>, field: &str) -> Option<&'a Value> {
+    if args.len() <= 8 {
+        args.iter()
+            .find(|(key, _)| *key == field)
+            .map(|(_, value)| value)
+    } else {
+        args.get(field)
+    }
 }
 
 /// INTERNAL_ERROR: the cause goes to the log under a fresh incident id, and to the model only

@@ -7,7 +7,7 @@ use crate::ToolError;
 use crate::validate::ValidationError;
 
 /// A result carrying exactly one envelope.
-fn envelope(text: String, is_error: bool) -> CallToolResult {
+pub(crate) fn envelope(text: String, is_error: bool) -> CallToolResult {
     let content = vec![ContentBlock::text(text)];
     if is_error {
         CallToolResult::error(content)

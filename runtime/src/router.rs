@@ -1,11 +1,12 @@
 //! Discriminator dispatch (ERRORS.md §4): which action a call names, or why it names none.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::envelope::ActionList;
-use crate::similar::closest;
+use crate::envelope::{ActionList, UnknownAction};
+use crate::similar::closest_index;
 use crate::{Text, ToolError};
 
 /// The actions of a grouped tool and the field that selects one.
@@ -28,6 +29,10 @@ pub struct Router {
     qualified: Vec<String>,
     /// The qualified names with their `<available_actions>` block, shared by every envelope.
     listed: Arc<ActionList>,
+    /// Each bare name's position.
+    index: HashMap<String, usize>,
+    /// UNKNOWN_ACTION, laid out once.
+    unknown: Arc<UnknownAction>,
 }
 
 /// Why a call names no action.
@@ -46,6 +51,29 @@ pub enum RouteError {
     },
 }
 
+/// A [`RouteError`] that borrows what was sent.
+enum Miss<'v> {
+    Missing,
+    NotAString(&'v Value),
+    Unknown {
+        value: &'v str,
+        closest: Option<usize>,
+    },
+}
+
+impl Miss<'_> {
+    fn into_owned(self) -> RouteError {
+        match self {
+            Miss::Missing => RouteError::Missing,
+            Miss::NotAString(sent) => RouteError::NotAString(sent.clone()),
+            Miss::Unknown { value, closest } => RouteError::UnknownAction {
+                value: value.to_owned(),
+                closest,
+            },
+        }
+    }
+}
+
 impl Router {
     /// A tool's actions (bare names, in declaration order), selected by the field `action`.
     pub fn new<I>(tool: impl Into<String>, actions: I) -> Self
@@ -59,12 +87,20 @@ impl Router {
         let listed = Arc::new(ActionList::new(
             qualified.iter().map(|q| Text::Owned(q.clone())),
         ));
+        let unknown = Arc::new(UnknownAction::new(&tool, &qualified, listed.clone()));
+        let mut index = HashMap::with_capacity(actions.len());
+        for (i, action) in actions.iter().enumerate() {
+            // The first of two equal names wins, as a search in declaration order would.
+            index.entry(action.clone()).or_insert(i);
+        }
         Router {
             tool,
             discriminator: "action".into(),
+            index,
             actions,
             qualified,
             listed,
+            unknown,
         }
     }
 
@@ -106,11 +142,24 @@ impl Router {
     /// assert_eq!(router.route_value(Some(&serde_json::json!("list_invoices"))), Ok(0));
     /// ```
     pub fn route_value(&self, discriminator: Option<&Value>) -> Result<usize, RouteError> {
+        self.locate(discriminator).map_err(Miss::into_owned)
+    }
+
+    /// [`Router::route_value`], or the text of the envelope explaining the failure.
+    pub(crate) fn route_or_render(&self, discriminator: Option<&Value>) -> Result<usize, String> {
+        self.locate(discriminator).map_err(|miss| match miss {
+            // The failure a confused model repeats: no copy of the value, one buffer.
+            Miss::Unknown { value, closest } => self.unknown.render(value, closest),
+            other => self.error(&other.into_owned()).render(),
+        })
+    }
+
+    fn locate<'v>(&self, discriminator: Option<&'v Value>) -> Result<usize, Miss<'v>> {
         let value = match discriminator {
-            None | Some(Value::Null) => return Err(RouteError::Missing),
-            Some(Value::String(s)) if s.is_empty() => return Err(RouteError::Missing),
+            None | Some(Value::Null) => return Err(Miss::Missing),
+            Some(Value::String(s)) if s.is_empty() => return Err(Miss::Missing),
             Some(Value::String(s)) => s,
-            Some(other) => return Err(RouteError::NotAString(other.clone())),
+            Some(other) => return Err(Miss::NotAString(other)),
         };
         if let Some(i) = self.position(value) {
             return Ok(i);
@@ -121,18 +170,15 @@ impl Router {
         if let Some(i) = bare.and_then(|bare| self.position(bare)) {
             return Ok(i);
         }
-        let best = closest(
+        let closest = closest_index(
             bare.unwrap_or(value),
             self.actions.iter().map(String::as_str),
         );
-        Err(RouteError::UnknownAction {
-            value: value.clone(),
-            closest: best.and_then(|b| self.position(b)),
-        })
+        Err(Miss::Unknown { value, closest })
     }
 
     fn position(&self, name: &str) -> Option<usize> {
-        self.actions.iter().position(|a| a == name)
+        self.index.get(name).copied()
     }
 
     /// The envelope for a routing failure, listing every action qualified.
@@ -152,5 +198,22 @@ impl Router {
         };
         // Every envelope of this router lists the same actions: rendered once, shared.
         err.shared_actions(self.listed.clone())
+    }
+
+    /// The text of [`Router::error`]'s envelope. UNKNOWN_ACTION, the failure a confused model
+    /// repeats, is assembled from pieces laid out when the router was made.
+    ///
+    /// ```
+    /// use mcp_fusion::router::{Router, RouteError};
+    ///
+    /// let router = Router::new("billing", ["get_invoice"]);
+    /// let err = RouteError::UnknownAction { value: "get_invoise".into(), closest: Some(0) };
+    /// assert_eq!(router.render_error(&err), router.error(&err).render());
+    /// ```
+    pub fn render_error(&self, err: &RouteError) -> String {
+        match err {
+            RouteError::UnknownAction { value, closest } => self.unknown.render(value, *closest),
+            other => self.error(other).render(),
+        }
     }
 }

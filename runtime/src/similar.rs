@@ -1,26 +1,42 @@
 //! The "close" rule shared by did-you-mean suggestions (ERRORS.md §4, "Close").
 
-/// The closest of `candidates` to `value`, if any is close: the smallest distance wins, the
-/// earliest candidate on a tie.
+/// The name [`closest_index`] picks, for tests.
+#[cfg(test)]
+fn closest<'a, I>(value: &str, candidates: I) -> Option<&'a str>
+where
+    I: IntoIterator<Item = &'a str>,
+{
+    let candidates: Vec<&'a str> = candidates.into_iter().collect();
+    closest_index(value, candidates.iter().copied()).map(|i| candidates[i])
+}
+
+/// The index of the closest of `candidates` to `value`, if any is close: the smallest distance
+/// wins, the earliest candidate on a tie.
 ///
 /// A name is close when, after ASCII lowercasing both, their Levenshtein distance is at most 2,
 /// or one non-empty string contains the other.
-pub(crate) fn closest<'a, I>(value: &str, candidates: I) -> Option<&'a str>
+pub(crate) fn closest_index<'a, I>(value: &str, candidates: I) -> Option<usize>
 where
     I: IntoIterator<Item = &'a str>,
 {
     let value_len = char_len(value);
+    let value_ascii = value_len == value.len();
     let mut row = Vec::new();
-    let mut best: Option<(usize, &'a str)> = None;
-    for candidate in candidates {
-        let Some(d) = distance_if_close(value, value_len, candidate, &mut row) else {
+    let mut best: Option<(usize, usize)> = None;
+    for (index, candidate) in candidates.into_iter().enumerate() {
+        let d = if value_ascii && candidate.len() == value.len() && candidate.is_ascii() {
+            same_length_ascii(value.as_bytes(), candidate.as_bytes(), &mut row)
+        } else {
+            distance_if_close(value, value_len, candidate, &mut row)
+        };
+        let Some(d) = d else {
             continue;
         };
         if best.is_none_or(|(bd, _)| d < bd) {
-            best = Some((d, candidate));
+            best = Some((d, index));
         }
     }
-    best.map(|(_, c)| c)
+    best.map(|(_, i)| i)
 }
 
 /// Length in Unicode scalar values, without decoding ASCII.
@@ -30,6 +46,24 @@ fn char_len(s: &str) -> usize {
     } else {
         s.chars().count()
     }
+}
+
+/// [`distance_if_close`] for ASCII names of one length, the usual case of a mistyped action: one
+/// of them contains the other only when they are equal, and at most two differing positions
+/// is exactly that distance (one insertion costs a deletion too, so a distance of 1 is one
+/// substitution).
+fn same_length_ascii(a: &[u8], b: &[u8], row: &mut Vec<usize>) -> Option<usize> {
+    // Branch-free: which positions differ is what varies from name to name.
+    let differing: usize = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| usize::from(x.to_ascii_lowercase() != y.to_ascii_lowercase()))
+        .sum();
+    if differing <= 2 {
+        return Some(differing);
+    }
+    let d = levenshtein_ascii(a, b, row);
+    (d <= 2).then_some(d)
 }
 
 /// The distance between `a` and `b`, ASCII case ignored, when they are close; else `None`.
@@ -43,18 +77,6 @@ fn distance_if_close(a: &str, a_len: usize, b: &str, row: &mut Vec<usize>) -> Op
     }
     if a_len.abs_diff(b_len) > 2 {
         return None;
-    }
-    // Equal ASCII lengths: at most two differing positions means exactly that distance (one
-    // insertion costs a deletion too, so a distance of 1 is one substitution).
-    if a.len() == b.len() && a.is_ascii() && b.is_ascii() {
-        let differing = a
-            .bytes()
-            .zip(b.bytes())
-            .filter(|(x, y)| !x.eq_ignore_ascii_case(y))
-            .count();
-        if differing <= 2 {
-            return Some(differing);
-        }
     }
     let d = levenshtein(a, b, b_len, row);
     (d <= 2).then_some(d)

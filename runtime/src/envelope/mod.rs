@@ -19,6 +19,7 @@ pub use contract::{
 pub(crate) use escape::{attr as escape_attr, replace_forbidden, text as escape_text};
 pub use parse::{ParsedError, ParsedKind, parse};
 pub(crate) use render::itoa;
+pub(crate) use runtime::UnknownAction;
 pub use runtime::new_incident_id;
 
 /// Text that is usually a literal: borrowed when it can be, owned when it must.

@@ -1,15 +1,17 @@
 //! The envelopes the runtime itself produces (ERRORS.md §4). Each message and hint is written
 //! here and nowhere else.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use super::{Text, ToolError, error};
+use super::{ActionList, Text, ToolError, error, escape_text};
 use crate::ErrorCode;
-use crate::validate::{push_cut, sent_text};
+use crate::validate::{cut, push_cut, sent_text};
 
+const CHOOSE_ACTION: &str = "Choose one of the available actions and call the tool again.";
 const ADD_DISCRIMINATOR: &str = "with one of the available actions and call the tool again.";
 
 impl ToolError {
@@ -74,10 +76,9 @@ impl ToolError {
         message.push_str("\" does not exist on tool \"");
         message.push_str(tool);
         message.push_str("\".");
-        const CHOOSE: &str = "Choose one of the available actions and call the tool again.";
         let recovery: Text = match closest {
-            Some(best) => format!("Did you mean \"{best}\"? {CHOOSE}").into(),
-            None => CHOOSE.into(),
+            Some(best) => format!("Did you mean \"{best}\"? {CHOOSE_ACTION}").into(),
+            None => CHOOSE_ACTION.into(),
         };
         error(ErrorCode::UNKNOWN_ACTION, message)
             .suggest(recovery)
@@ -242,6 +243,75 @@ pub fn new_incident_id() -> String {
     );
     hasher.write_u32(std::process::id());
     format!("inc_{:016x}", hasher.finish())
+}
+
+/// UNKNOWN_ACTION for one tool, prepared: everything but the sent value is escaped and laid out
+/// once, so a model that keeps naming a wrong action costs one buffer per call. Renders exactly
+/// what [`ToolError::unknown_action`] renders (the pieces come from rendering it).
+#[derive(Debug)]
+pub(crate) struct UnknownAction {
+    /// Up to the value: `<tool_error …>` and `<message>The action "`.
+    head: String,
+    /// From the value to the hint: `" does not exist on tool "…".</message>` and `<recovery>`.
+    middle: String,
+    /// Per action, the hint naming it: `Did you mean "…"? `, escaped.
+    hints: Vec<String>,
+    /// The rest: the recovery's fixed sentence, the available actions, the end tag.
+    tail: String,
+}
+
+impl UnknownAction {
+    /// `qualified` are the names a hint can suggest, by index; `actions` the listed ones.
+    pub(crate) fn new(tool: &str, qualified: &[String], actions: Arc<ActionList>) -> Self {
+        let hints = qualified
+            .iter()
+            .map(|name| {
+                let mut hint = String::new();
+                escape_text(&mut hint, &format!("Did you mean \"{name}\"? "));
+                hint
+            })
+            .collect();
+        let template = ToolError::unknown_action(tool, "", None, std::iter::empty::<Text>())
+            .shared_actions(actions)
+            .render();
+        const OPEN: &str = "<message>The action \"";
+        let value_at = template.find(OPEN).map_or(0, |i| i + OPEN.len());
+        let hint_at = template[value_at..]
+            .find("<recovery>")
+            .map_or(value_at, |i| value_at + i + "<recovery>".len());
+        UnknownAction {
+            head: template[..value_at].to_owned(),
+            middle: template[value_at..hint_at].to_owned(),
+            hints,
+            tail: template[hint_at..].to_owned(),
+        }
+    }
+
+    /// The envelope for `value`, suggesting the action at `closest`.
+    pub(crate) fn render(&self, value: &str, closest: Option<usize>) -> String {
+        let (kept, was_cut) = cut(value);
+        let hint = closest
+            .and_then(|i| self.hints.get(i))
+            .map_or("", String::as_str);
+        let mut out = String::with_capacity(
+            self.head.len()
+                + kept.len()
+                + kept.len() / 4
+                + 3
+                + self.middle.len()
+                + hint.len()
+                + self.tail.len(),
+        );
+        out.push_str(&self.head);
+        escape_text(&mut out, kept);
+        if was_cut {
+            out.push_str("...");
+        }
+        out.push_str(&self.middle);
+        out.push_str(hint);
+        out.push_str(&self.tail);
+        out
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use serde_json::{Map, Number, Value};
 
 use super::layout::{self, Layout, Node};
 use super::{FieldPath, Format, Problem, ProblemKind, ValidationError};
-use crate::similar::closest;
+use crate::similar::closest_index;
 
 /// An action's input schema, compiled once and used for every call.
 ///
@@ -139,8 +139,8 @@ impl Schema {
                     .map(|n| n.known.clone())
                     .unwrap_or_else(|| Vec::new().into());
                 for key in unexpected {
-                    let did_you_mean =
-                        closest(key, known.iter().map(String::as_str)).map(str::to_owned);
+                    let did_you_mean = closest_index(key, known.iter().map(String::as_str))
+                        .map(|i| known[i].clone());
                     let kind = ProblemKind::UnrecognizedField {
                         did_you_mean,
                         known: known.clone(),

@@ -13,7 +13,7 @@ use serde_json::{Number, Value};
 use crate::envelope::{escape_attr, escape_text, itoa};
 
 pub use detect::{Schema, SchemaError};
-pub(crate) use text::{push_cut, sent as sent_text};
+pub(crate) use text::{cut, push_cut, sent as sent_text};
 
 /// At most this many `<field>` lines; the rest are counted in a `(more)` line.
 pub const MAX_FIELDS: usize = 20;

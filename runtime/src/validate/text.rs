@@ -35,12 +35,20 @@ pub(crate) fn sent(value: &Value) -> String {
 
 /// Appends `s`, cut to 47 characters plus `...` when longer than 50.
 pub(crate) fn push_cut(out: &mut String, s: &str) {
+    let (kept, was_cut) = cut(s);
+    out.push_str(kept);
+    if was_cut {
+        out.push_str("...");
+    }
+}
+
+/// What [`push_cut`] keeps of `s`, and whether it adds `...`.
+pub(crate) fn cut(s: &str) -> (&str, bool) {
     match s.char_indices().nth(CUT) {
-        None => out.push_str(s),
+        None => (s, false),
         Some(_) => {
             let end = s.char_indices().nth(KEEP).map_or(s.len(), |(i, _)| i);
-            out.push_str(&s[..end]);
-            out.push_str("...");
+            (&s[..end], true)
         }
     }
 }
@@ -186,10 +194,9 @@ pub(crate) fn float(x: f64) -> String {
 /// An object key in a path: `name` (after a `.` unless first) when it is an identifier,
 /// otherwise `["json string"]`; keys longer than 50 characters are cut first.
 pub(crate) fn push_key(out: &mut String, key: &str, first: bool) {
-    let cut = if key.len() > CUT {
-        cut(key)
-    } else {
-        Cow::Borrowed(key)
+    let cut: Cow<'_, str> = match cut(key) {
+        (kept, true) => Cow::Owned(format!("{kept}...")),
+        (kept, false) => Cow::Borrowed(kept),
     };
     if is_identifier(&cut) {
         if !first {
@@ -201,12 +208,6 @@ pub(crate) fn push_key(out: &mut String, key: &str, first: bool) {
         json_string(out, &cut);
         out.push(']');
     }
-}
-
-fn cut(s: &str) -> Cow<'_, str> {
-    let mut out = String::new();
-    push_cut(&mut out, s);
-    Cow::Owned(out)
 }
 
 fn is_identifier(key: &str) -> bool {
