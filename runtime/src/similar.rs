@@ -57,7 +57,7 @@ fn same_length_ascii(a: &[u8], b: &[u8], row: &mut Vec<usize>) -> Option<usize> 
     let differing: usize = a
         .iter()
         .zip(b)
-        .map(|(x, y)| usize::from(x.to_ascii_lowercase() != y.to_ascii_lowercase()))
+        .map(|(x, y)| usize::from(!x.eq_ignore_ascii_case(y)))
         .sum();
     if differing <= 2 {
         return Some(differing);
