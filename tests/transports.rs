@@ -1,7 +1,7 @@
 //! Real MCP transports, in process: the typed client against a server over an in-memory duplex
 //! stream (the same framing as stdio) and over streamable HTTP on loopback. A burst of 1,000
 //! concurrent calls against 4 active / 8 queued is answered exactly once per call, and a panic
-//! does not stop the server.
+//! does not stop the server. Over HTTP the client is rmcp's own, with and without sessions.
 
 use std::time::Duration;
 
@@ -117,70 +117,107 @@ async fn after_a_panic_the_next_call_is_served() {
     assert_eq!(pong, "pong");
 }
 
-/// One JSON-RPC request over HTTP/1.1 on loopback, the way any MCP client sends it.
-async fn post(addr: std::net::SocketAddr, body: Value) -> Value {
-    let body = body.to_string();
+/// Serves [`server`] over streamable HTTP on a free loopback port; the endpoint's URL.
+async fn http_server(stateless: bool) -> (String, std::net::SocketAddr) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(server().serve_http(
+        listener,
+        HttpOptions {
+            stateless,
+            ..HttpOptions::default()
+        },
+    ));
+    (format!("http://{addr}/mcp"), addr)
+}
+
+/// rmcp's own HTTP client against the server: listing, envelopes, a panic and the next call,
+/// several clients at once, and a burst past the limit answered once per call.
+async fn served_over_http(stateless: bool) {
+    let (url, _) = http_server(stateless).await;
+    let (client, connection) = Client::connect_http(&url).await.expect("connects");
+    let client = client.throw_on_error(false);
+    let tools = client.list_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+    assert_eq!(names, ["work", "quota"]);
+
+    let unknown = ToolCallError::from_result(client.call("work.slwo", json!({})).await.unwrap());
+    assert_eq!(unknown.code(), "UNKNOWN_ACTION");
+    assert_eq!(
+        unknown.error.recovery.as_deref(),
+        Some(
+            "Did you mean \"work.slow\"? Choose one of the available actions and call the tool again."
+        )
+    );
+    let crashed = ToolCallError::from_result(client.call("work.crash", json!({})).await.unwrap());
+    assert_eq!(crashed.code(), "INTERNAL_ERROR");
+    let pong: String = client.call_as("work.ping", json!({})).await.unwrap();
+    assert_eq!(pong, "pong");
+
+    // Several clients at once, each with its own connection (its own session when stateful).
+    let mut others = Vec::new();
+    for _ in 0..4 {
+        let (other, other_connection) = Client::connect_http(&url).await.expect("connects");
+        others.push((other, other_connection));
+    }
+    let mut pings = tokio::task::JoinSet::new();
+    for (other, _) in &others {
+        for _ in 0..10 {
+            let other = other.clone();
+            pings.spawn(async move { other.call_as::<String>("work.ping", json!({})).await });
+        }
+    }
+    while let Some(pong) = pings.join_next().await {
+        assert_eq!(pong.unwrap().unwrap(), "pong");
+    }
+
+    // A burst past 4 active / 8 queued: every call answered once, done or SERVER_BUSY.
+    let outcomes = client
+        .batch((0..60).map(|_| ("work.slow", json!({}))))
+        .await;
+    assert_eq!(outcomes.len(), 60);
+    let mut done = 0;
+    for outcome in outcomes {
+        let result = outcome.expect("every call completes");
+        if result.is_error == Some(true) {
+            assert_eq!(ToolCallError::from_result(result).code(), "SERVER_BUSY");
+        } else {
+            done += 1;
+        }
+    }
+    assert!(done >= 12, "4 running and 8 queued get through: {done}");
+
+    for (_, other_connection) in others {
+        other_connection.cancel().await.unwrap();
+    }
+    connection.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn streamable_http_with_sessions() {
+    served_over_http(false).await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn streamable_http_stateless() {
+    served_over_http(true).await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn streamable_http_refuses_a_foreign_host() {
+    let (_, addr) = http_server(true).await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
     let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2025-06-18\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "POST /mcp HTTP/1.1\r\nHost: attacker.example\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
         body.len()
     );
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).await.unwrap();
-    let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"))
-}
-
-#[tokio::test(flavor = "current_thread")]
-async fn streamable_http_stateless_on_loopback() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(server().serve_http(
-        listener,
-        HttpOptions {
-            stateless: true,
-            ..HttpOptions::default()
-        },
-    ));
-
-    let call = |id: u32, arguments: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "work", "arguments": arguments}});
-    let listed = post(
-        addr,
-        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
-    )
-    .await;
-    assert_eq!(listed["result"]["tools"][0]["name"], "work");
-
-    let unknown = post(addr, call(2, json!({"action": "slwo"}))).await;
-    assert_eq!(unknown["result"]["isError"], true);
-    let parsed = parse(unknown["result"]["content"][0]["text"].as_str().unwrap());
-    assert_eq!(parsed.code, "UNKNOWN_ACTION");
-    assert_eq!(
-        parsed.recovery.as_deref(),
-        Some(
-            "Did you mean \"work.slow\"? Choose one of the available actions and call the tool again."
-        )
-    );
-
-    let crashed = post(addr, call(3, json!({"action": "crash"}))).await;
-    assert_eq!(
-        parse(crashed["result"]["content"][0]["text"].as_str().unwrap()).code,
-        "INTERNAL_ERROR"
-    );
-    let pong = post(addr, call(4, json!({"action": "ping"}))).await;
-    assert_eq!(pong["result"]["content"][0]["text"], "\"pong\"");
-
-    // Several clients at once, each answered.
-    let replies: Vec<_> = (0..8)
-        .map(|i| tokio::spawn(post(addr, call(10 + i, json!({"action": "ping"})))))
-        .collect();
-    for reply in replies {
-        assert_eq!(reply.await.unwrap()["result"]["isError"], false);
-    }
+    assert!(response.starts_with("HTTP/1.1 403"), "{response}");
 }
 
 #[tokio::test(flavor = "current_thread")]

@@ -65,6 +65,20 @@ impl Client {
         Ok((Client::new(connection.peer().clone()), connection))
     }
 
+    /// Connects to a streamable HTTP endpoint (`http://127.0.0.1:8080/mcp`) with rmcp's HTTP
+    /// client. Needs the `http-client` feature; TLS needs a reqwest TLS feature of your choice.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), mcp_fusion::client::ClientError> {
+    /// let (client, _connection) = mcp_fusion::client::Client::connect_http("http://127.0.0.1:8080/mcp").await?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "http-client")]
+    pub async fn connect_http(url: &str) -> Result<(Client, Connection), ClientError> {
+        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
+        Client::connect(transport).await
+    }
+
     /// Whether a failed call is an `Err` (the default) or an `Ok` result with `isError` set.
     pub fn throw_on_error(mut self, throw: bool) -> Self {
         self.throw_on_error = throw;
