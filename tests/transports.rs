@@ -8,8 +8,8 @@ use std::time::Duration;
 use mcp_fusion::client::{Client, Connection, ToolCallError};
 use mcp_fusion::rmcp::ServiceExt;
 use mcp_fusion::server::{HttpOptions, Server};
-use mcp_fusion::{ToolError, parse, tool};
-use serde_json::{Value, json};
+use mcp_fusion::{ToolError, tool};
+use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 struct Work;
