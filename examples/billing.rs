@@ -3,30 +3,48 @@
 //! `cargo run --example billing` (an MCP client speaks to it on stdin/stdout; logs go to
 //! stderr), or `cargo run --example billing -- --http 127.0.0.1:8080 [--stateless]` (endpoint
 //! `/mcp`).
+//!
+//! Its contract is locked in `examples/mcp-fusion.lock`. `--lock PATH` serves with a lockfile,
+//! so validation errors tell the model what changed since; `--contract-diff PATH` prints what
+//! changed and exits; `--contract-write PATH` writes the lockfile.
 
 #[path = "common/billing.rs"]
 mod billing;
 
+use std::process::ExitCode;
+
+use mcp_fusion::contract::Contract;
 use mcp_fusion::server::{Audit, HttpOptions, Server};
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .init();
     let args: Vec<String> = std::env::args().collect();
-    match args.iter().position(|a| a == "--http") {
-        None => server().serve_stdio().await?,
-        Some(i) => {
-            let addr = args.get(i + 1).map_or("127.0.0.1:8080", String::as_str);
+    let value = |flag: &str| {
+        let at = args.iter().position(|a| a == flag)?;
+        args.get(at + 1).map(String::as_str)
+    };
+    let mut server = server();
+    if let Some(status) = mcp_fusion::contract::command(&server, args.iter().cloned()) {
+        return Ok(status);
+    }
+    if let Some(lockfile) = value("--lock") {
+        server = server.contract_lock(Contract::read(lockfile)?);
+    }
+    let http = args.iter().any(|a| a == "--http");
+    match http.then(|| value("--http").unwrap_or("127.0.0.1:8080")) {
+        None => server.serve_stdio().await?,
+        Some(addr) => {
             let listener = tokio::net::TcpListener::bind(addr).await?;
             eprintln!(
                 "billing: streamable HTTP on http://{}/mcp",
                 listener.local_addr()?
             );
             let stateless = args.iter().any(|a| a == "--stateless");
-            server()
+            server
                 .serve_http(
                     listener,
                     HttpOptions {
@@ -37,7 +55,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .await?;
         }
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
 fn server() -> Server {

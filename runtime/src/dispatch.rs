@@ -17,7 +17,7 @@ use crate::mcp::envelope;
 use crate::server::{CallInfo, Next, Pipeline};
 use crate::tool::{BoxFuture, Context, ToolDef};
 use crate::validate::ValidationError;
-use crate::{ToolError, new_incident_id, with_warning};
+use crate::{ToolError, inject_contract_awareness, new_incident_id, with_warning};
 
 /// Why a handler did not produce a result.
 #[derive(Debug)]
@@ -156,7 +156,7 @@ where
     match action.compiled_schema() {
         Ok(schema) => {
             if let Err(invalid) = schema.validate(action.qualified(), &args) {
-                return invalid.into();
+                return refused(invalid, pipeline.as_deref());
             }
         }
         Err(broken) => return internal(def.name(), action.qualified(), broken, expose),
@@ -220,7 +220,7 @@ where
     let result = match outcome {
         Ok(Ok(result)) => result,
         Ok(Err(Failure::Tool(err))) => return err.into(),
-        Ok(Err(Failure::Invalid(invalid))) => return invalid.into(),
+        Ok(Err(Failure::Invalid(invalid))) => return refused(invalid, pipeline.as_deref()),
         Ok(Err(Failure::Internal(cause))) => {
             return internal(def.name(), action.qualified(), &*cause, expose);
         }
@@ -243,6 +243,23 @@ fn discriminator<'a>(args: &'a Map<String, Value>, field: &str) -> Option<&'a Va
             .map(|(_, value)| value)
     } else {
         args.get(field)
+    }
+}
+
+/// A validation error, with what changed in the action's contract since the lockfile when
+/// the server was started with one (ERRORS.md §7).
+fn refused(invalid: ValidationError, pipeline: Option<&Pipeline>) -> CallToolResult {
+    match pipeline.and_then(|p| p.contract.as_ref()) {
+        None => invalid.into(),
+        Some(notes) => envelope(
+            inject_contract_awareness(
+                &invalid.render(),
+                invalid.action(),
+                &notes.changes,
+                notes.max,
+            ),
+            true,
+        ),
     }
 }
 

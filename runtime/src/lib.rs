@@ -126,6 +126,7 @@ extern crate self as mcp_fusion;
 #[path = "private.rs"]
 pub mod __private;
 pub mod client;
+pub mod contract;
 mod dispatch;
 mod envelope;
 mod error;

@@ -16,11 +16,14 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 pub use middleware::{Audit, Auth, AuthDecision, CallInfo, Middleware, Next};
+pub(crate) use pipeline::ContractNotes;
 pub(crate) use pipeline::Pipeline;
 pub use pipeline::RateLimitKey;
 
+use crate::contract::{Contract, Diff};
 use crate::dispatch::Call;
-use crate::tool::Tool;
+use crate::tool::{Tool, ToolDef};
+use crate::{ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES};
 
 /// An MCP server of tools built with this crate.
 ///
@@ -57,6 +60,9 @@ struct Inner {
     middleware: Vec<Arc<dyn Middleware>>,
     rate_limit_key: Option<RateLimitKey>,
     expose_causes: bool,
+    /// The lockfile's contract, when the server was started with one.
+    locked: Option<Contract>,
+    max_contract_changes: usize,
 }
 
 struct Registered {
@@ -85,6 +91,8 @@ impl Server {
                 middleware: Vec::new(),
                 rate_limit_key: None,
                 expose_causes: false,
+                locked: None,
+                max_contract_changes: DEFAULT_MAX_CHANGES,
             }),
         }
     }
@@ -116,7 +124,59 @@ impl Server {
                 inner.tools.push(registered);
             }
         }
+        self.note_contract_changes();
         self
+    }
+
+    /// Starts the server with its lockfile: validation errors of actions whose contract changed
+    /// since then tell the model what changed (ERRORS.md §7). See [`crate::contract`].
+    ///
+    /// ```
+    /// use mcp_fusion::contract::Contract;
+    /// use mcp_fusion::server::Server;
+    ///
+    /// # let lockfile = Contract { tools: vec![] }.to_lockfile();
+    /// let locked = Contract::from_lockfile(&lockfile).expect("a lockfile");
+    /// let server = Server::new("billing-server", "1.0.0").contract_lock(locked);
+    /// ```
+    pub fn contract_lock(mut self, locked: Contract) -> Self {
+        self.inner().locked = Some(locked);
+        self.note_contract_changes();
+        self
+    }
+
+    /// How many changes a `<contract_awareness>` block shows (default 5); all are counted.
+    pub fn max_contract_changes(mut self, max: usize) -> Self {
+        self.inner().max_contract_changes = max;
+        self.note_contract_changes();
+        self
+    }
+
+    /// Hands each tool's pipeline the changes that concern it.
+    fn note_contract_changes(&mut self) {
+        let inner = self.inner();
+        let Some(locked) = &inner.locked else {
+            return;
+        };
+        let running = Contract::of_tools(inner.tools.iter().map(|t| t.tool.definition()));
+        let diff = Diff::between(locked, &running);
+        let max = inner.max_contract_changes;
+        for registered in &mut inner.tools {
+            let changes: Vec<ContractChange> = diff
+                .tool(registered.tool.definition().name())
+                .iter()
+                .filter(|c| matches!(c.severity, ChangeSeverity::Breaking | ChangeSeverity::Risky))
+                .cloned()
+                .collect();
+            let pipeline = Arc::get_mut(&mut registered.pipeline)
+                .expect("a server is configured before it serves");
+            pipeline.contract = (!changes.is_empty()).then_some(ContractNotes { changes, max });
+        }
+    }
+
+    /// The registered tools' definitions, in order.
+    pub fn definitions(&self) -> impl Iterator<Item = &ToolDef> {
+        self.inner.tools.iter().map(|t| t.tool.definition())
     }
 
     /// Adds middleware around the handlers of the tools registered after it, outermost first.

@@ -12,8 +12,8 @@ use governor::{DefaultDirectRateLimiter, DefaultKeyedRateLimiter, Quota};
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 use super::middleware::{CallInfo, Middleware};
-use crate::ToolError;
 use crate::tool::{RateLimit, ToolDef};
+use crate::{ContractChange, ToolError};
 
 /// Chooses the rate-limit key of a call (a user, a session); `None` shares the tool's limit.
 pub type RateLimitKey = Arc<dyn Fn(&CallInfo) -> Option<String> + Send + Sync>;
@@ -26,6 +26,15 @@ pub struct Pipeline {
     pub(crate) action_slots: Vec<Option<Slots>>,
     pub(crate) middleware: Vec<Arc<dyn Middleware>>,
     pub(crate) expose_causes: bool,
+    /// What changed since the lockfile, for this tool's validation errors.
+    pub(crate) contract: Option<ContractNotes>,
+}
+
+/// A tool's BREAKING and RISKY changes since the lockfile, and how many a block shows.
+#[derive(Debug)]
+pub(crate) struct ContractNotes {
+    pub(crate) changes: Vec<ContractChange>,
+    pub(crate) max: usize,
 }
 
 impl std::fmt::Debug for Pipeline {
@@ -64,6 +73,7 @@ impl Pipeline {
                 .collect(),
             middleware,
             expose_causes,
+            contract: None,
         }
     }
 }

@@ -1,0 +1,678 @@
+//! How much each difference between two contracts can break a caller that learned the old one
+//! (the table in the module documentation). Schemas are compared keyword by keyword, following
+//! `$ref`s, so a tightened bound deep inside an array item is named as such.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value};
+
+use super::{ActionContract, ToolContract};
+use crate::{ChangeSeverity, ContractChange};
+
+use ChangeSeverity::{Breaking, Cosmetic, Risky, Safe};
+
+/// How deep `$ref`s and nesting are followed; deeper schemas are compared as a whole.
+const MAX_DEPTH: usize = 32;
+
+/// Changes are collected for one owner: an action, or the tool (`action: None`).
+struct Sink<'a> {
+    out: &'a mut Vec<ContractChange>,
+    action: Option<&'a str>,
+    /// The `$ref` pairs being compared along the current path.
+    following: Vec<(String, String)>,
+}
+
+impl Sink<'_> {
+    fn push(&mut self, severity: ChangeSeverity, field: &str, description: String) {
+        self.push_values(severity, field, description, None, None);
+    }
+
+    fn push_values(
+        &mut self,
+        severity: ChangeSeverity,
+        field: &str,
+        description: String,
+        before: Option<String>,
+        after: Option<String>,
+    ) {
+        self.out.push(ContractChange {
+            severity,
+            field: field.to_owned(),
+            description,
+            before,
+            after,
+            action: self.action.map(str::to_owned),
+        });
+    }
+}
+
+pub(super) fn tool(
+    locked: Option<&ToolContract>,
+    running: Option<&ToolContract>,
+    out: &mut Vec<ContractChange>,
+) {
+    let mut sink = Sink {
+        out,
+        action: None,
+        following: Vec::new(),
+    };
+    let (locked, running) = match (locked, running) {
+        (Some(locked), Some(running)) => (locked, running),
+        (Some(locked), None) => {
+            let name = &locked.name;
+            sink.push(
+                Breaking,
+                "(tool)",
+                format!("The tool \"{name}\" was removed."),
+            );
+            return;
+        }
+        (None, Some(running)) => {
+            let name = &running.name;
+            sink.push(Safe, "(tool)", format!("The tool \"{name}\" was added."));
+            return;
+        }
+        (None, None) => return,
+    };
+    if locked.description != running.description {
+        sink.push_values(
+            Cosmetic,
+            "(description)",
+            format!("The description of the tool \"{}\" changed.", running.name),
+            locked.description.clone(),
+            running.description.clone(),
+        );
+    }
+    let names: BTreeSet<&str> = locked
+        .actions
+        .iter()
+        .chain(&running.actions)
+        .map(|a| a.name.as_str())
+        .collect();
+    for name in names {
+        let find = |c: &'_ ToolContract| c.actions.iter().find(|a| a.name == name).cloned();
+        let mut sink = Sink {
+            out: sink.out,
+            action: Some(name),
+            following: Vec::new(),
+        };
+        match (find(locked), find(running)) {
+            (Some(old), Some(new)) => action(&old, &new, &mut sink),
+            (Some(_), None) => {
+                sink.push(
+                    Breaking,
+                    "(action)",
+                    format!("The action \"{name}\" was removed."),
+                );
+            }
+            (None, Some(_)) => {
+                sink.push(
+                    Safe,
+                    "(action)",
+                    format!("The action \"{name}\" was added."),
+                );
+            }
+            (None, None) => {}
+        }
+    }
+}
+
+fn action(old: &ActionContract, new: &ActionContract, sink: &mut Sink) {
+    let name = &new.name;
+    if old.description != new.description {
+        sink.push_values(
+            Cosmetic,
+            "(description)",
+            format!("The description of \"{name}\" changed."),
+            old.description.clone(),
+            new.description.clone(),
+        );
+    }
+    let (was, is) = (old.annotations, new.annotations);
+    let on = |hint: Option<bool>| hint == Some(true);
+    if on(was.read_only) != on(is.read_only) {
+        let (severity, text) = if on(was.read_only) {
+            (Breaking, format!("\"{name}\" is no longer read-only."))
+        } else {
+            (Safe, format!("\"{name}\" is now read-only."))
+        };
+        sink.push(severity, "(read_only)", text);
+    }
+    if on(was.destructive) != on(is.destructive) {
+        let (severity, text) = if on(is.destructive) {
+            (Breaking, format!("\"{name}\" is now destructive."))
+        } else {
+            (Safe, format!("\"{name}\" is no longer destructive."))
+        };
+        sink.push(severity, "(destructive)", text);
+    }
+    if was.idempotent != is.idempotent {
+        let text = if on(is.idempotent) {
+            format!("\"{name}\" is now idempotent.")
+        } else {
+            format!("\"{name}\" is no longer declared idempotent: a repeated call may act again.")
+        };
+        sink.push(Risky, "(idempotent)", text);
+    }
+    if on(was.open_world) != on(is.open_world) {
+        let (severity, text) = if on(is.open_world) {
+            (
+                Risky,
+                format!("\"{name}\" now reaches outside systems (open world)."),
+            )
+        } else {
+            (
+                Safe,
+                format!("\"{name}\" no longer reaches outside systems."),
+            )
+        };
+        sink.push(severity, "(open_world)", text);
+    }
+    match (&old.deprecation, &new.deprecation) {
+        (None, Some(d)) => {
+            let instead = d
+                .replacement
+                .as_deref()
+                .map(|r| format!(" Use \"{r}\" instead."))
+                .unwrap_or_default();
+            sink.push(
+                Safe,
+                "(deprecated)",
+                format!("\"{name}\" is now deprecated.{instead}"),
+            );
+        }
+        (Some(_), None) => sink.push(
+            Safe,
+            "(deprecated)",
+            format!("\"{name}\" is no longer deprecated."),
+        ),
+        (Some(a), Some(b)) if a != b => sink.push(
+            Cosmetic,
+            "(deprecated)",
+            format!("The deprecation note of \"{name}\" changed."),
+        ),
+        _ => {}
+    }
+    let defs = |v: &Value| (v.get("$defs").cloned(), v.get("definitions").cloned());
+    let roots = Roots {
+        old: &old.input_schema,
+        new: &new.input_schema,
+        same_defs: defs(&old.input_schema) == defs(&new.input_schema),
+    };
+    schema(roots, &old.input_schema, &new.input_schema, "", 0, sink);
+}
+
+/// The two whole schemas, for `$ref`s.
+#[derive(Clone, Copy)]
+struct Roots<'a> {
+    old: &'a Value,
+    new: &'a Value,
+    /// Whether their definitions are equal: then equal nodes are equal whatever they refer to.
+    same_defs: bool,
+}
+
+/// Follows `#/...` references within `root`; the node, and the last reference followed.
+fn resolve<'a>(root: &'a Value, mut node: &'a Value) -> (&'a Value, Option<&'a str>) {
+    let mut via = None;
+    for _ in 0..MAX_DEPTH {
+        let Some(reference) = node.get("$ref").and_then(Value::as_str) else {
+            break;
+        };
+        match reference.strip_prefix('#').and_then(|p| root.pointer(p)) {
+            Some(target) => {
+                node = target;
+                via = Some(reference);
+            }
+            None => break,
+        }
+    }
+    (node, via)
+}
+
+/// How a field is named in a change: `(root)`, `currency`, `lines[].quantity`.
+fn shown(path: &str) -> &str {
+    if path.is_empty() { "(root)" } else { path }
+}
+
+fn quoted(path: &str) -> String {
+    if path.is_empty() {
+        "the arguments".to_owned()
+    } else {
+        format!("\"{path}\"")
+    }
+}
+
+fn child(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+fn compact(value: &Value) -> String {
+    value.to_string()
+}
+
+/// Compares two schema nodes at `path`.
+fn schema(roots: Roots, old: &Value, new: &Value, path: &str, depth: usize, sink: &mut Sink) {
+    let (old, old_ref) = resolve(roots.old, old);
+    let (new, new_ref) = resolve(roots.new, new);
+    if old == new && roots.same_defs {
+        return;
+    }
+    // A recursive definition is compared once along a path.
+    if let (Some(a), Some(b)) = (old_ref, new_ref) {
+        let pair = (a.to_owned(), b.to_owned());
+        if sink.following.contains(&pair) {
+            return;
+        }
+        sink.following.push(pair);
+        compare(roots, old, new, path, depth, sink);
+        sink.following.pop();
+    } else {
+        compare(roots, old, new, path, depth, sink);
+    }
+}
+
+/// [`schema`] once references are followed.
+fn compare(roots: Roots, old: &Value, new: &Value, path: &str, depth: usize, sink: &mut Sink) {
+    let (Some(o), Some(n)) = (old.as_object(), new.as_object()) else {
+        // Boolean schemas, or something that is not a schema.
+        let severity = if new == &Value::Bool(true) {
+            Safe
+        } else {
+            Breaking
+        };
+        sink.push_values(
+            severity,
+            shown(path),
+            format!("The schema of {} changed.", quoted(path)),
+            Some(compact(old)),
+            Some(compact(new)),
+        );
+        return;
+    };
+    if depth >= MAX_DEPTH {
+        sink.push(
+            Risky,
+            shown(path),
+            format!("The schema of {} changed.", quoted(path)),
+        );
+        return;
+    }
+    let keys: BTreeSet<&str> = o.keys().chain(n.keys()).map(String::as_str).collect();
+    for key in keys {
+        let (a, b) = (o.get(key), n.get(key));
+        // Equal subschemas can still refer to definitions that changed.
+        let nested = matches!(
+            key,
+            "properties"
+                | "items"
+                | "additionalProperties"
+                | "anyOf"
+                | "oneOf"
+                | "allOf"
+                | "contains"
+                | "not"
+                | "propertyNames"
+        );
+        if a == b && (roots.same_defs || !nested) {
+            continue;
+        }
+        keyword(roots, key, a, b, o, n, path, depth, sink);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn keyword(
+    roots: Roots,
+    key: &str,
+    a: Option<&Value>,
+    b: Option<&Value>,
+    o: &Map<String, Value>,
+    n: &Map<String, Value>,
+    path: &str,
+    depth: usize,
+    sink: &mut Sink,
+) {
+    let field = shown(path);
+    let who = quoted(path);
+    let text = |v: Option<&Value>| v.map(compact);
+    match key {
+        // Followed through `resolve`, and compared where they are used.
+        "$ref" | "$defs" | "definitions" | "$schema" | "$id" => {}
+        "description" | "title" | "examples" | "$comment" => sink.push_values(
+            Cosmetic,
+            field,
+            format!("The {key} of {who} changed."),
+            a.and_then(Value::as_str).map(str::to_owned).or(text(a)),
+            b.and_then(Value::as_str).map(str::to_owned).or(text(b)),
+        ),
+        "type" => {
+            let (was, is) = (types(a), types(b));
+            let widened = was.iter().all(|t| {
+                is.contains(t) || (t == "integer" && is.contains("number")) || is.is_empty()
+            });
+            let (severity, what) = if widened {
+                (Safe, "now accepts more types")
+            } else {
+                (Breaking, "changed type")
+            };
+            sink.push_values(
+                severity,
+                field,
+                format!("{} {what}.", capital(&who)),
+                Some(list(&was)),
+                Some(list(&is)),
+            );
+        }
+        "enum" => match (a.and_then(Value::as_array), b.and_then(Value::as_array)) {
+            (Some(was), Some(is)) => {
+                let removed: Vec<&Value> = was.iter().filter(|v| !is.contains(v)).collect();
+                let added: Vec<&Value> = is.iter().filter(|v| !was.contains(v)).collect();
+                if !removed.is_empty() {
+                    sink.push_values(
+                        Breaking,
+                        field,
+                        format!(
+                            "{who} no longer accepts {}.",
+                            values(removed.iter().copied())
+                        ),
+                        Some(values(was.iter())),
+                        Some(values(is.iter())),
+                    );
+                }
+                if !added.is_empty() {
+                    sink.push_values(
+                        Safe,
+                        field,
+                        format!("{who} now also accepts {}.", values(added.iter().copied())),
+                        Some(values(was.iter())),
+                        Some(values(is.iter())),
+                    );
+                }
+            }
+            (None, Some(is)) => sink.push_values(
+                Breaking,
+                field,
+                format!("{who} is now limited to {}.", values(is.iter())),
+                None,
+                Some(values(is.iter())),
+            ),
+            _ => sink.push_values(
+                Safe,
+                field,
+                format!("{who} is no longer limited to a list of values."),
+                text(a),
+                None,
+            ),
+        },
+        "const" => {
+            let severity = if b.is_none() { Safe } else { Breaking };
+            sink.push_values(
+                severity,
+                field,
+                format!("The fixed value of {who} changed."),
+                text(a),
+                text(b),
+            );
+        }
+        "minimum" | "exclusiveMinimum" | "minLength" | "minItems" | "minProperties" => {
+            bound(key, a, b, true, field, &who, sink);
+        }
+        "maximum" | "exclusiveMaximum" | "maxLength" | "maxItems" | "maxProperties" => {
+            bound(key, a, b, false, field, &who, sink);
+        }
+        "pattern" | "format" | "multipleOf" => {
+            let severity = if b.is_none() { Safe } else { Risky };
+            let what = match key {
+                "pattern" => "pattern",
+                "format" => "format",
+                _ => "multiple it must be of",
+            };
+            sink.push_values(
+                severity,
+                field,
+                format!("The {what} of {who} changed."),
+                a.and_then(Value::as_str).map(str::to_owned).or(text(a)),
+                b.and_then(Value::as_str).map(str::to_owned).or(text(b)),
+            );
+        }
+        "default" => sink.push_values(
+            Risky,
+            field,
+            format!("The default of {who} changed."),
+            text(a),
+            text(b),
+        ),
+        "uniqueItems" => {
+            let now = b == Some(&Value::Bool(true));
+            let (severity, what) = if now {
+                (Breaking, "must now hold distinct items")
+            } else {
+                (Safe, "may now hold repeated items")
+            };
+            sink.push(severity, field, format!("{} {what}.", capital(&who)));
+        }
+        "additionalProperties" => {
+            let closed = |v: Option<&Value>| v == Some(&Value::Bool(false));
+            match (a, b) {
+                (Some(x), Some(y)) if x.is_object() && y.is_object() => {
+                    schema(roots, x, y, &child(path, "*"), depth + 1, sink);
+                }
+                _ if closed(b) => sink.push(
+                    Breaking,
+                    field,
+                    format!("Unknown fields of {who} are now rejected."),
+                ),
+                _ if closed(a) => sink.push(
+                    Safe,
+                    field,
+                    format!("Unknown fields of {who} are now accepted."),
+                ),
+                _ => sink.push_values(
+                    Risky,
+                    field,
+                    format!("What {who} accepts besides its fields changed."),
+                    text(a),
+                    text(b),
+                ),
+            }
+        }
+        "properties" | "required" => properties(roots, key, o, n, path, depth, sink),
+        "items" | "contains" | "not" | "propertyNames" => {
+            let at = if key == "items" {
+                format!("{path}[]")
+            } else {
+                format!("{path}({key})")
+            };
+            match (a, b) {
+                (Some(x), Some(y)) => schema(roots, x, y, &at, depth + 1, sink),
+                _ => sink.push_values(
+                    if b.is_none() { Safe } else { Breaking },
+                    field,
+                    format!("The {key} rule of {who} changed."),
+                    text(a),
+                    text(b),
+                ),
+            }
+        }
+        "anyOf" | "oneOf" | "allOf" => {
+            match (a.and_then(Value::as_array), b.and_then(Value::as_array)) {
+                (Some(x), Some(y)) if x.len() == y.len() => {
+                    for (x, y) in x.iter().zip(y) {
+                        schema(roots, x, y, path, depth + 1, sink);
+                    }
+                }
+                _ => sink.push_values(
+                    Risky,
+                    field,
+                    format!("The alternatives ({key}) of {who} changed."),
+                    text(a),
+                    text(b),
+                ),
+            }
+        }
+        other => sink.push_values(
+            Risky,
+            field,
+            format!("The \"{other}\" rule of {who} changed."),
+            text(a),
+            text(b),
+        ),
+    }
+}
+
+/// `properties` and `required` together, once per object (the walk meets both keys).
+fn properties(
+    roots: Roots,
+    key: &str,
+    o: &Map<String, Value>,
+    n: &Map<String, Value>,
+    path: &str,
+    depth: usize,
+    sink: &mut Sink,
+) {
+    // Handled when the walk reaches `properties`, or at `required` when it skips `properties`.
+    let (a, b) = (o.get("properties"), n.get("properties"));
+    let properties_visited = a != b || (!roots.same_defs && (a.is_some() || b.is_some()));
+    if key == "required" && properties_visited {
+        return;
+    }
+    let empty = Map::new();
+    let props = |m: &Map<String, Value>| {
+        m.get("properties")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty)
+            .clone()
+    };
+    let (was, is) = (props(o), props(n));
+    let required = |m: &Map<String, Value>| -> BTreeSet<String> {
+        m.get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect()
+    };
+    let (was_required, is_required) = (required(o), required(n));
+    let closed = n.get("additionalProperties") == Some(&Value::Bool(false));
+    let names: BTreeSet<&String> = was
+        .keys()
+        .chain(is.keys())
+        .chain(&was_required)
+        .chain(&is_required)
+        .collect();
+    for name in names {
+        let at = child(path, name);
+        let who = format!("\"{at}\"");
+        let (req_before, req_now) = (was_required.contains(name), is_required.contains(name));
+        match (was.get(name), is.get(name)) {
+            (Some(_), None) if closed => sink.push(
+                Breaking,
+                &at,
+                format!("The field {who} was removed: calls that send it are rejected."),
+            ),
+            (Some(_), None) => sink.push(
+                Risky,
+                &at,
+                format!("The field {who} was removed: a value sent for it is ignored."),
+            ),
+            (None, Some(_)) if req_now => sink.push(
+                Breaking,
+                &at,
+                format!("The field {who} was added and is required."),
+            ),
+            (None, Some(_)) => {
+                sink.push(Safe, &at, format!("The optional field {who} was added."));
+            }
+            (old, new) => {
+                if let (Some(x), Some(y)) = (old, new) {
+                    schema(roots, x, y, &at, depth + 1, sink);
+                }
+                if req_now && !req_before {
+                    sink.push(Breaking, &at, format!("The field {who} is now required."));
+                } else if req_before && !req_now {
+                    sink.push(Safe, &at, format!("The field {who} is no longer required."));
+                }
+            }
+        }
+    }
+}
+
+/// A lower (`lower`) or upper bound: tightened or added is BREAKING, loosened or removed SAFE.
+fn bound(
+    key: &str,
+    a: Option<&Value>,
+    b: Option<&Value>,
+    lower: bool,
+    field: &str,
+    who: &str,
+    sink: &mut Sink,
+) {
+    let tightened = match (a.and_then(Value::as_f64), b.and_then(Value::as_f64)) {
+        (Some(x), Some(y)) => {
+            if lower {
+                y > x
+            } else {
+                y < x
+            }
+        }
+        (None, Some(_)) => true,
+        _ => false,
+    };
+    let (severity, what) = if tightened {
+        (Breaking, "tightened")
+    } else {
+        (Safe, "loosened")
+    };
+    sink.push_values(
+        severity,
+        field,
+        format!("The {key} of {who} was {what}."),
+        a.map(compact),
+        b.map(compact),
+    );
+}
+
+/// The `type` keyword as a set (empty: any type).
+fn types(value: Option<&Value>) -> BTreeSet<String> {
+    match value {
+        Some(Value::String(t)) => BTreeSet::from([t.clone()]),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        _ => BTreeSet::new(),
+    }
+}
+
+fn list(types: &BTreeSet<String>) -> String {
+    if types.is_empty() {
+        "any".to_owned()
+    } else {
+        types.iter().cloned().collect::<Vec<_>>().join(" | ")
+    }
+}
+
+/// Enum values as ERRORS.md writes them: strings single-quoted, others as JSON.
+fn values<'a>(values: impl Iterator<Item = &'a Value>) -> String {
+    values
+        .map(|v| match v {
+            Value::String(s) => format!("'{s}'"),
+            other => other.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn capital(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}

@@ -1,0 +1,422 @@
+//! The contract of a server, locked in `mcp-fusion.lock`, and what changed since.
+//!
+//! A model that learned a tool yesterday sends yesterday's arguments today. The lockfile is the
+//! known-good record of every action's contract; [`Diff`] classifies each difference from it, and
+//! a server started with its lockfile ([`Server::contract_lock`]) tells the model, inside the
+//! validation errors of affected actions, exactly what changed (ERRORS.md §7).
+//!
+//! | change | severity |
+//! |---|---|
+//! | tool or action removed | BREAKING |
+//! | field added and required; field newly required | BREAKING |
+//! | field removed from an object that rejects unknown fields | BREAKING |
+//! | type changed (other than to a wider set of types) | BREAKING |
+//! | enum value removed; `enum` or `const` added; `const` changed | BREAKING |
+//! | bound tightened or added (`minimum`, `maxLength`, `minItems`, ...) | BREAKING |
+//! | unknown fields newly rejected; `uniqueItems` newly set | BREAKING |
+//! | `read_only` lost, `destructive` gained | BREAKING |
+//! | `idempotent` changed, `open_world` gained | RISKY |
+//! | `pattern`, `format` or `multipleOf` changed or added; `default` changed | RISKY |
+//! | field removed from an object that ignores unknown fields | RISKY |
+//! | alternatives (`anyOf`/`oneOf`/`allOf`) added or removed; any other keyword changed | RISKY |
+//! | tool, action or optional field added | SAFE |
+//! | requirement dropped; bound loosened or removed; enum value added; type widened | SAFE |
+//! | `pattern`, `format`, `multipleOf`, `enum`, `const` removed; unknown fields newly accepted | SAFE |
+//! | `read_only` gained, `destructive` or `open_world` lost; deprecated or undeprecated | SAFE |
+//! | descriptions, titles, examples; a deprecation's note or replacement | COSMETIC |
+//!
+//! ```
+//! use mcp_fusion::contract::{Contract, Diff};
+//! use mcp_fusion::{ActionDef, ToolDef};
+//!
+//! let tool = ToolDef::new("billing")
+//!     .action(ActionDef::without_arguments("list_invoices").read_only())
+//!     .build();
+//! let contract = Contract::of_tools([&tool]);
+//! let lockfile = contract.to_lockfile();
+//! assert_eq!(Contract::from_lockfile(&lockfile).unwrap(), contract);
+//! assert!(Diff::between(&contract, &contract).is_empty());
+//! ```
+//!
+//! [`Server::contract_lock`]: crate::server::Server::contract_lock
+
+mod classify;
+mod lines;
+mod lockfile;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::server::Server;
+use crate::tool::{Annotations, Deprecation, ToolDef};
+use crate::{ChangeSeverity, ContractChange};
+
+pub use lockfile::LockfileError;
+
+/// The environment variable that makes [`assert_lockfile`] write the lockfile instead of
+/// failing (`MCP_FUSION_UPDATE_LOCK=1 cargo test`).
+pub const UPDATE_ENV: &str = "MCP_FUSION_UPDATE_LOCK";
+
+/// The contract of a server: its tools, sorted by name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Contract {
+    /// The tools, sorted by name.
+    pub tools: Vec<ToolContract>,
+}
+
+/// One tool's contract: its description and its actions, sorted by qualified name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolContract {
+    /// The tool's name.
+    pub name: String,
+    /// What `tools/list` says of it.
+    pub description: Option<String>,
+    /// Its actions, sorted by qualified name.
+    pub actions: Vec<ActionContract>,
+}
+
+/// One action's contract.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActionContract {
+    /// The qualified name (`tool.action`).
+    pub name: String,
+    /// What the model reads about it.
+    pub description: Option<String>,
+    /// The schema its arguments are validated against, object keys sorted.
+    pub input_schema: Value,
+    /// The top-level fields it requires, sorted.
+    pub required: Vec<String>,
+    /// Its hints.
+    pub annotations: Annotations,
+    /// Set when it is deprecated.
+    pub deprecation: Option<Deprecation>,
+}
+
+impl Contract {
+    /// The contract of a server's registered tools.
+    pub fn of(server: &Server) -> Contract {
+        Contract::of_tools(server.definitions())
+    }
+
+    /// The contract of these tools.
+    pub fn of_tools<'a>(tools: impl IntoIterator<Item = &'a ToolDef>) -> Contract {
+        let mut tools: Vec<ToolContract> = tools.into_iter().map(ToolContract::of).collect();
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        Contract { tools }
+    }
+
+    /// Reads a lockfile from disk.
+    pub fn read(path: impl AsRef<Path>) -> Result<Contract, LockfileError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| LockfileError::io(path, e))?;
+        Contract::from_lockfile(&text)
+    }
+
+    /// The lockfile's text: JSON, two-space indented, every list and key in a stable order,
+    /// with a digest per action.
+    pub fn to_lockfile(&self) -> String {
+        lockfile::write(self)
+    }
+
+    /// Reads a lockfile's text, checking each action's digest.
+    pub fn from_lockfile(text: &str) -> Result<Contract, LockfileError> {
+        lockfile::read(text)
+    }
+
+    /// The tool named `name`.
+    pub fn tool(&self, name: &str) -> Option<&ToolContract> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// The action with this qualified name, to edit (for tests of older contracts).
+    pub fn action_mut(&mut self, qualified: &str) -> Option<&mut ActionContract> {
+        self.tools
+            .iter_mut()
+            .flat_map(|t| t.actions.iter_mut())
+            .find(|a| a.name == qualified)
+    }
+}
+
+impl ToolContract {
+    /// The contract of one tool.
+    pub fn of(def: &ToolDef) -> ToolContract {
+        let mut actions: Vec<ActionContract> = def
+            .actions()
+            .iter()
+            .map(|action| {
+                let input_schema = canonical(action.schema());
+                let mut required: Vec<String> = input_schema
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect();
+                required.sort();
+                ActionContract {
+                    name: action.qualified().to_owned(),
+                    description: action.description_text().map(str::to_owned),
+                    input_schema,
+                    required,
+                    annotations: action.annotations(),
+                    deprecation: action.deprecation().cloned(),
+                }
+            })
+            .collect();
+        actions.sort_by(|a, b| a.name.cmp(&b.name));
+        ToolContract {
+            name: def.name().to_owned(),
+            description: def.description_text().map(str::to_owned),
+            actions,
+        }
+    }
+}
+
+impl ActionContract {
+    /// `sha256:` and the hex SHA-256 of the action's canonical JSON (everything but the digest).
+    pub fn digest(&self) -> String {
+        lockfile::digest(self)
+    }
+}
+
+/// A JSON value with every object's keys sorted (arrays keep their order, except `required`,
+/// a set).
+fn canonical(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let sorted: BTreeMap<&String, Value> = map
+                .iter()
+                .map(|(key, value)| {
+                    let value = match (key.as_str(), value) {
+                        ("required", Value::Array(names)) => {
+                            let mut names = names.clone();
+                            names.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+                            Value::Array(names)
+                        }
+                        _ => canonical(value),
+                    };
+                    (key, value)
+                })
+                .collect();
+            Value::Object(sorted.into_iter().map(|(k, v)| (k.clone(), v)).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Every change between a locked contract and the running one, by tool.
+///
+/// ```
+/// use mcp_fusion::contract::{Contract, Diff};
+/// use mcp_fusion::{ActionDef, ChangeSeverity, ToolDef};
+///
+/// let before = ToolDef::new("billing").action(ActionDef::without_arguments("list").read_only()).build();
+/// let after = ToolDef::new("billing").action(ActionDef::without_arguments("list")).build();
+/// let diff = Diff::between(&Contract::of_tools([&before]), &Contract::of_tools([&after]));
+/// assert_eq!(diff.max_severity(), Some(ChangeSeverity::Breaking));
+/// assert_eq!(diff.tool("billing")[0].description, "\"billing.list\" is no longer read-only.");
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Diff {
+    by_tool: BTreeMap<String, Vec<ContractChange>>,
+}
+
+impl Diff {
+    /// Compares `locked` (the lockfile) with `running` (the server now).
+    pub fn between(locked: &Contract, running: &Contract) -> Diff {
+        let mut by_tool: BTreeMap<String, Vec<ContractChange>> = BTreeMap::new();
+        let names: std::collections::BTreeSet<&str> = locked
+            .tools
+            .iter()
+            .chain(&running.tools)
+            .map(|t| t.name.as_str())
+            .collect();
+        for name in names {
+            let mut changes = Vec::new();
+            classify::tool(locked.tool(name), running.tool(name), &mut changes);
+            if !changes.is_empty() {
+                by_tool.insert(name.to_owned(), changes);
+            }
+        }
+        Diff { by_tool }
+    }
+
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.by_tool.is_empty()
+    }
+
+    /// The changes of one tool (its own and its actions'), in the order they were found.
+    pub fn tool(&self, name: &str) -> &[ContractChange] {
+        self.by_tool.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// Every change with its tool's name.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &ContractChange)> {
+        self.by_tool
+            .iter()
+            .flat_map(|(tool, changes)| changes.iter().map(move |c| (tool.as_str(), c)))
+    }
+
+    /// The highest severity among the changes.
+    pub fn max_severity(&self) -> Option<ChangeSeverity> {
+        self.iter().map(|(_, c)| c.severity).min()
+    }
+}
+
+impl fmt::Display for Diff {
+    /// One line per change, grouped by action, most severe first:
+    /// `  BREAKING  currency: The field "currency" was added and is required.`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_empty() {
+            return writeln!(f, "The contract matches the lockfile.");
+        }
+        for (tool, changes) in &self.by_tool {
+            let mut changes: Vec<&ContractChange> = changes.iter().collect();
+            changes.sort_by(|a, b| {
+                (a.action.as_deref(), a.severity).cmp(&(b.action.as_deref(), b.severity))
+            });
+            let mut heading = None;
+            for change in changes {
+                let owner = change.action.as_deref().unwrap_or(tool);
+                if heading != Some(owner) {
+                    writeln!(f, "{owner}")?;
+                    heading = Some(owner);
+                }
+                write!(
+                    f,
+                    "  {:<9} {}: {}",
+                    change.severity.as_str(),
+                    change.field,
+                    change.description
+                )?;
+                match (&change.before, &change.after) {
+                    (None, None) => writeln!(f)?,
+                    (before, after) => writeln!(
+                        f,
+                        " ({} -> {})",
+                        before.as_deref().unwrap_or("-"),
+                        after.as_deref().unwrap_or("-")
+                    )?,
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Checks a server's contract against its lockfile in a test, the way snapshot tests work: a
+/// missing or different lockfile fails with the classified changes and a line diff, unless
+/// `MCP_FUSION_UPDATE_LOCK=1` is set, which (re)writes it.
+///
+/// ```no_run
+/// # let server = mcp_fusion::server::Server::new("billing-server", "1.0.0");
+/// mcp_fusion::contract::assert_lockfile(&server, concat!(env!("CARGO_MANIFEST_DIR"), "/mcp-fusion.lock"));
+/// ```
+#[track_caller]
+pub fn assert_lockfile(server: &Server, path: impl AsRef<Path>) {
+    let update = std::env::var_os(UPDATE_ENV).is_some_and(|v| !v.is_empty() && v != "0");
+    if let Err(mismatch) = verify_lockfile(server, path.as_ref(), update) {
+        panic!("{mismatch}");
+    }
+}
+
+/// What [`assert_lockfile`] checks, as a value: `Ok` when the lockfile matches (or, with
+/// `update`, was written); otherwise the message explaining the difference.
+///
+/// ```
+/// let server = mcp_fusion::server::Server::new("empty", "1.0.0");
+/// let path = std::env::temp_dir().join("mcp-fusion-doc-missing.lock");
+/// let _ = std::fs::remove_file(&path);
+/// assert!(mcp_fusion::contract::verify_lockfile(&server, &path, false).unwrap_err().contains("no contract lockfile"));
+/// ```
+pub fn verify_lockfile(server: &Server, path: &Path, update: bool) -> Result<(), String> {
+    let running = Contract::of(server);
+    let expected = running.to_lockfile();
+    let found = std::fs::read_to_string(path).ok();
+    if found.as_deref() == Some(expected.as_str()) {
+        return Ok(());
+    }
+    if update {
+        return std::fs::write(path, &expected)
+            .map_err(|e| format!("cannot write the lockfile {}: {e}", path.display()));
+    }
+    let Some(found) = found else {
+        return Err(format!(
+            "no contract lockfile at {}; run the tests with {UPDATE_ENV}=1 to write it",
+            path.display()
+        ));
+    };
+    let changes = match Contract::from_lockfile(&found) {
+        Ok(locked) => Diff::between(&locked, &running).to_string(),
+        Err(e) => format!("The lockfile cannot be read: {e}\n"),
+    };
+    Err(format!(
+        "the contract differs from the lockfile {}\n\n{changes}\n{}\nIf the change is intended, run the tests with {UPDATE_ENV}=1 and commit the lockfile.",
+        path.display(),
+        lines::diff(&found, &expected)
+    ))
+}
+
+/// The contract flags of a server built with this library, for its `main`:
+/// `--contract-diff PATH` prints what changed since the lockfile at `PATH` (exit status 1 when
+/// something did), `--contract-write PATH` writes the lockfile. `None` when neither was given.
+///
+/// ```no_run
+/// # fn server() -> mcp_fusion::server::Server { unimplemented!() }
+/// fn main() -> std::process::ExitCode {
+///     if let Some(status) = mcp_fusion::contract::command(&server(), std::env::args()) {
+///         return status;
+///     }
+///     // ... serve
+/// #   std::process::ExitCode::SUCCESS
+/// }
+/// ```
+pub fn command(
+    server: &Server,
+    args: impl IntoIterator<Item = String>,
+) -> Option<std::process::ExitCode> {
+    use std::process::ExitCode;
+
+    let args: Vec<String> = args.into_iter().collect();
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .map(|i| args.get(i + 1).map_or("mcp-fusion.lock", String::as_str))
+    };
+    if let Some(path) = value("--contract-write") {
+        return Some(
+            match std::fs::write(path, Contract::of(server).to_lockfile()) {
+                Ok(()) => {
+                    println!("wrote {path}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("cannot write {path}: {e}");
+                    ExitCode::from(2)
+                }
+            },
+        );
+    }
+    let path = value("--contract-diff")?;
+    Some(match Contract::read(path) {
+        Ok(locked) => {
+            let diff = Diff::between(&locked, &Contract::of(server));
+            print!("{diff}");
+            if diff.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(2)
+        }
+    })
+}
