@@ -90,14 +90,13 @@ pub(super) fn tool(
         .map(|a| a.name.as_str())
         .collect();
     for name in names {
-        let find = |c: &'_ ToolContract| c.actions.iter().find(|a| a.name == name).cloned();
         let mut sink = Sink {
             out: sink.out,
             action: Some(name),
             following: Vec::new(),
         };
-        match (find(locked), find(running)) {
-            (Some(old), Some(new)) => action(&old, &new, &mut sink),
+        match (named(locked, name), named(running, name)) {
+            (Some(old), Some(new)) => action(old, new, &mut sink),
             (Some(_), None) => {
                 sink.push(
                     Breaking,
@@ -115,6 +114,10 @@ pub(super) fn tool(
             (None, None) => {}
         }
     }
+}
+
+fn named<'a>(tool: &'a ToolContract, action: &str) -> Option<&'a ActionContract> {
+    tool.actions.iter().find(|a| a.name == action)
 }
 
 fn action(old: &ActionContract, new: &ActionContract, sink: &mut Sink) {
