@@ -222,7 +222,7 @@ where
         Ok(Err(Failure::Tool(err))) => return err.into(),
         Ok(Err(Failure::Invalid(invalid))) => return refused(invalid, pipeline.as_deref()),
         Ok(Err(Failure::Internal(cause))) => {
-            return internal(def.name(), action.qualified(), &*cause, expose);
+            return internal(def.name(), action.qualified(), &CauseChain(&*cause), expose);
         }
         Err(panic) => {
             return internal(def.name(), action.qualified(), &PanicMessage(panic), expose);
@@ -290,6 +290,21 @@ impl<T> Future for CatchUnwind<'_, T> {
             Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
             Err(panic) => Poll::Ready(Err(panic)),
         }
+    }
+}
+
+/// An error and its sources, outermost first: `query failed: connection refused`.
+struct CauseChain<'a>(&'a (dyn StdError + 'static));
+
+impl fmt::Display for CauseChain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut source = self.0.source();
+        while let Some(cause) = source {
+            write!(f, ": {cause}")?;
+            source = cause.source();
+        }
+        Ok(())
     }
 }
 
