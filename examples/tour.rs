@@ -8,16 +8,21 @@
 mod billing;
 
 use mcp_fusion::client::{Client, ClientError};
+use mcp_fusion::contract::{Contract, Diff};
 use mcp_fusion::rmcp::model::CallToolResult;
 use mcp_fusion::server::{Audit, Server};
 use serde_json::{Value, json};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    if std::env::args().any(|a| a == "--serve") {
-        let server = Server::new("billing-server", env!("CARGO_PKG_VERSION"))
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--serve") {
+        let mut server = Server::new("billing-server", env!("CARGO_PKG_VERSION"))
             .middleware(Audit)
             .tool(billing::Billing::seeded());
+        if let Some(at) = args.iter().position(|a| a == "--lock") {
+            server = server.contract_lock(Contract::read(&args[at + 1])?);
+        }
         return Ok(server.serve_stdio().await?);
     }
 
@@ -138,6 +143,35 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("Ok: {invoice}");
 
     drop(connection);
+
+    section("9. The contract changed since the model learned it (contract lockfile)");
+    let old = billing::contract_before_currency();
+    let lockfile = std::env::temp_dir().join(format!("tour-{}.lock", std::process::id()));
+    std::fs::write(&lockfile, old.to_lockfile())?;
+    let running = Server::new("billing-server", "").tool(billing::Billing::seeded());
+    println!(
+        "the lockfile of yesterday's deployment vs today's server:\n\n{}",
+        Diff::between(&old, &Contract::of(&running))
+    );
+    let mut command = tokio::process::Command::new(std::env::current_exe()?);
+    command
+        .args(["--serve", "--lock"])
+        .arg(&lockfile)
+        .stderr(std::process::Stdio::null());
+    let (healing, connection) = Client::spawn(command).await?;
+    let yesterday = json!({
+        "customer_email": "ada@example.com",
+        "amount_cents": 4200,
+        "lines": [{"description": "Consulting", "quantity": 1}],
+    });
+    call(
+        &healing.throw_on_error(false),
+        "billing.create_invoice",
+        yesterday,
+    )
+    .await;
+    drop(connection);
+    std::fs::remove_file(&lockfile)?;
     Ok(())
 }
 

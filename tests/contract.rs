@@ -29,26 +29,8 @@ fn scratch(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("mcp-fusion-{}-{name}", std::process::id()))
 }
 
-/// The billing contract as it was before `create_invoice` took a `currency`.
 fn before_currency() -> Contract {
-    let mut old = Contract::of(&billing_server());
-    let create = old
-        .action_mut("billing.create_invoice")
-        .expect("create_invoice exists");
-    create.required.retain(|f| f != "currency");
-    let schema = create
-        .input_schema
-        .as_object_mut()
-        .expect("an object schema");
-    schema["properties"]
-        .as_object_mut()
-        .expect("properties")
-        .shift_remove("currency");
-    schema["required"]
-        .as_array_mut()
-        .expect("required")
-        .retain(|f| f != "currency");
-    old
+    billing::contract_before_currency()
 }
 
 #[test]

@@ -289,3 +289,27 @@ impl Billing {
         })
     }
 }
+
+/// The billing contract as it was before `create_invoice` took a `currency`: the lockfile an
+/// older deployment wrote, for showing what a server says about the change (the tour and the
+/// tests use it; the billing server itself does not).
+#[allow(dead_code)]
+pub fn contract_before_currency() -> mcp_fusion::contract::Contract {
+    use mcp_fusion::Tool;
+
+    let billing = Billing::seeded();
+    let mut old = mcp_fusion::contract::Contract::of_tools([billing.definition()]);
+    let create = old
+        .action_mut("billing.create_invoice")
+        .expect("create_invoice is an action");
+    create.required.retain(|field| field != "currency");
+    if let Some(schema) = create.input_schema.as_object_mut() {
+        if let Some(properties) = schema.get_mut("properties").and_then(|p| p.as_object_mut()) {
+            properties.shift_remove("currency");
+        }
+        if let Some(required) = schema.get_mut("required").and_then(|r| r.as_array_mut()) {
+            required.retain(|field| field != "currency");
+        }
+    }
+    old
+}
