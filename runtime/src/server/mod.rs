@@ -4,13 +4,14 @@
 
 mod middleware;
 mod pipeline;
+mod stdio_guard;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
+    Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -234,14 +235,16 @@ impl Server {
         Some(registered.tool.run(call).await)
     }
 
-    /// Serves on stdin/stdout until the client disconnects.
+    /// Serves on stdin/stdout until the client disconnects. Every request with an id is
+    /// answered, including valid JSON that rmcp's reader cannot hold (nesting deeper than 128,
+    /// numbers beyond `f64`, lone surrogate escapes).
     ///
     /// When stdin/stdout are pipes (as when a client starts the server), they are read and
     /// written without tokio's blocking thread pool: several times the throughput with calls in
     /// flight. This needs a runtime with IO enabled (`#[tokio::main]` enables it).
     pub async fn serve_stdio(self) -> Result<(), ServeError> {
         let running = self
-            .serve(rmcp::transport::stdio_pipes())
+            .serve(stdio_guard::StdioGuard::new(rmcp::transport::stdio_pipes()))
             .await
             .map_err(|e| ServeError(e.to_string()))?;
         running
@@ -297,11 +300,63 @@ impl ServerHandler for Server {
         match self.call_with(request, context.extensions).await {
             Some(result) => Ok(result.into()),
             None => Err(ErrorData::invalid_params(
-                format!("unknown tool: {name}"),
+                format!("unknown tool: {}", cut(&name)),
                 None,
             )),
         }
     }
+
+    /// rmcp reads a standard request whose params do not decode (`tools/call` whose
+    /// `arguments` are not an object, or without a `name`) as a custom one: answer it as what it
+    /// is, Invalid params, rather than Method not found.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let method = request.method.as_str();
+        if method == "tools/call" {
+            return Err(ErrorData::invalid_params(
+                "tools/call takes params {\"name\": string, \"arguments\": object (optional)}",
+                None,
+            ));
+        }
+        if STANDARD_REQUESTS.contains(&method) {
+            return Err(ErrorData::invalid_params(
+                format!("invalid params for {method}"),
+                None,
+            ));
+        }
+        Err(ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("method not found: {}", cut(method)),
+            None,
+        ))
+    }
+}
+
+/// The requests of MCP a client may send a server.
+const STANDARD_REQUESTS: &[&str] = &[
+    "initialize",
+    "ping",
+    "tools/call",
+    "tools/list",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "resources/templates/list",
+    "completion/complete",
+    "logging/setLevel",
+];
+
+/// A name the client sent, short enough to echo in an error.
+fn cut(name: &str) -> String {
+    let mut out = String::new();
+    crate::validate::push_cut(&mut out, name);
+    out
 }
 
 /// How [`Server::serve_http`] serves streamable HTTP.

@@ -1,0 +1,415 @@
+//! A guard in front of rmcp's stdio transport, so that every request that carries an id is
+//! answered (`Server::serve_stdio` serves through it).
+//!
+//! rmcp drops every line serde_json reports as a syntax error (answering garbage invites
+//! error storms, rust-sdk#938). Some valid requests fall into that hole
+//! (`tests/hostile/corpus.jsonl` has them); the guard answers them instead:
+//!
+//! - a lone surrogate escape (`"\ud800"`), which `JSON.stringify` and Python's `json.dumps`
+//!   write for a string cut inside a surrogate pair, is read as U+FFFD, the character the
+//!   envelope puts in place of any it cannot carry (ERRORS.md §2);
+//! - nesting deeper than serde_json's 128 levels, or a number beyond `f64`, is answered -32600
+//!   Invalid Request, with the request's id when it can be read.
+//!
+//! Lines that are not JSON, and notifications, stay unanswered, as in rmcp; so does the tail of
+//! a line longer than rmcp's limit. (A standard method whose params do not decode is answered
+//! -32602 by the server itself, on every transport.)
+
+use rmcp::RoleServer;
+use rmcp::model::{ErrorData, JsonRpcMessage, RequestId};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::transport::async_rw::{AsyncRwTransport, DEFAULT_MAX_LINE_LENGTH};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader, Empty};
+
+/// A server transport over a byte stream pair, reading newline-delimited JSON-RPC as rmcp's
+/// `AsyncRwTransport` does, and answering the requests that one would drop.
+pub(crate) struct StdioGuard<R, W: AsyncWrite> {
+    read: BufReader<R>,
+    /// The line read so far; it survives a cancelled `receive`.
+    line: Vec<u8>,
+    /// Dropping the rest of a line over the length limit.
+    discarding: bool,
+    /// Writes go through rmcp's own transport, which frames them and serializes writers.
+    write: AsyncRwTransport<RoleServer, Empty, W>,
+}
+
+impl<R, W> StdioGuard<R, W>
+where
+    R: AsyncRead + Send + Unpin,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    /// Guards a `(reader, writer)` pair such as `rmcp::transport::stdio_pipes()`.
+    pub(crate) fn new((read, write): (R, W)) -> Self {
+        StdioGuard {
+            read: BufReader::new(read),
+            line: Vec::new(),
+            discarding: false,
+            write: AsyncRwTransport::new_server(tokio::io::empty(), write),
+        }
+    }
+
+    /// The next line without its LF, or `None` at the end of the input.
+    async fn next_line(&mut self) -> Option<Vec<u8>> {
+        loop {
+            let available = match self.read.fill_buf().await {
+                Ok(available) => available,
+                Err(e) => {
+                    tracing::error!("stdio: reading failed: {e}");
+                    return None;
+                }
+            };
+            if available.is_empty() {
+                return None;
+            }
+            let newline = available.iter().position(|&b| b == b'\n');
+            let take = newline.map_or(available.len(), |i| i + 1);
+            if !self.discarding && self.line.len() + take > DEFAULT_MAX_LINE_LENGTH {
+                tracing::error!("stdio: a line over {DEFAULT_MAX_LINE_LENGTH} bytes was dropped");
+                self.line.clear();
+                self.discarding = true;
+            }
+            if !self.discarding {
+                self.line
+                    .extend_from_slice(&available[..newline.unwrap_or(available.len())]);
+            }
+            // No await between reading the buffer and consuming it: cancellation loses nothing.
+            self.read.consume(take);
+            if newline.is_some() && !std::mem::take(&mut self.discarding) {
+                return Some(std::mem::take(&mut self.line));
+            }
+        }
+    }
+}
+
+impl<R, W> Transport<RoleServer> for StdioGuard<R, W>
+where
+    R: AsyncRead + Send + Unpin,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.write.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            match read(&self.next_line().await?) {
+                Read::Message(message) => return Some(message),
+                // Spawned: rmcp polls `receive` in a `select!`, and a dropped `receive` must
+                // not lose an answer.
+                Read::Answer(answer) => {
+                    tokio::spawn(self.write.send(answer));
+                }
+                Read::Drop => {}
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.write.close().await
+    }
+}
+
+/// What to do with one line.
+enum Read {
+    Message(RxJsonRpcMessage<RoleServer>),
+    Answer(TxJsonRpcMessage<RoleServer>),
+    Drop,
+}
+
+fn read(line: &[u8]) -> Read {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Read::Drop;
+    }
+    let repaired = without_lone_surrogates(line);
+    let line = repaired.as_deref().unwrap_or(line);
+    let error = match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
+        Ok(message) => return Read::Message(message),
+        Err(error) => error,
+    };
+    let syntax = error.is_syntax() || error.is_eof();
+    match scan_object(line) {
+        // A valid request that serde_json cannot hold (too deep, a number beyond f64).
+        Some(Scanned { has_id: true, id }) if syntax => answer(
+            ErrorData::invalid_request(format!("Invalid request: {error}"), None),
+            id,
+        ),
+        // Text that is not JSON, as in rmcp, and notifications are never answered.
+        _ if syntax => Read::Drop,
+        Some(Scanned { has_id: false, .. }) => Read::Drop,
+        // JSON that is no message, as in rmcp: Invalid Request, without an id.
+        _ => answer(ErrorData::invalid_request("Invalid request", None), None),
+    }
+}
+
+fn answer(error: ErrorData, id: Option<RequestId>) -> Read {
+    Read::Answer(JsonRpcMessage::error(error, id))
+}
+
+/// `line` with every escaped UTF-16 surrogate that is not half of a pair written `\ufffd`;
+/// `None` when there is none.
+fn without_lone_surrogates(line: &[u8]) -> Option<Vec<u8>> {
+    let unit = |at: usize| -> Option<u16> {
+        let hex = line.get(at..at + 6)?.strip_prefix(b"\\u")?;
+        u16::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()
+    };
+    let mut out: Option<Vec<u8>> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while i < line.len() {
+        if line[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        let (len, lone) = match unit(i) {
+            Some(0xD800..=0xDBFF) if matches!(unit(i + 6), Some(0xDC00..=0xDFFF)) => (12, false),
+            Some(0xD800..=0xDFFF) => (6, true),
+            Some(_) => (6, false),
+            None => (2, false),
+        };
+        if lone {
+            let out = out.get_or_insert_with(|| Vec::with_capacity(line.len()));
+            out.extend_from_slice(&line[copied..i]);
+            out.extend_from_slice(b"\\ufffd");
+            copied = i + len;
+        }
+        i += len;
+    }
+    let mut out = out?;
+    out.extend_from_slice(&line[copied..]);
+    Some(out)
+}
+
+/// A line that is one JSON object: whether it has a top-level `id`, and that id if rmcp could
+/// read it.
+struct Scanned {
+    has_id: bool,
+    id: Option<RequestId>,
+}
+
+/// Scans `line` as one JSON object without recursion, so that any depth and any number is
+/// accepted; `None` when it is not one valid JSON object.
+fn scan_object(line: &[u8]) -> Option<Scanned> {
+    std::str::from_utf8(line).ok()?;
+    let mut scan = Scanner { s: line, at: 0 };
+    let mut scanned = Scanned {
+        has_id: false,
+        id: None,
+    };
+    scan.expect(b'{')?;
+    if !scan.eat(b'}') {
+        loop {
+            let key = scan.string()?;
+            scan.expect(b':')?;
+            let start = scan.skip_ws();
+            scan.value()?;
+            if key == b"\"id\"" {
+                scanned.has_id = true;
+                scanned.id = serde_json::from_slice(&line[start..scan.at]).ok();
+            }
+            if !scan.eat(b',') {
+                scan.expect(b'}')?;
+                break;
+            }
+        }
+    }
+    (scan.skip_ws() == line.len()).then_some(scanned)
+}
+
+/// A cursor over JSON text that checks its grammar; every step skips leading whitespace.
+struct Scanner<'a> {
+    s: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Scanner<'a> {
+    fn skip_ws(&mut self) -> usize {
+        while matches!(self.s.get(self.at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.at += 1;
+        }
+        self.at
+    }
+
+    fn eat(&mut self, byte: u8) -> bool {
+        self.skip_ws();
+        let found = self.s.get(self.at) == Some(&byte);
+        self.at += usize::from(found);
+        found
+    }
+
+    fn expect(&mut self, byte: u8) -> Option<()> {
+        self.eat(byte).then_some(())
+    }
+
+    /// One value, of any depth: open containers are kept on a stack, not the call stack.
+    fn value(&mut self) -> Option<()> {
+        let mut open = Vec::new();
+        loop {
+            self.skip_ws();
+            match *self.s.get(self.at)? {
+                b'[' | b'{' => {
+                    let close = if self.s[self.at] == b'[' { b']' } else { b'}' };
+                    self.at += 1;
+                    if self.eat(close) {
+                        // An empty container is a complete value.
+                    } else {
+                        if close == b'}' {
+                            self.string()?;
+                            self.expect(b':')?;
+                        }
+                        open.push(close);
+                        continue;
+                    }
+                }
+                b'"' => {
+                    self.string()?;
+                }
+                _ => self.scalar()?,
+            }
+            // A value ended: close what it completes, then go on with the next one.
+            loop {
+                let Some(&close) = open.last() else {
+                    return Some(());
+                };
+                if self.eat(b',') {
+                    if close == b'}' {
+                        self.string()?;
+                        self.expect(b':')?;
+                    }
+                    break;
+                }
+                self.expect(close)?;
+                open.pop();
+            }
+        }
+    }
+
+    /// A string, escapes checked (any `\uXXXX` goes: serde_json judges surrogates); returns it
+    /// with its quotes.
+    fn string(&mut self) -> Option<&'a [u8]> {
+        self.skip_ws();
+        let start = self.at;
+        if self.s.get(self.at) != Some(&b'"') {
+            return None;
+        }
+        self.at += 1;
+        loop {
+            match *self.s.get(self.at)? {
+                b'"' => {
+                    self.at += 1;
+                    return Some(&self.s[start..self.at]);
+                }
+                b'\\' => {
+                    let escape = *self.s.get(self.at + 1)?;
+                    self.at += match escape {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => 2,
+                        b'u' => {
+                            let hex = self.s.get(self.at + 2..self.at + 6)?;
+                            hex.iter().all(u8::is_ascii_hexdigit).then_some(6)?
+                        }
+                        _ => return None,
+                    };
+                }
+                0..=0x1F => return None,
+                _ => self.at += 1,
+            }
+        }
+    }
+
+    /// A number (of any magnitude), `true`, `false` or `null`.
+    fn scalar(&mut self) -> Option<()> {
+        for literal in [&b"true"[..], b"false", b"null"] {
+            if self.s[self.at..].starts_with(literal) {
+                self.at += literal.len();
+                return Some(());
+            }
+        }
+        let digits = |scan: &mut Self| {
+            let start = scan.at;
+            while scan.s.get(scan.at).is_some_and(u8::is_ascii_digit) {
+                scan.at += 1;
+            }
+            (scan.at > start).then_some(())
+        };
+        self.at += usize::from(self.s.get(self.at) == Some(&b'-'));
+        if self.s.get(self.at) == Some(&b'0') {
+            self.at += 1;
+        } else {
+            digits(self)?;
+        }
+        if self.s.get(self.at) == Some(&b'.') {
+            self.at += 1;
+            digits(self)?;
+        }
+        if matches!(self.s.get(self.at), Some(b'e' | b'E')) {
+            self.at += 1;
+            self.at += usize::from(matches!(self.s.get(self.at), Some(b'+' | b'-')));
+            digits(self)?;
+        }
+        Some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answered(line: &str) -> Option<serde_json::Value> {
+        match read(line.as_bytes()) {
+            Read::Answer(answer) => Some(serde_json::to_value(answer).unwrap()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn lone_surrogates_become_replacement_characters() {
+        let fixed =
+            |s: &str| without_lone_surrogates(s.as_bytes()).map(|b| String::from_utf8(b).unwrap());
+        assert_eq!(fixed(r#""\ud800""#).as_deref(), Some(r#""\ufffd""#));
+        assert_eq!(
+            fixed(r#""\udc00\ud800x""#).as_deref(),
+            Some(r#""\ufffd\ufffdx""#)
+        );
+        assert_eq!(fixed(r#""\ud83d\ude00 \\ud800 \n""#), None);
+    }
+
+    #[test]
+    fn deep_requests_are_answered_with_their_id() {
+        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"t","arguments":{{"a":{deep}}}}}}}"#
+        );
+        let answer = answered(&line).expect("answered");
+        assert_eq!(
+            (answer["id"].clone(), answer["error"]["code"].clone()),
+            (7.into(), (-32600).into())
+        );
+        let big = r#"{"jsonrpc":"2.0","id":1e400,"method":"ping"}"#;
+        assert_eq!(answered(big).unwrap().get("id"), None);
+    }
+
+    #[test]
+    fn garbage_and_notifications_stay_unanswered() {
+        let deep = "[".repeat(10_000) + &"]".repeat(10_000);
+        for line in [
+            r#"{"jsonrpc":"2.0","id":70,"method":"tools/call","params":{"#.to_owned(),
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"x":{deep}}}}}"#
+            ),
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":1,\"x\":{}",
+                "[".repeat(10_000)
+            ),
+            "   ".to_owned(),
+        ] {
+            assert!(matches!(read(line.as_bytes()), Read::Drop), "{line:.80}");
+        }
+    }
+}
