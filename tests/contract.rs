@@ -231,13 +231,15 @@ fn every_row_of_the_classification_table() {
             "a bound deep in an array item, through $ref",
             with(json!({
                 "type": "object",
+                "additionalProperties": false,
                 "properties": {"lines": {"type": "array", "items": {"$ref": "#/$defs/Line"}}},
-                "$defs": {"Line": {"type": "object", "properties": {"quantity": {"type": "integer", "minimum": 1}}}},
+                "$defs": {"Line": {"type": "object", "additionalProperties": false, "properties": {"quantity": {"type": "integer", "minimum": 1}}}},
             })),
             with(json!({
                 "type": "object",
+                "additionalProperties": false,
                 "properties": {"lines": {"type": "array", "items": {"$ref": "#/$defs/Line"}}},
-                "$defs": {"Line": {"type": "object", "properties": {"quantity": {"type": "integer", "minimum": 2}}}},
+                "$defs": {"Line": {"type": "object", "additionalProperties": false, "properties": {"quantity": {"type": "integer", "minimum": 2}}}},
             })),
             vec![(Breaking, "lines[].quantity")],
         ),

@@ -151,6 +151,44 @@ impl std::fmt::Debug for ActionDef {
     }
 }
 
+/// Gives each integer whose Rust type schemars names in `format` (`uint32`, `int64`, ...) the
+/// bounds of that type, unless the schema already has them: a value the type cannot hold is then
+/// a field's "Too big" (with the limit), not a decoding failure of the whole arguments.
+fn bound_integers(schema: &mut Value) {
+    match schema {
+        Value::Object(node) => {
+            let integer = match node.get("type") {
+                Some(Value::String(t)) => t == "integer",
+                Some(Value::Array(ts)) => ts.iter().any(|t| t == "integer"),
+                _ => false,
+            };
+            let range: Option<(Value, Value)> = match node.get("format").and_then(Value::as_str) {
+                _ if !integer => None,
+                Some("uint8") => Some((0.into(), u8::MAX.into())),
+                Some("uint16") => Some((0.into(), u16::MAX.into())),
+                Some("uint32") => Some((0.into(), u32::MAX.into())),
+                Some("uint64" | "uint") => Some((0.into(), u64::MAX.into())),
+                Some("int8") => Some((i8::MIN.into(), i8::MAX.into())),
+                Some("int16") => Some((i16::MIN.into(), i16::MAX.into())),
+                Some("int32") => Some((i32::MIN.into(), i32::MAX.into())),
+                Some("int64" | "int") => Some((i64::MIN.into(), i64::MAX.into())),
+                _ => None,
+            };
+            if let Some((min, max)) = range {
+                if !node.contains_key("exclusiveMinimum") {
+                    node.entry("minimum").or_insert(min);
+                }
+                if !node.contains_key("exclusiveMaximum") {
+                    node.entry("maximum").or_insert(max);
+                }
+            }
+            node.values_mut().for_each(bound_integers);
+        }
+        Value::Array(items) => items.iter_mut().for_each(bound_integers),
+        _ => {}
+    }
+}
+
 impl ActionDef {
     /// An action whose arguments are `T`, validated against `T`'s JSON Schema, then decoded.
     pub fn new<T>(name: impl Into<Cow<'static, str>>) -> Self
@@ -165,6 +203,7 @@ impl ActionDef {
             root.remove("$schema");
             root.remove("title");
         }
+        bound_integers(&mut schema);
         let mut action = Self::with_schema(name, schema);
         action.decoder =
             Some(|args| T::deserialize(args).map(|t| Box::new(t) as Box<dyn Any + Send>));
