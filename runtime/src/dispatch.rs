@@ -187,18 +187,18 @@ where
             if let Some(Err(limited)) = pipeline.rate.as_ref().map(|rate| rate.check(&info)) {
                 return limited.into();
             }
-            // The tool's slot first, then the action's own.
-            let mut slots = Vec::with_capacity(2);
-            for limit in [
+            // The tool's slot first, then the action's own; held until the handler is done.
+            let limits = [
                 pipeline.slots.as_ref(),
                 pipeline.action_slots.get(index).and_then(Option::as_ref),
-            ]
-            .into_iter()
-            .flatten()
-            {
-                match limit.enter(def.name()).await {
-                    Ok(permit) => slots.push(permit),
-                    Err(busy) => return busy.into(),
+            ];
+            let mut _permits = [None, None];
+            for (limit, permit) in limits.into_iter().zip(&mut _permits) {
+                if let Some(limit) = limit {
+                    match limit.enter(def.name()).await {
+                        Ok(entered) => *permit = Some(entered),
+                        Err(busy) => return busy.into(),
+                    }
                 }
             }
             let next = Next::new(
