@@ -44,6 +44,11 @@ use serde_json::{Value, json};
 const EXPECTED: &str = r#"{"id":"item_42","limit":10}"#;
 const IN_FLIGHT: usize = 16;
 
+#[path = "common/procfs.rs"]
+mod procfs;
+
+use procfs::{clock_ticks, cpu_ns, cpu_ticks, env_list, env_usize, status_kib};
+
 type Error = Box<dyn std::error::Error>;
 
 /// A server binary to measure.
@@ -158,7 +163,7 @@ async fn main() -> Result<(), Error> {
             }
         }
         for (server, measured) in live.into_iter().zip(&mut measured) {
-            measured.peak_rss_kib = measured.peak_rss_kib.max(peak_rss_kib(server.pid)?);
+            measured.peak_rss_kib = measured.peak_rss_kib.max(status_kib(server.pid, "VmHWM")?);
             server.connection.cancel().await?;
         }
         eprintln!("round {} of {rounds} done", round + 1);
@@ -482,24 +487,6 @@ fn percentile_us(sorted_ns: &[u64], p: f64) -> f64 {
     sorted_ns[rank - 1] as f64 / 1e3
 }
 
-// ---- /proc ----
-
-/// utime + stime of the whole process (all threads, living and exited), in clock ticks.
-fn cpu_ticks(pid: u32) -> Result<u64, Error> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // Fields after the command name (which may hold spaces): the state is field 3, utime 14,
-    // stime 15.
-    let rest = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest)
-        .ok_or("unreadable /proc/<pid>/stat")?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let field = |n: usize| -> Result<u64, Error> {
-        Ok(fields.get(n - 3).ok_or("short /proc/<pid>/stat")?.parse()?)
-    };
-    Ok(field(14)? + field(15)?)
-}
-
 /// Context switches (voluntary and not) of the process's living threads.
 fn switches(pid: u32) -> Result<u64, Error> {
     let mut total = 0;
@@ -514,63 +501,4 @@ fn switches(pid: u32) -> Result<u64, Error> {
             .sum::<u64>();
     }
     Ok(total)
-}
-
-/// The run time of the process's living threads, in nanoseconds (`schedstat`'s first field).
-fn cpu_ns(pid: u32) -> Result<u64, Error> {
-    let mut total = 0;
-    for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {
-        let path = task?.path().join("schedstat");
-        // A thread may exit between listing and reading.
-        if let Ok(text) = std::fs::read_to_string(path) {
-            total += text
-                .split_whitespace()
-                .next()
-                .and_then(|ns| ns.parse::<u64>().ok())
-                .unwrap_or(0);
-        }
-    }
-    Ok(total)
-}
-
-fn peak_rss_kib(pid: u32) -> Result<u64, Error> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    let line = status
-        .lines()
-        .find(|line| line.starts_with("VmHWM:"))
-        .ok_or("no VmHWM in /proc/<pid>/status")?;
-    Ok(line
-        .split_whitespace()
-        .nth(1)
-        .ok_or("unreadable VmHWM")?
-        .parse()?)
-}
-
-/// `getconf CLK_TCK`, or 100 (Linux's USER_HZ almost everywhere) when that fails.
-fn clock_ticks() -> u64 {
-    std::process::Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|out| String::from_utf8(out.stdout).ok())
-        .and_then(|text| text.trim().parse().ok())
-        .filter(|&ticks| ticks > 0)
-        .unwrap_or(100)
-}
-
-/// A comma-separated list from the environment, or `default`.
-fn env_list(name: &str, default: &str) -> Vec<String> {
-    std::env::var(name)
-        .unwrap_or_else(|_| default.to_owned())
-        .split(',')
-        .map(|item| item.trim().to_owned())
-        .filter(|item| !item.is_empty())
-        .collect()
-}
-
-fn env_usize(name: &str, default: usize) -> Result<usize, Error> {
-    match std::env::var(name) {
-        Ok(value) => Ok(value.parse().map_err(|e| format!("{name}={value}: {e}"))?),
-        Err(_) => Ok(default),
-    }
 }

@@ -47,6 +47,11 @@ use tokio::process::ChildStderr;
 const IN_FLIGHT: usize = 16;
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
+#[path = "common/procfs.rs"]
+mod procfs;
+
+use procfs::{clock_ticks, cpu_ticks, env_usize, status_kib};
+
 type Error = Box<dyn std::error::Error>;
 
 /// What an answer is.
@@ -273,7 +278,7 @@ impl Progress {
         let n = self.answered.fetch_add(1, Ordering::Relaxed) + 1;
         let step = (self.calls / 10).max(1);
         if n.is_multiple_of(step) && n / step <= 10 {
-            let rss = proc_status_kib(self.pid, "VmRSS").ok();
+            let rss = status_kib(self.pid, "VmRSS").ok();
             self.tenths_mut().push(rss);
         }
     }
@@ -337,7 +342,7 @@ async fn sample_memory(progress: Arc<Progress>) -> Vec<Sample> {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     while !progress.done() {
         tick.tick().await;
-        let read = |field| proc_status_kib(progress.pid, field);
+        let read = |field| status_kib(progress.pid, field);
         if let (Ok(rss), Ok(hwm)) = (read("VmRSS"), read("VmHWM")) {
             samples.push(Sample { rss, hwm });
         }
@@ -400,8 +405,8 @@ async fn main() -> Result<(), Error> {
     // Read leniently: a server that died must not hide the report of what happened.
     let server_ticks = cpu_ticks(pid).ok().map(|t| t.saturating_sub(ticks_before));
     let own_ticks = cpu_ticks(std::process::id())?.saturating_sub(own_before);
-    let end_rss = proc_status_kib(pid, "VmRSS").ok();
-    let hwm = proc_status_kib(pid, "VmHWM").unwrap_or(0);
+    let end_rss = status_kib(pid, "VmRSS").ok();
+    let hwm = status_kib(pid, "VmHWM").unwrap_or(0);
     // The server sees its stdin close and exits, closing its stderr.
     connection.cancel().await?;
     let (audit, alarms) = tokio::time::timeout(Duration::from_secs(10), audit)
@@ -642,54 +647,4 @@ fn percentile_ms(sorted: &[Duration], p: f64) -> f64 {
     }
     let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
     sorted[rank - 1].as_secs_f64() * 1e3
-}
-
-// ---- /proc ----
-
-/// A `kB` field of `/proc/<pid>/status` (`VmRSS`, `VmHWM`), in KiB.
-fn proc_status_kib(pid: u32, field: &str) -> Result<u64, Error> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    let value = status
-        .lines()
-        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
-        .ok_or_else(|| format!("no {field} in /proc/{pid}/status"))?;
-    Ok(value
-        .split_whitespace()
-        .next()
-        .ok_or_else(|| format!("unreadable {field}"))?
-        .parse()?)
-}
-
-/// utime + stime of the whole process, in clock ticks.
-fn cpu_ticks(pid: u32) -> Result<u64, Error> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // After the command name (which may hold spaces) comes field 3; utime is 14, stime 15.
-    let rest = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest)
-        .ok_or("unreadable /proc/<pid>/stat")?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let field = |n: usize| -> Result<u64, Error> {
-        Ok(fields.get(n - 3).ok_or("short /proc/<pid>/stat")?.parse()?)
-    };
-    Ok(field(14)? + field(15)?)
-}
-
-/// `getconf CLK_TCK`, or 100 when that fails.
-fn clock_ticks() -> u64 {
-    std::process::Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|out| String::from_utf8(out.stdout).ok())
-        .and_then(|text| text.trim().parse().ok())
-        .filter(|&ticks| ticks > 0)
-        .unwrap_or(100)
-}
-
-fn env_usize(name: &str, default: usize) -> Result<usize, Error> {
-    match std::env::var(name) {
-        Ok(value) => Ok(value.parse().map_err(|e| format!("{name}={value}: {e}"))?),
-        Err(_) => Ok(default),
-    }
 }
