@@ -2,6 +2,8 @@
 //! row of the table in `mcp_fusion::contract`), the snapshot-style check, and the billing
 //! server started with an older lockfile telling the model what changed.
 
+mod common;
+
 use std::path::PathBuf;
 
 use mcp_fusion::client::Client;
@@ -521,24 +523,13 @@ async fn an_older_lockfile_heals_the_models_arguments() {
     assert!(!other.contains("contract_awareness"), "{other}");
 }
 
-fn billing_binary() -> PathBuf {
-    let deps = std::env::current_exe().expect("the test binary has a path");
-    let profile = deps
-        .parent()
-        .and_then(|d| d.parent())
-        .expect("target/<profile>/deps/<test>");
-    profile
-        .join("examples")
-        .join(format!("billing{}", std::env::consts::EXE_SUFFIX))
-}
-
 /// The same over stdio, with the lockfile given on the command line, and the diff flag.
 #[tokio::test(flavor = "current_thread")]
 async fn the_billing_server_reads_its_lockfile_from_the_command_line() {
     let old = scratch("billing-old.lock");
     std::fs::write(&old, before_currency().to_lockfile()).unwrap();
 
-    let mut command = tokio::process::Command::new(billing_binary());
+    let mut command = tokio::process::Command::new(common::billing_binary());
     command
         .arg("--lock")
         .arg(&old)
@@ -559,7 +550,7 @@ async fn the_billing_server_reads_its_lockfile_from_the_command_line() {
     );
     connection.cancel().await.unwrap();
 
-    let diff = std::process::Command::new(billing_binary())
+    let diff = std::process::Command::new(common::billing_binary())
         .arg("--contract-diff")
         .arg(&old)
         .output()
@@ -570,7 +561,7 @@ async fn the_billing_server_reads_its_lockfile_from_the_command_line() {
         stdout,
         "billing.create_invoice\n  BREAKING  currency: The field \"currency\" was added and is required.\n"
     );
-    let same = std::process::Command::new(billing_binary())
+    let same = std::process::Command::new(common::billing_binary())
         .arg("--contract-diff")
         .arg(shipped_lockfile())
         .output()

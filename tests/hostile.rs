@@ -11,6 +11,8 @@
 //! `HOSTILE_TRACE=1` prints every answer (to write new cases); `MCP_FUSION_HOSTILE_SERVER=path`
 //! runs the corpus against another server binary.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -250,23 +252,10 @@ fn load_corpus() -> Vec<Case> {
 }
 
 fn billing_binary() -> PathBuf {
-    if let Some(path) = std::env::var_os("MCP_FUSION_HOSTILE_SERVER") {
-        return path.into();
+    match std::env::var_os("MCP_FUSION_HOSTILE_SERVER") {
+        Some(path) => path.into(),
+        None => common::billing_binary(),
     }
-    let test = std::env::current_exe().expect("the test binary has a path");
-    let profile = test
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target/<profile>/deps/<test>");
-    let binary = profile
-        .join("examples")
-        .join(format!("billing{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        binary.exists(),
-        "{} is missing: `cargo test` builds it with the examples",
-        binary.display()
-    );
-    binary
 }
 
 /// The billing server as a child process, spoken to line by line.

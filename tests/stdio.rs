@@ -3,31 +3,14 @@
 //!
 //! It runs the `billing` example's binary, which `cargo test` builds with the examples.
 
-use std::path::PathBuf;
+mod common;
 
 use mcp_fusion::client::{Client, Connection, ToolCallError};
 use mcp_fusion::parse;
 use serde_json::{Value, json};
 
-fn billing_binary() -> PathBuf {
-    let deps = std::env::current_exe().expect("the test binary has a path");
-    let profile = deps
-        .parent()
-        .and_then(|d| d.parent())
-        .expect("target/<profile>/deps/<test>");
-    let binary = profile
-        .join("examples")
-        .join(format!("billing{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        binary.exists(),
-        "{} is missing: run the whole suite (`cargo test`), which builds the examples",
-        binary.display()
-    );
-    binary
-}
-
 async fn connect() -> (Client, Connection) {
-    let mut command = tokio::process::Command::new(billing_binary());
+    let mut command = tokio::process::Command::new(common::billing_binary());
     command.stderr(std::process::Stdio::null());
     let (client, connection) = Client::spawn(command)
         .await

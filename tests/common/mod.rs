@@ -1,0 +1,22 @@
+//! What several test files share.
+
+use std::path::PathBuf;
+
+/// The `billing` example's binary, which `cargo test` builds with the examples (running one
+/// test file alone does not: build it with `cargo build --example billing`).
+pub fn billing_binary() -> PathBuf {
+    let test = std::env::current_exe().expect("the test binary has a path");
+    let profile = test
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>/deps/<test>");
+    let binary = profile
+        .join("examples")
+        .join(format!("billing{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        binary.exists(),
+        "{} is missing: run the whole suite (`cargo test`), which builds the examples",
+        binary.display()
+    );
+    binary
+}
