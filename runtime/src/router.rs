@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::envelope::{ActionList, UnknownAction};
-use crate::similar::closest_index;
+use crate::similar::Names;
 use crate::{Text, ToolError};
 
 /// The actions of a grouped tool and the field that selects one.
@@ -25,7 +25,8 @@ use crate::{Text, ToolError};
 pub struct Router {
     tool: String,
     discriminator: String,
-    actions: Vec<String>,
+    /// The bare names, prepared for the closest-name search.
+    actions: Names,
     qualified: Vec<String>,
     /// The qualified names with their `<available_actions>` block, shared by every envelope.
     listed: Arc<ActionList>,
@@ -97,7 +98,7 @@ impl Router {
             tool,
             discriminator: "action".into(),
             index,
-            actions,
+            actions: Names::new(&actions),
             qualified,
             listed,
             unknown,
@@ -170,10 +171,7 @@ impl Router {
         if let Some(i) = bare.and_then(|bare| self.position(bare)) {
             return Ok(i);
         }
-        let closest = closest_index(
-            bare.unwrap_or(value),
-            self.actions.iter().map(String::as_str),
-        );
+        let closest = self.actions.closest(bare.unwrap_or(value));
         Err(Miss::Unknown { value, closest })
     }
 

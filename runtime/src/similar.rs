@@ -39,6 +39,90 @@ where
     best.map(|(_, i)| i)
 }
 
+/// Names searched again and again (a router's actions), prepared once for [`closest_index`]'s
+/// rule: ASCII names are lowercased ahead, and those of at most eight bytes packed in a word, so
+/// that a mistyped name is compared with each name of its length in a few instructions.
+#[derive(Debug, Clone)]
+pub(crate) struct Names {
+    names: Vec<String>,
+    /// Each name lowercased, when it is ASCII.
+    lowered: Vec<Option<Box<[u8]>>>,
+    /// The same packed in a word, when it has at most eight bytes.
+    words: Vec<Option<u64>>,
+}
+
+/// Up to eight lowercased ASCII bytes in a word, zero-padded.
+fn word(bytes: &[u8]) -> u64 {
+    let mut padded = [0; 8];
+    padded[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(padded)
+}
+
+/// How many bytes of two packed words differ.
+fn differing_bytes(a: u64, b: u64) -> usize {
+    const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let x = a ^ b;
+    // The high bit of each byte that is not zero.
+    ((((x & LOW) + LOW) | x) & !LOW).count_ones() as usize
+}
+
+impl Names {
+    pub(crate) fn new(names: &[String]) -> Self {
+        let lowered: Vec<Option<Box<[u8]>>> = names
+            .iter()
+            .map(|n| {
+                n.is_ascii()
+                    .then(|| n.to_ascii_lowercase().into_bytes().into())
+            })
+            .collect();
+        let words = lowered
+            .iter()
+            .map(|l| l.as_deref().filter(|l| l.len() <= 8).map(word))
+            .collect();
+        Names {
+            names: names.to_vec(),
+            lowered,
+            words,
+        }
+    }
+
+    /// What [`closest_index`] picks among the names.
+    pub(crate) fn closest(&self, value: &str) -> Option<usize> {
+        let mut buffer = [0; 64];
+        let lowered = (value.len() <= buffer.len() && value.is_ascii()).then(|| {
+            let lowered = &mut buffer[..value.len()];
+            lowered.copy_from_slice(value.as_bytes());
+            lowered.make_ascii_lowercase();
+            &*lowered
+        });
+        let packed = lowered.filter(|v| v.len() <= 8).map(word);
+        let value_len = char_len(value);
+        let mut row = Vec::new();
+        let mut best: Option<(usize, usize)> = None;
+        for (index, name) in self.names.iter().enumerate() {
+            let d = match (lowered, &self.lowered[index]) {
+                (Some(v), Some(n)) if v.len() == n.len() => {
+                    let differing = match (packed, self.words[index]) {
+                        (Some(v), Some(n)) => differing_bytes(v, n),
+                        _ => v.iter().zip(n.iter()).filter(|(x, y)| x != y).count(),
+                    };
+                    if differing <= 2 {
+                        Some(differing)
+                    } else {
+                        let d = levenshtein_ascii(v, n, &mut row);
+                        (d <= 2).then_some(d)
+                    }
+                }
+                _ => distance_if_close(value, value_len, name, &mut row),
+            };
+            if let Some(d) = d.filter(|&d| best.is_none_or(|(bd, _)| d < bd)) {
+                best = Some((d, index));
+            }
+        }
+        best.map(|(_, i)| i)
+    }
+}
+
 /// Length in Unicode scalar values, without decoding ASCII.
 fn char_len(s: &str) -> usize {
     if s.is_ascii() {
@@ -140,6 +224,20 @@ mod tests {
         assert_eq!(d("", "abc"), 3);
         assert_eq!(d("caf\u{e9}", "cafe"), 1);
         assert_eq!(d("GET", "get"), 0);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn prepared_names_pick_what_the_rule_picks(
+            names in proptest::collection::vec("[a-cA-C_\u{e9}]{0,10}", 0..8),
+            value in "[a-cA-C_.\u{e9}]{0,12}",
+        ) {
+            let prepared = Names::new(&names);
+            proptest::prop_assert_eq!(
+                prepared.closest(&value),
+                closest_index(&value, names.iter().map(String::as_str))
+            );
+        }
     }
 
     #[test]
