@@ -47,10 +47,13 @@ use tokio::task::JoinHandle;
 
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
-#[path = "common/procfs.rs"]
-mod procfs;
+#[path = "common/measure.rs"]
+mod measure;
 
-use procfs::{clock_ticks, cpu_ns, cpu_ticks, env_list, env_usize, status_kib};
+use measure::{
+    clip, clock_ticks, cpu_ns, cpu_ticks, env_list, env_usize, or_dash, percentile_ms,
+    problem_groups, status_kib,
+};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -560,47 +563,16 @@ fn report(measured: &[Measured], ticks_per_s: u64) -> usize {
         for alarm in &m.log.alarms {
             println!("  server: {alarm}");
         }
-        for (count, index, problem) in problem_groups(&m.records).into_iter().take(5) {
+        for (count, index, problem) in problem_groups(
+            m.records
+                .iter()
+                .filter_map(|r| Some((r.index, r.problem.as_deref()?))),
+        )
+        .into_iter()
+        .take(5)
+        {
             println!("  {count} × like call {index}: {}", clip(problem, 300));
         }
     }
     failures
-}
-
-/// The problems, grouped by the first 60 characters of their message, most frequent first:
-/// (how many, one call's index, that call's message).
-fn problem_groups(records: &[Record]) -> Vec<(usize, usize, &str)> {
-    let mut groups: BTreeMap<&str, (usize, usize, &str)> = BTreeMap::new();
-    for record in records {
-        let Some(problem) = record.problem.as_deref() else {
-            continue;
-        };
-        groups
-            .entry(clip(problem, 60))
-            .or_insert((0, record.index, problem))
-            .0 += 1;
-    }
-    let mut groups: Vec<_> = groups.into_values().collect();
-    groups.sort_by_key(|&(count, ..)| std::cmp::Reverse(count));
-    groups
-}
-
-/// At most `max` characters of `text`.
-fn clip(text: &str, max: usize) -> &str {
-    text.char_indices()
-        .nth(max)
-        .map_or(text, |(end, _)| &text[..end])
-}
-
-fn or_dash(value: Option<String>) -> String {
-    value.unwrap_or_else(|| "-".into())
-}
-
-/// Nearest-rank percentile of sorted latencies, in milliseconds.
-fn percentile_ms(sorted: &[Duration], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1].as_secs_f64() * 1e3
 }

@@ -44,10 +44,10 @@ use serde_json::{Value, json};
 const EXPECTED: &str = r#"{"id":"item_42","limit":10}"#;
 const IN_FLIGHT: usize = 16;
 
-#[path = "common/procfs.rs"]
-mod procfs;
+#[path = "common/measure.rs"]
+mod measure;
 
-use procfs::{clock_ticks, cpu_ns, cpu_ticks, env_list, env_usize, status_kib};
+use measure::{clock_ticks, cpu_ns, cpu_ticks, env_list, env_usize, status_kib};
 
 type Error = Box<dyn std::error::Error>;
 

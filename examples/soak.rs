@@ -47,10 +47,12 @@ use tokio::process::ChildStderr;
 const IN_FLIGHT: usize = 16;
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
-#[path = "common/procfs.rs"]
-mod procfs;
+#[path = "common/measure.rs"]
+mod measure;
 
-use procfs::{clock_ticks, cpu_ticks, env_usize, status_kib};
+use measure::{
+    clip, clock_ticks, cpu_ticks, env_usize, or_dash, percentile_ms, problem_groups, status_kib,
+};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -596,7 +598,14 @@ impl Report {
             count(Kind::NotFound),
             if audit_agrees { "" } else { " — DISAGREES" }
         );
-        for (count, index, problem) in problem_groups(&self.records).into_iter().take(5) {
+        for (count, index, problem) in problem_groups(
+            self.records
+                .iter()
+                .filter_map(|r| Some((r.index, r.problem.as_deref()?))),
+        )
+        .into_iter()
+        .take(5)
+        {
             println!("{count} × like call {index}: {}", clip(problem, 300));
         }
         lost + twice + unexpected + usize::from(!audit_agrees)
@@ -607,44 +616,6 @@ fn comma_list(items: impl Iterator<Item = String>) -> String {
     items.collect::<Vec<_>>().join(", ")
 }
 
-/// The problems, grouped by the first 60 characters of their message, most frequent first:
-/// (how many, one call's index, that call's message).
-fn problem_groups(records: &[Record]) -> Vec<(usize, usize, &str)> {
-    let mut groups: BTreeMap<&str, (usize, usize, &str)> = BTreeMap::new();
-    for record in records {
-        let Some(problem) = record.problem.as_deref() else {
-            continue;
-        };
-        groups
-            .entry(clip(problem, 60))
-            .or_insert((0, record.index, problem))
-            .0 += 1;
-    }
-    let mut groups: Vec<_> = groups.into_values().collect();
-    groups.sort_by_key(|&(count, ..)| std::cmp::Reverse(count));
-    groups
-}
-
-/// At most `max` characters of `text`.
-fn clip(text: &str, max: usize) -> &str {
-    text.char_indices()
-        .nth(max)
-        .map_or(text, |(end, _)| &text[..end])
-}
-
-fn or_dash(value: Option<String>) -> String {
-    value.unwrap_or_else(|| "-".into())
-}
-
 fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
-}
-
-/// Nearest-rank percentile of sorted latencies, in milliseconds.
-fn percentile_ms(sorted: &[Duration], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1].as_secs_f64() * 1e3
 }

@@ -1,7 +1,11 @@
-//! What the load drivers read of a child process on Linux (`/proc`), and their settings from
-//! the environment. Shared by `load.rs`, `soak.rs` and `http_load.rs` through `#[path]`.
+//! What the load drivers share: what they read of a child process on Linux (`/proc`), their
+//! settings from the environment, and how they report. Used by `load.rs`, `soak.rs` and
+//! `http_load.rs` through `#[path]`.
 
 #![allow(dead_code)] // Each driver uses its own part.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
 
 type Error = Box<dyn std::error::Error>;
 
@@ -78,4 +82,42 @@ pub fn env_usize(name: &str, default: usize) -> Result<usize, Error> {
         Ok(value) => Ok(value.parse().map_err(|e| format!("{name}={value}: {e}"))?),
         Err(_) => Ok(default),
     }
+}
+
+/// Nearest-rank percentile of sorted latencies, in milliseconds.
+pub fn percentile_ms(sorted: &[Duration], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1].as_secs_f64() * 1e3
+}
+
+/// At most `max` characters of `text`.
+pub fn clip(text: &str, max: usize) -> &str {
+    text.char_indices()
+        .nth(max)
+        .map_or(text, |(end, _)| &text[..end])
+}
+
+/// The value, or `-` in a table.
+pub fn or_dash(value: Option<String>) -> String {
+    value.unwrap_or_else(|| "-".into())
+}
+
+/// Problems `(call index, message)`, grouped by the first 60 characters of their message, most
+/// frequent first: (how many, one call's index, that call's message).
+pub fn problem_groups<'a>(
+    problems: impl Iterator<Item = (usize, &'a str)>,
+) -> Vec<(usize, usize, &'a str)> {
+    let mut groups: BTreeMap<&str, (usize, usize, &str)> = BTreeMap::new();
+    for (index, problem) in problems {
+        groups
+            .entry(clip(problem, 60))
+            .or_insert((0, index, problem))
+            .0 += 1;
+    }
+    let mut groups: Vec<_> = groups.into_values().collect();
+    groups.sort_by_key(|&(count, ..)| std::cmp::Reverse(count));
+    groups
 }
