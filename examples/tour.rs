@@ -65,11 +65,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         json!({
             "customer_email": "ada.example.com",
             "amount_cents": 0,
-            "currency": "JPY",
-            "lines": [{"description": "", "quantity": 0}],
+            "lines": [{"description": "", "quantity": "2"}],
             "due_date": "31/12/2026",
             "note": "rush"
         }),
+    )
+    .await;
+    // A missing or mistyped field is described whole (allowed values, bounds, `or null`), so
+    // the model fixes it in one try.
+    call(
+        &client,
+        "billing.list_invoices",
+        json!({"status": "Paid", "limit": "10"}),
     )
     .await;
 

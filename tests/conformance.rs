@@ -34,6 +34,15 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // The wire-format version this implementation follows (ERRORS.md, version 2).
+    if file["version"] != 2 {
+        eprintln!(
+            "conformance: {} is version {}; this implementation follows version 2",
+            path.display(),
+            file["version"]
+        );
+        return ExitCode::FAILURE;
+    }
     let cases = file["cases"].as_array().cloned().unwrap_or_default();
 
     let mut per_kind: BTreeMap<String, usize> = BTreeMap::new();

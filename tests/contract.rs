@@ -502,7 +502,7 @@ async fn an_older_lockfile_heals_the_models_arguments() {
     assert_eq!(
         text,
         "<validation_error action=\"billing.create_invoice\">\n\
-         <field name=\"currency\">Required field is missing. You sent: (missing). Expected a string.</field>\n\
+         <field name=\"currency\">Required field is missing. You sent: (missing). Expected one of: 'EUR', 'USD', 'GBP'.</field>\n\
          <recovery>Fix the fields above and call the tool again. Do not explain the error.</recovery>\n\
          <contract_awareness action=\"billing.create_invoice\" changes=\"1\" max_severity=\"BREAKING\">\n  \
          <system_note>The contract of \"billing.create_invoice\" changed since it was last locked. Arguments learned from the old contract may no longer be valid.</system_note>\n  \
@@ -520,6 +520,52 @@ async fn an_older_lockfile_heals_the_models_arguments() {
         .expect("the tool exists");
     let other = other.content[0].as_text().expect("text").text.clone();
     assert!(other.starts_with("<validation_error"), "{other}");
+    assert!(!other.contains("contract_awareness"), "{other}");
+}
+
+/// A model that learned an action the running contract removed gets UNKNOWN_ACTION with that
+/// action's changes (ERRORS.md §4), bare or qualified; other unknown actions get none.
+#[tokio::test(flavor = "current_thread")]
+async fn unknown_action_of_a_removed_action_says_it_was_removed() {
+    let mut yesterday = Contract::of(&billing_server());
+    let tool = &mut yesterday.tools[0];
+    let mut refund = tool.actions[0].clone();
+    refund.name = "billing.refund_invoice".into();
+    tool.actions.push(refund);
+    tool.actions.sort_by(|a, b| a.name.cmp(&b.name));
+    let server = billing_server().contract_lock(yesterday);
+    let call = |action: &str| {
+        let mut params = mcp_fusion::rmcp::model::CallToolRequestParams::new("billing");
+        params.arguments = json!({"action": action}).as_object().cloned();
+        params
+    };
+    for sent in ["refund_invoice", "billing.refund_invoice"] {
+        let result = server.call(call(sent)).await.expect("the tool exists");
+        assert_eq!(result.is_error, Some(true));
+        let text = result.content[0].as_text().expect("text").text.clone();
+        let block = "\n<contract_awareness action=\"billing.refund_invoice\" changes=\"1\" max_severity=\"BREAKING\">\n  \
+             <system_note>The contract of \"billing.refund_invoice\" changed since it was last locked. Arguments learned from the old contract may no longer be valid.</system_note>\n  \
+             <change severity=\"BREAKING\" field=\"(action)\">\n    \
+             <description>The action \"billing.refund_invoice\" was removed.</description>\n  \
+             </change>\n\
+             </contract_awareness>\n\
+             </tool_error>";
+        assert!(
+            text.starts_with("<tool_error code=\"UNKNOWN_ACTION\""),
+            "{text}"
+        );
+        assert!(text.ends_with(block), "{text}");
+        assert!(text.contains(&format!("<message>The action \"{sent}\" does not exist")));
+    }
+    let other = server
+        .call(call("refund_all"))
+        .await
+        .expect("the tool exists");
+    let other = other.content[0].as_text().expect("text").text.clone();
+    assert!(
+        other.starts_with("<tool_error code=\"UNKNOWN_ACTION\""),
+        "{other}"
+    );
     assert!(!other.contains("contract_awareness"), "{other}");
 }
 

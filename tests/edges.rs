@@ -432,7 +432,7 @@ fn arguments_that_are_not_an_object() {
         (json!(false), "false".to_owned()),
     ];
     for (args, sent) in cases {
-        let line = format!("Invalid type. You sent: {sent}. Expected an object.");
+        let line = format!("Invalid type. You sent: {sent}. Expected an object with fields a.");
         assert_eq!(
             validate(schema.clone(), args),
             envelope([field("(root)", &line)])

@@ -299,7 +299,9 @@ proptest! {
                 let doc = Document::parse(&text).map_err(|e| TestCaseError::fail(format!("{e}: {text}")))?;
                 let root = doc.root_element();
                 prop_assert_eq!(attr(root, "code"), "UNKNOWN_ACTION");
-                let message = format!("The action \"{}\" does not exist on tool \"billing\".", cut(&value));
+                // Cut as a sent string, then written as the inside of a JSON string (§4).
+                let quoted = serde_json::to_string(&cut(&value)).expect("a string");
+                let message = format!("The action {quoted} does not exist on tool \"billing\".");
                 prop_assert_eq!(text_of(child(root, "message").expect("a message")), replaced(&message));
                 let actions: Vec<String> = elements(child(root, "available_actions").expect("actions"), "action").map(text_of).collect();
                 prop_assert_eq!(actions, ["billing.list_invoices", "billing.get_invoice"]);

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, ContentBlock, Extensions};
 use serde_json::{Map, Value};
 
+use crate::envelope::inject_removed_action;
 use crate::mcp::envelope;
 use crate::server::{CallInfo, Next, Pipeline};
 use crate::tool::{BoxFuture, Context, ToolDef};
@@ -140,7 +141,7 @@ where
                 args.shift_remove(field);
                 index
             }
-            Err(text) => return envelope(text, true),
+            Err(text) => return envelope(removed_action(def, &args, field, text, &pipeline), true),
         },
     };
     let expose = pipeline.as_ref().is_some_and(|p| p.expose_causes);
@@ -244,6 +245,30 @@ fn discriminator<'a>(args: &'a Map<String, Value>, field: &str) -> Option<&'a Va
     } else {
         args.get(field)
     }
+}
+
+/// UNKNOWN_ACTION for an action the lockfile has and the running contract removed carries
+/// that action's changes (ERRORS.md §4); every other routing failure stays as it is.
+fn removed_action(
+    def: &ToolDef,
+    args: &Map<String, Value>,
+    field: &str,
+    text: String,
+    pipeline: &Option<Arc<Pipeline>>,
+) -> String {
+    let notes = pipeline.as_ref().and_then(|p| p.contract.as_ref());
+    let sent = discriminator(args, field).and_then(Value::as_str);
+    let (Some(notes), Some(sent)) = (notes, sent) else {
+        return text;
+    };
+    let qualified = match sent
+        .strip_prefix(def.name())
+        .and_then(|r| r.strip_prefix('.'))
+    {
+        Some(_) => sent.to_owned(),
+        None => format!("{}.{sent}", def.name()),
+    };
+    inject_removed_action(&text, &qualified, &notes.changes, notes.max)
 }
 
 /// A validation error, with what changed in the action's contract since the lockfile when

@@ -11,7 +11,9 @@ use serde_json::{Map, Value, json};
 
 use crate::dispatch::{Call, Failure};
 use crate::router::Router;
-use crate::validate::{FieldPath, Problem, Schema, SchemaError, ValidationError};
+use crate::validate::{
+    FieldPath, PathSegment, Problem, ProblemKind, Schema, SchemaError, ValidationError,
+};
 use crate::{Text, ToolError};
 
 /// A boxed, sendable future, as [`Tool::call`] returns.
@@ -134,8 +136,51 @@ pub struct ActionDef {
     concurrency: Option<Concurrency>,
 }
 
-/// Decodes an action's arguments into its type, erased so that a definition holds any.
-type Decoder = fn(&Value) -> Result<Box<dyn Any + Send>, serde_json::Error>;
+/// Decodes an action's arguments into its type, erased so that a definition holds any: the
+/// plain decoder, and the same through `serde_path_to_error`, run only after a failure to learn
+/// where the decoder stopped.
+#[derive(Clone, Copy)]
+struct Decoder {
+    decode: fn(&Value) -> Result<Box<dyn Any + Send>, serde_json::Error>,
+    locate: fn(&Value) -> Option<(FieldPath, serde_json::Error)>,
+}
+
+impl Decoder {
+    fn of<T: serde::de::DeserializeOwned + Send + 'static>() -> Self {
+        Decoder {
+            decode: |args| T::deserialize(args).map(|t| Box::new(t) as Box<dyn Any + Send>),
+            locate: |args| {
+                let err = serde_path_to_error::deserialize::<_, T>(args).err()?;
+                Some((decoder_path(err.path()), err.into_inner()))
+            },
+        }
+    }
+}
+
+/// The decoder's path as a [`FieldPath`]; the root when it cannot tell (`flatten`, untagged
+/// enums and other buffered content lose the track).
+fn decoder_path(path: &serde_path_to_error::Path) -> FieldPath {
+    use serde_path_to_error::Segment;
+    let mut out = FieldPath::root();
+    for segment in path.iter() {
+        out = match segment {
+            Segment::Seq { index } => out.index(*index),
+            Segment::Map { key } | Segment::Enum { variant: key } => out.key(key.as_str()),
+            Segment::Unknown => return FieldPath::root(),
+        };
+    }
+    out
+}
+
+/// The value at `path` in `args`, if there is one.
+fn value_at<'a>(args: &'a Value, path: &FieldPath) -> Option<&'a Value> {
+    path.segments()
+        .iter()
+        .try_fold(args, |value, segment| match segment {
+            PathSegment::Key(key) => value.get(key.as_str()),
+            PathSegment::Index(i) => value.get(*i),
+        })
+}
 
 impl std::fmt::Debug for ActionDef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -205,8 +250,7 @@ impl ActionDef {
         }
         bound_integers(&mut schema);
         let mut action = Self::with_schema(name, schema);
-        action.decoder =
-            Some(|args| T::deserialize(args).map(|t| Box::new(t) as Box<dyn Any + Send>));
+        action.decoder = Some(Decoder::of::<T>());
         action
     }
 
@@ -340,26 +384,59 @@ impl ActionDef {
         self.timeout
     }
 
-    /// Decodes validated arguments into the action's type `T` (the type it was made with). A
-    /// type whose `Deserialize` is stricter than its schema is answered with a validation
-    /// error, not a crash.
+    /// Decodes validated arguments into the action's type `T` (the type it was made with).
+    /// A whole-number float (`2.0`) where the schema allows an integer reaches `T` as that
+    /// integer. A value the schema accepts but `T` refuses is answered with a validation error
+    /// at the path where decoding stopped (ERRORS.md §5, the decoder row); the decoder's own
+    /// words go to the log, never to the model. Successful calls pay for one decoding only.
     pub fn decode<T: 'static>(&self, args: &Value) -> Result<T, Failure> {
         let decoder = self
             .decoder
             .ok_or_else(|| Failure::Internal("this action takes no arguments".into()))?;
-        let decoded = decoder(args).map_err(|e| {
-            let problem = Problem::custom(
-                FieldPath::root(),
-                "Invalid arguments",
-                Some(args),
-                Some(&e.to_string()),
-            );
-            Failure::Invalid(ValidationError::new(&*self.qualified, vec![problem]))
-        })?;
+        let decoded = match (decoder.decode)(args) {
+            Ok(decoded) => decoded,
+            Err(_) => {
+                let integers = self.schema.as_ref().ok().and_then(|s| s.integers(args));
+                match integers.as_ref().map(decoder.decode) {
+                    Some(Ok(decoded)) => decoded,
+                    _ => {
+                        return Err(self.refused(decoder, integers.as_ref().unwrap_or(args), args));
+                    }
+                }
+            }
+        };
         decoded
             .downcast::<T>()
             .map(|t| *t)
             .map_err(|_| Failure::Internal("the arguments were decoded into another type".into()))
+    }
+
+    /// The decoder row: where `decoded` (the arguments as decoded, integers fixed) was refused,
+    /// described by the schema there, with the value found at that path in `sent`.
+    fn refused(&self, decoder: Decoder, decoded: &Value, sent: &Value) -> Failure {
+        let (path, cause) = match (decoder.locate)(decoded) {
+            Some((path, cause)) => (path, cause.to_string()),
+            None => (
+                FieldPath::root(),
+                "refused on the first decoding only".to_owned(),
+            ),
+        };
+        tracing::warn!(
+            action = %self.qualified,
+            path = %path,
+            cause = %cause,
+            "arguments accepted by the schema were refused by the argument type"
+        );
+        let desc = self
+            .schema
+            .as_ref()
+            .map_or_else(|_| "a value".into(), |schema| schema.desc_at(&path));
+        let problem = Problem::new(
+            path.clone(),
+            ProblemKind::Decode { desc },
+            value_at(sent, &path),
+        );
+        Failure::Invalid(ValidationError::new(&*self.qualified, vec![problem]))
     }
 }
 

@@ -88,10 +88,38 @@ pub fn inject_contract_awareness(
     changes: &[ContractChange],
     max: usize,
 ) -> String {
-    const CLOSE: &str = "</validation_error>";
+    inject(envelope, "validation_error", action, changes, max)
+}
+
+/// The UNKNOWN_ACTION envelope of an action that the lockfile has and the running contract
+/// removed, with that action's `<contract_awareness>` block just before `</tool_error>`
+/// (ERRORS.md §4). Any other envelope comes back unchanged.
+pub(crate) fn inject_removed_action(
+    envelope: &str,
+    action: &str,
+    changes: &[ContractChange],
+    max: usize,
+) -> String {
+    if !envelope.starts_with("<tool_error code=\"UNKNOWN_ACTION\"")
+        || !changes.iter().any(|c| c.action.as_deref() == Some(action))
+    {
+        return envelope.to_owned();
+    }
+    inject(envelope, "tool_error", action, changes, max)
+}
+
+fn inject(
+    envelope: &str,
+    root: &str,
+    action: &str,
+    changes: &[ContractChange],
+    max: usize,
+) -> String {
+    let close = format!("</{root}>");
     let Some(body) = envelope
-        .strip_suffix(CLOSE)
-        .filter(|_| envelope.starts_with("<validation_error "))
+        .strip_suffix(close.as_str())
+        .filter(|_| envelope.starts_with('<') && envelope[1..].starts_with(root))
+        .filter(|_| envelope[1 + root.len()..].starts_with(' '))
     else {
         return envelope.to_owned();
     };
@@ -148,6 +176,6 @@ pub fn inject_contract_awareness(
         out.push_str("  </change>\n");
     }
     out.push_str("</contract_awareness>\n");
-    out.push_str(CLOSE);
+    out.push_str(&close);
     out
 }

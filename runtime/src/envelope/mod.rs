@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use crate::{ErrorCode, Severity};
 
+pub(crate) use contract::inject_removed_action;
 pub use contract::{
     ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES, inject_contract_awareness,
 };

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{ActionList, Text, ToolError, error, escape_text};
 use crate::ErrorCode;
-use crate::validate::{cut, push_cut, sent_text};
+use crate::validate::{cut, push_escaped, sent_text};
 
 const CHOOSE_ACTION: &str = "Choose one of the available actions and call the tool again.";
 const ADD_DISCRIMINATOR: &str = "with one of the available actions and call the tool again.";
@@ -48,10 +48,13 @@ impl ToolError {
         I: IntoIterator,
         I::Item: Into<Text>,
     {
-        let message = format!(
-            "The field \"{discriminator}\" must be a string naming an action; you sent {}.",
-            sent_text(sent)
-        );
+        let mut message =
+            format!("The field \"{discriminator}\" must be a string naming an action; you sent ");
+        message.push_str(&sent_text(sent));
+        // No period after a value cut with `...` (ERRORS.md §4).
+        if !message.ends_with("...") {
+            message.push('.');
+        }
         error(ErrorCode::MISSING_DISCRIMINATOR, message)
             .suggest(format!(
                 "Add the \"{discriminator}\" field {ADD_DISCRIMINATOR}"
@@ -72,7 +75,7 @@ impl ToolError {
         I::Item: Into<Text>,
     {
         let mut message = String::from("The action \"");
-        push_cut(&mut message, value);
+        push_json_inside(&mut message, value);
         message.push_str("\" does not exist on tool \"");
         message.push_str(tool);
         message.push_str("\".");
@@ -245,6 +248,15 @@ pub fn new_incident_id() -> String {
     format!("inc_{:016x}", hasher.finish())
 }
 
+/// An echoed name (§4): cut as a sent string, then written as the inside of a JSON string.
+fn push_json_inside(out: &mut String, value: &str) {
+    let (kept, was_cut) = cut(value);
+    push_escaped(out, kept, '"');
+    if was_cut {
+        out.push_str("...");
+    }
+}
+
 /// UNKNOWN_ACTION for one tool, prepared: everything but the sent value is escaped and laid out
 /// once, so a model that keeps naming a wrong action costs one buffer per call. Renders exactly
 /// what [`ToolError::unknown_action`] renders (the pieces come from rendering it).
@@ -303,7 +315,13 @@ impl UnknownAction {
                 + self.tail.len(),
         );
         out.push_str(&self.head);
-        escape_text(&mut out, kept);
+        if kept.bytes().any(|b| b < b' ' || b == b'"' || b == b'\\') {
+            let mut inside = String::with_capacity(kept.len() + 8);
+            push_escaped(&mut inside, kept, '"');
+            escape_text(&mut out, &inside);
+        } else {
+            escape_text(&mut out, kept);
+        }
         if was_cut {
             out.push_str("...");
         }

@@ -4,12 +4,13 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
 use jsonschema::error::{ValidationError as Failure, ValidationErrorKind as K};
 use serde_json::{Map, Number, Value};
 
 use super::layout::{self, Layout, Node};
-use super::{FieldPath, Format, Problem, ProblemKind, ValidationError};
+use super::{FieldPath, Format, PathSegment, Problem, ProblemKind, ValidationError};
 use crate::similar::closest_index;
 
 /// An action's input schema, compiled once and used for every call.
@@ -96,7 +97,25 @@ impl Schema {
         }
         let mut problems = found.problems;
         problems.sort_by(|(a, pa), (b, pb)| a.cmp(b).then(pa.kind.rank().cmp(&pb.kind.rank())));
-        problems.into_iter().map(|(_, problem)| problem).collect()
+        // A value of the wrong type is one problem: nothing else at its path or below it. The
+        // same problem found twice (a key refused by two keywords, two elements failing one
+        // `prefixItems`) is written once.
+        let mut kept: Vec<Problem> = Vec::with_capacity(problems.len());
+        let mut mistyped: Option<FieldPath> = None;
+        for (_, problem) in problems {
+            if mistyped
+                .as_ref()
+                .is_some_and(|p| problem.path.0.starts_with(&p.0))
+                || kept.last() == Some(&problem)
+            {
+                continue;
+            }
+            if matches!(problem.kind, ProblemKind::InvalidType { .. }) {
+                mistyped = Some(problem.path.clone());
+            }
+            kept.push(problem);
+        }
+        kept
     }
 
     /// Checks a call's arguments (discriminator already removed) for the qualified `action`.
@@ -109,9 +128,97 @@ impl Schema {
         }
     }
 
+    /// `{desc}` of the schema at `path` in the arguments (`a value` where the schema says
+    /// nothing about it).
+    pub(crate) fn desc_at(&self, path: &FieldPath) -> Arc<str> {
+        let mut node = self.layout.root();
+        for segment in path.segments() {
+            node = node.and_then(|n| {
+                let n = self.layout.nullable(n).unwrap_or(n);
+                match segment {
+                    PathSegment::Key(key) => self
+                        .layout
+                        .field(n, key)
+                        .map(|(_, child)| child)
+                        .or_else(|| self.layout.additional(n)),
+                    PathSegment::Index(i) => self.layout.item(n, *i),
+                }
+            });
+        }
+        node.map_or_else(|| Arc::from("a value"), |n| n.desc.clone())
+    }
+
+    /// A copy of `args` in which each whole-number float (`2.0`) where the schema allows an
+    /// integer is that integer, as the contract promises the handler; `None` when there is none.
+    pub(crate) fn integers(&self, args: &Value) -> Option<Value> {
+        let mut copy = args.clone();
+        self.integers_at(&mut copy, self.layout.root(), 0)
+            .then_some(copy)
+    }
+
+    fn integers_at(&self, value: &mut Value, node: Option<&Node>, depth: usize) -> bool {
+        let Some(node) = node.filter(|_| depth < 128) else {
+            return false;
+        };
+        let inner = self.layout.nullable(node).unwrap_or(node);
+        match value {
+            Value::Number(n) if n.is_f64() && self.layout.takes_integer(node) => {
+                let x = n.as_f64().unwrap_or(f64::NAN);
+                let whole = if x.fract() != 0.0 {
+                    None
+                } else if (0.0..18_446_744_073_709_551_616.0).contains(&x) {
+                    Some(Number::from(x as u64))
+                } else if (-9_223_372_036_854_775_808.0..0.0).contains(&x) {
+                    Some(Number::from(x as i64))
+                } else {
+                    None
+                };
+                whole.map(|w| *n = w).is_some()
+            }
+            Value::Object(map) => {
+                let mut changed = false;
+                for (key, item) in map.iter_mut() {
+                    let child = self
+                        .layout
+                        .field(inner, key)
+                        .map(|(_, c)| c)
+                        .or_else(|| self.layout.additional(inner));
+                    changed |= self.integers_at(item, child, depth + 1);
+                }
+                changed
+            }
+            Value::Array(items) => {
+                let mut changed = false;
+                for (i, item) in items.iter_mut().enumerate() {
+                    changed |= self.integers_at(item, self.layout.item(inner, i), depth + 1);
+                }
+                changed
+            }
+            _ => false,
+        }
+    }
+
     /// Maps one failing keyword to its problems: one, or one per unexpected key.
     fn map<'a>(&'a self, failure: &Failure<'_>, args: &'a Value, found: &mut Found<'a>) {
-        let Some(at) = self.locate(args, failure.instance_path().as_str(), found) else {
+        let pointer = failure.instance_path().as_str();
+        if let Some((keyword, depth)) = generic_holder(failure.evaluation_path().as_str()) {
+            // Reported by the crate at the keys or elements it applies to (or, for
+            // `dependentRequired`, as missing names): one problem at the value holding it.
+            let holder = pointer
+                .match_indices('/')
+                .nth(depth)
+                .map_or(pointer, |(i, _)| &pointer[..i]);
+            if let Some(at) = self.locate(args, holder, found) {
+                let kind = ProblemKind::Other {
+                    keyword: keyword.into(),
+                };
+                found
+                    .problems
+                    .push((at.ranks, Problem::new(at.path, kind, Some(at.value))));
+            }
+            return;
+        }
+        let Some(at) = self.locate(args, pointer, found) else {
             return;
         };
         let schema_path = failure.schema_path().as_str();
@@ -124,12 +231,11 @@ impl Schema {
                     return;
                 };
                 let declared = node().and_then(|n| self.layout.field(n, name));
-                let expected =
-                    declared.map_or_else(Vec::new, |(_, child)| self.layout.types(child));
+                let desc = declared.map_or_else(|| Arc::from("a value"), |(_, c)| c.desc.clone());
                 let rank = declared.map_or((0, usize::MAX), |(i, _)| (0, i));
                 let problem = Problem::new(
                     at.path.key(name),
-                    ProblemKind::MissingRequired { expected },
+                    ProblemKind::MissingRequired { desc },
                     None,
                 );
                 return found.push(at.ranks, rank, problem);
@@ -155,9 +261,41 @@ impl Schema {
                 }
                 return;
             }
-            K::Type { .. } => ProblemKind::InvalidType {
-                expected: node().map_or_else(Vec::new, |n| self.layout.types(n)),
-            },
+            K::PropertyNames { error } => {
+                let Some(key) = error.instance().as_str() else {
+                    return;
+                };
+                let desc = at
+                    .node
+                    .and_then(|n| {
+                        self.layout
+                            .property_names(self.layout.nullable(n).unwrap_or(n))
+                    })
+                    .or_else(|| node().and_then(|n| self.layout.property_names(n)))
+                    .map_or_else(|| Arc::from("a string"), |n| n.key_desc.clone());
+                let problem = Problem::new(
+                    at.path,
+                    ProblemKind::InvalidKey { desc },
+                    Some(&Value::String(key.to_owned())),
+                );
+                return found.problems.push((at.ranks, problem));
+            }
+            K::Type { .. } => {
+                // The field as declared describes the whole value: for a nullable alternative
+                // that is "T or null", not T alone.
+                let failing = node();
+                let whole = at.node.filter(|n| match failing {
+                    Some(f) => {
+                        std::ptr::eq(*n, f)
+                            || self.layout.nullable(n).is_some_and(|t| std::ptr::eq(t, f))
+                    }
+                    None => true,
+                });
+                let desc = whole
+                    .or(failing)
+                    .map_or_else(|| Arc::from("a value"), |n| n.desc.clone());
+                ProblemKind::InvalidType { desc }
+            }
             K::Format { format } => ProblemKind::Format(Format::from_name(format)),
             K::Pattern { pattern } => ProblemKind::Pattern {
                 pattern: pattern.clone(),
@@ -203,8 +341,9 @@ impl Schema {
             K::OneOfNotValid { .. } | K::OneOfMultipleValid { .. } => {
                 ProblemKind::NoAlternative { one_of: true }
             }
+            // A `false` subschema: the keyword that holds it failed.
             K::FalseSchema => ProblemKind::Other {
-                keyword: "false".into(),
+                keyword: last_keyword(failure.evaluation_path().as_str()).into(),
             },
             _ => ProblemKind::Other {
                 keyword: unescape(keyword).into_owned(),
@@ -233,15 +372,19 @@ impl Schema {
         };
         for raw in pointer.split('/').skip(1) {
             let segment = unescape(raw);
+            let node = at.node.map(|n| self.layout.nullable(n).unwrap_or(n));
             match at.value {
                 Value::Object(map) => {
                     let (key, value) = map.get_key_value(segment.as_ref())?;
-                    let declared = at.node.and_then(|n| self.layout.field(n, key));
+                    let declared = node.and_then(|n| self.layout.field(n, key));
                     at.ranks.push(match declared {
                         Some((i, _)) => (0, i),
                         None => (1, found.position(at.value, key)),
                     });
-                    at.node = declared.map(|(_, child)| child);
+                    at.node = match declared {
+                        Some((_, child)) => Some(child),
+                        None => node.and_then(|n| self.layout.additional(n)),
+                    };
                     at.path = at.path.key(key.as_str());
                     at.value = value;
                 }
@@ -249,7 +392,7 @@ impl Schema {
                     let index: usize = segment.parse().ok()?;
                     at.value = items.get(index)?;
                     at.ranks.push((0, index));
-                    at.node = at.node.and_then(|n| self.layout.item(n, index));
+                    at.node = node.and_then(|n| self.layout.item(n, index));
                     at.path = at.path.index(index);
                 }
                 _ => return None,
@@ -257,6 +400,65 @@ impl Schema {
         }
         Some(at)
     }
+}
+
+/// Keywords whose failures the crate reports below the value holding them, and §5 at it.
+const COLLAPSED: [&str; 3] = ["patternProperties", "prefixItems", "dependentRequired"];
+
+/// When a failure's evaluation path passes through a [`COLLAPSED`] keyword: that keyword and
+/// how many instance steps lead to the value holding it.
+fn generic_holder(evaluation: &str) -> Option<(&'static str, usize)> {
+    let mut depth = 0;
+    let mut segments = evaluation.split('/').skip(1);
+    while let Some(segment) = segments.next() {
+        if let Some(keyword) = COLLAPSED.iter().find(|k| **k == segment) {
+            return Some((keyword, depth));
+        }
+        match segment {
+            // A step into the instance, followed by the name it steps through.
+            "properties" => {
+                segments.next();
+                depth += 1;
+            }
+            // A step into the instance.
+            "items"
+            | "additionalProperties"
+            | "contains"
+            | "unevaluatedProperties"
+            | "unevaluatedItems"
+            | "additionalItems" => depth += 1,
+            // No step; a name or an index follows.
+            "anyOf" | "oneOf" | "allOf" | "dependentSchemas" | "$defs" | "definitions" => {
+                segments.next();
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The last keyword of an evaluation path (skipping a trailing name or index).
+fn last_keyword(evaluation: &str) -> &str {
+    let mut last = "false";
+    let mut segments = evaluation.split('/').skip(1);
+    while let Some(segment) = segments.next() {
+        last = segment;
+        if matches!(
+            segment,
+            "properties"
+                | "patternProperties"
+                | "prefixItems"
+                | "anyOf"
+                | "oneOf"
+                | "allOf"
+                | "dependentSchemas"
+                | "$defs"
+                | "definitions"
+        ) {
+            segments.next();
+        }
+    }
+    last
 }
 
 struct Located<'a> {
@@ -430,19 +632,61 @@ mod tests {
             got[2],
             (
                 "other".into(),
-                "Required field is missing. You sent: (missing). Expected an object.".into()
+                "Required field is missing. You sent: (missing). Expected an object with fields sku, qty.".into()
             )
         );
     }
 
     #[test]
-    fn a_fraction_fails_integer_and_minimum() {
+    fn a_wrong_type_is_one_problem_described_whole() {
         let schema =
             json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}});
         let got = lines(schema, json!({"n": 0.5}));
-        assert_eq!(got.len(), 2);
-        assert!(got[0].1.starts_with("Invalid type."));
-        assert!(got[1].1.starts_with("Too small."));
+        assert_eq!(
+            got,
+            [(
+                "n".into(),
+                "Invalid type. You sent: 0.5. Expected an integer >= 1.".into()
+            )]
+        );
+    }
+
+    #[test]
+    fn whole_number_floats_become_integers_only_where_integers_go() {
+        let schema = Schema::new(&json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer"},
+                "x": {"type": "number"},
+                "o": {"anyOf": [{"$ref": "#/$defs/N"}, {"type": "null"}]},
+                "list": {"type": "array", "items": {"type": ["integer", "null"]}},
+                "map": {"type": "object", "additionalProperties": {"type": "integer"}}
+            },
+            "$defs": {"N": {"type": "integer"}}
+        }))
+        .unwrap();
+        let args =
+            json!({"n": 2.0, "x": 3.0, "o": -4.0, "list": [1.0, 1.5, null], "map": {"a": 7.0}});
+        let fixed = schema.integers(&args).unwrap();
+        assert_eq!(
+            serde_json::to_string(&fixed).unwrap(),
+            r#"{"n":2,"x":3.0,"o":-4,"list":[1,1.5,null],"map":{"a":7}}"#
+        );
+        assert!(schema.integers(&json!({"n": 2, "x": 3.0})).is_none());
+        assert!(schema.integers(&json!({"n": 1e300})).is_none());
+    }
+
+    #[test]
+    fn desc_at_follows_the_arguments_path() {
+        let schema = Schema::new(&json!({
+            "type": "object",
+            "properties": {"lines": {"type": "array", "items": {"$ref": "#/$defs/Line"}}},
+            "$defs": {"Line": {"type": "object", "properties": {"quantity": {"type": "integer", "minimum": 1}}}}
+        }))
+        .unwrap();
+        let path = FieldPath::root().key("lines").index(3).key("quantity");
+        assert_eq!(&*schema.desc_at(&path), "an integer >= 1");
+        assert_eq!(&*schema.desc_at(&FieldPath::root().key("nope")), "a value");
     }
 
     #[test]

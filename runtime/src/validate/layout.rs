@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde_json::{Map, Number, Value};
 
 use super::JsonType;
+use crate::envelope::itoa;
 
 /// Subschemas by index; `by_location` maps a JSON pointer into the schema to its index.
 #[derive(Debug, Default)]
@@ -24,6 +25,9 @@ pub(super) struct Node {
     /// The `type` keyword, if present.
     types: Option<Vec<JsonType>>,
     alternatives: Vec<usize>,
+    /// T of a nullable alternative (`anyOf: [T, {"type": "null"}]`), walked where the validator
+    /// sees it: at `else` (see [`for_validator`]).
+    nullable: Option<usize>,
     /// Declared fields in declaration order, with their subschemas.
     fields: Vec<(String, usize)>,
     /// The same names, shared by every "unrecognized field" problem of this object.
@@ -32,8 +36,21 @@ pub(super) struct Node {
     index: Option<HashMap<String, usize>>,
     items: Option<usize>,
     prefix_items: Vec<usize>,
+    /// The `additionalProperties` schema (a map's values), when it is one.
+    additional: Option<usize>,
+    pub(super) property_names: Option<usize>,
     pub(super) multiple_of: Option<Number>,
+    /// The `enum` values, or the constants of alternatives of constants.
     pub(super) allowed: Option<Arc<[Value]>>,
+    constant: Option<Value>,
+    /// The asserted format's noun (`a valid email address`).
+    format: Option<&'static str>,
+    /// The phrases of this node's own keywords (pattern, lengths, bounds, multiple, item counts).
+    constraints: String,
+    /// `{desc}` (ERRORS.md §5), complete once the walk is done.
+    pub(super) desc: Arc<str>,
+    /// `{desc}` with `a string` as the noun of a schema without `type` (`propertyNames`).
+    pub(super) key_desc: Arc<str>,
 }
 
 /// Keywords whose value is a map of names to subschemas (`properties` aside).
@@ -73,6 +90,12 @@ impl Layout {
                 .copied();
             layout.nodes[i].target = target;
         }
+        for i in 0..layout.nodes.len() {
+            let desc = layout.describe(i, None).into();
+            let key_desc = layout.describe(i, Some(JsonType::String)).into();
+            layout.nodes[i].desc = desc;
+            layout.nodes[i].key_desc = key_desc;
+        }
         layout
     }
 
@@ -83,18 +106,29 @@ impl Layout {
         let Value::Object(map) = schema else {
             return id;
         };
+        if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
+            // Read as its target: keywords beside it are ignored (ERRORS.md §5).
+            let node = Node {
+                reference: reference.strip_prefix('#').map(percent_decode),
+                ..Node::default()
+            };
+            self.walk_rest(map, &location, true);
+            self.nodes[id] = node;
+            return id;
+        }
         let mut node = Node {
-            reference: map
-                .get("$ref")
-                .and_then(Value::as_str)
-                .and_then(|r| r.strip_prefix('#'))
-                .map(str::to_owned),
             types: map.get("type").map(types_of),
             multiple_of: map.get("multipleOf").and_then(Value::as_number).cloned(),
             allowed: map
                 .get("enum")
                 .and_then(Value::as_array)
                 .map(|values| values.clone().into()),
+            constant: map.get("const").cloned(),
+            format: map
+                .get("format")
+                .and_then(Value::as_str)
+                .and_then(format_noun),
+            constraints: constraints(map),
             ..Node::default()
         };
         if let Some(Value::Object(props)) = map.get("properties") {
@@ -125,30 +159,48 @@ impl Layout {
         if let Some(Value::Array(prefix)) = map.get("prefixItems") {
             node.prefix_items = self.walk_all(prefix, &format!("{location}/prefixItems"));
         }
-        for keyword in ["anyOf", "oneOf"] {
-            if let Some(Value::Array(alternatives)) = map.get(keyword) {
-                node.alternatives
-                    .extend(self.walk_all(alternatives, &format!("{location}/{keyword}")));
+        if let Some(additional @ Value::Object(_)) = map.get("additionalProperties") {
+            node.additional =
+                Some(self.walk(additional, format!("{location}/additionalProperties")));
+        }
+        if let Some(names @ Value::Object(_)) = map.get("propertyNames") {
+            node.property_names = Some(self.walk(names, format!("{location}/propertyNames")));
+        }
+        if let Some((_, t)) = nullable(map) {
+            node.nullable = Some(self.walk(t, format!("{location}/else")));
+        } else if let Some(constants) = constants(map).filter(|_| node.allowed.is_none()) {
+            node.allowed = Some(constants.into());
+        } else {
+            for keyword in ["anyOf", "oneOf"] {
+                if let Some(Value::Array(alternatives)) = map.get(keyword) {
+                    node.alternatives
+                        .extend(self.walk_all(alternatives, &format!("{location}/{keyword}")));
+                }
             }
         }
-        self.walk_rest(map, &location);
+        self.walk_rest(map, &location, false);
         self.nodes[id] = node;
         id
     }
 
     /// Registers the other places a subschema can sit, so that any failing keyword's location
-    /// finds its node.
-    fn walk_rest(&mut self, map: &Map<String, Value>, location: &str) {
+    /// finds its node (beside a `$ref`, only its definitions).
+    fn walk_rest(&mut self, map: &Map<String, Value>, location: &str, definitions_only: bool) {
         for (keyword, value) in map {
             match (keyword.as_str(), value) {
-                (k, Value::Object(named)) if NAMED_SUBSCHEMAS.contains(&k) => {
+                (k, Value::Object(named))
+                    if NAMED_SUBSCHEMAS.contains(&k)
+                        && (!definitions_only || k == "$defs" || k == "definitions") =>
+                {
                     for (name, sub) in named {
                         self.walk(sub, format!("{location}/{keyword}/{}", escape(name)));
                     }
                 }
+                _ if definitions_only => {}
                 ("allOf", Value::Array(list)) => {
                     self.walk_all(list, &format!("{location}/{keyword}"));
                 }
+                ("additionalProperties" | "propertyNames", _) => {}
                 (k, Value::Object(_)) if SINGLE_SUBSCHEMAS.contains(&k) => {
                     self.walk(value, format!("{location}/{keyword}"));
                 }
@@ -184,6 +236,11 @@ impl Layout {
         &self.nodes[id]
     }
 
+    /// T of a nullable alternative, `$ref` followed.
+    pub(super) fn nullable<'a>(&'a self, node: &Node) -> Option<&'a Node> {
+        node.nullable.map(|t| self.resolve(t))
+    }
+
     /// A declared field's position and subschema.
     pub(super) fn field<'a>(&'a self, node: &Node, name: &str) -> Option<(usize, &'a Node)> {
         let position = match &node.index {
@@ -194,12 +251,33 @@ impl Layout {
         Some((position, self.resolve(*child)))
     }
 
+    /// The schema of an undeclared key's value (`additionalProperties`), if it has one.
+    pub(super) fn additional<'a>(&'a self, node: &Node) -> Option<&'a Node> {
+        node.additional.map(|id| self.resolve(id))
+    }
+
+    /// The `propertyNames` schema, if any.
+    pub(super) fn property_names<'a>(&'a self, node: &Node) -> Option<&'a Node> {
+        node.property_names.map(|id| self.resolve(id))
+    }
+
     /// The subschema of an array's element `index`.
     pub(super) fn item<'a>(&'a self, node: &Node, index: usize) -> Option<&'a Node> {
         node.prefix_items
             .get(index)
             .or(node.items.as_ref())
             .map(|&id| self.resolve(id))
+    }
+
+    /// The node a value at this node is checked against: T for a nullable alternative.
+    fn value_node<'a>(&'a self, node: &'a Node) -> &'a Node {
+        self.nullable(node).unwrap_or(node)
+    }
+
+    /// Whether an integer may stand at this node (its type, or T's for a nullable alternative).
+    pub(super) fn takes_integer(&self, node: &Node) -> bool {
+        self.types(self.value_node(node))
+            .contains(&JsonType::Integer)
     }
 
     /// A schema's declared types: its `type`, or else the union of its alternatives' types.
@@ -217,6 +295,281 @@ impl Layout {
         }
         out
     }
+
+    /// `{desc}` of node `id` (ERRORS.md §5); `noun` stands in for a missing `type`.
+    fn describe(&self, id: usize, noun: Option<JsonType>) -> String {
+        let node = self.resolve(id);
+        match self.nullable(node) {
+            Some(t) => {
+                let mut out = self.describe_plain(t, noun);
+                out.push_str(" or null");
+                out
+            }
+            None => self.describe_plain(node, noun),
+        }
+    }
+
+    fn describe_plain(&self, node: &Node, noun: Option<JsonType>) -> String {
+        let mut out = String::new();
+        if let Some(value) = &node.constant {
+            out.push_str("exactly ");
+            super::write_literal(&mut out, value);
+            return out;
+        }
+        if let Some(allowed) = &node.allowed {
+            out.push_str("one of: ");
+            return with_or_null(out, allowed.iter(), |out, values| {
+                super::write_list(out, values, super::write_literal)
+            });
+        }
+        let mut types = self.types(node);
+        if types.is_empty() {
+            types.extend(noun);
+        }
+        with_or_null(out, types.iter(), |out, types| {
+            let types: Vec<JsonType> = types.copied().collect();
+            match (types.as_slice(), node.format) {
+                ([JsonType::String], Some(format)) => out.push_str(format),
+                ([], _) => out.push_str("a value"),
+                (types, _) => super::write_types(out, types.iter().copied()),
+            }
+            out.push_str(&node.constraints);
+            if let Some(items) = node.items.map(|id| self.value_node(self.resolve(id))) {
+                if !items.known.is_empty() {
+                    out.push_str(", each an object with fields ");
+                    super::write_list(out, items.known.iter(), |out, n| out.push_str(n));
+                } else if let Some(allowed) = &items.allowed {
+                    out.push_str(", each one of: ");
+                    super::write_list(out, allowed.iter(), super::write_literal);
+                } else if let Some(types) = &items.types {
+                    out.push_str(", each ");
+                    super::write_types(out, types.iter().copied());
+                }
+            }
+            if !node.known.is_empty() {
+                out.push_str(" with fields ");
+                super::write_list(out, node.known.iter(), |out, n| out.push_str(n));
+            }
+        })
+    }
+}
+
+/// Rule 4 of `{desc}`: when `null` is one of several accepted values, it is left out of the
+/// list and ` or null` ends the description.
+fn with_or_null<'a, T: IsNull + 'a>(
+    mut out: String,
+    all: impl Iterator<Item = &'a T> + Clone,
+    write: impl FnOnce(&mut String, &mut dyn Iterator<Item = &'a T>),
+) -> String {
+    let nulls = all.clone().filter(|v| v.is_null()).count();
+    let others = all.clone().count() - nulls;
+    if nulls > 0 && others > 0 {
+        write(&mut out, &mut all.filter(|v| !v.is_null()));
+        out.push_str(" or null");
+    } else {
+        write(&mut out, &mut all.into_iter());
+    }
+    out
+}
+
+trait IsNull {
+    fn is_null(&self) -> bool;
+}
+
+impl IsNull for Value {
+    fn is_null(&self) -> bool {
+        Value::is_null(self)
+    }
+}
+
+impl IsNull for JsonType {
+    fn is_null(&self) -> bool {
+        *self == JsonType::Null
+    }
+}
+
+/// The phrases of a schema's own keywords, in the order `{desc}` writes them.
+fn constraints(map: &Map<String, Value>) -> String {
+    let mut out = String::new();
+    if let Some(pattern) = map.get("pattern").and_then(Value::as_str) {
+        out.push_str(" matching the pattern ");
+        out.push_str(pattern);
+    }
+    let count = |key: &str| map.get(key).and_then(Value::as_u64);
+    range(
+        &mut out,
+        count("minLength"),
+        count("maxLength"),
+        "character",
+    );
+    let mut first = true;
+    for (key, op) in [
+        ("minimum", " >= "),
+        ("exclusiveMinimum", " > "),
+        ("maximum", " <= "),
+        ("exclusiveMaximum", " < "),
+    ] {
+        if let Some(n) = map.get(key).and_then(Value::as_number) {
+            if !first {
+                out.push_str(" and");
+            }
+            first = false;
+            out.push_str(op);
+            super::text::write_number(&mut out, n);
+        }
+    }
+    if let Some(m) = map.get("multipleOf").and_then(Value::as_number) {
+        out.push_str(" that is a multiple of ");
+        super::text::write_number(&mut out, m);
+    }
+    range(&mut out, count("minItems"), count("maxItems"), "item");
+    out
+}
+
+/// ` of at least {n} items`, ` of at most {m} items`, ` of {n} to {m} items`, ` of exactly {n} items`.
+fn range(out: &mut String, min: Option<u64>, max: Option<u64>, noun: &str) {
+    let mut buf = [0; 20];
+    let last = match (min, max) {
+        (Some(n), Some(m)) if n == m => {
+            out.push_str(" of exactly ");
+            out.push_str(itoa(n, &mut buf));
+            n
+        }
+        (Some(n), Some(m)) => {
+            out.push_str(" of ");
+            out.push_str(itoa(n, &mut buf));
+            out.push_str(" to ");
+            out.push_str(itoa(m, &mut buf));
+            m
+        }
+        (Some(n), None) => {
+            out.push_str(" of at least ");
+            out.push_str(itoa(n, &mut buf));
+            n
+        }
+        (None, Some(m)) => {
+            out.push_str(" of at most ");
+            out.push_str(itoa(m, &mut buf));
+            m
+        }
+        (None, None) => return,
+    };
+    out.push(' ');
+    out.push_str(noun);
+    if last != 1 {
+        out.push('s');
+    }
+}
+
+/// The noun of an asserted format (its expectation without `Expected ` and the period).
+fn format_noun(format: &str) -> Option<&'static str> {
+    Some(match format {
+        "email" => "a valid email address",
+        "uri" => "a valid URL (e.g. https://example.com)",
+        "uuid" => "a valid UUID (e.g. 123e4567-e89b-12d3-a456-426614174000)",
+        "date-time" => "an ISO 8601 date-time (e.g. 2024-01-15T10:30:00Z)",
+        "date" => "an ISO 8601 date (e.g. 2024-01-15)",
+        "ipv4" => "a valid IPv4 address",
+        "ipv6" => "a valid IPv6 address",
+        _ => return None,
+    })
+}
+
+/// Keywords that only annotate a schema (ERRORS.md §5), `format` aside.
+const ANNOTATIONS: [&str; 10] = [
+    "title",
+    "description",
+    "$comment",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$schema",
+    "$id",
+];
+
+fn is_annotation(keyword: &str, value: &Value) -> bool {
+    ANNOTATIONS.contains(&keyword)
+        || (keyword == "format" && value.as_str().is_none_or(|f| format_noun(f).is_none()))
+}
+
+/// A nullable alternative: `anyOf` / `oneOf` of exactly two, one exactly `{"type": "null"}`.
+/// Gives the keyword and T.
+/// Not when the schema already uses `if`/`then`/`else` (the validator's copy needs them).
+fn nullable(map: &Map<String, Value>) -> Option<(&'static str, &Value)> {
+    if ["if", "then", "else"].iter().any(|k| map.contains_key(*k)) {
+        return None;
+    }
+    let null = |v: &Value| {
+        v.as_object()
+            .is_some_and(|m| m.len() == 1 && m.get("type") == Some(&Value::String("null".into())))
+    };
+    ["anyOf", "oneOf"].into_iter().find_map(|keyword| {
+        let [a, b] = map.get(keyword)?.as_array()?.as_slice() else {
+            return None;
+        };
+        match (null(a), null(b)) {
+            (false, true) => Some((keyword, a)),
+            (true, false) => Some((keyword, b)),
+            _ => None,
+        }
+    })
+}
+
+/// Alternatives of constants: `anyOf` / `oneOf` whose alternatives each hold a `const` or an
+/// `enum` beside annotations and a `type`. Gives their values, in order.
+fn constants(map: &Map<String, Value>) -> Option<Vec<Value>> {
+    ["anyOf", "oneOf"].into_iter().find_map(|keyword| {
+        let alternatives = map.get(keyword)?.as_array()?;
+        let mut values = Vec::new();
+        for alternative in alternatives {
+            let alternative = alternative.as_object()?;
+            let mut found = false;
+            for (key, value) in alternative {
+                match (key.as_str(), value) {
+                    ("const", value) => values.push(value.clone()),
+                    ("enum", Value::Array(list)) => values.extend(list.iter().cloned()),
+                    ("type", _) => continue,
+                    (key, value) if is_annotation(key, value) => continue,
+                    _ => return None,
+                }
+                found = true;
+            }
+            if !found {
+                return None;
+            }
+        }
+        (!alternatives.is_empty()).then_some(values)
+    })
+}
+
+/// A `$ref` fragment as a JSON pointer: `%XX` escapes decoded.
+fn percent_decode(fragment: &str) -> String {
+    if !fragment.contains('%') {
+        return fragment.to_owned();
+    }
+    let bytes = fragment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            bytes[i],
+            bytes.get(i + 1).and_then(|&b| hex(b)),
+            bytes.get(i + 2).and_then(|&b| hex(b)),
+        ) {
+            (b'%', Some(hi), Some(lo)) => {
+                out.push((hi * 16 + lo) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn types_of(value: &Value) -> Vec<JsonType> {
@@ -253,6 +606,22 @@ const ASSERTED_FORMATS: [&str; 7] = ["email", "uri", "uuid", "date-time", "date"
 
 fn adjust(schema: &mut Value) {
     let Value::Object(map) = schema else { return };
+    if map.contains_key("$ref") {
+        // Read as its target: keywords beside it other than annotations are ignored.
+        map.retain(|k, v| k == "$ref" || k == "$defs" || k == "definitions" || is_annotation(k, v));
+    }
+    if let Some((keyword, t)) = nullable(map) {
+        // T or null: null passes `if`; any other value is checked against T where it stands.
+        let t = t.clone();
+        map.remove(keyword);
+        map.insert("if".into(), serde_json::json!({"type": "null"}));
+        map.insert("else".into(), t);
+    } else if let Some(values) = constants(map).filter(|_| !map.contains_key("enum")) {
+        // An enum of the constants (the `type` beside each is not checked on its own).
+        map.remove("anyOf");
+        map.remove("oneOf");
+        map.insert("enum".into(), Value::Array(values));
+    }
     if map.get("additionalProperties") == Some(&Value::Bool(false))
         && !map.contains_key("properties")
     {

@@ -13,7 +13,7 @@ use serde_json::{Number, Value};
 use crate::envelope::{escape_attr, escape_text, itoa};
 
 pub use detect::{Schema, SchemaError};
-pub(crate) use text::{cut, push_cut, sent as sent_text};
+pub(crate) use text::{cut, push_cut, push_escaped, sent as sent_text};
 
 /// At most this many `<field>` lines; the rest are counted in a `(more)` line.
 pub const MAX_FIELDS: usize = 20;
@@ -190,15 +190,15 @@ impl Format {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum ProblemKind {
-    /// A required field is absent. `expected` is its declared type (empty: any value).
+    /// A required field is absent.
     MissingRequired {
-        /// The declared types, in order.
-        expected: Vec<JsonType>,
+        /// `{desc}` of the field: everything a value needs (`an integer >= 1 or null`).
+        desc: Arc<str>,
     },
-    /// The value has the wrong type.
+    /// The value has the wrong type; it is the only problem reported for it.
     InvalidType {
-        /// The declared types, in order.
-        expected: Vec<JsonType>,
+        /// `{desc}` of the field.
+        desc: Arc<str>,
     },
     /// The string does not match its `format`.
     Format(Format),
@@ -261,6 +261,17 @@ pub enum ProblemKind {
         /// `true` for `oneOf`, `false` for `anyOf`.
         one_of: bool,
     },
+    /// A key that the object's `propertyNames` schema refuses (the problem's path is the object's).
+    InvalidKey {
+        /// `{desc}` of the `propertyNames` schema (`a string` when it has no `type`).
+        desc: Arc<str>,
+    },
+    /// A value the schema accepts but the action's argument type refuses. The decoder's own
+    /// words go to the server log, never to the model.
+    Decode {
+        /// `{desc}` of the schema at the path.
+        desc: Arc<str>,
+    },
     /// A field the schema does not declare, where `additionalProperties` is `false`.
     UnrecognizedField {
         /// The closest declared field, if one is close.
@@ -283,11 +294,12 @@ pub enum ProblemKind {
 }
 
 impl ProblemKind {
-    /// The position of this kind among the problems at one path (§5: type first, custom last).
-    pub(crate) fn rank(&self) -> u8 {
-        match self {
+    /// The position of this kind among the problems at one path (§5: type first, then the
+    /// table's rows; other keywords by name; custom last).
+    pub(crate) fn rank(&self) -> (u8, &str) {
+        let rank = match self {
             ProblemKind::MissingRequired { .. } | ProblemKind::UnrecognizedField { .. } => 0,
-            ProblemKind::InvalidType { .. } => 0,
+            ProblemKind::InvalidType { .. } | ProblemKind::Decode { .. } => 0,
             ProblemKind::Format(_) => 1,
             ProblemKind::Pattern { .. } => 2,
             ProblemKind::TooShort { .. } => 3,
@@ -311,8 +323,57 @@ impl ProblemKind {
             ProblemKind::ConstMismatch { .. } => 13,
             ProblemKind::NoAlternative { one_of: false } => 14,
             ProblemKind::NoAlternative { one_of: true } => 15,
-            ProblemKind::Other { .. } => 16,
-            ProblemKind::Custom { .. } => 17,
+            ProblemKind::InvalidKey { .. } => 16,
+            ProblemKind::Other { keyword } => {
+                return match GENERIC_ORDER.iter().position(|k| k == keyword) {
+                    Some(i) => (17 + i as u8, ""),
+                    None => (17 + GENERIC_ORDER.len() as u8, keyword),
+                };
+            }
+            ProblemKind::Custom { .. } => u8::MAX,
+        };
+        (rank, "")
+    }
+
+    /// The row of §5 this problem is written by, as §9's mirror names it: `missing`, `type`,
+    /// `format`, `pattern`, `minLength`, ..., `enum`, `const`, `alternatives`,
+    /// `propertyNames`, `unrecognized`, `decode`, `custom`, or the failing keyword.
+    ///
+    /// ```
+    /// use mcp_fusion::validate::ProblemKind;
+    /// assert_eq!(ProblemKind::TooShort { min: 1 }.name(), "minLength");
+    /// ```
+    pub fn name(&self) -> &str {
+        match self {
+            ProblemKind::MissingRequired { .. } => "missing",
+            ProblemKind::InvalidType { .. } => "type",
+            ProblemKind::Format(_) => "format",
+            ProblemKind::Pattern { .. } => "pattern",
+            ProblemKind::TooShort { .. } => "minLength",
+            ProblemKind::TooLong { .. } => "maxLength",
+            ProblemKind::TooSmall {
+                exclusive: false, ..
+            } => "minimum",
+            ProblemKind::TooSmall {
+                exclusive: true, ..
+            } => "exclusiveMinimum",
+            ProblemKind::TooLarge {
+                exclusive: false, ..
+            } => "maximum",
+            ProblemKind::TooLarge {
+                exclusive: true, ..
+            } => "exclusiveMaximum",
+            ProblemKind::TooFewItems { .. } => "minItems",
+            ProblemKind::TooManyItems { .. } => "maxItems",
+            ProblemKind::NotMultipleOf { .. } => "multipleOf",
+            ProblemKind::InvalidOption { .. } => "enum",
+            ProblemKind::ConstMismatch { .. } => "const",
+            ProblemKind::NoAlternative { .. } => "alternatives",
+            ProblemKind::InvalidKey { .. } => "propertyNames",
+            ProblemKind::Decode { .. } => "decode",
+            ProblemKind::UnrecognizedField { .. } => "unrecognized",
+            ProblemKind::Other { keyword } => keyword,
+            ProblemKind::Custom { .. } => "custom",
         }
     }
 
@@ -340,7 +401,9 @@ impl ProblemKind {
                 return;
             }
             ProblemKind::InvalidOption { .. } => "Invalid option",
+            ProblemKind::InvalidKey { .. } => "Invalid key",
             ProblemKind::ConstMismatch { .. }
+            | ProblemKind::Decode { .. }
             | ProblemKind::NoAlternative { .. }
             | ProblemKind::Other { .. } => "Invalid value",
             ProblemKind::UnrecognizedField { .. } => "Unrecognized field",
@@ -351,9 +414,15 @@ impl ProblemKind {
     /// Writes the expectation, without a final period; `false` when there is none.
     fn write_expected(&self, out: &mut String) -> bool {
         match self {
-            ProblemKind::MissingRequired { expected } | ProblemKind::InvalidType { expected } => {
+            ProblemKind::MissingRequired { desc }
+            | ProblemKind::InvalidType { desc }
+            | ProblemKind::Decode { desc } => {
                 out.push_str("Expected ");
-                write_types(out, expected);
+                out.push_str(desc);
+            }
+            ProblemKind::InvalidKey { desc } => {
+                out.push_str("Expected a key that is ");
+                out.push_str(desc);
             }
             ProblemKind::Format(Format::Other(name)) => {
                 out.push_str("Expected a string in the \"");
@@ -450,16 +519,29 @@ impl ProblemKind {
     }
 }
 
+/// The keywords of the "any other failing keyword" row that §5 orders; the rest follow by name.
+const GENERIC_ORDER: [&str; 8] = [
+    "not",
+    "patternProperties",
+    "prefixItems",
+    "dependentRequired",
+    "minProperties",
+    "maxProperties",
+    "uniqueItems",
+    "contains",
+];
+
 /// `a string or null`; `a value` when nothing is declared.
-fn write_types(out: &mut String, expected: &[JsonType]) {
-    if expected.is_empty() {
-        out.push_str("a value");
-    }
-    for (i, t) in expected.iter().enumerate() {
+fn write_types(out: &mut String, expected: impl Iterator<Item = JsonType>) {
+    let start = out.len();
+    for (i, t) in expected.enumerate() {
         if i > 0 {
             out.push_str(" or ");
         }
         out.push_str(t.phrase());
+    }
+    if out.len() == start {
+        out.push_str("a value");
     }
 }
 
@@ -492,15 +574,11 @@ fn write_list<T>(
     }
 }
 
-/// An enum or const value: JSON with this contract's numbers, but a string single-quoted (not
-/// escaped, not cut).
+/// An enum or const value: JSON with this contract's numbers, but a string single-quoted and
+/// escaped like a sent string (not cut).
 fn write_literal(out: &mut String, value: &Value) {
     match value {
-        Value::String(s) => {
-            out.push('\'');
-            out.push_str(s);
-            out.push('\'');
-        }
+        Value::String(s) => text::push_quoted(out, s),
         other => write_json(out, other),
     }
 }

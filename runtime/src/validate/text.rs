@@ -18,10 +18,12 @@ pub(crate) fn sent(value: &Value) -> String {
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => number(n),
         Value::String(s) => {
-            let mut out = String::with_capacity(s.len().min(4 * CUT) + 2);
-            out.push('\'');
-            push_cut(&mut out, s);
-            out.push('\'');
+            let (kept, was_cut) = cut(s);
+            let mut out = String::with_capacity(kept.len() + 5);
+            push_quoted(&mut out, kept);
+            if was_cut {
+                out.insert_str(out.len() - 1, "...");
+            }
             out
         }
         Value::Array(items) => format!("array({})", items.len()),
@@ -29,6 +31,40 @@ pub(crate) fn sent(value: &Value) -> String {
             let mut json = BoundedJson::default();
             json.value(value);
             json.finish()
+        }
+    }
+}
+
+/// Appends `s` single-quoted, with `\\`, `'` and control characters escaped inside the quotes
+/// (`\\`, `\'`, and as serde_json writes them): a value can never look like the text around it.
+pub(crate) fn push_quoted(out: &mut String, s: &str) {
+    out.push('\'');
+    push_escaped(out, s, '\'');
+    out.push('\'');
+}
+
+/// Appends `s` with `\\`, `quote` and U+0000–U+001F escaped as in a JSON string.
+pub(crate) fn push_escaped(out: &mut String, s: &str, quote: char) {
+    let plain = |c: char| c >= ' ' && c != '\\' && c != quote;
+    if s.chars().all(plain) {
+        return out.push_str(s);
+    }
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c < ' ' => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
         }
     }
 }
@@ -137,21 +173,7 @@ impl BoundedJson {
 /// Writes `s` as a JSON string the way serde_json does.
 pub(crate) fn json_string(out: &mut String, s: &str) {
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c < ' ' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
+    push_escaped(out, s, '"');
     out.push('"');
 }
 
@@ -252,7 +274,11 @@ mod tests {
             sent(&json!(fifty_one)),
             format!("'{}...'", "\u{1F600}".repeat(47))
         );
-        assert_eq!(sent(&json!("it's")), "'it's'");
+        assert_eq!(sent(&json!("it's")), "'it\\'s'");
+        // Escapes follow the cut: the 47 kept characters are escaped, the cut counts raw ones.
+        let quotes = "'".repeat(51);
+        assert_eq!(sent(&json!(quotes)), format!("'{}...'", "\\'".repeat(47)));
+        assert_eq!(sent(&json!("a\\b\u{1}\n\"")), "'a\\\\b\\u0001\\n\"'");
     }
 
     #[test]
