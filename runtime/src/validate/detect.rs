@@ -10,7 +10,7 @@ use jsonschema::error::{ValidationError as Failure, ValidationErrorKind as K};
 use serde_json::{Map, Number, Value};
 
 use super::layout::{self, Layout, Node};
-use super::{FieldPath, Format, PathSegment, Problem, ProblemKind, ValidationError};
+use super::{FieldPath, Format, PathSegment, Problem, ProblemKind, ValidationError, text};
 use crate::similar::closest_index;
 
 /// An action's input schema, compiled once and used for every call.
@@ -97,18 +97,15 @@ impl Schema {
         }
         let mut problems = found.problems;
         problems.sort_by(|(a, pa), (b, pb)| a.cmp(b).then(pa.kind.rank().cmp(&pb.kind.rank())));
-        // A value of the wrong type is one problem: nothing else at its path or below it. The
-        // same problem found twice (a key refused by two keywords, two elements failing one
-        // `prefixItems`) is written once.
+        // A value of the wrong type is one problem: nothing else at its path or below it.
         let mut kept: Vec<Problem> = Vec::with_capacity(problems.len());
         let mut mistyped: Option<FieldPath> = None;
         for (_, problem) in problems {
-            if mistyped
-                .as_ref()
-                .is_some_and(|p| problem.path.0.starts_with(&p.0))
-                || kept.last() == Some(&problem)
-            {
-                continue;
+            if let Some(p) = &mistyped {
+                if problem.path.0.starts_with(&p.0) {
+                    continue;
+                }
+                mistyped = None;
             }
             if matches!(problem.kind, ProblemKind::InvalidType { .. }) {
                 mistyped = Some(problem.path.clone());
@@ -201,7 +198,11 @@ impl Schema {
     /// Maps one failing keyword to its problems: one, or one per unexpected key.
     fn map<'a>(&'a self, failure: &Failure<'_>, args: &'a Value, found: &mut Found<'a>) {
         let pointer = failure.instance_path().as_str();
-        if let Some((keyword, depth)) = generic_holder(failure.evaluation_path().as_str()) {
+        let collapsed = self.layout.collapses;
+        if let Some((keyword, depth)) = collapsed
+            .then(|| generic_holder(failure.evaluation_path().as_str()))
+            .flatten()
+        {
             // Reported by the crate at the keys or elements it applies to (or, for
             // `dependentRequired`, as missing names): one problem at the value holding it.
             let holder = pointer
@@ -209,12 +210,19 @@ impl Schema {
                 .nth(depth)
                 .map_or(pointer, |(i, _)| &pointer[..i]);
             if let Some(at) = self.locate(args, holder, found) {
-                let kind = ProblemKind::Other {
-                    keyword: keyword.into(),
-                };
-                found
-                    .problems
-                    .push((at.ranks, Problem::new(at.path, kind, Some(at.value))));
+                // Several keys or elements failing one keyword are one problem.
+                let seen = found.problems.iter().any(|(_, p)| {
+                    p.path == at.path
+                        && matches!(&p.kind, ProblemKind::Other { keyword: k } if k == keyword)
+                });
+                if !seen {
+                    let kind = ProblemKind::Other {
+                        keyword: keyword.into(),
+                    };
+                    found
+                        .problems
+                        .push((at.ranks, Problem::new(at.path, kind, Some(at.value))));
+                }
             }
             return;
         }
@@ -273,12 +281,20 @@ impl Schema {
                     })
                     .or_else(|| node().and_then(|n| self.layout.property_names(n)))
                     .map_or_else(|| Arc::from("a string"), |n| n.key_desc.clone());
-                let problem = Problem::new(
-                    at.path,
-                    ProblemKind::InvalidKey { desc },
-                    Some(&Value::String(key.to_owned())),
-                );
-                return found.problems.push((at.ranks, problem));
+                // The crate reports each failing keyword of a key: one problem per key, and
+                // a key's errors come one after another.
+                let sent = Value::String(key.to_owned());
+                let again = found.problems.last().is_some_and(|(_, p)| {
+                    matches!(p.kind, ProblemKind::InvalidKey { .. })
+                        && p.path == at.path
+                        && p.sent == text::sent(&sent)
+                });
+                if !again {
+                    let problem =
+                        Problem::new(at.path, ProblemKind::InvalidKey { desc }, Some(&sent));
+                    found.problems.push((at.ranks, problem));
+                }
+                return;
             }
             K::Type { .. } => {
                 // The field as declared describes the whole value: for a nullable alternative

@@ -15,6 +15,9 @@ use crate::envelope::itoa;
 pub(super) struct Layout {
     nodes: Vec<Node>,
     by_location: HashMap<String, usize>,
+    /// Whether any subschema uses a keyword whose failures are reported below it
+    /// (`patternProperties`, `prefixItems`, `dependentRequired`).
+    pub(super) collapses: bool,
 }
 
 #[derive(Debug, Default)]
@@ -116,6 +119,9 @@ impl Layout {
             self.nodes[id] = node;
             return id;
         }
+        self.collapses |= ["patternProperties", "prefixItems", "dependentRequired"]
+            .iter()
+            .any(|k| map.contains_key(*k));
         let mut node = Node {
             types: map.get("type").map(types_of),
             multiple_of: map.get("multipleOf").and_then(Value::as_number).cloned(),

@@ -43,30 +43,36 @@ pub(crate) fn push_quoted(out: &mut String, s: &str) {
     out.push('\'');
 }
 
-/// Appends `s` with `\\`, `quote` and U+0000–U+001F escaped as in a JSON string.
+/// Appends `s` with `\\`, `quote` (ASCII) and U+0000–U+001F escaped as in a JSON string. Runs
+/// that need no escape are copied whole.
 pub(crate) fn push_escaped(out: &mut String, s: &str, quote: char) {
-    let plain = |c: char| c >= ' ' && c != '\\' && c != quote;
-    if s.chars().all(plain) {
-        return out.push_str(s);
-    }
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            c if c == quote => {
+    let quote = quote as u8;
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b >= b' ' && b != b'\\' && b != quote {
+            continue;
+        }
+        // Every byte that needs an escape is ASCII, so `i` is a character boundary.
+        out.push_str(&s[start..i]);
+        start = i + 1;
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            b if b == quote => {
                 out.push('\\');
-                out.push(c);
+                out.push(b as char);
             }
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c < ' ' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
+            0x08 => out.push_str("\\b"),
+            0x0c => out.push_str("\\f"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            b => {
+                let _ = write!(out, "\\u{b:04x}");
             }
-            c => out.push(c),
         }
     }
+    out.push_str(&s[start..]);
 }
 
 /// Appends `s`, cut to 47 characters plus `...` when longer than 50.
