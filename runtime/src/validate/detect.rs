@@ -693,6 +693,26 @@ mod tests {
     }
 
     #[test]
+    fn refs_are_read_as_their_target() {
+        // Percent escapes in the fragment are decoded; keywords beside a `$ref` are ignored.
+        let schema = json!({
+            "type": "object",
+            "properties": {"size": {"$ref": "#/$defs/Size%20Code", "maxLength": 1, "description": "The size."}},
+            "required": ["size"],
+            "$defs": {"Size Code": {"type": "string", "enum": ["S", "M", "L"]}}
+        });
+        assert_eq!(
+            lines(schema.clone(), json!({})),
+            [(
+                "size".into(),
+                "Required field is missing. You sent: (missing). Expected one of: 'S', 'M', 'L'."
+                    .into()
+            )]
+        );
+        assert!(lines(schema, json!({"size": "M"})).is_empty());
+    }
+
+    #[test]
     fn desc_at_follows_the_arguments_path() {
         let schema = Schema::new(&json!({
             "type": "object",
