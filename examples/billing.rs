@@ -14,7 +14,8 @@ mod billing;
 use std::process::ExitCode;
 
 use mcp_fusion::contract::Contract;
-use mcp_fusion::server::{Audit, HttpOptions, Server};
+use mcp_fusion::middleware::Audit;
+use mcp_fusion::server::{HttpOptions, Server};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {

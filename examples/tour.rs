@@ -9,8 +9,9 @@ mod billing;
 
 use mcp_fusion::client::{Client, ClientError};
 use mcp_fusion::contract::{Contract, Diff};
+use mcp_fusion::middleware::Audit;
 use mcp_fusion::rmcp::model::CallToolResult;
-use mcp_fusion::server::{Audit, Server};
+use mcp_fusion::server::Server;
 use serde_json::{Value, json};
 
 #[tokio::main(flavor = "current_thread")]

@@ -8,9 +8,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use mcp_fusion::client::{Client, Connection};
+use mcp_fusion::middleware::{Audit, CallInfo, Middleware, Next};
 use mcp_fusion::rmcp::ServiceExt;
 use mcp_fusion::rmcp::model::CallToolResult;
-use mcp_fusion::server::{Audit, CallInfo, Middleware, Next, Server};
+use mcp_fusion::server::Server;
 use mcp_fusion::{BoxFuture, Failure, ParsedError, ToolError, parse, tool};
 use serde_json::{Value, json};
 

@@ -63,6 +63,52 @@ async fn single(args: Args) -> ::core::result::Result<u8, ::std::io::Error> {
     ::core::result::Result::Ok(2)
 }
 
+struct Shadows;
+
+/// Actions named like the methods the generated code calls: every call in the expansion is
+/// fully qualified, so none of them is taken for an action.
+#[::mcp_fusion::tool]
+impl Shadows {
+    /// Named like `Tool::definition`.
+    async fn definition(&self) -> ::core::result::Result<u8, ::mcp_fusion::ToolError> {
+        ::core::result::Result::Ok(1)
+    }
+    /// Named like `Tool::call`.
+    async fn call(&self) -> ::core::result::Result<u8, ::mcp_fusion::ToolError> {
+        ::core::result::Result::Ok(2)
+    }
+    /// Named like `Tool::invoke`.
+    async fn invoke(&self) -> ::core::result::Result<u8, ::mcp_fusion::ToolError> {
+        ::core::result::Result::Ok(3)
+    }
+    /// Named `run`.
+    async fn run(&self) -> ::core::result::Result<u8, ::mcp_fusion::ToolError> {
+        ::core::result::Result::Ok(4)
+    }
+    /// Named `name`.
+    async fn name(&self) -> ::core::result::Result<u8, ::mcp_fusion::ToolError> {
+        ::core::result::Result::Ok(5)
+    }
+    /// Named `new`.
+    #[allow(clippy::new_ret_no_self, clippy::wrong_self_convention)]
+    async fn new(&self) -> ::core::result::Result<u8, ::mcp_fusion::ToolError> {
+        ::core::result::Result::Ok(6)
+    }
+}
+
+#[::tokio::test]
+async fn actions_may_be_named_like_the_trait_methods() {
+    for (i, action) in ["definition", "call", "invoke", "run", "name", "new"]
+        .into_iter()
+        .enumerate()
+    {
+        let arguments = ::serde_json::json!({ "action": action });
+        let result = ::mcp_fusion::Tool::call(&Shadows, arguments.as_object().cloned()).await;
+        let text = &result.content[0].as_text().expect("a text block").text;
+        assert_eq!(text, &(i + 1).to_string(), "{action}");
+    }
+}
+
 #[test]
 fn expansions_compile_in_a_hostile_namespace() {
     use ::mcp_fusion::Tool as _;

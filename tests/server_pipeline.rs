@@ -5,8 +5,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use mcp_fusion::middleware::{Audit, Auth, AuthDecision};
 use mcp_fusion::rmcp::model::{CallToolRequestParams, CallToolResult};
-use mcp_fusion::server::{Audit, Auth, AuthDecision, Server};
+use mcp_fusion::server::Server;
 use mcp_fusion::{ToolError, parse, tool};
 use serde_json::{Value, json};
 

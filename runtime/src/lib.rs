@@ -127,17 +127,16 @@ extern crate self as mcp_fusion;
 pub mod __private;
 pub mod client;
 pub mod contract;
-mod dispatch;
 mod envelope;
 mod error;
 mod mcp;
+pub mod middleware;
 pub mod router;
 pub mod server;
 mod similar;
 mod tool;
 pub mod validate;
 
-pub use dispatch::{Call, Failure, IntoOutput, Response, dispatch};
 pub use envelope::{
     ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES, ParsedError, ParsedKind, RetryAfter, Text,
     ToolError, error, inject_contract_awareness, new_incident_id, parse,
@@ -153,8 +152,8 @@ pub use mcp_fusion_macros::tool;
 /// The official Rust MCP SDK this crate plugs into, re-exported so versions always match.
 pub use rmcp;
 pub use tool::{
-    ActionDef, ActionRef, Annotations, BoxFuture, Concurrency, Context, Deprecation, RateLimit,
-    Tool, ToolDef, ToolDefBuilder,
+    ActionDef, ActionRef, Annotations, BoxFuture, Concurrency, Context, Deprecation, Failure,
+    IntoOutput, RateLimit, Response, Tool, ToolDef, ToolDefBuilder,
 };
 
 // The README's examples are compiled and run as doc tests.

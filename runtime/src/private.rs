@@ -15,8 +15,9 @@ pub use core;
 pub use rmcp::model::CallToolResult;
 pub use serde_json::{Map, Value};
 
-pub use crate::dispatch::{Call, Failure, IntoOutput, dispatch};
-pub use crate::tool::{ActionDef, ActionRef, BoxFuture, Context, Tool, ToolDef};
+pub use crate::tool::{
+    ActionDef, ActionRef, BoxFuture, Context, Failure, IntoOutput, Tool, ToolDef,
+};
 pub use crate::{ErrorCode, Severity, ToolError, error};
 
 /// The arguments of an action: decoded from JSON, described by a JSON Schema.

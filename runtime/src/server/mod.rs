@@ -2,7 +2,6 @@
 //! schema and annotations; `tools/call` runs the pipeline of ERRORS.md §4 with the server's
 //! limits and middleware around each handler.
 
-mod middleware;
 mod pipeline;
 mod stdio_guard;
 
@@ -16,20 +15,20 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
-pub use middleware::{Audit, Auth, AuthDecision, CallInfo, Middleware, Next};
 pub(crate) use pipeline::ContractNotes;
 pub(crate) use pipeline::Pipeline;
 pub use pipeline::RateLimitKey;
 
 use crate::contract::{Contract, Diff};
-use crate::dispatch::Call;
-use crate::tool::{Tool, ToolDef};
+use crate::middleware::{CallInfo, Middleware};
+use crate::tool::{Tool, ToolDef, prepare};
 use crate::{ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES};
 
 /// An MCP server of tools built with this crate.
 ///
 /// ```
-/// use mcp_fusion::server::{Audit, Server};
+/// use mcp_fusion::middleware::Audit;
+/// use mcp_fusion::server::Server;
 /// use mcp_fusion::{tool, ToolError};
 ///
 /// struct Clock;
@@ -230,9 +229,12 @@ impl Server {
             .by_name
             .get(params.name.as_ref())
             .and_then(|&i| self.inner.tools.get(i))?;
-        let call =
-            Call::new(params.arguments).with_pipeline(registered.pipeline.clone(), extensions);
-        Some(registered.tool.run(call).await)
+        let tool = &*registered.tool;
+        let pipeline = &registered.pipeline;
+        Some(match prepare(tool.definition(), params.arguments) {
+            Ok(prepared) => pipeline.run(tool, prepared, extensions).await,
+            Err(rejection) => pipeline.reject(tool.definition(), rejection),
+        })
     }
 
     /// Serves on stdin/stdout until the client disconnects. Every request with an id is

@@ -1,6 +1,7 @@
 //! What a server puts around each call of a tool, after routing, validation and the
-//! deprecation warning (ERRORS.md §4): rate limit → concurrency → middleware → handler under its
-//! deadline. One `Pipeline` per registered tool.
+//! deprecation warning (ERRORS.md §4): rate limit → concurrency → middleware → the action under
+//! its deadline, its panic caught, every failure as its envelope. One `Pipeline` per registered
+//! tool, the same for every tool, generated or written by hand: the tool only runs actions.
 
 use std::num::NonZeroU32;
 use std::sync::Arc;
@@ -11,9 +12,15 @@ use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultDirectRateLimiter, DefaultKeyedRateLimiter, Quota};
 use tokio::sync::{Semaphore, SemaphorePermit};
 
-use super::middleware::{CallInfo, Middleware};
-use crate::tool::{RateLimit, ToolDef};
-use crate::{ContractChange, ToolError};
+use rmcp::model::{CallToolResult, Extensions};
+use serde_json::{Map, Value};
+
+use crate::envelope::inject_removed_action;
+use crate::mcp::envelope;
+use crate::middleware::{CallInfo, Middleware, Next};
+use crate::tool::{Context, Prepared, RateLimit, Rejection, Tool, ToolDef, catching, finish};
+use crate::validate::ValidationError;
+use crate::{ContractChange, ToolError, inject_contract_awareness};
 
 /// Chooses the rate-limit key of a call (a user, a session); `None` shares the tool's limit.
 pub type RateLimitKey = Arc<dyn Fn(&CallInfo) -> Option<String> + Send + Sync>;
@@ -75,6 +82,123 @@ impl Pipeline {
             expose_causes,
             contract: None,
         }
+    }
+}
+
+impl Pipeline {
+    /// Runs a prepared call of `tool` through the server's pipeline.
+    pub(crate) async fn run(
+        &self,
+        tool: &dyn Tool,
+        prepared: Prepared<'_>,
+        extensions: Extensions,
+    ) -> CallToolResult {
+        let def = tool.definition();
+        let Prepared {
+            index,
+            action,
+            args,
+            deprecation,
+        } = prepared;
+        let context = Context::new(action.qualified_shared());
+        let info = CallInfo {
+            tool: def.name().to_owned(),
+            action: action.qualified().to_owned(),
+            arguments: if self.middleware.is_empty() {
+                Value::Null
+            } else {
+                args.clone()
+            },
+            extensions,
+        };
+        if let Some(Err(limited)) = self.rate.as_ref().map(|rate| rate.check(&info)) {
+            return limited.into();
+        }
+        // The tool's slot first, then the action's own; held until the action is done.
+        let limits = [
+            self.slots.as_ref(),
+            self.action_slots.get(index).and_then(Option::as_ref),
+        ];
+        let mut _permits = [None, None];
+        for (limit, permit) in limits.into_iter().zip(&mut _permits) {
+            if let Some(limit) = limit {
+                match limit.enter(def.name()).await {
+                    Ok(entered) => *permit = Some(entered),
+                    Err(busy) => return busy.into(),
+                }
+            }
+        }
+        let handler_context = context.clone();
+        let next = Next::new(
+            &self.middleware,
+            &info,
+            Box::new(move || tool.invoke(index, args, handler_context)),
+        );
+        let outcome = match action.timeout_duration() {
+            None => catching(next.run()).await,
+            Some(deadline) => match tokio::time::timeout(deadline, catching(next.run())).await {
+                Ok(outcome) => outcome,
+                // The action's future is dropped here, cancelling it.
+                Err(_) => return ToolError::timeout(action.qualified(), deadline).into(),
+            },
+        };
+        finish(
+            def,
+            action,
+            outcome,
+            deprecation,
+            &context,
+            self.expose_causes,
+            |invalid| self.refused(invalid),
+        )
+    }
+
+    /// A call rejected before its action: with what changed since the lockfile, when the
+    /// server runs with one (ERRORS.md §4 and §7).
+    pub(crate) fn reject(&self, def: &ToolDef, rejection: Rejection) -> CallToolResult {
+        match rejection {
+            Rejection::Route { text, arguments } => {
+                envelope(self.removed_action(def, &arguments, text), true)
+            }
+            Rejection::Invalid(invalid) => self.refused(invalid),
+            Rejection::Broken(result) => *result,
+        }
+    }
+
+    /// A validation error, with what changed in the action's contract since the lockfile.
+    fn refused(&self, invalid: ValidationError) -> CallToolResult {
+        match &self.contract {
+            None => (&invalid).into(),
+            Some(notes) => envelope(
+                inject_contract_awareness(
+                    &invalid.render(),
+                    invalid.action(),
+                    &notes.changes,
+                    notes.max,
+                ),
+                true,
+            ),
+        }
+    }
+
+    /// UNKNOWN_ACTION for an action the lockfile has and the running contract removed carries
+    /// that action's changes (ERRORS.md §4); every other routing failure stays as it is.
+    fn removed_action(&self, def: &ToolDef, args: &Map<String, Value>, text: String) -> String {
+        let sent = def
+            .discriminator()
+            .and_then(|field| args.get(field))
+            .and_then(Value::as_str);
+        let (Some(notes), Some(sent)) = (&self.contract, sent) else {
+            return text;
+        };
+        let qualified = match sent
+            .strip_prefix(def.name())
+            .and_then(|r| r.strip_prefix('.'))
+        {
+            Some(_) => sent.to_owned(),
+            None => format!("{}.{sent}", def.name()),
+        };
+        inject_removed_action(&text, &qualified, &notes.changes, notes.max)
     }
 }
 

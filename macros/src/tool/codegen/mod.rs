@@ -200,7 +200,12 @@ pub(super) fn fallback(tool: &Tool) -> TokenStream {
                     ::core::unreachable!()
                 }
 
-                fn run(&self, _: #private::Call) -> #private::BoxFuture<'_, #private::CallToolResult> {
+                fn invoke(
+                    &self,
+                    _: ::core::primitive::usize,
+                    _: #private::Value,
+                    _: #private::Context,
+                ) -> #private::BoxFuture<'_, ::core::result::Result<#private::CallToolResult, #private::Failure>> {
                     ::core::unreachable!()
                 }
             }

@@ -1,5 +1,6 @@
-//! `Tool::run`: the runtime's `dispatch` does routing, validation and everything around the
-//! handler; this is the `match` from the chosen action's index to its method.
+//! `Tool::invoke`: routing, validation and everything around the handler are the runtime's
+//! (in process, or the server's pipeline); this is the `match` from the chosen action's index
+//! to its method.
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
@@ -41,19 +42,24 @@ pub(super) fn call(tool: &Tool) -> TokenStream {
         }
     });
     quote! {
-        fn run(&self, __call: #private::Call) -> #private::BoxFuture<'_, #private::CallToolResult> {
-            #private::Box::pin(#private::dispatch(self.definition(), __call, move |__index, __args, __context| {
-                #private::Box::pin(async move {
-                    #[allow(unused_variables)]
-                    let __args: #private::Value = __args;
-                    match __index {
-                        #(#arms)*
-                        _ => ::core::result::Result::Err(#private::Failure::Internal(
-                            #private::Box::from("no action has this index"),
-                        )),
-                    }
-                })
-            }))
+        fn invoke(
+            &self,
+            __index: ::core::primitive::usize,
+            __args: #private::Value,
+            __context: #private::Context,
+        ) -> #private::BoxFuture<'_, ::core::result::Result<#private::CallToolResult, #private::Failure>> {
+            #private::Box::pin(async move {
+                #[allow(unused_variables)]
+                let __args: #private::Value = __args;
+                #[allow(unused_variables)]
+                let __context: #private::Context = __context;
+                match __index {
+                    #(#arms)*
+                    _ => ::core::result::Result::Err(#private::Failure::Internal(
+                        #private::Box::from("no action has this index"),
+                    )),
+                }
+            })
         }
     }
 }

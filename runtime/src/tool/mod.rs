@@ -1,6 +1,11 @@
 //! What a tool is: its definition (name, actions, schemas, annotations, limits) and the trait
 //! that `#[tool]` implements. Everything here can also be written by hand.
 
+mod invoke;
+
+pub use invoke::{Failure, IntoOutput, Response};
+pub(crate) use invoke::{Prepared, Rejection, catching, finish, prepare};
+
 use std::any::Any;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -9,7 +14,6 @@ use std::time::Duration;
 use rmcp::model::{CallToolResult, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
-use crate::dispatch::{Call, Failure};
 use crate::router::Router;
 use crate::validate::{
     FieldPath, PathSegment, Problem, ProblemKind, Schema, SchemaError, ValidationError,
@@ -19,7 +23,35 @@ use crate::{Text, ToolError};
 /// A boxed, sendable future, as [`Tool::call`] returns.
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// A tool an MCP server can list and call. `#[tool]` implements it; see the crate docs.
+/// A tool an MCP server can list and call: its definition, and a way to run each action.
+/// `#[tool]` implements it; it can be written by hand too. Routing, validation, the deprecation
+/// warning, panic catching and the envelopes are not the tool's job: [`Tool::call`] does them
+/// in process, and a [`crate::server::Server`] does them with its limits and middleware around
+/// [`Tool::invoke`], for every registered tool alike.
+///
+/// ```
+/// use mcp_fusion::rmcp::model::{CallToolResult, ContentBlock};
+/// use mcp_fusion::{ActionDef, BoxFuture, Context, Failure, Tool, ToolDef};
+/// use serde_json::Value;
+///
+/// struct Ping(ToolDef);
+///
+/// impl Tool for Ping {
+///     fn definition(&self) -> &ToolDef {
+///         &self.0
+///     }
+///
+///     fn invoke(&self, _action: usize, _args: Value, _cx: Context) -> BoxFuture<'_, Result<CallToolResult, Failure>> {
+///         Box::pin(async { Ok(CallToolResult::success(vec![ContentBlock::text("pong")])) })
+///     }
+/// }
+///
+/// let ping = Ping(ToolDef::single(ActionDef::without_arguments("ping")).build());
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let result = ping.call(None).await;
+/// assert_eq!(result.content[0].as_text().unwrap().text, "pong");
+/// # });
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an MCP tool",
     label = "not a tool",
@@ -29,14 +61,21 @@ pub trait Tool: Send + Sync + 'static {
     /// The tool's definition: name, actions, schemas. Built once.
     fn definition(&self) -> &ToolDef;
 
-    /// Runs one `tools/call` (what `#[tool]` generates): routing, validation, deprecation
-    /// warning, then the server's limits and middleware, then the handler. Never fails: every
-    /// failure is an envelope in the result.
-    fn run(&self, call: Call) -> BoxFuture<'_, CallToolResult>;
+    /// Runs the action at `index` of [`Tool::definition`]'s actions with its arguments
+    /// (discriminator removed, already validated against the action's schema) and the call's
+    /// context. Decoding the arguments into the action's type is the tool's, where the types
+    /// are ([`ActionDef::decode`]).
+    fn invoke(
+        &self,
+        index: usize,
+        args: Value,
+        context: Context,
+    ) -> BoxFuture<'_, Result<CallToolResult, Failure>>;
 
-    /// Runs one call in process, with nothing around the handler.
+    /// Runs one call in process: routing, validation, the deprecation warning, the action with
+    /// its panic caught, and every failure as its envelope; no limits or middleware.
     fn call(&self, arguments: Option<Map<String, Value>>) -> BoxFuture<'_, CallToolResult> {
-        self.run(Call::new(arguments))
+        Box::pin(invoke::in_process(self, arguments))
     }
 }
 

@@ -7,8 +7,8 @@ use std::time::Instant;
 use rmcp::model::{CallToolResult, Extensions};
 use serde_json::Value;
 
-use crate::dispatch::Failure;
 use crate::tool::BoxFuture;
+use crate::tool::Failure;
 use crate::{ErrorCode, error};
 
 /// What a middleware knows of a call.
@@ -24,7 +24,7 @@ impl CallInfo {
     /// A call of `qualified_action` on `tool`, for tests of middleware.
     ///
     /// ```
-    /// let info = mcp_fusion::server::CallInfo::new("billing", "billing.get_invoice", serde_json::json!({}));
+    /// let info = mcp_fusion::middleware::CallInfo::new("billing", "billing.get_invoice", serde_json::json!({}));
     /// assert_eq!(info.action(), "billing.get_invoice");
     /// ```
     pub fn new(
@@ -108,7 +108,7 @@ impl<'a> Next<'a> {
 /// travels intact, any other [`Failure::Internal`] becomes INTERNAL_ERROR, a panic too.
 ///
 /// ```
-/// use mcp_fusion::server::{CallInfo, Middleware, Next};
+/// use mcp_fusion::middleware::{CallInfo, Middleware, Next};
 /// use mcp_fusion::{BoxFuture, Failure};
 /// use mcp_fusion::rmcp::model::CallToolResult;
 ///
@@ -145,7 +145,7 @@ pub enum AuthDecision {
 /// handler runs.
 ///
 /// ```
-/// use mcp_fusion::server::{Auth, AuthDecision};
+/// use mcp_fusion::middleware::{Auth, AuthDecision};
 /// let auth = Auth::new(|info| match info.extensions().get::<String>() {
 ///     Some(token) if token == "let-me-in" => AuthDecision::Allow,
 ///     Some(_) => AuthDecision::Refused("The token has expired.".into()),

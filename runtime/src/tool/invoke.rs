@@ -1,0 +1,304 @@
+//! Running one call of a tool: the shared `prepare` step (routing → validation → deprecation
+//! warning, ERRORS.md §4), then the action, its panic caught, every failure turned into its
+//! envelope. [`Tool::call`] runs exactly this in process; a server inserts its limits and
+//! middleware between `prepare` and the action.
+
+use std::any::Any;
+use std::error::Error as StdError;
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::{Map, Value};
+
+use super::{ActionDef, BoxFuture, Context, Tool, ToolDef};
+use crate::mcp::envelope;
+use crate::validate::ValidationError;
+use crate::{ToolError, new_incident_id, with_warning};
+
+/// Why a handler did not produce a result.
+#[derive(Debug)]
+pub enum Failure {
+    /// A tool error: sent intact.
+    Tool(ToolError),
+    /// Arguments that passed the schema but not the handler's own decoding.
+    Invalid(ValidationError),
+    /// Anything else: sent as INTERNAL_ERROR, the cause kept for the log.
+    Internal(Box<dyn StdError + Send + Sync>),
+}
+
+impl From<ToolError> for Failure {
+    fn from(err: ToolError) -> Self {
+        Failure::Tool(err)
+    }
+}
+
+/// A successful result other than serialized data: text, or a whole `CallToolResult`.
+///
+/// ```
+/// let plain = mcp_fusion::Response::text("3 invoices exported.");
+/// assert_eq!(plain.into_result().is_error, Some(false));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Response(CallToolResult);
+
+impl Response {
+    /// A result of one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Response(CallToolResult::success(vec![ContentBlock::text(text)]))
+    }
+
+    /// The result as rmcp's type.
+    pub fn into_result(self) -> CallToolResult {
+        self.0
+    }
+}
+
+impl From<CallToolResult> for Response {
+    fn from(result: CallToolResult) -> Self {
+        Response(result)
+    }
+}
+
+/// What an action's success value becomes.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the success value of an action",
+    label = "returned as the action's success value",
+    note = "an action's `Ok` value is serialized to JSON (it must implement `serde::Serialize`) or is a `mcp_fusion::Response`",
+    note = "errors, `ToolError` included, are returned as `Err(..)`"
+)]
+pub trait IntoOutput {
+    /// The result, or why it could not be made.
+    fn into_output(self) -> Result<CallToolResult, Failure>;
+}
+
+impl<T: serde::Serialize> IntoOutput for T {
+    fn into_output(self) -> Result<CallToolResult, Failure> {
+        let json = serde_json::to_string(&self).map_err(|e| Failure::Internal(Box::new(e)))?;
+        Ok(CallToolResult::success(vec![ContentBlock::text(json)]))
+    }
+}
+
+impl IntoOutput for Response {
+    fn into_output(self) -> Result<CallToolResult, Failure> {
+        Ok(self.0)
+    }
+}
+
+/// A call that passed routing, validation and the deprecation check: what runs the action.
+pub(crate) struct Prepared<'d> {
+    /// The action's index in its tool's definition.
+    pub(crate) index: usize,
+    pub(crate) action: &'d ActionDef,
+    /// The arguments, discriminator removed, validated.
+    pub(crate) args: Value,
+    /// DEPRECATED, appended to a successful result.
+    pub(crate) deprecation: Option<ToolError>,
+}
+
+/// Why a call never reached its action.
+pub(crate) enum Rejection {
+    /// MISSING_DISCRIMINATOR or UNKNOWN_ACTION, rendered; the arguments as sent.
+    Route {
+        text: String,
+        arguments: Map<String, Value>,
+    },
+    /// The arguments do not satisfy the action's schema.
+    Invalid(ValidationError),
+    /// The definition itself is broken (a schema that does not compile): INTERNAL_ERROR.
+    Broken(Box<CallToolResult>),
+}
+
+/// Routing → validation → deprecation (ERRORS.md §4, the checks before any limit). Absent
+/// arguments are `{}`.
+pub(crate) fn prepare(
+    def: &ToolDef,
+    arguments: Option<Map<String, Value>>,
+) -> Result<Prepared<'_>, Rejection> {
+    let mut args = arguments.unwrap_or_default();
+    let index = match def.discriminator() {
+        None => 0,
+        Some(field) => match def.router().route_or_render(discriminator(&args, field)) {
+            Ok(index) => {
+                // `shift_remove` keeps the order the other keys were sent in (ERRORS.md §5 orders by it).
+                args.shift_remove(field);
+                index
+            }
+            Err(text) => {
+                return Err(Rejection::Route {
+                    text,
+                    arguments: args,
+                });
+            }
+        },
+    };
+    let Some(action) = def.actions().get(index) else {
+        let broken = "the router chose an action that does not exist";
+        let result = internal(def.name(), "router", &broken, false);
+        return Err(Rejection::Broken(Box::new(result)));
+    };
+    let args = Value::Object(args);
+    match action.compiled_schema() {
+        Ok(schema) => schema
+            .validate(action.qualified(), &args)
+            .map_err(Rejection::Invalid)?,
+        Err(broken) => {
+            let result = internal(def.name(), action.qualified(), broken, false);
+            return Err(Rejection::Broken(Box::new(result)));
+        }
+    }
+    let deprecation = action.deprecation().map(|d| {
+        ToolError::deprecated(
+            action.qualified(),
+            d.note.as_deref(),
+            d.replacement.as_deref(),
+        )
+    });
+    Ok(Prepared {
+        index,
+        action,
+        args,
+        deprecation,
+    })
+}
+
+/// What running an action gave: its result, its failure, or its panic.
+pub(crate) type Outcome = Result<Result<CallToolResult, Failure>, Box<dyn Any + Send>>;
+
+/// Runs `future` and catches its panic.
+pub(crate) async fn catching(future: BoxFuture<'_, Result<CallToolResult, Failure>>) -> Outcome {
+    CatchUnwind(future).await
+}
+
+/// The result of a call whose action ran: failures become their envelopes (INTERNAL_ERROR with
+/// an incident id, the cause exposed only when `expose`), arguments the action's type refused
+/// go through `invalid`, and a success carries the deprecation and the handler's warnings.
+pub(crate) fn finish(
+    def: &ToolDef,
+    prepared_action: &ActionDef,
+    outcome: Outcome,
+    deprecation: Option<ToolError>,
+    context: &Context,
+    expose: bool,
+    invalid: impl FnOnce(ValidationError) -> CallToolResult,
+) -> CallToolResult {
+    let qualified = prepared_action.qualified();
+    let result = match outcome {
+        Ok(Ok(result)) => result,
+        Ok(Err(Failure::Tool(err))) => return err.into(),
+        Ok(Err(Failure::Invalid(refused))) => return invalid(refused),
+        Ok(Err(Failure::Internal(cause))) => {
+            return internal(def.name(), qualified, &CauseChain(&*cause), expose);
+        }
+        Err(panic) => return internal(def.name(), qualified, &PanicMessage(panic), expose),
+    };
+    deprecation
+        .into_iter()
+        .chain(context.take_warnings())
+        .fold(result, |result, w| with_warning(result, &w))
+}
+
+/// A rejected call's envelope, as in process (no lockfile).
+pub(crate) fn reject(rejection: Rejection) -> CallToolResult {
+    match rejection {
+        Rejection::Route { text, .. } => envelope(text, true),
+        Rejection::Invalid(invalid) => (&invalid).into(),
+        Rejection::Broken(result) => *result,
+    }
+}
+
+/// [`Tool::call`]: prepare → the action → panic catch → envelope, nothing around the action.
+pub(crate) async fn in_process<T: Tool + ?Sized>(
+    tool: &T,
+    arguments: Option<Map<String, Value>>,
+) -> CallToolResult {
+    let def = tool.definition();
+    let prepared = match prepare(def, arguments) {
+        Ok(prepared) => prepared,
+        Err(rejection) => return reject(rejection),
+    };
+    let context = Context::new(prepared.action.qualified_shared());
+    let outcome = catching(tool.invoke(prepared.index, prepared.args, context.clone())).await;
+    finish(
+        def,
+        prepared.action,
+        outcome,
+        prepared.deprecation,
+        &context,
+        false,
+        |invalid| (&invalid).into(),
+    )
+}
+
+/// The discriminator's value. Arguments are mostly a few keys: comparing them is cheaper than
+/// hashing the name.
+fn discriminator<'a>(args: &'a Map<String, Value>, field: &str) -> Option<&'a Value> {
+    if args.len() <= 8 {
+        args.iter()
+            .find(|(key, _)| *key == field)
+            .map(|(_, value)| value)
+    } else {
+        args.get(field)
+    }
+}
+
+/// INTERNAL_ERROR: the cause goes to the log under a fresh incident id, and to the model only
+/// when the server is configured to expose causes.
+fn internal(
+    tool: &str,
+    qualified_action: &str,
+    cause: &dyn fmt::Display,
+    expose: bool,
+) -> CallToolResult {
+    let incident = new_incident_id();
+    tracing::error!(tool, action = qualified_action, incident = %incident, cause = %cause, "tool call failed unexpectedly");
+    let cause = expose.then(|| cause.to_string());
+    ToolError::internal(qualified_action, &incident, cause.as_deref()).into()
+}
+
+/// A boxed future whose panic comes back as an `Err` instead of unwinding further.
+struct CatchUnwind<'a, T>(BoxFuture<'a, T>);
+
+impl<T> Future for CatchUnwind<'_, T> {
+    type Output = Result<T, Box<dyn Any + Send>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        // The future is not polled again after a panic: `Ready(Err)` ends it.
+        match catch_unwind(AssertUnwindSafe(|| self.0.as_mut().poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    }
+}
+
+/// An error and its sources, outermost first: `query failed: connection refused`.
+struct CauseChain<'a>(&'a (dyn StdError + 'static));
+
+impl fmt::Display for CauseChain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut source = self.0.source();
+        while let Some(cause) = source {
+            write!(f, ": {cause}")?;
+            source = cause.source();
+        }
+        Ok(())
+    }
+}
+
+/// A panic payload as text, for the log.
+struct PanicMessage(Box<dyn Any + Send>);
+
+impl fmt::Display for PanicMessage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = self
+            .0
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| self.0.downcast_ref::<String>().map(String::as_str));
+        write!(f, "panic: {}", text.unwrap_or("(no message)"))
+    }
+}

@@ -1,0 +1,136 @@
+//! A `Tool` written by hand, with no macro, registered on a server: the server's pipeline
+//! (middleware, rate limit, concurrency, deadline, panic catching) applies to it exactly as to
+//! a generated one, because the tool only runs actions.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use mcp_fusion::middleware::{Auth, AuthDecision};
+use mcp_fusion::rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
+use mcp_fusion::server::Server;
+use mcp_fusion::{ActionDef, BoxFuture, Context, Failure, Tool, ToolDef, parse};
+use serde_json::{Value, json};
+
+/// Three actions: `echo` answers, `boom` panics, `slow` sleeps a minute.
+struct Manual {
+    def: ToolDef,
+    ran: Arc<AtomicUsize>,
+}
+
+impl Manual {
+    fn new(limits: impl FnOnce(mcp_fusion::ToolDefBuilder) -> mcp_fusion::ToolDefBuilder) -> Self {
+        let def = ToolDef::new("manual")
+            .description("Written by hand.")
+            .action(ActionDef::without_arguments("echo"))
+            .action(ActionDef::without_arguments("boom"))
+            .action(ActionDef::without_arguments("slow").timeout(Duration::from_millis(50)));
+        Manual {
+            def: limits(def).build(),
+            ran: Arc::default(),
+        }
+    }
+}
+
+impl Tool for Manual {
+    fn definition(&self) -> &ToolDef {
+        &self.def
+    }
+
+    fn invoke(
+        &self,
+        index: usize,
+        _args: Value,
+        context: Context,
+    ) -> BoxFuture<'_, Result<CallToolResult, Failure>> {
+        self.ran.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async move {
+            match index {
+                0 => Ok(CallToolResult::success(vec![ContentBlock::text(
+                    context.action().to_owned(),
+                )])),
+                1 => panic!("hand-written bug with secret=hunter2"),
+                _ => {
+                    tokio::time::sleep(Duration::from_secs(60)).await;
+                    Ok(CallToolResult::success(vec![]))
+                }
+            }
+        })
+    }
+}
+
+fn call(action: &str) -> CallToolRequestParams {
+    let mut params = CallToolRequestParams::new("manual");
+    params.arguments = json!({ "action": action }).as_object().cloned();
+    params
+}
+
+fn text(result: &CallToolResult) -> String {
+    result.content[0]
+        .as_text()
+        .expect("a text block")
+        .text
+        .clone()
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn middleware_refuses_before_the_hand_written_action_runs() {
+    let tool = Manual::new(|d| d);
+    let ran = tool.ran.clone();
+    let server = Server::new("s", "1")
+        .middleware(Auth::new(|_| {
+            AuthDecision::Refused("The token has expired.".into())
+        }))
+        .tool(tool);
+    let result = server.call(call("echo")).await.expect("the tool exists");
+    assert_eq!(result.is_error, Some(true));
+    let parsed = parse(&text(&result));
+    assert_eq!(parsed.code, "UNAUTHORIZED");
+    assert_eq!(parsed.message, "The token has expired.");
+    assert_eq!(ran.load(Ordering::SeqCst), 0, "the action never ran");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_hand_written_panic_is_internal_error_and_the_server_goes_on() {
+    let server = Server::new("s", "1").tool(Manual::new(|d| d));
+    let result = server.call(call("boom")).await.expect("the tool exists");
+    assert_eq!(result.is_error, Some(true));
+    let body = text(&result);
+    let parsed = parse(&body);
+    assert_eq!(parsed.code, "INTERNAL_ERROR");
+    assert_eq!(
+        parsed.message,
+        "The action \"manual.boom\" failed unexpectedly."
+    );
+    assert!(!body.contains("hunter2"), "{body}");
+    let next = server.call(call("echo")).await.expect("the tool exists");
+    assert_eq!(text(&next), "manual.echo");
+    // In process, through `Tool::call`, the same rule holds.
+    let tool = Manual::new(|d| d);
+    let arguments = json!({"action": "boom"}).as_object().cloned();
+    assert_eq!(
+        parse(&text(&tool.call(arguments).await)).code,
+        "INTERNAL_ERROR"
+    );
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn limits_and_deadline_apply_to_a_hand_written_tool() {
+    let limited = Manual::new(|d| d.rate_limit(3, Duration::from_secs(60)).concurrency(1, 0));
+    let server = Server::new("s", "1").tool(limited);
+    // The deadline: the slow action is cancelled after 50 ms.
+    let timeout = server.call(call("slow")).await.expect("the tool exists");
+    assert_eq!(parse(&text(&timeout)).code, "TIMEOUT");
+    // Concurrency 1, no queue: a second call while one runs is SERVER_BUSY.
+    let running = {
+        let server = server.clone();
+        tokio::spawn(async move { server.call(call("slow")).await })
+    };
+    tokio::task::yield_now().await;
+    let busy = server.call(call("echo")).await.expect("the tool exists");
+    assert_eq!(parse(&text(&busy)).code, "SERVER_BUSY");
+    let _ = running.await;
+    // The rate limit (3 per minute) was spent by the three calls above.
+    let limited = server.call(call("echo")).await.expect("the tool exists");
+    assert_eq!(parse(&text(&limited)).code, "RATE_LIMITED");
+}
