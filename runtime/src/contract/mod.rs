@@ -50,7 +50,6 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::server::Server;
 use crate::tool::{Annotations, Deprecation, ToolDef};
 use crate::{ChangeSeverity, ContractChange};
 
@@ -95,10 +94,30 @@ pub struct ActionContract {
     pub deprecation: Option<Deprecation>,
 }
 
+/// Whatever holds tool definitions: a [`Server`](crate::server::Server) (its registered
+/// tools), or a list of definitions. The contract is taken of definitions only.
+///
+/// ```
+/// use mcp_fusion::contract::{Contract, ToolSet};
+/// use mcp_fusion::{ActionDef, ToolDef};
+/// let tools = [ToolDef::new("t").action(ActionDef::without_arguments("a")).build()];
+/// assert_eq!(Contract::of(&tools[..]).tools[0].actions[0].name, "t.a");
+/// ```
+pub trait ToolSet {
+    /// The tool definitions, in any order.
+    fn tool_definitions(&self) -> impl Iterator<Item = &ToolDef>;
+}
+
+impl ToolSet for [ToolDef] {
+    fn tool_definitions(&self) -> impl Iterator<Item = &ToolDef> {
+        self.iter()
+    }
+}
+
 impl Contract {
-    /// The contract of a server's registered tools.
-    pub fn of(server: &Server) -> Contract {
-        Contract::of_tools(server.definitions())
+    /// The contract of a set of tools, such as a server's registered tools.
+    pub fn of<S: ToolSet + ?Sized>(tools: &S) -> Contract {
+        Contract::of_tools(tools.tool_definitions())
     }
 
     /// The contract of these tools.
@@ -319,7 +338,7 @@ impl fmt::Display for Diff {
 /// mcp_fusion::contract::assert_lockfile(&server, concat!(env!("CARGO_MANIFEST_DIR"), "/mcp-fusion.lock"));
 /// ```
 #[track_caller]
-pub fn assert_lockfile(server: &Server, path: impl AsRef<Path>) {
+pub fn assert_lockfile<S: ToolSet + ?Sized>(server: &S, path: impl AsRef<Path>) {
     let update = std::env::var_os(UPDATE_ENV).is_some_and(|v| !v.is_empty() && v != "0");
     if let Err(mismatch) = verify_lockfile(server, path.as_ref(), update) {
         panic!("{mismatch}");
@@ -335,7 +354,11 @@ pub fn assert_lockfile(server: &Server, path: impl AsRef<Path>) {
 /// let _ = std::fs::remove_file(&path);
 /// assert!(mcp_fusion::contract::verify_lockfile(&server, &path, false).unwrap_err().contains("no contract lockfile"));
 /// ```
-pub fn verify_lockfile(server: &Server, path: &Path, update: bool) -> Result<(), String> {
+pub fn verify_lockfile<S: ToolSet + ?Sized>(
+    server: &S,
+    path: &Path,
+    update: bool,
+) -> Result<(), String> {
     let running = Contract::of(server);
     let expected = running.to_lockfile();
     let found = std::fs::read_to_string(path).ok();
@@ -377,8 +400,8 @@ pub fn verify_lockfile(server: &Server, path: &Path, update: bool) -> Result<(),
 /// #   std::process::ExitCode::SUCCESS
 /// }
 /// ```
-pub fn command(
-    server: &Server,
+pub fn command<S: ToolSet + ?Sized>(
+    server: &S,
     args: impl IntoIterator<Item = String>,
 ) -> Option<std::process::ExitCode> {
     use std::process::ExitCode;

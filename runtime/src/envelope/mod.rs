@@ -5,6 +5,7 @@ mod escape;
 mod parse;
 mod render;
 mod runtime;
+pub(crate) mod text;
 
 use std::borrow::Cow;
 use std::fmt;

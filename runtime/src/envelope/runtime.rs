@@ -7,9 +7,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
+use super::text::{cut, push_escaped, sent as sent_text};
 use super::{ActionList, Text, ToolError, error, escape_text};
 use crate::ErrorCode;
-use crate::validate::{cut, push_escaped, sent_text};
 
 const CHOOSE_ACTION: &str = "Choose one of the available actions and call the tool again.";
 const ADD_DISCRIMINATOR: &str = "with one of the available actions and call the tool again.";

@@ -19,7 +19,7 @@ pub(crate) use pipeline::ContractNotes;
 pub(crate) use pipeline::Pipeline;
 pub use pipeline::RateLimitKey;
 
-use crate::contract::{Contract, Diff};
+use crate::contract::{Contract, Diff, ToolSet};
 use crate::middleware::{CallInfo, Middleware};
 use crate::tool::{Tool, ToolDef, prepare};
 use crate::{ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES};
@@ -174,7 +174,7 @@ impl Server {
         }
     }
 
-    /// The registered tools' definitions, in order.
+    /// The registered tools' definitions, in order (also as [`ToolSet`], for the contract).
     pub fn definitions(&self) -> impl Iterator<Item = &ToolDef> {
         self.inner.tools.iter().map(|t| t.tool.definition())
     }
@@ -269,6 +269,12 @@ impl std::fmt::Display for ServeError {
 
 impl std::error::Error for ServeError {}
 
+impl ToolSet for Server {
+    fn tool_definitions(&self) -> impl Iterator<Item = &ToolDef> {
+        self.definitions()
+    }
+}
+
 impl ServerHandler for Server {
     fn get_info(&self) -> InitializeResult {
         let mut info = InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
@@ -357,7 +363,7 @@ const STANDARD_REQUESTS: &[&str] = &[
 /// A name the client sent, short enough to echo in an error.
 fn cut(name: &str) -> String {
     let mut out = String::new();
-    crate::validate::push_cut(&mut out, name);
+    crate::envelope::text::push_cut(&mut out, name);
     out
 }
 

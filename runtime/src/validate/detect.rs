@@ -10,7 +10,8 @@ use jsonschema::error::{ValidationError as Failure, ValidationErrorKind as K};
 use serde_json::{Map, Number, Value};
 
 use super::layout::{self, Layout, Node};
-use super::{FieldPath, Format, PathSegment, Problem, ProblemKind, ValidationError, text};
+use super::{FieldPath, Format, PathSegment, Problem, ProblemKind, ValidationError};
+use crate::envelope::text;
 use crate::similar::closest_index;
 
 /// An action's input schema, compiled once and used for every call.

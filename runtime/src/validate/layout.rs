@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::{Map, Number, Value};
 
 use super::JsonType;
-use crate::envelope::itoa;
+use crate::envelope::{itoa, text};
 
 /// Subschemas by index; `by_location` maps a JSON pointer into the schema to its index.
 #[derive(Debug, Default)]
@@ -421,12 +421,12 @@ fn constraints(map: &Map<String, Value>) -> String {
             }
             first = false;
             out.push_str(op);
-            super::text::write_number(&mut out, n);
+            text::write_number(&mut out, n);
         }
     }
     if let Some(m) = map.get("multipleOf").and_then(Value::as_number) {
         out.push_str(" that is a multiple of ");
-        super::text::write_number(&mut out, m);
+        text::write_number(&mut out, m);
     }
     range(&mut out, count("minItems"), count("maxItems"), "item");
     out

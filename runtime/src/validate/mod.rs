@@ -3,17 +3,15 @@
 
 mod detect;
 mod layout;
-mod text;
 
 use std::fmt;
 use std::sync::Arc;
 
 use serde_json::{Number, Value};
 
-use crate::envelope::{escape_attr, escape_text, itoa};
+use crate::envelope::{escape_attr, escape_text, itoa, text};
 
 pub use detect::{Schema, SchemaError};
-pub(crate) use text::{cut, push_cut, push_escaped, sent as sent_text};
 
 /// At most this many `<field>` lines; the rest are counted in a `(more)` line.
 pub const MAX_FIELDS: usize = 20;

@@ -1,5 +1,5 @@
-//! How values, numbers and paths are written inside a `<field>` (ERRORS.md §5). Plain text:
-//! the envelope writer escapes it afterwards.
+//! How sent values, numbers and paths are written in envelope texts (ERRORS.md §4 and §5).
+//! Plain text: the envelope writer escapes it afterwards.
 
 use std::borrow::Cow;
 use std::fmt::Write;
