@@ -1,0 +1,329 @@
+//! One action of a tool: its name, schema, decoder, hints, deprecation and limits.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::Failure;
+use super::decode::{Decoder, value_at};
+use super::schema::bound_integers;
+use crate::Text;
+use crate::validate::{FieldPath, Problem, ProblemKind, Schema, SchemaError, ValidationError};
+
+/// A qualified action name (`billing.list_invoices`), as `#[tool]` generates them for
+/// `.actions(..)`: a misspelt action is a compile error, not a broken hint for the model.
+///
+/// ```
+/// use mcp_fusion::{error, ActionRef, ErrorCode};
+/// const LIST: ActionRef = ActionRef::new("billing.list_invoices");
+/// let err = error(ErrorCode::NOT_FOUND, "No invoice with that ID").actions([LIST]);
+/// assert_eq!(err.available_actions().collect::<Vec<_>>(), ["billing.list_invoices"]);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ActionRef(&'static str);
+
+impl ActionRef {
+    /// A reference to the action with this qualified name.
+    pub const fn new(qualified: &'static str) -> Self {
+        ActionRef(qualified)
+    }
+
+    /// The qualified name.
+    pub const fn as_str(self) -> &'static str {
+        self.0
+    }
+}
+
+impl From<ActionRef> for Text {
+    fn from(action: ActionRef) -> Text {
+        Cow::Borrowed(action.0)
+    }
+}
+
+/// Hints about what an action does, for clients (MCP tool annotations). Unset hints are not sent.
+///
+/// ```
+/// let hints = mcp_fusion::Annotations { read_only: Some(true), ..Default::default() };
+/// assert_eq!(hints.read_only, Some(true));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Annotations {
+    /// The action does not modify its environment.
+    pub read_only: Option<bool>,
+    /// The action may perform destructive updates.
+    pub destructive: Option<bool>,
+    /// Calling it again with the same arguments has no further effect.
+    pub idempotent: Option<bool>,
+    /// The action interacts with an open world of external entities.
+    pub open_world: Option<bool>,
+}
+
+/// A deprecated action: it still runs, and its result carries a DEPRECATED warning.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Deprecation {
+    /// The author's note, used as the warning's message.
+    pub note: Option<String>,
+    /// The qualified action to use instead.
+    pub replacement: Option<String>,
+}
+
+/// A concurrency limit: at most `max_active` calls run, `max_queued` wait (FIFO).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Concurrency {
+    /// Calls running at once.
+    pub max_active: usize,
+    /// Calls waiting for a slot.
+    pub max_queued: usize,
+}
+
+/// A rate limit: at most `max` calls per `window`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    /// Calls allowed per window.
+    pub max: u64,
+    /// The window.
+    pub window: Duration,
+}
+
+/// One action of a tool.
+///
+/// ```
+/// use mcp_fusion::ActionDef;
+/// let action = ActionDef::without_arguments("list_invoices").description("List invoices.").read_only();
+/// assert_eq!(action.name(), "list_invoices");
+/// ```
+pub struct ActionDef {
+    pub(super) name: Cow<'static, str>,
+    pub(super) decoder: Option<Decoder>,
+    /// Shared with each call's context, so a call does not copy it.
+    pub(super) qualified: Arc<str>,
+    pub(super) description: Option<String>,
+    pub(super) schema_value: Value,
+    pub(super) schema: Result<Schema, SchemaError>,
+    pub(super) annotations: Annotations,
+    pub(super) deprecated: Option<Deprecation>,
+    pub(super) timeout: Option<Duration>,
+    pub(super) concurrency: Option<Concurrency>,
+}
+
+impl std::fmt::Debug for ActionDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ActionDef")
+            .field("name", &self.name)
+            .field("qualified", &self.qualified)
+            .field("description", &self.description)
+            .field("schema", &self.schema_value)
+            .field("annotations", &self.annotations)
+            .field("deprecated", &self.deprecated)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ActionDef {
+    /// An action whose arguments are `T`, validated against `T`'s JSON Schema, then decoded.
+    pub fn new<T>(name: impl Into<Cow<'static, str>>) -> Self
+    where
+        T: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static,
+    {
+        let mut schema = schemars::SchemaGenerator::default()
+            .into_root_schema_for::<T>()
+            .to_value();
+        if let Some(root) = schema.as_object_mut() {
+            // Noise for a model reading `tools/list`; the draft is fixed by the contract.
+            root.remove("$schema");
+            root.remove("title");
+        }
+        bound_integers(&mut schema);
+        let mut action = Self::with_schema(name, schema);
+        action.decoder = Some(Decoder::of::<T>());
+        action
+    }
+
+    /// An action that takes no arguments (any sent field is unrecognized).
+    pub fn without_arguments(name: impl Into<Cow<'static, str>>) -> Self {
+        Self::with_schema(
+            name,
+            json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        )
+    }
+
+    /// An action with a hand-written JSON Schema for its arguments.
+    pub fn with_schema(name: impl Into<Cow<'static, str>>, schema: Value) -> Self {
+        let compiled = Schema::new(&schema);
+        ActionDef {
+            name: name.into(),
+            decoder: None,
+            qualified: Arc::from(""),
+            description: None,
+            schema_value: schema,
+            schema: compiled,
+            annotations: Annotations::default(),
+            deprecated: None,
+            timeout: None,
+            concurrency: None,
+        }
+    }
+
+    /// Sets the description (from doc comments, for `#[tool]`).
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        let description = description.into();
+        self.description = (!description.is_empty()).then_some(description);
+        self
+    }
+
+    /// Marks the action read-only.
+    pub fn read_only(mut self) -> Self {
+        self.annotations.read_only = Some(true);
+        self
+    }
+
+    /// Marks the action destructive.
+    pub fn destructive(mut self) -> Self {
+        self.annotations.destructive = Some(true);
+        self
+    }
+
+    /// Marks the action idempotent.
+    pub fn idempotent(mut self) -> Self {
+        self.annotations.idempotent = Some(true);
+        self
+    }
+
+    /// Marks the action as reaching an open world.
+    pub fn open_world(mut self) -> Self {
+        self.annotations.open_world = Some(true);
+        self
+    }
+
+    /// Deprecates the action: `note` replaces the default message; `replacement` is the bare
+    /// name of another action of the same tool.
+    pub fn deprecated(mut self, note: Option<&str>, replacement: Option<&str>) -> Self {
+        self.deprecated = Some(Deprecation {
+            note: note.filter(|n| !n.is_empty()).map(str::to_owned),
+            replacement: replacement.map(str::to_owned),
+        });
+        self
+    }
+
+    /// Sets the deadline of the action's handler.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Limits concurrent calls of this action (within the tool's own limit, if any).
+    pub fn concurrency(mut self, max_active: usize, max_queued: usize) -> Self {
+        self.concurrency = Some(Concurrency {
+            max_active,
+            max_queued,
+        });
+        self
+    }
+
+    /// The action's own concurrency limit, if any.
+    pub fn concurrency_limit(&self) -> Option<Concurrency> {
+        self.concurrency
+    }
+
+    /// The bare name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The qualified name (`tool.action`).
+    pub fn qualified(&self) -> &str {
+        &self.qualified
+    }
+
+    pub(crate) fn qualified_shared(&self) -> Arc<str> {
+        self.qualified.clone()
+    }
+
+    /// The description, if any.
+    pub fn description_text(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+
+    /// The JSON Schema of the arguments.
+    pub fn schema(&self) -> &Value {
+        &self.schema_value
+    }
+
+    /// The compiled schema, or why it could not be compiled.
+    pub fn compiled_schema(&self) -> Result<&Schema, &SchemaError> {
+        self.schema.as_ref()
+    }
+
+    /// The annotations.
+    pub fn annotations(&self) -> Annotations {
+        self.annotations
+    }
+
+    /// The deprecation, if any (replacement qualified).
+    pub fn deprecation(&self) -> Option<&Deprecation> {
+        self.deprecated.as_ref()
+    }
+
+    /// The handler's deadline, if any.
+    pub fn timeout_duration(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// Decodes validated arguments into the action's type `T` (the type it was made with).
+    /// A whole-number float (`2.0`) where the schema allows an integer reaches `T` as that
+    /// integer. A value the schema accepts but `T` refuses is answered with a validation error
+    /// at the path where decoding stopped (ERRORS.md §5, the decoder row); the decoder's own
+    /// words go to the log, never to the model. Successful calls pay for one decoding only.
+    pub fn decode<T: 'static>(&self, args: &Value) -> Result<T, Failure> {
+        let decoder = self
+            .decoder
+            .ok_or_else(|| Failure::Internal("this action takes no arguments".into()))?;
+        let decoded = match (decoder.decode)(args) {
+            Ok(decoded) => decoded,
+            Err(_) => {
+                let integers = self.schema.as_ref().ok().and_then(|s| s.integers(args));
+                match integers.as_ref().map(decoder.decode) {
+                    Some(Ok(decoded)) => decoded,
+                    _ => {
+                        return Err(self.refused(decoder, integers.as_ref().unwrap_or(args), args));
+                    }
+                }
+            }
+        };
+        decoded
+            .downcast::<T>()
+            .map(|t| *t)
+            .map_err(|_| Failure::Internal("the arguments were decoded into another type".into()))
+    }
+
+    /// The decoder row: where `decoded` (the arguments as decoded, integers fixed) was refused,
+    /// described by the schema there, with the value found at that path in `sent`.
+    fn refused(&self, decoder: Decoder, decoded: &Value, sent: &Value) -> Failure {
+        let (path, cause) = match (decoder.locate)(decoded) {
+            Some((path, cause)) => (path, cause.to_string()),
+            None => (
+                FieldPath::root(),
+                "refused on the first decoding only".to_owned(),
+            ),
+        };
+        tracing::warn!(
+            action = %self.qualified,
+            path = %path,
+            cause = %cause,
+            "arguments accepted by the schema were refused by the argument type"
+        );
+        let desc = self
+            .schema
+            .as_ref()
+            .map_or_else(|_| "a value".into(), |schema| schema.desc_at(&path));
+        let problem = Problem::new(
+            path.clone(),
+            ProblemKind::Decode { desc },
+            value_at(sent, &path),
+        );
+        Failure::Invalid(ValidationError::new(&*self.qualified, vec![problem]))
+    }
+}

@@ -1,0 +1,189 @@
+//! A tool's definition: its name, description, discriminator, actions and limits, built once.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::action::{ActionDef, Concurrency, RateLimit};
+use super::schema::{grouped_schema, object_schema};
+use crate::router::Router;
+
+/// A tool's definition: what `tools/list` shows and what `tools/call` routes on.
+///
+/// ```
+/// use mcp_fusion::{ActionDef, ToolDef};
+/// let billing = ToolDef::new("billing")
+///     .description("Invoices.")
+///     .action(ActionDef::without_arguments("list_invoices").read_only())
+///     .action(ActionDef::without_arguments("void_invoice").deprecated(None, Some("list_invoices")))
+///     .build();
+/// assert_eq!(billing.actions()[0].qualified(), "billing.list_invoices");
+/// assert_eq!(billing.input_schema()["properties"]["action"]["enum"], serde_json::json!(["list_invoices", "void_invoice"]));
+/// ```
+#[derive(Debug)]
+pub struct ToolDef {
+    pub(super) name: Cow<'static, str>,
+    pub(super) description: Option<String>,
+    pub(super) discriminator: Option<Cow<'static, str>>,
+    pub(super) actions: Vec<ActionDef>,
+    pub(super) router: Router,
+    pub(super) input_schema: Arc<Map<String, Value>>,
+    pub(super) concurrency: Option<Concurrency>,
+    pub(super) rate_limit: Option<RateLimit>,
+}
+
+/// Builds a [`ToolDef`].
+#[derive(Debug)]
+pub struct ToolDefBuilder {
+    name: Cow<'static, str>,
+    description: Option<String>,
+    discriminator: Option<Cow<'static, str>>,
+    single: bool,
+    actions: Vec<ActionDef>,
+    concurrency: Option<Concurrency>,
+    rate_limit: Option<RateLimit>,
+}
+
+impl ToolDef {
+    /// A grouped tool: actions selected by a discriminator field (`action` unless renamed).
+    #[allow(clippy::new_ret_no_self)] // `new` starts the builder, as `ToolDef::new(..)..build()` reads
+    pub fn new(name: impl Into<Cow<'static, str>>) -> ToolDefBuilder {
+        ToolDefBuilder {
+            name: name.into(),
+            description: None,
+            discriminator: None,
+            single: false,
+            actions: Vec::new(),
+            concurrency: None,
+            rate_limit: None,
+        }
+    }
+
+    /// A single-action tool: no discriminator, the arguments are the action's.
+    pub fn single(action: ActionDef) -> ToolDefBuilder {
+        let mut builder = Self::new(action.name.clone());
+        builder.single = true;
+        builder.actions.push(action);
+        builder
+    }
+
+    /// The tool name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The description, if any.
+    pub fn description_text(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+
+    /// The discriminator field, or `None` for a single-action tool.
+    pub fn discriminator(&self) -> Option<&str> {
+        self.discriminator.as_deref()
+    }
+
+    /// The actions, in declaration order.
+    pub fn actions(&self) -> &[ActionDef] {
+        &self.actions
+    }
+
+    /// The router over the actions.
+    pub fn router(&self) -> &Router {
+        &self.router
+    }
+
+    /// The input schema `tools/list` shows (root `type: object`).
+    pub fn input_schema(&self) -> &Map<String, Value> {
+        &self.input_schema
+    }
+
+    /// The concurrency limit, if any.
+    pub fn concurrency(&self) -> Option<Concurrency> {
+        self.concurrency
+    }
+
+    /// The rate limit, if any.
+    pub fn rate_limit(&self) -> Option<RateLimit> {
+        self.rate_limit
+    }
+}
+
+impl ToolDefBuilder {
+    /// Sets the description.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        let description = description.into();
+        self.description = (!description.is_empty()).then_some(description);
+        self
+    }
+
+    /// Renames the discriminator field (default `action`).
+    pub fn discriminator(mut self, name: impl Into<Cow<'static, str>>) -> Self {
+        self.discriminator = Some(name.into());
+        self
+    }
+
+    /// Adds an action.
+    pub fn action(mut self, action: ActionDef) -> Self {
+        self.actions.push(action);
+        self
+    }
+
+    /// Limits concurrent calls (enforced by the server).
+    pub fn concurrency(mut self, max_active: usize, max_queued: usize) -> Self {
+        self.concurrency = Some(Concurrency {
+            max_active,
+            max_queued,
+        });
+        self
+    }
+
+    /// Limits the call rate (enforced by the server).
+    pub fn rate_limit(mut self, max: u64, window: Duration) -> Self {
+        self.rate_limit = Some(RateLimit { max, window });
+        self
+    }
+
+    /// Qualifies the actions and lays out the input schema.
+    pub fn build(self) -> ToolDef {
+        let discriminator =
+            (!self.single).then(|| self.discriminator.unwrap_or(Cow::Borrowed("action")));
+        let mut actions = self.actions;
+        for action in &mut actions {
+            action.qualified = if self.single {
+                Arc::from(&*self.name)
+            } else {
+                Arc::from(format!("{}.{}", self.name, action.name))
+            };
+            let replacement = action
+                .deprecated
+                .as_mut()
+                .and_then(|d| d.replacement.as_mut());
+            if let Some(replacement) = replacement.filter(|r| !self.single && !r.contains('.')) {
+                *replacement = format!("{}.{replacement}", self.name);
+            }
+        }
+        let input_schema = match &discriminator {
+            None => actions
+                .first()
+                .map_or_else(Map::new, |a| object_schema(&a.schema_value)),
+            Some(field) => grouped_schema(field, &actions),
+        };
+        let router = Router::new(
+            self.name.clone(),
+            actions.iter().map(|a| a.name.to_string()),
+        )
+        .discriminator(discriminator.as_deref().unwrap_or("action"));
+        ToolDef {
+            name: self.name,
+            description: self.description,
+            discriminator,
+            actions,
+            router,
+            input_schema: Arc::new(input_schema),
+            concurrency: self.concurrency,
+            rate_limit: self.rate_limit,
+        }
+    }
+}
