@@ -1,48 +1,14 @@
 //! The "close" rule shared by did-you-mean suggestions (ERRORS.md §4, "Close").
 
-/// The name [`closest_index`] picks, for tests.
-#[cfg(test)]
-fn closest<'a, I>(value: &str, candidates: I) -> Option<&'a str>
-where
-    I: IntoIterator<Item = &'a str>,
-{
-    let candidates: Vec<&'a str> = candidates.into_iter().collect();
-    closest_index(value, candidates.iter().copied()).map(|i| candidates[i])
-}
-
-/// The index of the closest of `candidates` to `value`, if any is close: the smallest distance
-/// wins, the earliest candidate on a tie.
+/// Names searched for the one closest to a value (a router's actions, an object's declared
+/// fields), prepared once: ASCII names are lowercased ahead, and those of at most eight bytes
+/// packed in a word, so that a mistyped name is compared with each name of its length in a few
+/// instructions. The one implementation of the rule.
 ///
 /// A name is close when, after ASCII lowercasing both, their Levenshtein distance is at most 2,
-/// or one non-empty string contains the other.
-pub(crate) fn closest_index<'a, I>(value: &str, candidates: I) -> Option<usize>
-where
-    I: IntoIterator<Item = &'a str>,
-{
-    let value_len = char_len(value);
-    let value_ascii = value_len == value.len();
-    let mut row = Vec::new();
-    let mut best: Option<(usize, usize)> = None;
-    for (index, candidate) in candidates.into_iter().enumerate() {
-        let d = if value_ascii && candidate.len() == value.len() && candidate.is_ascii() {
-            same_length_ascii(value.as_bytes(), candidate.as_bytes(), &mut row)
-        } else {
-            distance_if_close(value, value_len, candidate, &mut row)
-        };
-        let Some(d) = d else {
-            continue;
-        };
-        if best.is_none_or(|(bd, _)| d < bd) {
-            best = Some((d, index));
-        }
-    }
-    best.map(|(_, i)| i)
-}
-
-/// Names searched again and again (a router's actions), prepared once for [`closest_index`]'s
-/// rule: ASCII names are lowercased ahead, and those of at most eight bytes packed in a word, so
-/// that a mistyped name is compared with each name of its length in a few instructions.
-#[derive(Debug, Clone)]
+/// or one non-empty string contains the other; the smallest distance wins, the earliest name on
+/// a tie.
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Names {
     names: Vec<String>,
     /// Each name lowercased, when it is ASCII.
@@ -86,7 +52,7 @@ impl Names {
         }
     }
 
-    /// What [`closest_index`] picks among the names.
+    /// The index of the closest name to `value`, if one is close.
     pub(crate) fn closest(&self, value: &str) -> Option<usize> {
         let mut buffer = [0; 64];
         let lowered = (value.len() <= buffer.len() && value.is_ascii()).then(|| {
@@ -130,24 +96,6 @@ fn char_len(s: &str) -> usize {
     } else {
         s.chars().count()
     }
-}
-
-/// [`distance_if_close`] for ASCII names of one length, the usual case of a mistyped action: one
-/// of them contains the other only when they are equal, and at most two differing positions
-/// is exactly that distance (one insertion costs a deletion too, so a distance of 1 is one
-/// substitution).
-fn same_length_ascii(a: &[u8], b: &[u8], row: &mut Vec<usize>) -> Option<usize> {
-    // Branch-free: which positions differ is what varies from name to name.
-    let differing: usize = a
-        .iter()
-        .zip(b)
-        .map(|(x, y)| usize::from(!x.eq_ignore_ascii_case(y)))
-        .sum();
-    if differing <= 2 {
-        return Some(differing);
-    }
-    let d = levenshtein_ascii(a, b, row);
-    (d <= 2).then_some(d)
 }
 
 /// The distance between `a` and `b`, ASCII case ignored, when they are close; else `None`.
@@ -217,6 +165,12 @@ fn levenshtein_ascii(a: &[u8], b: &[u8], row: &mut Vec<usize>) -> usize {
 mod tests {
     use super::*;
 
+    /// The name [`Names::closest`] picks.
+    fn closest<'a, const N: usize>(value: &str, names: [&'a str; N]) -> Option<&'a str> {
+        let owned: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
+        Names::new(&owned).closest(value).map(|i| names[i])
+    }
+
     #[test]
     fn edit_distance() {
         let d = |a: &str, b: &str| levenshtein(a, b, char_len(b), &mut Vec::new());
@@ -226,17 +180,43 @@ mod tests {
         assert_eq!(d("GET", "get"), 0);
     }
 
+    /// The rule as ERRORS.md words it, cell by cell, to hold the fast paths against.
+    fn by_the_rule(value: &str, names: &[String]) -> Option<usize> {
+        let lower = |s: &str| s.to_ascii_lowercase().chars().collect::<Vec<char>>();
+        let v = lower(value);
+        let mut best: Option<(usize, usize)> = None;
+        for (i, name) in names.iter().enumerate() {
+            let n = lower(name);
+            let contains =
+                |h: &[char], k: &[char]| !k.is_empty() && h.windows(k.len()).any(|w| w == k);
+            let mut row: Vec<usize> = (0..=n.len()).collect();
+            for (x, a) in v.iter().enumerate() {
+                let mut diagonal = row[0];
+                row[0] = x + 1;
+                for (y, b) in n.iter().enumerate() {
+                    let above = row[y + 1];
+                    row[y + 1] = (above + 1)
+                        .min(row[y] + 1)
+                        .min(diagonal + usize::from(a != b));
+                    diagonal = above;
+                }
+            }
+            let d = row[n.len()];
+            if (d <= 2 || contains(&v, &n) || contains(&n, &v)) && best.is_none_or(|(bd, _)| d < bd)
+            {
+                best = Some((d, i));
+            }
+        }
+        best.map(|(_, i)| i)
+    }
+
     proptest::proptest! {
         #[test]
         fn prepared_names_pick_what_the_rule_picks(
             names in proptest::collection::vec("[a-cA-C_\u{e9}]{0,10}", 0..8),
             value in "[a-cA-C_.\u{e9}]{0,12}",
         ) {
-            let prepared = Names::new(&names);
-            proptest::prop_assert_eq!(
-                prepared.closest(&value),
-                closest_index(&value, names.iter().map(String::as_str))
-            );
+            proptest::prop_assert_eq!(Names::new(&names).closest(&value), by_the_rule(&value, &names));
         }
     }
 

@@ -29,6 +29,11 @@ impl ChangeSeverity {
         }
     }
 
+    /// Whether a change of this severity is shown to the model (§7: BREAKING or RISKY).
+    pub(crate) const fn reaches_the_model(self) -> bool {
+        matches!(self, ChangeSeverity::Breaking | ChangeSeverity::Risky)
+    }
+
     /// Reads `BREAKING`, `RISKY`, `SAFE` or `COSMETIC`.
     pub fn parse(name: &str) -> Option<Self> {
         [Self::Breaking, Self::Risky, Self::Safe, Self::Cosmetic]
@@ -125,7 +130,7 @@ fn inject(
     };
     let mut qualifying: Vec<&ContractChange> = changes
         .iter()
-        .filter(|c| matches!(c.severity, ChangeSeverity::Breaking | ChangeSeverity::Risky))
+        .filter(|c| c.severity.reaches_the_model())
         .filter(|c| c.action.as_deref().is_none_or(|a| a == action))
         .collect();
     // Stable: ties keep the order the diff produced. `str` orders by scalar value.

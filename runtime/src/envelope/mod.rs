@@ -409,7 +409,12 @@ impl RetryAfter for f32 {
 
 impl RetryAfter for Duration {
     fn whole_seconds(self) -> Option<u32> {
-        let secs = self.as_secs() + u64::from(self.subsec_nanos() > 0);
-        positive_seconds(secs)
+        positive_seconds(seconds_up(self))
     }
+}
+
+/// A duration in whole seconds, a fraction rounding up: the one rounding of every delay and
+/// window the envelopes write.
+pub(crate) fn seconds_up(d: Duration) -> u64 {
+    d.as_secs() + u64::from(d.subsec_nanos() > 0)
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 
 use super::text::{cut, push_escaped, sent as sent_text};
-use super::{ActionList, Text, ToolError, error, escape_text};
+use super::{ActionList, Text, ToolError, error, escape_text, seconds_up};
 use crate::ErrorCode;
 
 const CHOOSE_ACTION: &str = "Choose one of the available actions and call the tool again.";
@@ -134,7 +134,7 @@ impl ToolError {
     /// assert_eq!(err.recovery(), Some("Wait 2 seconds before calling this tool again."));
     /// ```
     pub fn rate_limited(max: u64, window: Duration, wait: Duration) -> Self {
-        let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+        let secs = seconds_up(wait);
         let secs = u32::try_from(secs.max(1)).unwrap_or(u32::MAX);
         let seconds = if secs == 1 {
             "1 second".to_owned()
@@ -213,7 +213,7 @@ impl ToolError {
 /// `1 second`, `90 seconds`, `2 minutes`, `1 hour`: the largest unit that divides the duration
 /// exactly; whole seconds (rounded up) otherwise.
 pub(crate) fn duration_text(d: Duration) -> String {
-    let secs = d.as_secs() + u64::from(d.subsec_nanos() > 0);
+    let secs = seconds_up(d);
     let (n, unit) = match secs {
         s if s > 0 && s % 3600 == 0 => (s / 3600, "hour"),
         s if s > 0 && s % 60 == 0 => (s / 60, "minute"),

@@ -22,7 +22,7 @@ pub use pipeline::RateLimitKey;
 use crate::contract::{Contract, Diff, ToolSet};
 use crate::middleware::{CallInfo, Middleware};
 use crate::tool::{Tool, ToolDef, prepare};
-use crate::{ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES};
+use crate::{ContractChange, DEFAULT_MAX_CHANGES};
 
 /// An MCP server of tools built with this crate.
 ///
@@ -165,7 +165,7 @@ impl Server {
             let changes: Vec<ContractChange> = diff
                 .tool(registered.tool.definition().name())
                 .iter()
-                .filter(|c| matches!(c.severity, ChangeSeverity::Breaking | ChangeSeverity::Risky))
+                .filter(|c| c.severity.reaches_the_model())
                 .cloned()
                 .collect();
             let pipeline = Arc::get_mut(&mut registered.pipeline)

@@ -12,7 +12,6 @@ use serde_json::{Map, Number, Value};
 use super::layout::{self, Layout, Node};
 use super::{FieldPath, Format, PathSegment, Problem, ProblemKind, ValidationError};
 use crate::envelope::text;
-use crate::similar::closest_index;
 
 /// An action's input schema, compiled once and used for every call.
 ///
@@ -250,11 +249,11 @@ impl Schema {
                 return found.push(at.ranks, rank, problem);
             }
             K::AdditionalProperties { unexpected } => {
-                let known = node()
-                    .map(|n| n.known.clone())
-                    .unwrap_or_else(|| Vec::new().into());
+                let declared = node();
+                let known = declared.map_or_else(|| Vec::new().into(), |n| n.known.clone());
                 for key in unexpected {
-                    let did_you_mean = closest_index(key, known.iter().map(String::as_str))
+                    let did_you_mean = declared
+                        .and_then(|n| n.names.closest(key))
                         .map(|i| known[i].clone());
                     let kind = ProblemKind::UnrecognizedField {
                         did_you_mean,

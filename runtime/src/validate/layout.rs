@@ -9,6 +9,7 @@ use serde_json::{Map, Number, Value};
 
 use super::JsonType;
 use crate::envelope::{itoa, text};
+use crate::similar::Names;
 
 /// Subschemas by index; `by_location` maps a JSON pointer into the schema to its index.
 #[derive(Debug, Default)]
@@ -35,6 +36,8 @@ pub(super) struct Node {
     fields: Vec<(String, usize)>,
     /// The same names, shared by every "unrecognized field" problem of this object.
     pub(super) known: Arc<[String]>,
+    /// The same, prepared for the did-you-mean search.
+    pub(super) names: Names,
     /// Positions of the declared fields, for objects too large to scan.
     index: Option<HashMap<String, usize>>,
     items: Option<usize>,
@@ -144,6 +147,7 @@ impl Layout {
             }
         }
         node.known = node.fields.iter().map(|(name, _)| name.clone()).collect();
+        node.names = Names::new(&node.known);
         if node.fields.len() > SCAN_MAX {
             node.index = Some(
                 node.fields
