@@ -7,7 +7,9 @@ mod common;
 use std::path::PathBuf;
 
 use mcp_fusion::client::Client;
-use mcp_fusion::contract::{Contract, Diff, LockfileError, assert_lockfile, verify_lockfile};
+use mcp_fusion::contract::{
+    Contract, Diff, LockfileError, LockfileMismatch, assert_lockfile, verify_lockfile,
+};
 use mcp_fusion::server::Server;
 use mcp_fusion::{ActionDef, ChangeSeverity, ToolDef};
 use serde_json::{Value, json};
@@ -71,7 +73,7 @@ fn a_hand_edited_lockfile_is_refused() {
     }
     assert!(matches!(
         Contract::from_lockfile("{\"lockfile\": 9, \"tools\": []}"),
-        Err(LockfileError::Format(_))
+        Err(LockfileError::Version { found: 9 })
     ));
     assert!(matches!(
         Contract::from_lockfile("not json"),
@@ -84,7 +86,9 @@ fn the_check_explains_a_change_and_updates_on_request() {
     let path = scratch("check.lock");
     std::fs::write(&path, before_currency().to_lockfile()).unwrap();
     let server = billing_server();
-    let message = verify_lockfile(&server, &path, false).unwrap_err();
+    let mismatch = verify_lockfile(&server, &path, false).unwrap_err();
+    assert!(matches!(mismatch, LockfileMismatch::Differs { .. }));
+    let message = mismatch.to_string();
     assert!(
         message.contains(
             "billing.create_invoice\n  BREAKING  currency: The field \"currency\" was added and is required.\n"
@@ -104,7 +108,11 @@ fn the_check_explains_a_change_and_updates_on_request() {
     verify_lockfile(&server, &path, false).expect("now current");
     std::fs::remove_file(&path).unwrap();
     let missing = verify_lockfile(&server, &path, false).unwrap_err();
-    assert!(missing.starts_with("no contract lockfile at"), "{missing}");
+    assert!(matches!(missing, LockfileMismatch::Missing { .. }));
+    assert!(
+        missing.to_string().starts_with("no contract lockfile at"),
+        "{missing}"
+    );
 }
 
 /// One action `t.a` before and after.

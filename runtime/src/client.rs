@@ -118,9 +118,13 @@ impl Client {
             Value::Object(map) => map,
             Value::Null => Map::new(),
             other => {
-                return Err(ClientError::Arguments(format!(
-                    "arguments must be an object, not {other}"
-                )));
+                let given = match other {
+                    Value::Array(_) => "an array",
+                    Value::String(_) => "a string",
+                    Value::Number(_) => "a number",
+                    _ => "a boolean",
+                };
+                return Err(ClientError::Arguments { given });
             }
         };
         if let Some(action) = action {
@@ -153,7 +157,7 @@ impl Client {
             .call(target, arguments)
             .await?;
         let text = texts(&result).next().unwrap_or_default();
-        serde_json::from_str(&text).map_err(|e| ClientError::Decode(e.to_string()))
+        serde_json::from_str(&text).map_err(ClientError::Decode)
     }
 
     /// Calls every target concurrently; every outcome comes back, in order, whatever the
@@ -233,16 +237,19 @@ pub enum ClientError {
     /// The tool answered with an error envelope.
     Tool(Box<ToolCallError>),
     /// The transport or the protocol failed (including an unknown tool, a JSON-RPC error).
-    Transport(String),
-    /// The arguments given were not an object.
-    Arguments(String),
+    Transport(Box<dyn std::error::Error + Send + Sync>),
+    /// The arguments given were not an object (nor null).
+    Arguments {
+        /// The JSON type that was given instead (`an array`, `a string`, ...).
+        given: &'static str,
+    },
     /// The success value did not decode into the requested type.
-    Decode(String),
+    Decode(serde_json::Error),
 }
 
 impl ClientError {
-    fn transport(e: impl fmt::Display) -> Self {
-        ClientError::Transport(e.to_string())
+    fn transport(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        ClientError::Transport(Box::new(e))
     }
 
     /// The tool error, if the tool answered with one.
@@ -258,10 +265,21 @@ impl fmt::Display for ClientError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ClientError::Tool(e) => write!(f, "the tool failed: {e}"),
-            ClientError::Transport(e) => write!(f, "the call did not complete: {e}"),
-            ClientError::Arguments(e) | ClientError::Decode(e) => f.write_str(e),
+            ClientError::Transport(_) => f.write_str("the call did not complete"),
+            ClientError::Arguments { given } => {
+                write!(f, "the arguments must be an object, not {given}")
+            }
+            ClientError::Decode(_) => f.write_str("the success value did not decode"),
         }
     }
 }
 
-impl std::error::Error for ClientError {}
+impl std::error::Error for ClientError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ClientError::Transport(e) => Some(&**e),
+            ClientError::Decode(e) => Some(e),
+            ClientError::Tool(_) | ClientError::Arguments { .. } => None,
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! The lockfile's text: JSON in a fixed layout, so that a change to one action is a small diff.
 
 use std::fmt;
-use std::path::Path;
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -17,9 +17,19 @@ const VERSION: u32 = 1;
 #[derive(Debug)]
 pub enum LockfileError {
     /// It cannot be read from disk.
-    Io(String),
-    /// It is not a lockfile of this version.
-    Format(String),
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// It is not JSON of the lockfile's layout.
+    Format(serde_json::Error),
+    /// It is a lockfile of another layout version.
+    Version {
+        /// The version the file says.
+        found: u32,
+    },
     /// An action's digest does not match its contract: the file was edited by hand.
     Digest {
         /// The qualified action.
@@ -27,17 +37,17 @@ pub enum LockfileError {
     },
 }
 
-impl LockfileError {
-    pub(super) fn io(path: &Path, err: std::io::Error) -> Self {
-        LockfileError::Io(format!("{}: {err}", path.display()))
-    }
-}
-
 impl fmt::Display for LockfileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            LockfileError::Io(e) => write!(f, "cannot read the lockfile {e}"),
-            LockfileError::Format(e) => write!(f, "not an mcp-fusion lockfile: {e}"),
+            LockfileError::Io { path, .. } => {
+                write!(f, "cannot read the lockfile {}", path.display())
+            }
+            LockfileError::Format(_) => f.write_str("not an mcp-fusion lockfile"),
+            LockfileError::Version { found } => write!(
+                f,
+                "a lockfile of layout version {found} (this library writes {VERSION})"
+            ),
             LockfileError::Digest { action } => write!(
                 f,
                 "the digest of \"{action}\" does not match its contract (edited by hand?); write the lockfile again"
@@ -46,7 +56,15 @@ impl fmt::Display for LockfileError {
     }
 }
 
-impl std::error::Error for LockfileError {}
+impl std::error::Error for LockfileError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LockfileError::Io { source, .. } => Some(source),
+            LockfileError::Format(source) => Some(source),
+            LockfileError::Version { .. } | LockfileError::Digest { .. } => None,
+        }
+    }
+}
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -178,13 +196,11 @@ pub(super) fn write(contract: &Contract) -> String {
 }
 
 pub(super) fn read(text: &str) -> Result<Contract, LockfileError> {
-    let file: File =
-        serde_json::from_str(text).map_err(|e| LockfileError::Format(e.to_string()))?;
+    let file: File = serde_json::from_str(text).map_err(LockfileError::Format)?;
     if file.lockfile != VERSION {
-        return Err(LockfileError::Format(format!(
-            "layout version {} (this library writes {VERSION})",
-            file.lockfile
-        )));
+        return Err(LockfileError::Version {
+            found: file.lockfile,
+        });
     }
     let mut tools = Vec::with_capacity(file.tools.len());
     for tool in file.tools {

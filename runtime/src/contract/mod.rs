@@ -46,7 +46,7 @@ mod lockfile;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -130,7 +130,10 @@ impl Contract {
     /// Reads a lockfile from disk.
     pub fn read(path: impl AsRef<Path>) -> Result<Contract, LockfileError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|e| LockfileError::io(path, e))?;
+        let text = std::fs::read_to_string(path).map_err(|source| LockfileError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Contract::from_lockfile(&text)
     }
 
@@ -345,6 +348,67 @@ pub fn assert_lockfile<S: ToolSet + ?Sized>(server: &S, path: impl AsRef<Path>) 
     }
 }
 
+/// Why [`verify_lockfile`] failed; its `Display` is the whole explanation (what changed, the
+/// line diff, how to update).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum LockfileMismatch {
+    /// There is no lockfile at the path.
+    Missing {
+        /// Where it was looked for.
+        path: PathBuf,
+    },
+    /// The lockfile differs from the running contract.
+    Differs {
+        /// The lockfile.
+        path: PathBuf,
+        /// The classified changes (or why the lockfile cannot be read), then the line diff.
+        report: String,
+        /// Why the lockfile cannot be read, when it cannot.
+        unreadable: Option<LockfileError>,
+    },
+    /// Updating was asked for, and the lockfile could not be written.
+    Write {
+        /// The lockfile.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+impl std::fmt::Display for LockfileMismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LockfileMismatch::Missing { path } => write!(
+                f,
+                "no contract lockfile at {}; run the tests with {UPDATE_ENV}=1 to write it",
+                path.display()
+            ),
+            LockfileMismatch::Differs { path, report, .. } => write!(
+                f,
+                "the contract differs from the lockfile {}\n\n{report}\nIf the change is intended, run the tests with {UPDATE_ENV}=1 and commit the lockfile.",
+                path.display()
+            ),
+            LockfileMismatch::Write { path, .. } => {
+                write!(f, "cannot write the lockfile {}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for LockfileMismatch {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LockfileMismatch::Write { source, .. } => Some(source),
+            LockfileMismatch::Differs {
+                unreadable: Some(e),
+                ..
+            } => Some(e),
+            _ => None,
+        }
+    }
+}
+
 /// What [`assert_lockfile`] checks, as a value: `Ok` when the lockfile matches (or, with
 /// `update`, was written); otherwise the message explaining the difference.
 ///
@@ -352,13 +416,15 @@ pub fn assert_lockfile<S: ToolSet + ?Sized>(server: &S, path: impl AsRef<Path>) 
 /// let server = mcp_fusion::server::Server::new("empty", "1.0.0");
 /// let path = std::env::temp_dir().join("mcp-fusion-doc-missing.lock");
 /// let _ = std::fs::remove_file(&path);
-/// assert!(mcp_fusion::contract::verify_lockfile(&server, &path, false).unwrap_err().contains("no contract lockfile"));
+/// let err = mcp_fusion::contract::verify_lockfile(&server, &path, false).unwrap_err();
+/// assert!(matches!(err, mcp_fusion::contract::LockfileMismatch::Missing { .. }));
+/// assert!(err.to_string().starts_with("no contract lockfile at"));
 /// ```
 pub fn verify_lockfile<S: ToolSet + ?Sized>(
     server: &S,
     path: &Path,
     update: bool,
-) -> Result<(), String> {
+) -> Result<(), LockfileMismatch> {
     let running = Contract::of(server);
     let expected = running.to_lockfile();
     let found = std::fs::read_to_string(path).ok();
@@ -366,24 +432,25 @@ pub fn verify_lockfile<S: ToolSet + ?Sized>(
         return Ok(());
     }
     if update {
-        return std::fs::write(path, &expected)
-            .map_err(|e| format!("cannot write the lockfile {}: {e}", path.display()));
+        return std::fs::write(path, &expected).map_err(|source| LockfileMismatch::Write {
+            path: path.to_path_buf(),
+            source,
+        });
     }
     let Some(found) = found else {
-        return Err(format!(
-            "no contract lockfile at {}; run the tests with {UPDATE_ENV}=1 to write it",
-            path.display()
-        ));
+        return Err(LockfileMismatch::Missing {
+            path: path.to_path_buf(),
+        });
     };
-    let changes = match Contract::from_lockfile(&found) {
-        Ok(locked) => Diff::between(&locked, &running).to_string(),
-        Err(e) => format!("The lockfile cannot be read: {e}\n"),
+    let (changes, unreadable) = match Contract::from_lockfile(&found) {
+        Ok(locked) => (Diff::between(&locked, &running).to_string(), None),
+        Err(e) => (format!("The lockfile cannot be read: {e}\n"), Some(e)),
     };
-    Err(format!(
-        "the contract differs from the lockfile {}\n\n{changes}\n{}\nIf the change is intended, run the tests with {UPDATE_ENV}=1 and commit the lockfile.",
-        path.display(),
-        lines::diff(&found, &expected)
-    ))
+    Err(LockfileMismatch::Differs {
+        path: path.to_path_buf(),
+        report: format!("{changes}\n{}", lines::diff(&found, &expected)),
+        unreadable,
+    })
 }
 
 /// The contract flags of a server built with this library, for its `main`:
@@ -438,7 +505,14 @@ pub fn command<S: ToolSet + ?Sized>(
             }
         }
         Err(e) => {
-            eprintln!("{e}");
+            // The error, then each of its causes.
+            let mut line = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(cause) = source {
+                line.push_str(&format!(": {cause}"));
+                source = cause.source();
+            }
+            eprintln!("{line}");
             ExitCode::from(2)
         }
     })

@@ -248,26 +248,43 @@ impl Server {
         let running = self
             .serve(stdio_guard::StdioGuard::new(rmcp::transport::stdio_pipes()))
             .await
-            .map_err(|e| ServeError(e.to_string()))?;
+            .map_err(|e| ServeError::new("initialization failed", e))?;
         running
             .waiting()
             .await
-            .map_err(|e| ServeError(e.to_string()))?;
+            .map_err(|e| ServeError::new("the serving task failed", e))?;
         Ok(())
     }
 }
 
-/// Why serving stopped early.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServeError(String);
+/// Why serving stopped early: what failed, with the underlying error as its
+/// [`source`](std::error::Error::source).
+#[derive(Debug)]
+pub struct ServeError {
+    stage: &'static str,
+    source: Box<dyn std::error::Error + Send + Sync>,
+}
 
-impl std::fmt::Display for ServeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "the MCP server stopped: {}", self.0)
+impl ServeError {
+    fn new(stage: &'static str, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        ServeError {
+            stage,
+            source: Box::new(source),
+        }
     }
 }
 
-impl std::error::Error for ServeError {}
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the MCP server stopped: {}", self.stage)
+    }
+}
+
+impl std::error::Error for ServeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.source)
+    }
+}
 
 impl ToolSet for Server {
     fn tool_definitions(&self) -> impl Iterator<Item = &ToolDef> {
@@ -423,6 +440,6 @@ impl Server {
         let router = axum::Router::new().nest_service(&options.path, service);
         axum::serve(listener, router)
             .await
-            .map_err(|e| ServeError(e.to_string()))
+            .map_err(|e| ServeError::new("the HTTP listener failed", e))
     }
 }
