@@ -10,7 +10,8 @@ use std::process::ExitCode;
 use mcp_fusion::router::Router;
 use mcp_fusion::validate::Schema;
 use mcp_fusion::{
-    ChangeSeverity, ContractChange, ErrorCode, Severity, error, inject_contract_awareness, parse,
+    ChangeSeverity, ContractChange, ErrorCode, Severity, error, inject_contract_awareness,
+    parse_envelope,
 };
 use serde_json::{Value, json};
 
@@ -176,12 +177,12 @@ fn contract_awareness(input: &Value) -> Value {
     let max = input["max"].as_u64().map_or(5, |m| m as usize);
     let text = inject_contract_awareness(envelope_text, str_of(&input["action"]), &changes, max);
     // The envelope's own severity decides isError: only a warning tool_error is not an error.
-    let is_error = parse(&text).severity.is_error();
+    let is_error = parse_envelope(&text).severity.is_error();
     envelope(text, is_error)
 }
 
 fn parsed(input: &Value) -> Value {
-    let p = parse(str_of(&input["text"]));
+    let p = parse_envelope(str_of(&input["text"]));
     json!({
         "code": p.code,
         "severity": p.severity.as_str(),

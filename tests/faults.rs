@@ -12,7 +12,7 @@ use mcp_fusion::middleware::{Audit, CallInfo, Middleware, Next};
 use mcp_fusion::rmcp::ServiceExt;
 use mcp_fusion::rmcp::model::CallToolResult;
 use mcp_fusion::server::Server;
-use mcp_fusion::{BoxFuture, Failure, ParsedError, ToolError, parse, tool};
+use mcp_fusion::{BoxFuture, Failure, ParsedError, ToolError, parse_envelope, tool};
 use serde_json::{Value, json};
 
 const PASSWORD: &str = "hunter2-Secr3t";
@@ -229,7 +229,7 @@ async fn secrets_stay_in_the_log() {
         assert_eq!(result.is_error, Some(true));
         let text = text(&result);
         assert_no_secret(&text);
-        let parsed = parse(&text);
+        let parsed = parse_envelope(&text);
         assert_eq!(parsed.code, "INTERNAL_ERROR", "{text}");
         assert_eq!(
             parsed.message,
@@ -250,7 +250,7 @@ async fn secrets_stay_in_the_log() {
     let late = client.call("vault.stall", json!({})).await.unwrap();
     let late = text(&late);
     assert_no_secret(&late);
-    assert_eq!(parse(&late).code, "TIMEOUT", "{late}");
+    assert_eq!(parse_envelope(&late).code, "TIMEOUT", "{late}");
 
     // Served after all of it.
     let pong = client.call("vault.ping", json!({})).await.unwrap();
@@ -266,7 +266,7 @@ async fn the_rate_limiter_never_echoes_its_key() {
         assert_eq!(read().await.unwrap().is_error, Some(false));
     }
     let limited = text(&read().await.unwrap());
-    assert_eq!(parse(&limited).code, "RATE_LIMITED", "{limited}");
+    assert_eq!(parse_envelope(&limited).code, "RATE_LIMITED", "{limited}");
     assert_no_secret(&limited);
     // Another key still has its budget.
     let other = client
@@ -280,7 +280,7 @@ async fn the_rate_limiter_never_echoes_its_key() {
 async fn exposed_causes_are_for_local_development_only() {
     let (client, _connection) = connect(true).await;
     let result = client.call("vault.query", json!({})).await.unwrap();
-    let parsed = parse(&text(&result));
+    let parsed = parse_envelope(&text(&result));
     assert_eq!(
         parsed.details.last(),
         Some(&(

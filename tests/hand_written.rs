@@ -9,7 +9,7 @@ use std::time::Duration;
 use mcp_fusion::middleware::{Auth, AuthDecision};
 use mcp_fusion::rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
 use mcp_fusion::server::Server;
-use mcp_fusion::{ActionDef, BoxFuture, Context, Failure, Tool, ToolDef, parse};
+use mcp_fusion::{ActionDef, BoxFuture, Context, Failure, Tool, ToolDef, parse_envelope};
 use serde_json::{Value, json};
 
 /// Three actions: `echo` answers, `boom` panics, `slow` sleeps a minute.
@@ -84,7 +84,7 @@ async fn middleware_refuses_before_the_hand_written_action_runs() {
         .tool(tool);
     let result = server.call(call("echo")).await.expect("the tool exists");
     assert_eq!(result.is_error, Some(true));
-    let parsed = parse(&text(&result));
+    let parsed = parse_envelope(&text(&result));
     assert_eq!(parsed.code, "UNAUTHORIZED");
     assert_eq!(parsed.message, "The token has expired.");
     assert_eq!(ran.load(Ordering::SeqCst), 0, "the action never ran");
@@ -96,7 +96,7 @@ async fn a_hand_written_panic_is_internal_error_and_the_server_goes_on() {
     let result = server.call(call("boom")).await.expect("the tool exists");
     assert_eq!(result.is_error, Some(true));
     let body = text(&result);
-    let parsed = parse(&body);
+    let parsed = parse_envelope(&body);
     assert_eq!(parsed.code, "INTERNAL_ERROR");
     assert_eq!(
         parsed.message,
@@ -109,7 +109,7 @@ async fn a_hand_written_panic_is_internal_error_and_the_server_goes_on() {
     let tool = Manual::new(|d| d);
     let arguments = json!({"action": "boom"}).as_object().cloned();
     assert_eq!(
-        parse(&text(&tool.call(arguments).await)).code,
+        parse_envelope(&text(&tool.call(arguments).await)).code,
         "INTERNAL_ERROR"
     );
 }
@@ -120,7 +120,7 @@ async fn limits_and_deadline_apply_to_a_hand_written_tool() {
     let server = Server::new("s", "1").tool(limited);
     // The deadline: the slow action is cancelled after 50 ms.
     let timeout = server.call(call("slow")).await.expect("the tool exists");
-    assert_eq!(parse(&text(&timeout)).code, "TIMEOUT");
+    assert_eq!(parse_envelope(&text(&timeout)).code, "TIMEOUT");
     // Concurrency 1, no queue: a second call while one runs is SERVER_BUSY.
     let running = {
         let server = server.clone();
@@ -128,9 +128,9 @@ async fn limits_and_deadline_apply_to_a_hand_written_tool() {
     };
     tokio::task::yield_now().await;
     let busy = server.call(call("echo")).await.expect("the tool exists");
-    assert_eq!(parse(&text(&busy)).code, "SERVER_BUSY");
+    assert_eq!(parse_envelope(&text(&busy)).code, "SERVER_BUSY");
     let _ = running.await;
     // The rate limit (3 per minute) was spent by the three calls above.
     let limited = server.call(call("echo")).await.expect("the tool exists");
-    assert_eq!(parse(&text(&limited)).code, "RATE_LIMITED");
+    assert_eq!(parse_envelope(&text(&limited)).code, "RATE_LIMITED");
 }

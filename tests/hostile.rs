@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use mcp_fusion::{ParsedKind, parse};
+use mcp_fusion::{ParsedKind, parse_envelope};
 use roxmltree::{Document, Node, NodeType, ParsingOptions};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value, json};
@@ -531,7 +531,7 @@ fn check_envelope(case: &Case, text: &str) -> Result<usize, String> {
     }
     check_shape(doc.root_element()).map_err(|e| format!("{e}: {text}"))?;
 
-    let parsed = parse(text);
+    let parsed = parse_envelope(text);
     let code_ok = match (&case.expect, parsed.kind) {
         (Expect::ValidationError, ParsedKind::ValidationError) => true,
         (Expect::ToolError(code), ParsedKind::ToolError) => parsed.code == *code,

@@ -5,7 +5,7 @@ use mcp_fusion::router::{RouteError, Router};
 use mcp_fusion::validate::{FieldPath, PathSegment, Problem, ProblemKind, Schema, ValidationError};
 use mcp_fusion::{
     ChangeSeverity, ContractChange, ErrorCode, ParsedError, ParsedKind, Severity, ToolError, error,
-    inject_contract_awareness, parse,
+    inject_contract_awareness, parse_envelope,
 };
 use proptest::collection::vec;
 use proptest::option;
@@ -206,7 +206,7 @@ proptest! {
         let text = err.render();
         let doc = Document::parse(&text).map_err(|e| TestCaseError::fail(format!("{e}: {text}")))?;
         prop_assert_eq!(doc.root_element().tag_name().name(), "tool_error");
-        prop_assert_eq!(parse(&text), ParsedError::from(&err));
+        prop_assert_eq!(parse_envelope(&text), ParsedError::from(&err));
     }
 
     #[test]
@@ -267,7 +267,7 @@ proptest! {
             expected.push(("(more)".into(), format!("{more} more {noun} not shown. Fix the fields above first.")));
         }
         prop_assert_eq!(&read, &expected);
-        prop_assert_eq!(parse(&text).fields, read);
+        prop_assert_eq!(parse_envelope(&text).fields, read);
 
         // Every undeclared key, however hostile, is found and reported at its own path.
         let mut unrecognized: Vec<&str> = problems
@@ -323,7 +323,7 @@ proptest! {
         hostile().prop_map(|h| format!("<tool_error code=\"X\"><message>{h}</message><details><detail key=\"{h}\">{h}</detail></details></tool_error>")),
         hostile().prop_map(|h| format!("<validation_error action=\"a/b\"><field name=\"{h}\">{h}</field></validation_error>")),
     ]) {
-        let parsed = parse(&text);
+        let parsed = parse_envelope(&text);
         if parsed.kind == ParsedKind::NotAnEnvelope {
             prop_assert_eq!(parsed.code, "UNKNOWN");
             prop_assert_eq!(parsed.message, text);
@@ -357,7 +357,7 @@ proptest! {
         let doc = Document::parse(&text).map_err(|e| TestCaseError::fail(format!("{e}: {text}")))?;
         let root = doc.root_element();
         prop_assert_eq!(root.tag_name().name(), "validation_error");
-        prop_assert_eq!(parse(&text), parse(&envelope));
+        prop_assert_eq!(parse_envelope(&text), parse_envelope(&envelope));
 
         let mut qualifying: Vec<&ContractChange> = changes.iter().filter(|c| qualifies(c, &action)).collect();
         qualifying.sort_by(|a, b| a.severity.cmp(&b.severity).then_with(|| a.field.cmp(&b.field)));
@@ -390,7 +390,7 @@ proptest! {
     fn no_truncation_is_an_envelope(err in tool_error_of(hostile_upto(4))) {
         let text = err.render();
         for (end, _) in text.char_indices() {
-            let parsed = parse(&text[..end]);
+            let parsed = parse_envelope(&text[..end]);
             prop_assert_eq!(parsed.kind, ParsedKind::NotAnEnvelope);
             prop_assert_eq!(parsed.message, &text[..end]);
         }

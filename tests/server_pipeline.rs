@@ -8,7 +8,7 @@ use std::time::Duration;
 use mcp_fusion::middleware::{Audit, Auth, AuthDecision};
 use mcp_fusion::rmcp::model::{CallToolRequestParams, CallToolResult};
 use mcp_fusion::server::Server;
-use mcp_fusion::{ToolError, parse, tool};
+use mcp_fusion::{ToolError, parse_envelope, tool};
 use serde_json::{Value, json};
 
 struct Slow {
@@ -100,7 +100,7 @@ async fn a_burst_is_answered_once_per_call_busy_beyond_the_queue() {
     let busy: Vec<_> = results
         .iter()
         .filter(|r| r.is_error == Some(true))
-        .map(|r| parse(&text(r)))
+        .map(|r| parse_envelope(&text(r)))
         .collect();
     assert_eq!(ok, 4, "2 running + 2 queued");
     assert_eq!(busy.len(), 6);
@@ -175,7 +175,7 @@ async fn deadlines_cancel_the_handler() {
         .call(params("slow", json!({"action": "stuck"})))
         .await
         .unwrap();
-    let parsed = parse(&text(&result));
+    let parsed = parse_envelope(&text(&result));
     assert_eq!(parsed.code, "TIMEOUT");
     assert_eq!(
         parsed.message,
@@ -193,7 +193,7 @@ async fn rate_limits_answer_with_the_exact_wait() {
             .unwrap();
         assert_eq!(result.is_error, Some(false));
     }
-    let limited = parse(&text(
+    let limited = parse_envelope(&text(
         &server
             .call(params("limited", json!({"action": "ping"})))
             .await
@@ -206,7 +206,7 @@ async fn rate_limits_answer_with_the_exact_wait() {
     );
     assert_eq!(limited.retry_after, Some(30));
     // A malformed call is told what is wrong with it, not that it is limited.
-    let invalid = parse(&text(
+    let invalid = parse_envelope(&text(
         &server
             .call(params("limited", json!({"action": "pong"})))
             .await
@@ -251,7 +251,7 @@ async fn auth_middleware_refuses_before_the_handler() {
         .middleware(Audit)
         .middleware(Auth::new(|_| AuthDecision::Required))
         .tool(Limited);
-    let parsed = parse(&text(
+    let parsed = parse_envelope(&text(
         &server
             .call(params("limited", json!({"action": "ping"})))
             .await
@@ -263,7 +263,7 @@ async fn auth_middleware_refuses_before_the_handler() {
             AuthDecision::Refused("The token expired.".into())
         }))
         .tool(Limited);
-    let parsed = parse(&text(
+    let parsed = parse_envelope(&text(
         &server
             .call(params("limited", json!({"action": "ping"})))
             .await
@@ -286,7 +286,7 @@ async fn causes_stay_in_the_log_unless_exposed() {
     );
     assert!(text_hidden.contains("INTERNAL_ERROR") && !text_hidden.contains("hunter2"));
     let exposed = Server::new("t", "1").expose_causes(true).tool(slow());
-    let parsed = parse(&text(
+    let parsed = parse_envelope(&text(
         &exposed
             .call(params("slow", json!({"action": "leak"})))
             .await

@@ -6,7 +6,7 @@
 mod common;
 
 use mcp_fusion::client::{Client, Connection, ToolCallError};
-use mcp_fusion::parse;
+use mcp_fusion::parse_envelope;
 use serde_json::{Value, json};
 
 async fn connect() -> (Client, Connection) {
@@ -42,7 +42,7 @@ async fn envelopes_over_a_real_transport() {
 
     let (is_error, texts) = envelope(&client, "billing", json!({})).await;
     assert!(is_error);
-    assert_eq!(parse(&texts[0]).code, "MISSING_DISCRIMINATOR");
+    assert_eq!(parse_envelope(&texts[0]).code, "MISSING_DISCRIMINATOR");
 
     let (_, texts) = envelope(
         &client,
@@ -50,7 +50,7 @@ async fn envelopes_over_a_real_transport() {
         json!({"id": "inv_2026_0001"}),
     )
     .await;
-    let unknown = parse(&texts[0]);
+    let unknown = parse_envelope(&texts[0]);
     assert_eq!(unknown.code, "UNKNOWN_ACTION");
     assert!(
         unknown
@@ -65,7 +65,7 @@ async fn envelopes_over_a_real_transport() {
         json!({"amount_cents": 0, "extra": 1}),
     )
     .await;
-    let invalid = parse(&texts[0]);
+    let invalid = parse_envelope(&texts[0]);
     assert_eq!(invalid.code, "VALIDATION_ERROR");
     assert_eq!(invalid.action.as_deref(), Some("billing.create_invoice"));
     let names: Vec<&str> = invalid
@@ -90,7 +90,7 @@ async fn envelopes_over_a_real_transport() {
         json!({"id": "inv_2026_9999"}),
     )
     .await;
-    let not_found = parse(&texts[0]);
+    let not_found = parse_envelope(&texts[0]);
     assert_eq!(
         (not_found.code.as_str(), not_found.message.as_str()),
         ("NOT_FOUND", "No invoice with that ID")
@@ -108,7 +108,7 @@ async fn envelopes_over_a_real_transport() {
     .await;
     assert!(!is_error);
     assert_eq!(texts.len(), 2);
-    assert_eq!(parse(&texts[1]).code, "DEPRECATED");
+    assert_eq!(parse_envelope(&texts[1]).code, "DEPRECATED");
 
     // An unknown tool is a JSON-RPC error, not an envelope; the server keeps serving.
     assert!(client.call("payments.refund", json!({})).await.is_err());

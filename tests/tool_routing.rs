@@ -1,7 +1,7 @@
 //! `#[tool]` behaviour through `Tool::call`: dispatch, missing or unknown action with a
 //! suggestion, validation before decoding, errors of every kind, warnings, panics.
 
-use mcp_fusion::{Context, ErrorCode, Tool, ToolError, ToolErrors, error, parse, tool};
+use mcp_fusion::{Context, ErrorCode, Tool, ToolError, ToolErrors, error, parse_envelope, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -152,7 +152,7 @@ async fn routes_bare_and_qualified_names() {
 async fn unknown_and_missing_actions_list_every_action() {
     let (is_error, texts) = call(json!({"action": "get_invoise"})).await;
     assert!(is_error);
-    let parsed = parse(&texts[0]);
+    let parsed = parse_envelope(&texts[0]);
     assert_eq!(parsed.code, "UNKNOWN_ACTION");
     assert_eq!(
         parsed.recovery.as_deref(),
@@ -162,7 +162,7 @@ async fn unknown_and_missing_actions_list_every_action() {
     );
     assert_eq!(parsed.actions.len(), 6);
     let (_, texts) = call(json!({"id": "x"})).await;
-    assert_eq!(parse(&texts[0]).code, "MISSING_DISCRIMINATOR");
+    assert_eq!(parse_envelope(&texts[0]).code, "MISSING_DISCRIMINATOR");
 }
 
 #[tokio::test]
@@ -207,14 +207,20 @@ async fn context_errors_and_warnings() {
     let line = json!({"description": "x", "quantity": 1});
     let (is_error, texts) = call(json!({"action": "create_invoice", "customer_email": "a@b.co", "amount_cents": 2_000_000, "lines": [line]})).await;
     assert!(is_error);
-    assert_eq!(parse(&texts[0]).severity, mcp_fusion::Severity::Critical);
+    assert_eq!(
+        parse_envelope(&texts[0]).severity,
+        mcp_fusion::Severity::Critical
+    );
 
     let lines: Vec<Value> = (0..11).map(|_| line.clone()).collect();
     let (is_error, texts) = call(json!({"action": "create_invoice", "customer_email": "a@b.co", "amount_cents": 5, "lines": lines})).await;
     assert!(!is_error);
     assert_eq!(texts.len(), 2);
-    assert_eq!(parse(&texts[1]).code, "MANY_LINES");
-    assert_eq!(parse(&texts[1]).severity, mcp_fusion::Severity::Warning);
+    assert_eq!(parse_envelope(&texts[1]).code, "MANY_LINES");
+    assert_eq!(
+        parse_envelope(&texts[1]).severity,
+        mcp_fusion::Severity::Warning
+    );
 }
 
 #[tokio::test]
@@ -222,7 +228,7 @@ async fn deprecated_actions_work_and_warn() {
     let (is_error, texts) = call(json!({"action": "void_invoice", "id": "inv_2026_0001"})).await;
     assert!(!is_error);
     assert_eq!(texts.len(), 2);
-    let warning = parse(&texts[1]);
+    let warning = parse_envelope(&texts[1]);
     assert_eq!(warning.code, "DEPRECATED");
     assert_eq!(
         warning.recovery.as_deref(),
@@ -240,7 +246,7 @@ async fn other_errors_and_panics_become_internal_errors_without_leaking() {
         let action = call_args["action"].as_str().unwrap().to_owned();
         let (is_error, texts) = call(call_args).await;
         assert!(is_error);
-        let parsed = parse(&texts[0]);
+        let parsed = parse_envelope(&texts[0]);
         assert_eq!(parsed.code, "INTERNAL_ERROR");
         assert_eq!(
             parsed.message,
@@ -330,7 +336,7 @@ async fn a_single_action_tool_has_no_discriminator() {
         .as_str()
         .unwrap()
         .to_owned();
-    assert_eq!(parse(&text).actions, ["get_weather"]);
+    assert_eq!(parse_envelope(&text).actions, ["get_weather"]);
     let result = GetWeatherTool.call(None).await;
     let text = serde_json::to_value(&result).unwrap()["content"][0]["text"]
         .as_str()
@@ -350,7 +356,7 @@ async fn a_single_action_tool_has_no_discriminator() {
 async fn removing_the_discriminator_keeps_the_order_keys_were_sent_in() {
     let (_, texts) =
         call(json!({"action": "get_invoice", "id": "inv_2026_0001", "zzz": 1, "yyy": 2})).await;
-    let parsed = parse(&texts[0]);
+    let parsed = parse_envelope(&texts[0]);
     let names: Vec<&str> = parsed
         .fields
         .iter()

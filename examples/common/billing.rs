@@ -300,7 +300,10 @@ pub fn contract_before_currency() -> mcp_fusion::contract::Contract {
     let billing = Billing::seeded();
     let mut old = mcp_fusion::contract::Contract::of_tools([billing.definition()]);
     let create = old
-        .action_mut("billing.create_invoice")
+        .tools
+        .iter_mut()
+        .flat_map(|tool| &mut tool.actions)
+        .find(|action| action.name == "billing.create_invoice")
         .expect("create_invoice is an action");
     create.required.retain(|field| field != "currency");
     if let Some(schema) = create.input_schema.as_object_mut() {

@@ -5,14 +5,14 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_fusion::{ErrorCode, ParsedError, ParsedKind, Severity, error, parse};
+use mcp_fusion::{ErrorCode, ParsedError, ParsedKind, Severity, error, parse_envelope};
 use mcp_fusion_fuzz::is_xml_char;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let parsed = parse(text);
+    let parsed = parse_envelope(text);
     match parsed.kind {
         ParsedKind::NotAnEnvelope => {
             assert_eq!(parsed.code, "UNKNOWN");
@@ -49,7 +49,7 @@ fn assert_only_xml_chars(parsed: &ParsedError) {
     }
 }
 
-/// Renders what was parsed through the builder and parses it again (§6: parse(render(e)) ==
+/// Renders what was parsed through the builder and parses it again (§6: parse_envelope(render(e)) ==
 /// e). Codes the builder would reject are skipped.
 fn round_trip(parsed: &ParsedError) {
     let Ok(code) = parsed.code.parse::<ErrorCode>() else {
@@ -66,7 +66,7 @@ fn round_trip(parsed: &ParsedError) {
         err = err.retry_after(secs);
     }
     let text = err.render();
-    let again = parse(&text);
+    let again = parse_envelope(&text);
     assert_eq!(again, ParsedError::from(&err), "re-parse of\n{text}");
     assert_eq!(
         again,

@@ -8,7 +8,7 @@
 use arbitrary::{Arbitrary, Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use mcp_fusion::router::{RouteError, Router};
-use mcp_fusion::{ParsedError, parse};
+use mcp_fusion::{ParsedError, parse_envelope};
 use mcp_fusion_fuzz::{JsonBuilder, text, well_formed};
 use serde_json::Value;
 
@@ -133,7 +133,7 @@ fn check_envelope(router: &Router, err: &RouteError) {
     assert_eq!(text, built.render(), "prepared and built envelopes differ");
     well_formed(&text);
     assert_eq!(
-        parse(&text),
+        parse_envelope(&text),
         ParsedError::from(&built),
         "re-parse of\n{text}"
     );

@@ -7,7 +7,7 @@ use rmcp::service::{Peer, RunningService};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value};
 
-use crate::{ParsedError, ParsedKind, parse};
+use crate::{ParsedError, ParsedKind, parse_envelope};
 
 /// A client of an MCP server built with this crate (or any MCP server).
 ///
@@ -209,7 +209,7 @@ impl ToolCallError {
     pub fn from_result(raw: CallToolResult) -> Self {
         let text = texts(&raw).next().unwrap_or_default();
         ToolCallError {
-            error: parse(&text),
+            error: parse_envelope(&text),
             raw,
         }
     }

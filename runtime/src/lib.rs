@@ -16,7 +16,7 @@
 //! assert_eq!(result.is_error, Some(true));
 //!
 //! // A client reads it back.
-//! let parsed = mcp_fusion::parse(&err.render());
+//! let parsed = mcp_fusion::parse_envelope(&err.render());
 //! assert_eq!(parsed.code, "RATE_LIMITED");
 //! assert_eq!(parsed.retry_after, Some(30));
 //! ```
@@ -116,7 +116,7 @@
 //!
 //! [`error`] and [`ToolError`] (the envelope and its builder), [`ErrorCode`] and
 //! [`Severity`], [`validate`] (schemas, problems, `<validation_error>`), [`router`] (the
-//! discriminator), [`parse`] (the client side), [`inject_contract_awareness`] (what changed
+//! discriminator), [`parse_envelope`] (the client side), [`inject_contract_awareness`] (what changed
 //! since the contract was locked), and the `From` impls into `rmcp`'s `CallToolResult`.
 #![warn(missing_docs)]
 
@@ -139,7 +139,7 @@ pub mod validate;
 
 pub use envelope::{
     ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES, ParsedError, ParsedKind, RetryAfter, Text,
-    ToolError, error, inject_contract_awareness, new_incident_id, parse,
+    ToolError, error, inject_contract_awareness, parse_envelope,
 };
 pub use error::{ErrorCode, InvalidCode, Severity};
 pub use mcp::with_warning;

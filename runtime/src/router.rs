@@ -198,8 +198,9 @@ impl Router {
         err.shared_actions(self.listed.clone())
     }
 
-    /// The text of [`Router::error`]'s envelope. UNKNOWN_ACTION, the failure a confused model
-    /// repeats, is assembled from pieces laid out when the router was made.
+    /// The text of [`Router::error`]'s envelope, byte for byte, for code that routes calls itself
+    /// and sends the text: UNKNOWN_ACTION, the failure a confused model repeats, is assembled
+    /// from pieces laid out when the router was made, so it costs one buffer.
     ///
     /// ```
     /// use mcp_fusion::router::{Router, RouteError};

@@ -152,14 +152,6 @@ impl Contract {
     pub fn tool(&self, name: &str) -> Option<&ToolContract> {
         self.tools.iter().find(|t| t.name == name)
     }
-
-    /// The action with this qualified name, to edit (for tests of older contracts).
-    pub fn action_mut(&mut self, qualified: &str) -> Option<&mut ActionContract> {
-        self.tools
-            .iter_mut()
-            .flat_map(|t| t.actions.iter_mut())
-            .find(|a| a.name == qualified)
-    }
 }
 
 impl ToolContract {

@@ -19,12 +19,23 @@ pub use contract::{
     ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES, inject_contract_awareness,
 };
 pub(crate) use escape::{attr as escape_attr, replace_forbidden, text as escape_text};
-pub use parse::{ParsedError, ParsedKind, parse};
+pub use parse::{ParsedError, ParsedKind, parse_envelope};
 pub(crate) use render::itoa;
 pub(crate) use runtime::UnknownAction;
-pub use runtime::new_incident_id;
+pub(crate) use runtime::new_incident_id;
 
-/// Text that is usually a literal: borrowed when it can be, owned when it must.
+/// Text that is usually a literal: borrowed when it can be, owned when it must. Public because
+/// the builder methods take `impl Into<Text>` (a `&'static str`, a `String`, an [`ActionRef`])
+/// and helpers of your own may pass such values on.
+///
+/// [`ActionRef`]: crate::ActionRef
+///
+/// ```
+/// fn not_found(what: impl Into<mcp_fusion::Text>) -> mcp_fusion::ToolError {
+///     mcp_fusion::error(mcp_fusion::ErrorCode::NOT_FOUND, what)
+/// }
+/// assert_eq!(not_found("No such invoice.").message(), "No such invoice.");
+/// ```
 pub type Text = Cow<'static, str>;
 
 /// A failed (or, as a warning, guided) tool call: one `<tool_error>` envelope.

@@ -6,7 +6,7 @@ use crate::Severity;
 
 use super::ToolError;
 
-/// What kind of text [`parse`] was given.
+/// What kind of text [`parse_envelope`] was given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ParsedKind {
     /// A `<tool_error>` envelope.
@@ -50,20 +50,20 @@ pub struct ParsedError {
 /// exactly as the XML parser decodes them, never trimmed (except comma-joined actions).
 ///
 /// ```
-/// use mcp_fusion::{parse, Severity};
+/// use mcp_fusion::{parse_envelope, Severity};
 ///
-/// let parsed = parse("<tool_error code=\"NOT_FOUND\">\n<message>No such project.</message>\n\
+/// let parsed = parse_envelope("<tool_error code=\"NOT_FOUND\">\n<message>No such project.</message>\n\
 ///                     <retry_after>2.5 seconds</retry_after>\n</tool_error>");
 /// assert_eq!(parsed.code, "NOT_FOUND");
 /// assert_eq!(parsed.severity, Severity::Error);
 /// assert_eq!(parsed.message, "No such project.");
 /// assert_eq!(parsed.retry_after, Some(3));
 ///
-/// let other = parse("Internal Server Error");
+/// let other = parse_envelope("Internal Server Error");
 /// assert_eq!((other.code.as_str(), other.message.as_str()), ("UNKNOWN", "Internal Server Error"));
 /// ```
 #[must_use]
-pub fn parse(text: &str) -> ParsedError {
+pub fn parse_envelope(text: &str) -> ParsedError {
     envelope(text)
         .unwrap_or_else(|NotEnvelope| blank(ParsedKind::NotAnEnvelope, "UNKNOWN", text.to_owned()))
 }
@@ -228,7 +228,7 @@ fn attribute<'a>(node: Node<'a, '_>, name: &str) -> Parsed<&'a str> {
 }
 
 impl From<&ToolError> for ParsedError {
-    /// What [`parse`] gives back for this error's rendered text.
+    /// What [`parse_envelope`] gives back for this error's rendered text.
     fn from(err: &ToolError) -> Self {
         let e = &*err.0;
         ParsedError {
@@ -269,7 +269,7 @@ mod tests {
     use crate::{ErrorCode, error};
 
     fn not_envelope(text: &str) {
-        let parsed = parse(text);
+        let parsed = parse_envelope(text);
         assert_eq!(
             parsed,
             blank(ParsedKind::NotAnEnvelope, "UNKNOWN", text.to_owned()),
@@ -278,14 +278,14 @@ mod tests {
     }
 
     fn tool(body: &str) -> ParsedError {
-        let parsed = parse(&format!("<tool_error code=\"X\">{body}</tool_error>"));
+        let parsed = parse_envelope(&format!("<tool_error code=\"X\">{body}</tool_error>"));
         assert_eq!(parsed.kind, ParsedKind::ToolError, "{body:?}");
         parsed
     }
 
     #[test]
     fn children_in_any_order_first_wins_unknown_ignored() {
-        let parsed = parse(
+        let parsed = parse_envelope(
             "<tool_error extra=\"1\" severity=\"critical\" code=\"C\"><retry_after>7 seconds</retry_after>\
              <unknown><message>no</message></unknown><details><detail key=\"k\">v</detail><other/></details>\
              <recovery>r1</recovery><message>m1</message><message>m2</message><recovery>r2</recovery>\
@@ -308,9 +308,11 @@ mod tests {
     fn severity_missing_or_unknown_is_error() {
         assert_eq!(tool("<message/>").severity, Severity::Error);
         assert_eq!(tool("<message/>").message, "");
-        let parsed = parse("<tool_error code=\"X\" severity=\"Warning\"><message/></tool_error>");
+        let parsed =
+            parse_envelope("<tool_error code=\"X\" severity=\"Warning\"><message/></tool_error>");
         assert_eq!(parsed.severity, Severity::Error);
-        let parsed = parse("<tool_error code=\"X\" severity=\"warning\"><message/></tool_error>");
+        let parsed =
+            parse_envelope("<tool_error code=\"X\" severity=\"warning\"><message/></tool_error>");
         assert_eq!(parsed.severity, Severity::Warning);
     }
 
@@ -395,7 +397,7 @@ mod tests {
 
     #[test]
     fn validation_error_fields_and_action() {
-        let parsed = parse(
+        let parsed = parse_envelope(
             "<validation_error action=\"users/create/v2\" severity=\"warning\"><message>ignored</message>\
              <field name=\"a\">one</field><recovery>fix</recovery><field name=\"(more)\">1 more problem</field>\
              <contract_awareness><change field=\"x\"><description>d</description></change></contract_awareness>\
@@ -416,7 +418,7 @@ mod tests {
         };
         assert_eq!(parsed, expected);
         assert_eq!(
-            parse("<validation_error action=\"billing.x\"/>")
+            parse_envelope("<validation_error action=\"billing.x\"/>")
                 .action
                 .as_deref(),
             Some("billing.x")
@@ -458,7 +460,7 @@ mod tests {
 
     #[test]
     fn prolog_and_whitespace_around_the_root_are_fine() {
-        let parsed = parse(
+        let parsed = parse_envelope(
             "<?xml version=\"1.0\"?>\n<!-- c --><tool_error code=\"X\"><message>m</message></tool_error>\n",
         );
         assert_eq!(parsed, blank(ParsedKind::ToolError, "X", "m".into()));
@@ -481,13 +483,13 @@ mod tests {
     fn deep_nesting_does_not_overflow() {
         let depth = 100_000;
         let text = format!("{}{}", "<a>".repeat(depth), "</a>".repeat(depth));
-        assert_eq!(parse(&text).code, "UNKNOWN");
+        assert_eq!(parse_envelope(&text).code, "UNKNOWN");
         let text = format!(
             "<tool_error code=\"X\"><message/>{}{}</tool_error>",
             "<a>".repeat(depth),
             "</a>".repeat(depth)
         );
-        assert_eq!(parse(&text).kind, ParsedKind::ToolError);
+        assert_eq!(parse_envelope(&text).kind, ParsedKind::ToolError);
     }
 
     #[test]
@@ -514,7 +516,7 @@ mod tests {
         ];
         for err in &errors {
             assert_eq!(
-                parse(&err.render()),
+                parse_envelope(&err.render()),
                 ParsedError::from(err),
                 "{}",
                 err.render()
@@ -525,7 +527,7 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn any_text_parses_without_panic(text in "(?s).*") {
-            let _ = parse(&text);
+            let _ = parse_envelope(&text);
         }
 
         #[test]
@@ -540,7 +542,7 @@ mod tests {
             if let Some(secs) = retry {
                 err = err.retry_after(secs);
             }
-            proptest::prop_assert_eq!(parse(&err.render()), ParsedError::from(&err));
+            proptest::prop_assert_eq!(parse_envelope(&err.render()), ParsedError::from(&err));
         }
     }
 }

@@ -228,13 +228,7 @@ pub(crate) fn duration_text(d: Duration) -> String {
 
 /// A fresh incident id (`inc_` and 16 hex digits), unique within the process and unlikely to
 /// repeat across processes.
-///
-/// ```
-/// let a = mcp_fusion::new_incident_id();
-/// assert!(a.starts_with("inc_") && a.len() == 20);
-/// assert_ne!(a, mcp_fusion::new_incident_id());
-/// ```
-pub fn new_incident_id() -> String {
+pub(crate) fn new_incident_id() -> String {
     use std::hash::{BuildHasher, Hasher};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
@@ -335,6 +329,13 @@ impl UnknownAction {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn incident_ids_are_fresh() {
+        let a = new_incident_id();
+        assert!(a.starts_with("inc_") && a.len() == 20);
+        assert_ne!(a, new_incident_id());
+    }
 
     #[test]
     fn durations() {

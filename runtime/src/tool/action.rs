@@ -253,7 +253,7 @@ impl ActionDef {
     }
 
     /// The compiled schema, or why it could not be compiled.
-    pub fn compiled_schema(&self) -> Result<&Schema, &SchemaError> {
+    pub(crate) fn compiled_schema(&self) -> Result<&Schema, &SchemaError> {
         self.schema.as_ref()
     }
 

@@ -90,7 +90,7 @@ impl ToolDef {
     }
 
     /// The router over the actions.
-    pub fn router(&self) -> &Router {
+    pub(crate) fn router(&self) -> &Router {
         &self.router
     }
 

@@ -14,9 +14,10 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
 use super::{ActionDef, BoxFuture, Context, Tool, ToolDef};
+use crate::envelope::new_incident_id;
 use crate::mcp::envelope;
 use crate::validate::ValidationError;
-use crate::{ToolError, new_incident_id, with_warning};
+use crate::{ToolError, with_warning};
 
 /// Why a handler did not produce a result.
 #[derive(Debug)]
