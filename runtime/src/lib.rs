@@ -125,24 +125,24 @@ extern crate self as mcp_fusion;
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
+mod call_result;
 pub mod client;
+mod closest;
 pub mod contract;
 mod envelope;
 mod error;
-mod mcp;
 pub mod middleware;
 pub mod router;
 pub mod server;
-mod similar;
 mod tool;
 pub mod validate;
 
+pub use call_result::with_warning;
 pub use envelope::{
     ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES, ParsedError, ParsedKind, RetryAfter, Text,
     ToolError, error, inject_contract_awareness, parse_envelope,
 };
 pub use error::{ErrorCode, InvalidCode, Severity};
-pub use mcp::with_warning;
 /// Maps a domain error enum to codes, messages and recovery hints; see the
 /// [crate docs](crate#domain-errors-derivetoolerrors).
 pub use mcp_fusion_macros::ToolErrors;

@@ -7,9 +7,9 @@ use std::time::Instant;
 use rmcp::model::{CallToolResult, Extensions};
 use serde_json::Value;
 
+use crate::ToolError;
 use crate::tool::BoxFuture;
 use crate::tool::Failure;
-use crate::{ErrorCode, error};
 
 /// What a middleware knows of a call.
 #[derive(Debug)]
@@ -174,19 +174,8 @@ impl Middleware for Auth {
     ) -> BoxFuture<'a, Result<CallToolResult, Failure>> {
         let refusal = match (self.check)(info) {
             AuthDecision::Allow => None,
-            AuthDecision::Required => Some(
-                error(
-                    ErrorCode::AUTH_REQUIRED,
-                    format!("The action \"{}\" requires authentication.", info.action),
-                )
-                .suggest(
-                    "Ask the user to sign in or to provide credentials, then call the tool again.",
-                ),
-            ),
-            AuthDecision::Refused(reason) => Some(
-                error(ErrorCode::UNAUTHORIZED, reason)
-                    .suggest("Do not retry with the same credentials; ask the user to check them."),
-            ),
+            AuthDecision::Required => Some(ToolError::auth_required(&info.action)),
+            AuthDecision::Refused(reason) => Some(ToolError::unauthorized(reason)),
         };
         match refusal {
             None => next.run(),

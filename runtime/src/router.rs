@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::closest::Names;
 use crate::envelope::{ActionList, UnknownAction};
-use crate::similar::Names;
 use crate::{Text, ToolError};
 
 /// The actions of a grouped tool and the field that selects one.

@@ -1,10 +1,10 @@
 //! The `<tool_error>` envelope: its structure, its fluent builder and its wire text.
 
-mod contract;
+mod awareness;
+mod builtin;
 mod escape;
 mod parse;
 mod render;
-mod runtime;
 pub(crate) mod text;
 
 use std::borrow::Cow;
@@ -14,15 +14,15 @@ use std::time::Duration;
 
 use crate::{ErrorCode, Severity};
 
-pub(crate) use contract::inject_removed_action;
-pub use contract::{
+pub(crate) use awareness::inject_removed_action;
+pub use awareness::{
     ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES, inject_contract_awareness,
 };
+pub(crate) use builtin::UnknownAction;
+pub(crate) use builtin::new_incident_id;
 pub(crate) use escape::{attr as escape_attr, replace_forbidden, text as escape_text};
 pub use parse::{ParsedError, ParsedKind, parse_envelope};
 pub(crate) use render::itoa;
-pub(crate) use runtime::UnknownAction;
-pub(crate) use runtime::new_incident_id;
 
 /// Text that is usually a literal: borrowed when it can be, owned when it must. Public because
 /// the builder methods take `impl Into<Text>` (a `&'static str`, a `String`, an [`ActionRef`])

@@ -15,8 +15,8 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 use rmcp::model::{CallToolResult, Extensions};
 use serde_json::{Map, Value};
 
+use crate::call_result::envelope;
 use crate::envelope::inject_removed_action;
-use crate::mcp::envelope;
 use crate::middleware::{CallInfo, Middleware, Next};
 use crate::tool::{Context, Prepared, RateLimit, Rejection, Tool, ToolDef, catching, finish};
 use crate::validate::ValidationError;

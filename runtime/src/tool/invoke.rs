@@ -14,8 +14,8 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
 use super::{ActionDef, BoxFuture, Context, Tool, ToolDef};
+use crate::call_result::envelope;
 use crate::envelope::new_incident_id;
-use crate::mcp::envelope;
 use crate::validate::ValidationError;
 use crate::{ToolError, with_warning};
 

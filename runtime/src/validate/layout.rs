@@ -8,8 +8,8 @@ use std::sync::Arc;
 use serde_json::{Map, Number, Value};
 
 use super::JsonType;
+use crate::closest::Names;
 use crate::envelope::{itoa, text};
-use crate::similar::Names;
 
 /// Subschemas by index; `by_location` maps a JSON pointer into the schema to its index.
 #[derive(Debug, Default)]

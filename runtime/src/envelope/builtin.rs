@@ -1,5 +1,6 @@
-//! The envelopes the runtime itself produces (ERRORS.md §4). Each message and hint is written
-//! here and nowhere else.
+//! The envelopes the runtime itself produces (ERRORS.md §4), and those of the middleware that
+//! ships with it (AUTH_REQUIRED, UNAUTHORIZED). Each message and hint is written here and
+//! nowhere else.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -86,6 +87,31 @@ impl ToolError {
         error(ErrorCode::UNKNOWN_ACTION, message)
             .suggest(recovery)
             .actions(actions)
+    }
+
+    /// AUTH_REQUIRED: the call presented no credentials ([`crate::middleware::Auth`]).
+    ///
+    /// ```
+    /// let err = mcp_fusion::ToolError::auth_required("billing.get_invoice");
+    /// assert_eq!(err.message(), "The action \"billing.get_invoice\" requires authentication.");
+    /// ```
+    pub fn auth_required(qualified_action: &str) -> Self {
+        error(
+            ErrorCode::AUTH_REQUIRED,
+            format!("The action \"{qualified_action}\" requires authentication."),
+        )
+        .suggest("Ask the user to sign in or to provide credentials, then call the tool again.")
+    }
+
+    /// UNAUTHORIZED: the credentials were refused, for `reason` (which the model reads).
+    ///
+    /// ```
+    /// let err = mcp_fusion::ToolError::unauthorized("The token has expired.");
+    /// assert_eq!(err.recovery(), Some("Do not retry with the same credentials; ask the user to check them."));
+    /// ```
+    pub fn unauthorized(reason: impl Into<Text>) -> Self {
+        error(ErrorCode::UNAUTHORIZED, reason)
+            .suggest("Do not retry with the same credentials; ask the user to check them.")
     }
 
     /// INTERNAL_ERROR: the action failed in a way the model cannot fix. The cause stays in the
