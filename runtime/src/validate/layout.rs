@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Number, Value};
 
-use super::JsonType;
+use super::{JsonType, message};
 use crate::closest::Names;
 use crate::envelope::{itoa, text};
 
@@ -323,13 +323,13 @@ impl Layout {
         let mut out = String::new();
         if let Some(value) = &node.constant {
             out.push_str("exactly ");
-            super::write_literal(&mut out, value);
+            message::write_literal(&mut out, value);
             return out;
         }
         if let Some(allowed) = &node.allowed {
             out.push_str("one of: ");
             return with_or_null(out, allowed.iter(), |out, values| {
-                super::write_list(out, values, super::write_literal)
+                message::write_list(out, values, message::write_literal)
             });
         }
         let mut types = self.types(node);
@@ -341,24 +341,24 @@ impl Layout {
             match (types.as_slice(), node.format) {
                 ([JsonType::String], Some(format)) => out.push_str(format),
                 ([], _) => out.push_str("a value"),
-                (types, _) => super::write_types(out, types.iter().copied()),
+                (types, _) => message::write_types(out, types.iter().copied()),
             }
             out.push_str(&node.constraints);
             if let Some(items) = node.items.map(|id| self.value_node(self.resolve(id))) {
                 if !items.known.is_empty() {
                     out.push_str(", each an object with fields ");
-                    super::write_list(out, items.known.iter(), |out, n| out.push_str(n));
+                    message::write_list(out, items.known.iter(), |out, n| out.push_str(n));
                 } else if let Some(allowed) = &items.allowed {
                     out.push_str(", each one of: ");
-                    super::write_list(out, allowed.iter(), super::write_literal);
+                    message::write_list(out, allowed.iter(), message::write_literal);
                 } else if let Some(types) = &items.types {
                     out.push_str(", each ");
-                    super::write_types(out, types.iter().copied());
+                    message::write_types(out, types.iter().copied());
                 }
             }
             if !node.known.is_empty() {
                 out.push_str(" with fields ");
-                super::write_list(out, node.known.iter(), |out, n| out.push_str(n));
+                message::write_list(out, node.known.iter(), |out, n| out.push_str(n));
             }
         })
     }

@@ -1,0 +1,415 @@
+//! The problems validation finds, as data: what is wrong where, and what was sent there.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::{Number, Value};
+
+use super::FieldPath;
+use crate::envelope::text;
+
+/// A JSON type, as a schema's `type` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JsonType {
+    /// `string`
+    String,
+    /// `number`
+    Number,
+    /// `integer`
+    Integer,
+    /// `boolean`
+    Boolean,
+    /// `array`
+    Array,
+    /// `object`
+    Object,
+    /// `null`
+    Null,
+}
+
+impl JsonType {
+    /// Reads a `type` keyword value.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "string" => JsonType::String,
+            "number" => JsonType::Number,
+            "integer" => JsonType::Integer,
+            "boolean" => JsonType::Boolean,
+            "array" => JsonType::Array,
+            "object" => JsonType::Object,
+            "null" => JsonType::Null,
+            _ => return None,
+        })
+    }
+}
+
+/// A `format` the contract asserts.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// `email` (RFC 5321)
+    Email,
+    /// `uri` (RFC 3986, absolute)
+    Uri,
+    /// `uuid` (RFC 4122)
+    Uuid,
+    /// `date-time` (RFC 3339)
+    DateTime,
+    /// `date` (RFC 3339 full-date)
+    Date,
+    /// `ipv4`
+    Ipv4,
+    /// `ipv6`
+    Ipv6,
+    /// Any other format the validator asserts, by name.
+    Other(String),
+}
+
+impl Format {
+    /// Reads a `format` keyword value.
+    pub fn from_name(name: &str) -> Self {
+        match name {
+            "email" => Format::Email,
+            "uri" => Format::Uri,
+            "uuid" => Format::Uuid,
+            "date-time" => Format::DateTime,
+            "date" => Format::Date,
+            "ipv4" => Format::Ipv4,
+            "ipv6" => Format::Ipv6,
+            other => Format::Other(other.to_owned()),
+        }
+    }
+}
+
+/// What is wrong at a path: one failing keyword, with what the line needs to say.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ProblemKind {
+    /// A required field is absent.
+    MissingRequired {
+        /// `{desc}` of the field: everything a value needs (`an integer >= 1 or null`).
+        desc: Arc<str>,
+    },
+    /// The value has the wrong type; it is the only problem reported for it.
+    InvalidType {
+        /// `{desc}` of the field.
+        desc: Arc<str>,
+    },
+    /// The string does not match its `format`.
+    Format(Format),
+    /// The string does not match its `pattern`.
+    Pattern {
+        /// The pattern as written in the schema.
+        pattern: String,
+    },
+    /// Fewer characters than `minLength`.
+    TooShort {
+        /// The bound.
+        min: u64,
+    },
+    /// More characters than `maxLength`.
+    TooLong {
+        /// The bound.
+        max: u64,
+    },
+    /// Below `minimum` (or at or below `exclusiveMinimum`).
+    TooSmall {
+        /// The bound.
+        limit: Number,
+        /// Whether the bound is exclusive.
+        exclusive: bool,
+    },
+    /// Above `maximum` (or at or above `exclusiveMaximum`).
+    TooLarge {
+        /// The bound.
+        limit: Number,
+        /// Whether the bound is exclusive.
+        exclusive: bool,
+    },
+    /// Fewer items than `minItems`.
+    TooFewItems {
+        /// The bound.
+        min: u64,
+    },
+    /// More items than `maxItems`.
+    TooManyItems {
+        /// The bound.
+        max: u64,
+    },
+    /// Not a multiple of `multipleOf`.
+    NotMultipleOf {
+        /// The divisor.
+        multiple_of: Number,
+    },
+    /// Not one of the `enum` values.
+    InvalidOption {
+        /// The allowed values, in order.
+        allowed: Arc<[Value]>,
+    },
+    /// Not the `const` value.
+    ConstMismatch {
+        /// The one allowed value.
+        expected: Value,
+    },
+    /// Matches none of the `anyOf` / `oneOf` alternatives (or several of `oneOf`).
+    NoAlternative {
+        /// `true` for `oneOf`, `false` for `anyOf`.
+        one_of: bool,
+    },
+    /// A key that the object's `propertyNames` schema refuses (the problem's path is the object's).
+    InvalidKey {
+        /// `{desc}` of the `propertyNames` schema (`a string` when it has no `type`).
+        desc: Arc<str>,
+    },
+    /// A value the schema accepts but the action's argument type refuses. The decoder's own
+    /// words go to the server log, never to the model.
+    Decode {
+        /// `{desc}` of the schema at the path.
+        desc: Arc<str>,
+    },
+    /// A field the schema does not declare, where `additionalProperties` is `false`.
+    UnrecognizedField {
+        /// The closest declared field, if one is close.
+        did_you_mean: Option<String>,
+        /// The object's declared fields, in order.
+        known: Arc<[String]>,
+    },
+    /// Any other failing keyword.
+    Other {
+        /// The keyword.
+        keyword: String,
+    },
+    /// A domain rule of the handler's own.
+    Custom {
+        /// The headline (no final period).
+        headline: String,
+        /// The expectation, written after the sent value, if any.
+        expected: Option<String>,
+    },
+}
+
+impl ProblemKind {
+    /// The position of this kind among the problems at one path (§5: type first, then the
+    /// table's rows; other keywords by name; custom last).
+    pub(crate) fn rank(&self) -> (u8, &str) {
+        let rank = match self {
+            ProblemKind::MissingRequired { .. } | ProblemKind::UnrecognizedField { .. } => 0,
+            ProblemKind::InvalidType { .. } | ProblemKind::Decode { .. } => 0,
+            ProblemKind::Format(_) => 1,
+            ProblemKind::Pattern { .. } => 2,
+            ProblemKind::TooShort { .. } => 3,
+            ProblemKind::TooLong { .. } => 4,
+            ProblemKind::TooSmall {
+                exclusive: false, ..
+            } => 5,
+            ProblemKind::TooSmall {
+                exclusive: true, ..
+            } => 6,
+            ProblemKind::TooLarge {
+                exclusive: false, ..
+            } => 7,
+            ProblemKind::TooLarge {
+                exclusive: true, ..
+            } => 8,
+            ProblemKind::TooFewItems { .. } => 9,
+            ProblemKind::TooManyItems { .. } => 10,
+            ProblemKind::NotMultipleOf { .. } => 11,
+            ProblemKind::InvalidOption { .. } => 12,
+            ProblemKind::ConstMismatch { .. } => 13,
+            ProblemKind::NoAlternative { one_of: false } => 14,
+            ProblemKind::NoAlternative { one_of: true } => 15,
+            ProblemKind::InvalidKey { .. } => 16,
+            ProblemKind::Other { keyword } => {
+                return match GENERIC_ORDER.iter().position(|k| k == keyword) {
+                    Some(i) => (17 + i as u8, ""),
+                    None => (17 + GENERIC_ORDER.len() as u8, keyword),
+                };
+            }
+            ProblemKind::Custom { .. } => u8::MAX,
+        };
+        (rank, "")
+    }
+
+    /// The row of §5 this problem is written by, as §9's mirror names it: `missing`, `type`,
+    /// `format`, `pattern`, `minLength`, ..., `enum`, `const`, `alternatives`,
+    /// `propertyNames`, `unrecognized`, `decode`, `custom`, or the failing keyword.
+    ///
+    /// ```
+    /// use mcp_fusion::validate::ProblemKind;
+    /// assert_eq!(ProblemKind::TooShort { min: 1 }.name(), "minLength");
+    /// ```
+    pub fn name(&self) -> &str {
+        match self {
+            ProblemKind::MissingRequired { .. } => "missing",
+            ProblemKind::InvalidType { .. } => "type",
+            ProblemKind::Format(_) => "format",
+            ProblemKind::Pattern { .. } => "pattern",
+            ProblemKind::TooShort { .. } => "minLength",
+            ProblemKind::TooLong { .. } => "maxLength",
+            ProblemKind::TooSmall {
+                exclusive: false, ..
+            } => "minimum",
+            ProblemKind::TooSmall {
+                exclusive: true, ..
+            } => "exclusiveMinimum",
+            ProblemKind::TooLarge {
+                exclusive: false, ..
+            } => "maximum",
+            ProblemKind::TooLarge {
+                exclusive: true, ..
+            } => "exclusiveMaximum",
+            ProblemKind::TooFewItems { .. } => "minItems",
+            ProblemKind::TooManyItems { .. } => "maxItems",
+            ProblemKind::NotMultipleOf { .. } => "multipleOf",
+            ProblemKind::InvalidOption { .. } => "enum",
+            ProblemKind::ConstMismatch { .. } => "const",
+            ProblemKind::NoAlternative { .. } => "alternatives",
+            ProblemKind::InvalidKey { .. } => "propertyNames",
+            ProblemKind::Decode { .. } => "decode",
+            ProblemKind::UnrecognizedField { .. } => "unrecognized",
+            ProblemKind::Other { keyword } => keyword,
+            ProblemKind::Custom { .. } => "custom",
+        }
+    }
+}
+
+/// The keywords of the "any other failing keyword" row that §5 orders; the rest follow by name.
+const GENERIC_ORDER: [&str; 8] = [
+    "not",
+    "patternProperties",
+    "prefixItems",
+    "dependentRequired",
+    "minProperties",
+    "maxProperties",
+    "uniqueItems",
+    "contains",
+];
+
+/// One problem in the arguments: where, what, and what was sent there.
+///
+/// ```
+/// use mcp_fusion::validate::{FieldPath, Problem, ProblemKind};
+/// use serde_json::json;
+///
+/// let problem = Problem::new(
+///     FieldPath::root().key("quantity"),
+///     ProblemKind::TooSmall { limit: 1.into(), exclusive: false },
+///     Some(&json!(0)),
+/// );
+/// assert_eq!(problem.line(), "Too small. You sent: 0. Expected a number >= 1.");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    pub(super) path: FieldPath,
+    pub(super) kind: ProblemKind,
+    pub(super) sent: String,
+}
+impl Problem {
+    /// A problem at `path`; `sent` is the value found there (`None`: absent).
+    pub fn new(path: FieldPath, kind: ProblemKind, sent: Option<&Value>) -> Self {
+        let sent = sent.map_or_else(|| "(missing)".to_owned(), text::sent);
+        Problem { path, kind, sent }
+    }
+
+    /// A domain rule of the handler's own: its headline and, optionally, what was expected.
+    ///
+    /// ```
+    /// use mcp_fusion::validate::{FieldPath, Problem};
+    /// use serde_json::json;
+    /// let p = Problem::custom(FieldPath::root().key("due_date"), "Due date is in the past", Some(&json!("2020-01-01")), Some("Expected a date from today on."));
+    /// assert_eq!(p.line(), "Due date is in the past. You sent: '2020-01-01'. Expected a date from today on.");
+    /// ```
+    pub fn custom(
+        path: FieldPath,
+        headline: impl Into<String>,
+        sent: Option<&Value>,
+        expected: Option<&str>,
+    ) -> Self {
+        let trim = |s: &str| s.strip_suffix('.').unwrap_or(s).to_owned();
+        let kind = ProblemKind::Custom {
+            headline: trim(&headline.into()),
+            expected: expected.map(trim),
+        };
+        Problem::new(path, kind, sent)
+    }
+
+    /// Where the problem is.
+    pub fn path(&self) -> &FieldPath {
+        &self.path
+    }
+
+    /// What the problem is.
+    pub fn kind(&self) -> &ProblemKind {
+        &self.kind
+    }
+
+    /// The sent value as the line shows it (`(missing)`, `'text'`, `array(3)`, ...).
+    pub fn sent(&self) -> &str {
+        &self.sent
+    }
+
+    /// The `<field>` text: `{headline}. You sent: {sent}. {expected}.` (plain, not escaped).
+    pub fn line(&self) -> String {
+        let mut line = String::with_capacity(96 + self.sent.len());
+        self.write_line(&mut line);
+        line
+    }
+}
+
+/// Bad arguments: every problem found, as one `<validation_error>` for a qualified action.
+///
+/// ```
+/// use mcp_fusion::validate::Schema;
+/// use serde_json::json;
+///
+/// let schema = Schema::new(&json!({
+///     "type": "object",
+///     "properties": {"quantity": {"type": "integer", "minimum": 1}},
+///     "required": ["quantity"],
+///     "additionalProperties": false
+/// })).unwrap();
+/// let err = schema.validate("billing.add_line", &json!({"quantity": 0, "quantty": 2})).unwrap_err();
+/// assert_eq!(err.render(), "\
+/// <validation_error action=\"billing.add_line\">
+/// <field name=\"quantity\">Too small. You sent: 0. Expected a number >= 1.</field>
+/// <field name=\"quantty\">Unrecognized field. You sent: 2. Remove it or rename it: did you mean \"quantity\"?</field>
+/// <recovery>Fix the fields above and call the tool again. Do not explain the error.</recovery>
+/// </validation_error>");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidationError {
+    pub(super) action: String,
+    pub(super) problems: Vec<Problem>,
+}
+impl ValidationError {
+    /// Problems of a call to the qualified action `action`, in the order they are to be shown.
+    pub fn new(action: impl Into<String>, problems: Vec<Problem>) -> Self {
+        ValidationError {
+            action: action.into(),
+            problems,
+        }
+    }
+
+    /// The qualified action.
+    pub fn action(&self) -> &str {
+        &self.action
+    }
+
+    /// Every problem, in order (only the first 20 are written).
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
+    }
+}
+
+impl fmt::Display for ValidationError {
+    /// A one-line summary for logs.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid arguments for {}: {} problem(s)",
+            self.action,
+            self.problems.len()
+        )
+    }
+}
+
+impl std::error::Error for ValidationError {}
