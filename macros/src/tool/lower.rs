@@ -1,0 +1,319 @@
+//! Lowering: the item `#[tool]` is on, and its options, read into the [`Tool`] model (names,
+//! actions, parameters, limits), every mistake reported at once.
+
+use darling::FromMeta;
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::spanned::Spanned;
+
+use super::args::{self, ActionArgs, ActionOptions, ToolArgs};
+use super::model::{Action, Deprecated, Shape, Tool};
+use super::validate;
+use crate::common::diag::{DURATION_HINT, parse_duration};
+use crate::common::docs;
+use crate::common::paths::Krate;
+
+/// `#[tool] async fn get_weather(..)`: the action is the fn, the tool a generated unit struct.
+pub(super) fn single(
+    f: &syn::ItemFn,
+    args: ToolArgs,
+    errors: &mut darling::error::Accumulator,
+) -> Option<Tool> {
+    if let Some(d) = &args.discriminator {
+        errors.push(
+            darling::Error::custom("a tool with one action has no discriminator; put #[tool] on an impl block to group actions")
+                .with_span(&d.span()),
+        );
+    }
+    let name = args
+        .name
+        .as_ref()
+        .map_or_else(|| f.sig.ident.to_string(), |n| n.as_ref().clone());
+    let name_span = args
+        .name
+        .as_ref()
+        .map_or_else(|| f.sig.ident.span(), |n| n.span());
+    let description = args
+        .description
+        .as_ref()
+        .map(|d| quote!(#d))
+        .or_else(|| docs::description(&f.attrs));
+    let action = action(
+        &f.sig,
+        name,
+        name_span,
+        description.clone(),
+        args.action,
+        errors,
+    )?;
+    let camel = upper_camel(&f.sig.ident.to_string());
+    let self_ident = format_ident!("{camel}Tool", span = f.sig.ident.span());
+    let tool = Tool {
+        krate: Krate::new(args.krate),
+        name: action.name.clone(),
+        description,
+        discriminator: None,
+        concurrency: limits(args.concurrency.as_ref()),
+        rate_limit: rate_limit(args.rate_limit.as_ref(), errors),
+        actions_ident: format_ident!("{self_ident}Actions"),
+        self_ident,
+        shape: Shape::Single { vis: f.vis.clone() },
+        actions: vec![action],
+    };
+    validate::tool(&tool, errors);
+    Some(tool)
+}
+
+/// `#[tool] impl Billing { async fn list_invoices(..) .. }`: each method is an action; its
+/// `#[action(..)]` attributes are read and removed.
+pub(super) fn group(
+    block: &mut syn::ItemImpl,
+    args: ToolArgs,
+    errors: &mut darling::error::Accumulator,
+) -> Option<Tool> {
+    if let Some(span) = args.action.first_span() {
+        errors.push(
+            darling::Error::custom(
+                "on an impl block, put action options on each method: `#[action(read_only)]`",
+            )
+            .with_span(&span),
+        );
+    }
+    // Neither shape gets its methods checked or stubs generated: the fix is elsewhere.
+    if let Some((path, _)) = &block.trait_ {
+        errors.push(
+            darling::Error::custom("#[tool] goes on an inherent impl block, not a trait impl")
+                .with_span(path),
+        );
+        return None;
+    }
+    if let Some(param) = block.generics.params.first() {
+        errors.push(
+            darling::Error::custom(
+                "a tool's impl block cannot be generic: implement the tool for one concrete type",
+            )
+            .with_span(param),
+        );
+        return None;
+    }
+    let self_ident = match &*block.self_ty {
+        syn::Type::Path(p) if p.qself.is_none() => p.path.segments.last().map(|s| s.ident.clone()),
+        _ => None,
+    };
+    let Some(self_ident) = self_ident else {
+        errors.push(
+            darling::Error::custom("#[tool] goes on `impl SomeType { .. }`")
+                .with_span(&block.self_ty),
+        );
+        return None;
+    };
+    let name = args
+        .name
+        .as_ref()
+        .map_or_else(|| snake(&self_ident.to_string()), |n| n.as_ref().clone());
+    let mut actions = Vec::new();
+    for item in &mut block.items {
+        let syn::ImplItem::Fn(method) = item else {
+            continue;
+        };
+        let mut options = ActionArgs::default();
+        let mut seen = false;
+        method.attrs.retain(|attr| {
+            if !attr.path().is_ident("action") {
+                return true;
+            }
+            if seen {
+                errors.push(
+                    darling::Error::custom("an action takes one `#[action(..)]`; merge them")
+                        .with_span(attr),
+                );
+            } else if let Some(parsed) = errors.handle(ActionArgs::from_meta(&attr.meta)) {
+                options = parsed;
+            }
+            seen = true;
+            false
+        });
+        let action_name = options
+            .name
+            .as_ref()
+            .map_or_else(|| method.sig.ident.to_string(), |n| n.as_ref().clone());
+        let name_span = options
+            .name
+            .as_ref()
+            .map_or_else(|| method.sig.ident.span(), |n| n.span());
+        let description = docs::description(&method.attrs);
+        if let Some(action) = action(
+            &method.sig,
+            action_name,
+            name_span,
+            description,
+            options.options,
+            errors,
+        ) {
+            actions.push(action);
+        }
+    }
+    if actions.is_empty()
+        && block
+            .items
+            .iter()
+            .all(|i| !matches!(i, syn::ImplItem::Fn(_)))
+    {
+        errors.push(
+            darling::Error::custom("this tool has no actions: add an async method per action")
+                .with_span(&block.self_ty),
+        );
+    }
+    let tool = Tool {
+        krate: Krate::new(args.krate),
+        name,
+        description: args
+            .description
+            .as_ref()
+            .map(|d| quote!(#d))
+            .or_else(|| docs::description(&block.attrs)),
+        discriminator: args
+            .discriminator
+            .as_ref()
+            .map(|d| (d.as_ref().clone(), d.span())),
+        concurrency: limits(args.concurrency.as_ref()),
+        rate_limit: rate_limit(args.rate_limit.as_ref(), errors),
+        actions_ident: format_ident!("{self_ident}Actions"),
+        self_ident,
+        shape: Shape::Group,
+        actions,
+    };
+    validate::tool(&tool, errors);
+    Some(tool)
+}
+
+/// One action from its signature and options. Signature mistakes are recorded; the action is
+/// still returned when its name is known, so that the stubs stay complete.
+fn action(
+    sig: &syn::Signature,
+    name: String,
+    name_span: Span,
+    description: Option<TokenStream>,
+    options: ActionOptions,
+    errors: &mut darling::error::Accumulator,
+) -> Option<Action> {
+    let params = validate::signature(sig, errors);
+    let timeout_ms = options.timeout.as_ref().and_then(|t| {
+        let ms = parse_duration(t.as_ref());
+        if ms.is_none() {
+            errors.push(
+                darling::Error::custom(format!("invalid timeout: {DURATION_HINT}"))
+                    .with_span(&t.span()),
+            );
+        }
+        ms
+    });
+    let deprecated = match (&options.deprecated, options.replacement) {
+        (None, None) => None,
+        (deprecated, replacement) => Some(Deprecated {
+            note: deprecated.as_ref().and_then(|d| match d.as_ref() {
+                darling::util::Override::Explicit(note) => Some(note.clone()),
+                darling::util::Override::Inherit => None,
+            }),
+            replacement,
+        }),
+    };
+    Some(Action {
+        method: sig.ident.clone(),
+        name,
+        name_span,
+        description,
+        receiver: params.receiver,
+        args: params.args,
+        context: params.context,
+        output_span: match &sig.output {
+            syn::ReturnType::Type(_, ty) => ty.span(),
+            syn::ReturnType::Default => sig.paren_token.span.close(),
+        },
+        ok_span: ok_span(&sig.output),
+        read_only: options.read_only.is_present(),
+        destructive: options.destructive.is_present(),
+        idempotent: options.idempotent.is_present(),
+        open_world: options.open_world.is_present(),
+        deprecated,
+        timeout_ms,
+        concurrency: options.concurrency.map(|c| (c.max_active, c.max_queued)),
+    })
+}
+
+/// The span of `T` in a return type written `Result<T, E>` (any path ending in `Result`).
+fn ok_span(output: &syn::ReturnType) -> Span {
+    let syn::ReturnType::Type(_, ty) = output else {
+        return Span::call_site();
+    };
+    let first_arg = match &**ty {
+        syn::Type::Path(p) => p
+            .path
+            .segments
+            .last()
+            .and_then(|last| match &last.arguments {
+                syn::PathArguments::AngleBracketed(args) => args.args.first().map(Spanned::span),
+                _ => None,
+            }),
+        _ => None,
+    };
+    first_arg.unwrap_or_else(|| ty.span())
+}
+
+fn limits(
+    concurrency: Option<&darling::util::SpannedValue<args::ConcurrencyArgs>>,
+) -> Option<(usize, usize)> {
+    concurrency.map(|c| (c.max_active, c.max_queued))
+}
+
+fn rate_limit(
+    limit: Option<&args::RateLimitArgs>,
+    errors: &mut darling::error::Accumulator,
+) -> Option<(u64, u64)> {
+    let limit = limit?;
+    let Some(window) = parse_duration(limit.window.as_ref()) else {
+        errors.push(
+            darling::Error::custom(format!("invalid rate limit window: {DURATION_HINT}"))
+                .with_span(&limit.window.span()),
+        );
+        return None;
+    };
+    if *limit.max == 0 {
+        errors.push(
+            darling::Error::custom("a rate limit allows at least one call")
+                .with_span(&limit.max.span()),
+        );
+    }
+    Some((*limit.max, window))
+}
+
+/// `list_invoices` → `ListInvoices`.
+pub(super) fn upper_camel(snake: &str) -> String {
+    snake
+        .trim_start_matches("r#")
+        .split('_')
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            let mut chars = part.chars();
+            chars.next().map_or_else(String::new, |first| {
+                first.to_uppercase().chain(chars).collect()
+            })
+        })
+        .collect()
+}
+
+/// `UserAdmin` → `user_admin`.
+pub(super) fn snake(camel: &str) -> String {
+    let mut out = String::with_capacity(camel.len() + 4);
+    for (i, c) in camel.chars().enumerate() {
+        if c.is_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
