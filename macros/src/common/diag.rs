@@ -30,6 +30,32 @@ pub(crate) fn is_valid_code(code: &str) -> bool {
         && bytes.all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
 }
 
+/// Whether `value` is close to one of `known`: at most two edits apart, ASCII case ignored (the
+/// rule the runtime's did-you-mean uses). Decides whether an unknown name is a typo of a known
+/// one or something else.
+pub(crate) fn is_close_to_any(value: &str, known: &[&str]) -> bool {
+    let value: Vec<char> = value.to_ascii_lowercase().chars().collect();
+    known.iter().any(|name| {
+        let name: Vec<char> = name.to_ascii_lowercase().chars().collect();
+        if value.len().abs_diff(name.len()) > 2 {
+            return false;
+        }
+        let mut row: Vec<usize> = (0..=name.len()).collect();
+        for (i, a) in value.iter().enumerate() {
+            let mut diagonal = row[0];
+            row[0] = i + 1;
+            for (j, b) in name.iter().enumerate() {
+                let above = row[j + 1];
+                row[j + 1] = (above + 1)
+                    .min(row[j] + 1)
+                    .min(diagonal + usize::from(a != b));
+                diagonal = above;
+            }
+        }
+        row[name.len()] <= 2
+    })
+}
+
 /// An unknown name among known ones, with the closest as a suggestion.
 pub(crate) fn unknown(kind: &str, value: &str, known: &[&str], span: Span) -> darling::Error {
     darling::Error::unknown_value_with_alts(value, known)

@@ -11,7 +11,6 @@ use syn::spanned::Spanned;
 pub(super) struct EnumReceiver {
     pub(super) ident: syn::Ident,
     pub(super) generics: syn::Generics,
-    pub(super) data: darling::ast::Data<VariantReceiver, ()>,
     /// `#[tool_error(crate = path)]`: where the runtime is, when renamed or re-exported.
     #[darling(rename = "crate")]
     pub(super) krate: Option<syn::Path>,

@@ -3,7 +3,8 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{Model, Variant};
+use super::attr::Code;
+use super::{Delay, Model, Severity, Variant};
 
 pub(super) fn expand(model: &Model) -> TokenStream {
     let Model {
@@ -53,7 +54,7 @@ pub(super) fn expand(model: &Model) -> TokenStream {
             #display
 
             #[automatically_derived]
-            impl #impl_generics ::core::convert::From<#ident #ty_generics> for #krate::ToolError #where_clause {
+            impl #impl_generics ::core::convert::From<#ident #ty_generics> for #private::ToolError #where_clause {
                 fn from(__error: #ident #ty_generics) -> Self {
                     match #from_scrutinee {
                         #( #patterns => #builders, )*
@@ -85,7 +86,10 @@ fn template_args(template: &super::fmt::Template) -> TokenStream {
 }
 
 fn builder(variant: &Variant, private: &TokenStream, shown: Option<&TokenStream>) -> TokenStream {
-    let code = &variant.code;
+    let code = match &variant.code {
+        Code::Canonical(ident) => quote!(#private::ErrorCode::#ident),
+        Code::Custom(lit) => quote!(#private::ErrorCode::from_static(#lit)),
+    };
     let message = match shown {
         Some(shown) => shown.clone(),
         None => {
@@ -98,7 +102,15 @@ fn builder(variant: &Variant, private: &TokenStream, shown: Option<&TokenStream>
         quote!(.suggest(#private::format!(#args)))
     });
     let actions = (!variant.actions.is_empty()).then(|| {
-        let actions = &variant.actions;
+        // `Tool::action` names the generated constant `Tool::ACTIONS.action`, spanned at the
+        // action so that a misspelt one is reported there.
+        let actions = variant.actions.iter().filter_map(|path| {
+            let segments: Vec<&syn::PathSegment> = path.segments.iter().collect();
+            let (last, tool) = segments.split_last()?;
+            let action = &last.ident;
+            let leading = path.leading_colon;
+            Some(quote::quote_spanned!(action.span()=> #leading #(#tool)::*::ACTIONS.#action))
+        });
         quote!(.actions([#(#actions),*]))
     });
     let details = variant.details.iter().map(|(key, local, field)| {
@@ -106,11 +118,26 @@ fn builder(variant: &Variant, private: &TokenStream, shown: Option<&TokenStream>
         let local = syn::Ident::new(&local.to_string(), field.span());
         quote::quote_spanned!(field.span()=> .detail(#key, #private::detail_value(#local)))
     });
-    let severity = variant.severity.iter().map(|s| quote!(.severity(#s)));
-    let retry_after = &variant.retry_after;
+    let severity = variant.severity.map(|s| {
+        let level = match s {
+            Severity::Warning => quote!(Warning),
+            Severity::Error => quote!(Error),
+            Severity::Critical => quote!(Critical),
+        };
+        quote!(.severity(#private::Severity::#level))
+    });
+    // The whole `.retry_after(..)` call, spanned at a field so that rustc reports a field that
+    // is not a duration there.
+    let retry_after = variant.retry_after.as_ref().map(|delay| match delay {
+        Delay::Seconds(n) => quote!(.retry_after(#n)),
+        Delay::Field { field, local } => {
+            let local = syn::Ident::new(&local.to_string(), field.span());
+            quote::quote_spanned!(field.span()=> .retry_after(#private::core::clone::Clone::clone(#local)))
+        }
+    });
     quote! {
         #private::error(#code, #message)
-            #(#recovery)* #actions #(#details)* #(#severity)* #retry_after
+            #(#recovery)* #actions #(#details)* #severity #retry_after
     }
 }
 
@@ -121,6 +148,7 @@ pub(super) fn fallback(
     krate: &crate::common::paths::Krate,
 ) -> TokenStream {
     let ident = &derive.ident;
+    let private = krate.private();
     let (impl_generics, ty_generics, where_clause) = derive.generics.split_for_impl();
     quote! {
         #[allow(unused_qualifications)]
@@ -131,7 +159,7 @@ pub(super) fn fallback(
                 }
             }
             impl #impl_generics ::std::error::Error for #ident #ty_generics #where_clause {}
-            impl #impl_generics ::core::convert::From<#ident #ty_generics> for #krate::ToolError #where_clause {
+            impl #impl_generics ::core::convert::From<#ident #ty_generics> for #private::ToolError #where_clause {
                 fn from(_: #ident #ty_generics) -> Self {
                     ::core::unreachable!()
                 }

@@ -6,11 +6,11 @@ mod attr;
 mod codegen;
 mod fmt;
 
-use darling::FromDeriveInput;
+use darling::{FromDeriveInput, FromVariant};
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::common::diag::{CANONICAL_CODES, is_valid_code, unknown};
+use crate::common::diag::{CANONICAL_CODES, is_close_to_any, is_valid_code, unknown};
 use crate::common::paths::Krate;
 use attr::{Code, EnumReceiver, RetryAfter};
 
@@ -62,14 +62,34 @@ struct Variant {
     ident: syn::Ident,
     /// The fields the generated code reads, as `(member, local)`.
     bound: Vec<(syn::Member, syn::Ident)>,
-    code: TokenStream,
+    /// A canonical code (checked) or a custom one (checked against `[A-Z][A-Z0-9_]*`).
+    code: Code,
     message: fmt::Template,
     recovery: Option<fmt::Template>,
-    actions: Vec<TokenStream>,
+    /// `Tool::action` paths, each with at least a tool and an action.
+    actions: Vec<syn::Path>,
     /// `(key, local, the field as written)`.
     details: Vec<(String, syn::Ident, syn::Ident)>,
-    severity: Option<TokenStream>,
-    retry_after: Option<TokenStream>,
+    severity: Option<Severity>,
+    retry_after: Option<Delay>,
+}
+
+/// A variant's severity.
+#[derive(Clone, Copy)]
+enum Severity {
+    Warning,
+    Error,
+    Critical,
+}
+
+/// A variant's retry delay: seconds written out, or a field holding the delay.
+enum Delay {
+    Seconds(syn::LitInt),
+    /// The field as written, and the local it is bound to.
+    Field {
+        field: syn::Ident,
+        local: syn::Ident,
+    },
 }
 
 const SEVERITIES: [&str; 3] = ["warning", "error", "critical"];
@@ -86,17 +106,28 @@ fn model(derive: &syn::DeriveInput) -> darling::Result<Model> {
         )
         .with_span(&span));
     }
-    let receiver = EnumReceiver::from_derive_input(derive)?;
-    let krate = Krate::new(receiver.krate.clone());
     let mut errors = darling::Error::accumulator();
+    // The enum's own options and its variants are read apart, so that a mistake in one is
+    // reported together with the mistakes in the others.
+    let receiver = errors.handle(EnumReceiver::from_derive_input(derive));
     let mut variants = Vec::new();
-    for variant in receiver.data.take_enum().unwrap_or_default() {
-        if let Some(model) = variant_model(&variant, &krate, &mut errors) {
-            variants.push(model);
+    if let syn::Data::Enum(data) = &derive.data {
+        for variant in &data.variants {
+            let Some(variant) = errors.handle(attr::VariantReceiver::from_variant(variant)) else {
+                continue;
+            };
+            if let Some(model) = variant_model(&variant, &mut errors) {
+                variants.push(model);
+            }
         }
     }
-    errors.finish_with(Model {
-        krate,
+    errors.finish()?;
+    let receiver = receiver.ok_or_else(|| {
+        darling::Error::custom("#[derive(ToolErrors)] could not read this enum")
+            .with_span(&derive.ident)
+    })?;
+    Ok(Model {
+        krate: Krate::new(receiver.krate),
         ident: receiver.ident,
         generics: receiver.generics,
         skip_display: receiver.skip_display.is_present(),
@@ -106,11 +137,9 @@ fn model(derive: &syn::DeriveInput) -> darling::Result<Model> {
 
 fn variant_model(
     variant: &attr::VariantReceiver,
-    krate: &Krate,
     errors: &mut darling::error::Accumulator,
 ) -> Option<Variant> {
     let attr = attr::variant_attr(variant, errors)?;
-    let private = krate.private();
     let fields: Vec<(String, syn::Member)> = variant
         .fields
         .iter()
@@ -159,15 +188,12 @@ fn variant_model(
         Some(Code::Canonical(ident)) => {
             let name = ident.to_string();
             if CANONICAL_CODES.contains(&name.as_str()) {
-                Some(quote!(#krate::ErrorCode::#ident))
+                Some(Code::Canonical(ident.clone()))
             } else {
                 // One error: the closest canonical code if one is close, else how to write a
                 // custom code.
-                let suggestion = unknown("code", &name, &CANONICAL_CODES, ident.span());
-                let err = if suggestion.to_string().contains("Did you mean")
-                    || !is_valid_code(&name)
-                {
-                    suggestion
+                let err = if is_close_to_any(&name, &CANONICAL_CODES) || !is_valid_code(&name) {
+                    unknown("code", &name, &CANONICAL_CODES, ident.span())
                 } else {
                     darling::Error::custom(format!(
                         "`{name}` is not a canonical code; a custom code is written as a string: `code = \"{name}\"`"
@@ -180,7 +206,7 @@ fn variant_model(
         }
         Some(Code::Custom(lit)) => {
             if is_valid_code(&lit.value()) {
-                Some(quote!(#krate::ErrorCode::from_static(#lit)))
+                Some(Code::Custom(lit.clone()))
             } else {
                 errors.push(
                     darling::Error::custom(format!(
@@ -217,11 +243,7 @@ fn variant_model(
         .filter_map(|path| {
             let segments: Vec<&syn::PathSegment> = path.segments.iter().collect();
             match segments.split_last() {
-                Some((last, tool)) if !tool.is_empty() => {
-                    let action = &last.ident;
-                    let leading = path.leading_colon;
-                    Some(quote::quote_spanned!(action.span()=> #leading #(#tool)::*::ACTIONS.#action))
-                }
+                Some((_, tool)) if !tool.is_empty() => Some(path.clone()),
                 _ => {
                     errors.push(
                         darling::Error::custom("name the tool and its action, such as `actions(Billing::list_invoices)`")
@@ -243,27 +265,26 @@ fn variant_model(
         .collect();
 
     let severity = attr.severity.as_ref().and_then(|ident| {
-        let variant = match ident.to_string().as_str() {
-            "warning" => quote!(Warning),
-            "error" => quote!(Error),
-            "critical" => quote!(Critical),
+        Some(match ident.to_string().as_str() {
+            "warning" => Severity::Warning,
+            "error" => Severity::Error,
+            "critical" => Severity::Critical,
             other => {
                 errors.push(unknown("severity", other, &SEVERITIES, ident.span()));
                 return None;
             }
-        };
-        Some(quote!(#krate::Severity::#variant))
+        })
     });
 
-    // The whole `.retry_after(..)` call, spanned at a field so that rustc reports a field that
-    // is not a duration there.
     let retry_after = match &attr.retry_after {
         None => None,
-        Some(RetryAfter::Seconds(n)) => Some(quote!(.retry_after(#n))),
-        Some(RetryAfter::Field(ident)) => field_ref(errors, &mut used, ident, "retry_after").map(|local| {
-            let local = syn::Ident::new(&local.to_string(), ident.span());
-            quote::quote_spanned!(ident.span()=> .retry_after(#private::core::clone::Clone::clone(#local)))
-        }),
+        Some(RetryAfter::Seconds(n)) => Some(Delay::Seconds(n.clone())),
+        Some(RetryAfter::Field(ident)) => {
+            field_ref(errors, &mut used, ident, "retry_after").map(|local| Delay::Field {
+                field: ident.clone(),
+                local,
+            })
+        }
     };
 
     let message = message?;
