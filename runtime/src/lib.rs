@@ -114,10 +114,17 @@
 //!
 //! # The pieces
 //!
-//! [`error`] and [`ToolError`] (the envelope and its builder), [`ErrorCode`] and
-//! [`Severity`], [`validate`] (schemas, problems, `<validation_error>`), [`router`] (the
-//! discriminator), [`parse_envelope`] (the client side), [`inject_contract_awareness`] (what changed
-//! since the contract was locked), and the `From` impls into `rmcp`'s `CallToolResult`.
+//! - The envelope: [`error`] and [`ToolError`] (the builder), [`ErrorCode`], [`Severity`];
+//!   [`validate`] (schemas, problems, `<validation_error>`); [`parse_envelope`] (reading one
+//!   back).
+//! - Tools: [`Tool`] (a definition and a way to run each action; `#[tool]` implements it, or
+//!   write it by hand), [`ToolDef`] and [`ActionDef`], [`Context`]; [`router`] (the
+//!   discriminator).
+//! - Serving: [`server::Server`] on rmcp (stdio, streamable HTTP), which runs its policy (rate
+//!   limit, concurrency, [`middleware`], deadline, panic catching) around every tool.
+//! - Calling: [`client::Client`], which turns envelopes back into Rust errors.
+//! - Change: [`contract`] (the lockfile, classified diffs) and [`inject_contract_awareness`]
+//!   (what changed, told to the model).
 #![warn(missing_docs)]
 
 extern crate self as mcp_fusion;
