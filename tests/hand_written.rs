@@ -12,7 +12,8 @@ use mcp_fusion::server::Server;
 use mcp_fusion::{ActionDef, BoxFuture, Context, Failure, Tool, ToolDef, parse_envelope};
 use serde_json::{Value, json};
 
-/// Three actions: `echo` answers, `boom` panics, `slow` sleeps a minute.
+/// Four actions: `echo` answers, `boom` panics, `slow` sleeps a minute, `eager` panics before
+/// it returns its future.
 struct Manual {
     def: ToolDef,
     ran: Arc<AtomicUsize>,
@@ -24,7 +25,8 @@ impl Manual {
             .description("Written by hand.")
             .action(ActionDef::without_arguments("echo"))
             .action(ActionDef::without_arguments("boom"))
-            .action(ActionDef::without_arguments("slow").timeout(Duration::from_millis(50)));
+            .action(ActionDef::without_arguments("slow").timeout(Duration::from_millis(50)))
+            .action(ActionDef::without_arguments("eager"));
         Manual {
             def: limits(def).build(),
             ran: Arc::default(),
@@ -44,6 +46,7 @@ impl Tool for Manual {
         context: Context,
     ) -> BoxFuture<'_, Result<CallToolResult, Failure>> {
         self.ran.fetch_add(1, Ordering::SeqCst);
+        assert_ne!(index, 3, "hand-written bug outside the future");
         Box::pin(async move {
             match index {
                 0 => Ok(CallToolResult::success(vec![ContentBlock::text(
@@ -105,13 +108,20 @@ async fn a_hand_written_panic_is_internal_error_and_the_server_goes_on() {
     assert!(!body.contains("hunter2"), "{body}");
     let next = server.call(call("echo")).await.expect("the tool exists");
     assert_eq!(text(&next), "manual.echo");
+    // A panic before the future exists is caught the same way.
+    let eager = server.call(call("eager")).await.expect("the tool exists");
+    assert_eq!(parse_envelope(&text(&eager)).code, "INTERNAL_ERROR");
     // In process, through `Tool::call`, the same rule holds.
     let tool = Manual::new(|d| d);
-    let arguments = json!({"action": "boom"}).as_object().cloned();
-    assert_eq!(
-        parse_envelope(&text(&tool.call(arguments).await)).code,
-        "INTERNAL_ERROR"
-    );
+    for action in ["boom", "eager"] {
+        let arguments = json!({ "action": action }).as_object().cloned();
+        let result = tool.call(arguments).await;
+        assert_eq!(
+            parse_envelope(&text(&result)).code,
+            "INTERNAL_ERROR",
+            "{action}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]

@@ -135,8 +135,8 @@ impl Pipeline {
             Box::new(move || tool.invoke(index, args, handler_context)),
         );
         let outcome = match action.timeout_duration() {
-            None => catching(next.run()).await,
-            Some(deadline) => match tokio::time::timeout(deadline, catching(next.run())).await {
+            None => catching(|| next.run()).await,
+            Some(deadline) => match tokio::time::timeout(deadline, catching(|| next.run())).await {
                 Ok(outcome) => outcome,
                 // The action's future is dropped here, cancelling it.
                 Err(_) => return ToolError::timeout(action.qualified(), deadline).into(),

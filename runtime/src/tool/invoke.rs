@@ -168,9 +168,15 @@ pub(crate) fn prepare(
 /// What running an action gave: its result, its failure, or its panic.
 pub(crate) type Outcome = Result<Result<CallToolResult, Failure>, Box<dyn Any + Send>>;
 
-/// Runs `future` and catches its panic.
-pub(crate) async fn catching(future: BoxFuture<'_, Result<CallToolResult, Failure>>) -> Outcome {
-    CatchUnwind(future).await
+/// Makes the action's future and runs it, catching a panic in either: a hand-written
+/// [`Tool::invoke`] may panic before it returns its future.
+pub(crate) async fn catching<'a>(
+    make: impl FnOnce() -> BoxFuture<'a, Result<CallToolResult, Failure>>,
+) -> Outcome {
+    match catch_unwind(AssertUnwindSafe(make)) {
+        Ok(future) => CatchUnwind(future).await,
+        Err(panic) => Err(panic),
+    }
 }
 
 /// The result of a call whose action ran: failures become their envelopes (INTERNAL_ERROR with
@@ -178,14 +184,14 @@ pub(crate) async fn catching(future: BoxFuture<'_, Result<CallToolResult, Failur
 /// go through `invalid`, and a success carries the deprecation and the handler's warnings.
 pub(crate) fn finish(
     def: &ToolDef,
-    prepared_action: &ActionDef,
+    action: &ActionDef,
     outcome: Outcome,
     deprecation: Option<ToolError>,
     context: &Context,
     expose: bool,
     invalid: impl FnOnce(ValidationError) -> CallToolResult,
 ) -> CallToolResult {
-    let qualified = prepared_action.qualified();
+    let qualified = action.qualified();
     let result = match outcome {
         Ok(Ok(result)) => result,
         Ok(Err(Failure::Tool(err))) => return err.into(),
@@ -221,7 +227,8 @@ pub(crate) async fn in_process<T: Tool + ?Sized>(
         Err(rejection) => return reject(rejection),
     };
     let context = Context::new(prepared.action.qualified_shared());
-    let outcome = catching(tool.invoke(prepared.index, prepared.args, context.clone())).await;
+    let (index, args, handler_context) = (prepared.index, prepared.args, context.clone());
+    let outcome = catching(|| tool.invoke(index, args, handler_context)).await;
     finish(
         def,
         prepared.action,
