@@ -120,9 +120,10 @@
 //! - Tools: [`Tool`] (a definition and a way to run each action; `#[tool]` implements it, or
 //!   write it by hand), [`ToolDef`] and [`ActionDef`], [`Context`]; [`router`] (the
 //!   discriminator).
-//! - Serving: [`server::Server`] on rmcp (stdio, streamable HTTP), which runs its policy (rate
-//!   limit, concurrency, [`middleware`], deadline, panic catching) around every tool.
-//! - Calling: [`client::Client`], which turns envelopes back into Rust errors.
+//! - Serving: [`server::Server`] on rmcp (stdio with feature `stdio`, streamable HTTP with
+//!   `http`; both on by default), which runs its policy (rate limit, concurrency,
+//!   [`middleware`], deadline, panic catching) around every tool.
+//! - Calling: `client::Client` (feature `client`), which turns envelopes back into Rust errors.
 //! - Change: [`contract`] (the lockfile, classified diffs) and [`inject_contract_awareness`]
 //!   (what changed, told to the model).
 #![warn(missing_docs)]
@@ -133,6 +134,7 @@ extern crate self as mcp_fusion;
 #[path = "private.rs"]
 pub mod __private;
 mod call_result;
+#[cfg(feature = "client")]
 pub mod client;
 mod closest;
 pub mod contract;

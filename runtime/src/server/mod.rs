@@ -4,9 +4,12 @@
 
 mod contract;
 mod handler;
+#[cfg(feature = "http")]
 mod http;
 mod pipeline;
+#[cfg(feature = "stdio")]
 mod stdio;
+#[cfg(feature = "stdio")]
 mod stdio_guard;
 
 use std::collections::HashMap;
@@ -14,6 +17,7 @@ use std::sync::Arc;
 
 use rmcp::model::{CallToolRequestParams, Implementation};
 
+#[cfg(feature = "http")]
 pub use http::HttpOptions;
 pub(crate) use pipeline::ContractNotes;
 pub(crate) use pipeline::Pipeline;
@@ -201,6 +205,7 @@ pub struct ServeError {
 }
 
 impl ServeError {
+    #[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
     fn new(stage: &'static str, source: impl std::error::Error + Send + Sync + 'static) -> Self {
         ServeError {
             stage,
