@@ -55,7 +55,8 @@ pub(super) struct Node {
     constraints: String,
     /// `{desc}` (ERRORS.md §5), complete once the walk is done.
     pub(super) desc: Arc<str>,
-    /// `{desc}` with `a string` as the noun of a schema without `type` (`propertyNames`).
+    /// `{desc}` with `a string` as the noun of a schema without `type`; set only on the
+    /// schemas that `propertyNames` names.
     pub(super) key_desc: Arc<str>,
 }
 
@@ -97,10 +98,18 @@ impl Layout {
             layout.nodes[i].target = target;
         }
         for i in 0..layout.nodes.len() {
-            let desc = layout.describe(i, None).into();
-            let key_desc = layout.describe(i, Some(JsonType::String)).into();
-            layout.nodes[i].desc = desc;
-            layout.nodes[i].key_desc = key_desc;
+            layout.nodes[i].desc = layout.describe(i, None).into();
+        }
+        // Keys are described only where a `propertyNames` schema sits (its noun defaults to
+        // `a string`).
+        let key_schemas: Vec<usize> = layout
+            .nodes
+            .iter()
+            .filter_map(|n| n.property_names)
+            .map(|id| layout.resolve_id(id))
+            .collect();
+        for i in key_schemas {
+            layout.nodes[i].key_desc = layout.describe(i, Some(JsonType::String)).into();
         }
         layout
     }
@@ -235,7 +244,11 @@ impl Layout {
         self.nodes.first().map(|_| self.resolve(0))
     }
 
-    fn resolve(&self, mut id: usize) -> &Node {
+    fn resolve(&self, id: usize) -> &Node {
+        &self.nodes[self.resolve_id(id)]
+    }
+
+    fn resolve_id(&self, mut id: usize) -> usize {
         // Bounded: a cycle of references must not loop forever.
         for _ in 0..32 {
             match self.nodes[id].target {
@@ -243,7 +256,7 @@ impl Layout {
                 _ => break,
             }
         }
-        &self.nodes[id]
+        id
     }
 
     /// T of a nullable alternative, `$ref` followed.
