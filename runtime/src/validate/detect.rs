@@ -283,15 +283,19 @@ impl Schema {
                     .map_or_else(|| Arc::from("a string"), |n| n.key_desc.clone());
                 // The crate reports each failing keyword of a key: one problem per key, and
                 // a key's errors come one after another.
-                let sent = Value::String(key.to_owned());
+                let sent = text::sent(&Value::String(key.to_owned()));
                 let again = found.problems.last().is_some_and(|(_, p)| {
                     matches!(p.kind, ProblemKind::InvalidKey { .. })
                         && p.path == at.path
-                        && p.sent == text::sent(&sent)
+                        && p.sent == sent
                 });
                 if !again {
-                    let problem =
-                        Problem::new(at.path, ProblemKind::InvalidKey { desc }, Some(&sent));
+                    let kind = ProblemKind::InvalidKey { desc };
+                    let problem = Problem {
+                        path: at.path,
+                        kind,
+                        sent,
+                    };
                     found.problems.push((at.ranks, problem));
                 }
                 return;
