@@ -340,74 +340,56 @@ impl Layout {
             return out;
         }
         if let Some(allowed) = &node.allowed {
+            let (values, or_null) = without_null(allowed, Value::is_null);
             out.push_str("one of: ");
-            return with_or_null(out, allowed.iter(), |out, values| {
-                message::write_list(out, values, message::write_literal)
-            });
+            message::write_list(&mut out, values.into_iter(), message::write_literal);
+            if or_null {
+                out.push_str(" or null");
+            }
+            return out;
         }
         let mut types = self.types(node);
         if types.is_empty() {
             types.extend(noun);
         }
-        with_or_null(out, types.iter(), |out, types| {
-            let types: Vec<JsonType> = types.copied().collect();
-            match (types.as_slice(), node.format) {
-                ([JsonType::String], Some(format)) => out.push_str(format),
-                ([], _) => out.push_str("a value"),
-                (types, _) => message::write_types(out, types.iter().copied()),
+        let (types, or_null) = without_null(&types, |t| *t == JsonType::Null);
+        match (types.as_slice(), node.format) {
+            ([JsonType::String], Some(format)) => out.push_str(format),
+            ([], _) => out.push_str("a value"),
+            (types, _) => message::write_types(&mut out, types.iter().copied().copied()),
+        }
+        out.push_str(&node.constraints);
+        if let Some(items) = node.items.map(|id| self.value_node(self.resolve(id))) {
+            if !items.known.is_empty() {
+                out.push_str(", each an object with fields ");
+                message::write_list(&mut out, items.known.iter(), |out, n| out.push_str(n));
+            } else if let Some(allowed) = &items.allowed {
+                out.push_str(", each one of: ");
+                message::write_list(&mut out, allowed.iter(), message::write_literal);
+            } else if let Some(types) = &items.types {
+                out.push_str(", each ");
+                message::write_types(&mut out, types.iter().copied());
             }
-            out.push_str(&node.constraints);
-            if let Some(items) = node.items.map(|id| self.value_node(self.resolve(id))) {
-                if !items.known.is_empty() {
-                    out.push_str(", each an object with fields ");
-                    message::write_list(out, items.known.iter(), |out, n| out.push_str(n));
-                } else if let Some(allowed) = &items.allowed {
-                    out.push_str(", each one of: ");
-                    message::write_list(out, allowed.iter(), message::write_literal);
-                } else if let Some(types) = &items.types {
-                    out.push_str(", each ");
-                    message::write_types(out, types.iter().copied());
-                }
-            }
-            if !node.known.is_empty() {
-                out.push_str(" with fields ");
-                message::write_list(out, node.known.iter(), |out, n| out.push_str(n));
-            }
-        })
+        }
+        if !node.known.is_empty() {
+            out.push_str(" with fields ");
+            message::write_list(&mut out, node.known.iter(), |out, n| out.push_str(n));
+        }
+        if or_null {
+            out.push_str(" or null");
+        }
+        out
     }
 }
 
 /// Rule 4 of `{desc}`: when `null` is one of several accepted values, it is left out of the
-/// list and ` or null` ends the description.
-fn with_or_null<'a, T: IsNull + 'a>(
-    mut out: String,
-    all: impl Iterator<Item = &'a T> + Clone,
-    write: impl FnOnce(&mut String, &mut dyn Iterator<Item = &'a T>),
-) -> String {
-    let nulls = all.clone().filter(|v| v.is_null()).count();
-    let others = all.clone().count() - nulls;
-    if nulls > 0 && others > 0 {
-        write(&mut out, &mut all.filter(|v| !v.is_null()));
-        out.push_str(" or null");
+/// list and ` or null` ends the description. The values to list, and whether it ends so.
+fn without_null<T>(all: &[T], is_null: impl Fn(&T) -> bool) -> (Vec<&T>, bool) {
+    let rest: Vec<&T> = all.iter().filter(|v| !is_null(v)).collect();
+    if !rest.is_empty() && rest.len() < all.len() {
+        (rest, true)
     } else {
-        write(&mut out, &mut all.into_iter());
-    }
-    out
-}
-
-trait IsNull {
-    fn is_null(&self) -> bool;
-}
-
-impl IsNull for Value {
-    fn is_null(&self) -> bool {
-        Value::is_null(self)
-    }
-}
-
-impl IsNull for JsonType {
-    fn is_null(&self) -> bool {
-        *self == JsonType::Null
+        (all.iter().collect(), false)
     }
 }
 
