@@ -8,13 +8,12 @@
 //! stays text; or, for lines that are not requests, nothing. After every case a `ping` shows
 //! that the line was consumed, and a `list_invoices` call that the server still serves.
 //!
-//! `HOSTILE_TRACE=1` prints every answer (to write new cases); `MCP_FUSION_HOSTILE_SERVER=path`
-//! runs the corpus against another server binary.
+//! `HOSTILE_TRACE=1` prints every answer (to write new cases); `MCP_FUSION_BILLING=path`
+//! runs the corpus against another build of the server.
 
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -251,13 +250,6 @@ fn load_corpus() -> Vec<Case> {
     cases
 }
 
-fn billing_binary() -> PathBuf {
-    match std::env::var_os("MCP_FUSION_HOSTILE_SERVER") {
-        Some(path) => path.into(),
-        None => common::billing_binary(),
-    }
-}
-
 /// The billing server as a child process, spoken to line by line.
 struct Server {
     _child: Child,
@@ -270,7 +262,10 @@ struct Server {
 impl Server {
     /// Starts the server and does the MCP handshake by hand.
     async fn start() -> Server {
-        let mut child = Command::new(billing_binary())
+        // Lines up to rmcp's own limit, 16 MiB: the corpus's 1 MiB strings escape to more than
+        // the 1 MiB the server reads by default (`tests/serving.rs` covers that refusal).
+        let mut child = Command::new(common::billing_binary())
+            .args(["--max-line-bytes", "16777216"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -245,6 +245,25 @@ async fn keyed_rate_limits_keep_budgets_apart_and_never_echo_the_key() {
     );
 }
 
+/// The key sees the arguments with no middleware registered too: a per-caller limit never
+/// turns into one bucket for everyone.
+#[tokio::test(flavor = "current_thread")]
+async fn keyed_rate_limits_see_the_arguments_without_middleware() {
+    let server = Server::new("t", "1")
+        .rate_limit_key(|info| {
+            let user = info.arguments().get("user")?.as_str()?;
+            Some(user.to_owned())
+        })
+        .tool(Limited);
+    let mut outcomes = Vec::new();
+    for user in ["alice", "alice", "bob", "carol", "alice"] {
+        let call = params("limited", json!({"action": "ping", "user": user}));
+        let result = server.call(call).await.unwrap();
+        outcomes.push(result.is_error == Some(true));
+    }
+    assert_eq!(outcomes, [false, false, false, false, true]);
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn auth_middleware_refuses_before_the_handler() {
     let server = Server::new("t", "1")

@@ -220,6 +220,74 @@ async fn streamable_http_refuses_a_foreign_host() {
     assert!(response.starts_with("HTTP/1.1 403"), "{response}");
 }
 
+/// Whether `Hang::wait` is running, and how many of its calls were stopped.
+static HANGING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static STOPPED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+struct Hang;
+
+/// A tool whose one action never ends.
+#[tool]
+impl Hang {
+    /// Waits forever.
+    async fn wait(&self) -> Result<&'static str, ToolError> {
+        struct Stopped;
+        impl Drop for Stopped {
+            fn drop(&mut self) {
+                STOPPED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        let _stopped = Stopped;
+        HANGING.store(true, std::sync::atomic::Ordering::SeqCst);
+        std::future::pending().await
+    }
+}
+
+/// Over stateless HTTP no notification can reach a call: a client that drops the connection
+/// has cancelled it, and the handler stops then.
+#[tokio::test(flavor = "current_thread")]
+async fn stateless_http_stops_the_handler_when_the_client_goes() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let options = HttpOptions {
+        stateless: true,
+        ..HttpOptions::default()
+    };
+    tokio::spawn(
+        Server::new("t", "1")
+            .tool(Hang)
+            .serve_http(listener, options),
+    );
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "hang", "arguments": {"action": "wait"}},
+    })
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let waited = tokio::time::timeout(Duration::from_secs(5), async {
+        while !HANGING.load(std::sync::atomic::Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    });
+    waited.await.expect("the handler started");
+    assert_eq!(STOPPED.load(std::sync::atomic::Ordering::SeqCst), 0);
+    drop(stream);
+    let stopped = tokio::time::timeout(Duration::from_secs(5), async {
+        while STOPPED.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    });
+    stopped
+        .await
+        .expect("the handler was stopped when the client went");
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn the_runtime_envelopes_over_a_transport() {
     let (client, _connection) = over_duplex().await;

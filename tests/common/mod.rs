@@ -4,7 +4,12 @@ use std::path::PathBuf;
 
 /// The `billing` example's binary, which `cargo test` builds with the examples (running one
 /// test file alone does not: build it with `cargo build --example billing`).
+/// `MCP_FUSION_BILLING=path` runs another build of it instead (a release build, an older
+/// commit's).
 pub fn billing_binary() -> PathBuf {
+    if let Some(path) = std::env::var_os("MCP_FUSION_BILLING") {
+        return path.into();
+    }
     let test = std::env::current_exe().expect("the test binary has a path");
     let profile = test
         .parent()

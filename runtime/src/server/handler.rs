@@ -8,7 +8,14 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use super::Server;
+use super::{Called, Server};
+
+/// A call's cancellation as a transport signals it, in the request's extensions: the stdio
+/// transport reads `notifications/cancelled` itself, so that it knows when the cancelled call is
+/// done with its id (rmcp's own token, `RequestContext::ct`, is honoured too).
+#[derive(Clone, Debug)]
+#[cfg_attr(not(feature = "stdio"), allow(dead_code))]
+pub(crate) struct ClientCancel(pub(crate) tokio_util::sync::CancellationToken);
 
 impl ServerHandler for Server {
     fn get_info(&self) -> InitializeResult {
@@ -40,12 +47,34 @@ impl ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.clone();
-        match self.call_with(request, context.extensions).await {
-            Some(result) => Ok(result.into()),
-            None => Err(ErrorData::invalid_params(
+        let RequestContext {
+            ct, id, extensions, ..
+        } = context;
+        // A cancelled call is stopped at once and gets no answer (MCP: cancellation; ERRORS.md
+        // §1). Over stdio the transport signals it; over HTTP, rmcp's token, which stateless
+        // serving also cancels when the client drops the response stream.
+        let transport = extensions.get::<ClientCancel>().map(|c| c.0.clone());
+        let cancelled = async move {
+            match transport {
+                Some(transport) => tokio::select! {
+                    () = ct.cancelled() => {}
+                    () = transport.cancelled() => {}
+                },
+                None => ct.cancelled().await,
+            }
+        };
+        match self.call_with(request, extensions, cancelled).await {
+            Called::Answered(result) => Ok(result.into()),
+            Called::UnknownTool => Err(ErrorData::invalid_params(
                 format!("unknown tool: {}", cut(&name)),
                 None,
             )),
+            Called::Cancelled { action } => {
+                // The server's own record: a call cancelled in a queue never reached middleware.
+                tracing::info!(%id, tool = %name, action = %action, "call cancelled by the client; stopped");
+                // Never sent: the transport drops the answer of a cancelled request.
+                Err(ErrorData::new(REQUEST_CANCELLED, "request cancelled", None))
+            }
         }
     }
 
@@ -77,6 +106,9 @@ impl ServerHandler for Server {
         ))
     }
 }
+
+/// The code LSP gives a cancelled request; only ever seen in logs here.
+const REQUEST_CANCELLED: ErrorCode = ErrorCode(-32800);
 
 /// The requests of MCP a client may send a server.
 const STANDARD_REQUESTS: &[&str] = &[

@@ -7,10 +7,9 @@ mod handler;
 #[cfg(feature = "http")]
 mod http;
 mod pipeline;
+mod rate;
 #[cfg(feature = "stdio")]
 mod stdio;
-#[cfg(feature = "stdio")]
-mod stdio_guard;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -21,7 +20,10 @@ use rmcp::model::{CallToolRequestParams, Implementation};
 pub use http::HttpOptions;
 pub(crate) use pipeline::ContractNotes;
 pub(crate) use pipeline::Pipeline;
+use pipeline::RateConfig;
 pub use pipeline::RateLimitKey;
+#[cfg(feature = "stdio")]
+pub use stdio::StdioOptions;
 
 use crate::DEFAULT_MAX_CHANGES;
 use crate::contract::{Contract, ToolSet};
@@ -62,7 +64,7 @@ struct Inner {
     tools: Vec<Registered>,
     by_name: HashMap<String, usize>,
     middleware: Vec<Arc<dyn Middleware>>,
-    rate_limit_key: Option<RateLimitKey>,
+    rates: RateConfig,
     expose_causes: bool,
     /// The lockfile's contract, when the server was started with one.
     locked: Option<Contract>,
@@ -93,7 +95,7 @@ impl Server {
                 tools: Vec::new(),
                 by_name: HashMap::new(),
                 middleware: Vec::new(),
-                rate_limit_key: None,
+                rates: RateConfig::default(),
                 expose_causes: false,
                 locked: None,
                 max_contract_changes: DEFAULT_MAX_CHANGES,
@@ -113,7 +115,7 @@ impl Server {
         let pipeline = Pipeline::new(
             tool.definition(),
             inner.middleware.clone(),
-            inner.rate_limit_key.clone(),
+            &inner.rates,
             inner.expose_causes,
         );
         let registered = Registered {
@@ -144,12 +146,54 @@ impl Server {
     }
 
     /// Keys rate limits by caller (for the tools registered after it): calls with the same key
-    /// share a budget; calls without one share the tool's. The key is never echoed.
+    /// share a budget; calls without one share the tool's. The key sees the call's arguments
+    /// whatever middleware is registered, is never echoed and never kept (only its hash is).
+    ///
+    /// ```
+    /// use mcp_fusion::server::Server;
+    ///
+    /// let server = Server::new("billing-server", "1.0.0").rate_limit_key(|call| {
+    ///     let customer = call.arguments().get("customer_email")?.as_str()?;
+    ///     Some(customer.to_owned())
+    /// });
+    /// # let _ = server;
+    /// ```
     pub fn rate_limit_key(
         mut self,
         key: impl Fn(&CallInfo) -> Option<String> + Send + Sync + 'static,
     ) -> Self {
-        self.inner().rate_limit_key = Some(Arc::new(key));
+        self.inner().rates.key = Some(Arc::new(key));
+        self
+    }
+
+    /// A rate limit of `max` calls per `window` for each tool registered after it that declares
+    /// none with `#[tool(rate_limit(..))]`; per caller with [`Server::rate_limit_key`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_fusion::server::Server;
+    ///
+    /// let server = Server::new("billing-server", "1.0.0").rate_limit(120, Duration::from_secs(60));
+    /// # let _ = server;
+    /// ```
+    pub fn rate_limit(mut self, max: u64, window: std::time::Duration) -> Self {
+        self.inner().rates.default = Some(crate::tool::RateLimit { max, window });
+        self
+    }
+
+    /// How many distinct rate-limit keys each keyed tool (registered after it) tracks at once;
+    /// 100,000 by default, at most 64 bytes each. Keys whose budget is back to full are
+    /// forgotten; past the cap, calls under a key not yet tracked share one overflow budget
+    /// (a caller already tracked keeps its own).
+    ///
+    /// ```
+    /// use mcp_fusion::server::Server;
+    ///
+    /// let server = Server::new("billing-server", "1.0.0").max_rate_limit_keys(10_000);
+    /// # let _ = server;
+    /// ```
+    pub fn max_rate_limit_keys(mut self, max: usize) -> Self {
+        self.inner().rates.max_keys = max;
         self
     }
 
@@ -174,26 +218,57 @@ impl Server {
     /// Runs one `tools/call` in process, as the transports do. `None` when no tool has this
     /// name (a JSON-RPC error on the wire, as MCP requires).
     pub async fn call(&self, params: CallToolRequestParams) -> Option<rmcp::model::CallToolResult> {
-        self.call_with(params, rmcp::model::Extensions::new()).await
+        let extensions = rmcp::model::Extensions::new();
+        match self
+            .call_with(params, extensions, std::future::pending())
+            .await
+        {
+            Called::Answered(result) => Some(result),
+            Called::UnknownTool | Called::Cancelled { .. } => None,
+        }
     }
 
+    /// Runs one `tools/call`; once `cancelled` completes, the call stops where it is (in the
+    /// rate limit, in a concurrency queue, in the handler): its future is dropped, which gives
+    /// back its slot or its place in the queue.
     async fn call_with(
         &self,
         params: CallToolRequestParams,
         extensions: rmcp::model::Extensions,
-    ) -> Option<rmcp::model::CallToolResult> {
-        let registered = self
+        cancelled: impl Future<Output = ()>,
+    ) -> Called {
+        let Some(registered) = self
             .inner
             .by_name
             .get(params.name.as_ref())
-            .and_then(|&i| self.inner.tools.get(i))?;
+            .and_then(|&i| self.inner.tools.get(i))
+        else {
+            return Called::UnknownTool;
+        };
         let tool = &*registered.tool;
         let pipeline = &registered.pipeline;
-        Some(match prepare(tool.definition(), params.arguments) {
-            Ok(prepared) => pipeline.run(tool, prepared, extensions).await,
-            Err(rejection) => pipeline.reject(tool.definition(), rejection),
-        })
+        match prepare(tool.definition(), params.arguments) {
+            Ok(prepared) => {
+                let action = prepared.action.qualified_shared();
+                tokio::select! {
+                    biased;
+                    () = cancelled => Called::Cancelled { action },
+                    result = pipeline.run(tool, prepared, extensions) => Called::Answered(result),
+                }
+            }
+            Err(rejection) => Called::Answered(pipeline.reject(tool.definition(), rejection)),
+        }
     }
+}
+
+/// How a `tools/call` ended.
+enum Called {
+    Answered(rmcp::model::CallToolResult),
+    UnknownTool,
+    /// The client cancelled it while the named action was on its way.
+    Cancelled {
+        action: Arc<str>,
+    },
 }
 
 /// Why serving stopped early: what failed, with the underlying error as its

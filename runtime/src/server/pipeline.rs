@@ -3,13 +3,9 @@
 //! its deadline, its panic caught, every failure as its envelope. One `Pipeline` per registered
 //! tool, the same for every tool, generated or written by hand: the tool only runs actions.
 
-use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
-use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultDirectRateLimiter, DefaultKeyedRateLimiter, Quota};
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 use rmcp::model::{CallToolResult, Extensions};
@@ -19,11 +15,32 @@ use crate::call_result::envelope;
 use crate::envelope::inject_removed_action;
 use crate::middleware::{CallInfo, Middleware, Next};
 use crate::tool::{Context, Prepared, RateLimit, Rejection, Tool, ToolDef, catching, finish};
+
+use super::rate::Rate;
 use crate::validate::ValidationError;
 use crate::{ContractChange, ToolError, inject_contract_awareness};
 
 /// Chooses the rate-limit key of a call (a user, a session); `None` shares the tool's limit.
 pub type RateLimitKey = Arc<dyn Fn(&CallInfo) -> Option<String> + Send + Sync>;
+
+/// The server's rate-limit settings for the tools registered after them.
+#[derive(Clone)]
+pub(crate) struct RateConfig {
+    pub(crate) key: Option<RateLimitKey>,
+    /// The limit of tools that declare none.
+    pub(crate) default: Option<RateLimit>,
+    pub(crate) max_keys: usize,
+}
+
+impl Default for RateConfig {
+    fn default() -> Self {
+        RateConfig {
+            key: None,
+            default: None,
+            max_keys: super::rate::DEFAULT_MAX_KEYS,
+        }
+    }
+}
 
 /// Limits and middleware of one tool on one server.
 pub struct Pipeline {
@@ -62,11 +79,14 @@ impl Pipeline {
     pub(crate) fn new(
         def: &ToolDef,
         middleware: Vec<Arc<dyn Middleware>>,
-        key: Option<RateLimitKey>,
+        rates: &RateConfig,
         expose_causes: bool,
     ) -> Self {
         Pipeline {
-            rate: def.rate_limit().and_then(|limit| Rate::new(limit, key)),
+            rate: def
+                .rate_limit()
+                .or(rates.default)
+                .and_then(|limit| Rate::new(limit, rates.key.clone(), rates.max_keys)),
             slots: def
                 .concurrency()
                 .map(|c| Slots::new(c.max_active, c.max_queued)),
@@ -101,19 +121,22 @@ impl Pipeline {
             deprecation,
         } = prepared;
         let context = Context::new(action.qualified_shared());
-        let info = CallInfo {
+        let mut info = CallInfo {
             tool: def.name().to_owned(),
             action: action.qualified().to_owned(),
-            arguments: if self.middleware.is_empty() {
-                Value::Null
-            } else {
-                args.clone()
-            },
+            arguments: args,
             extensions,
         };
+        // The rate limit's key and the middleware see the arguments; the handler takes them
+        // back without a copy when there is no middleware to keep them for.
         if let Some(Err(limited)) = self.rate.as_ref().map(|rate| rate.check(&info)) {
             return limited.into();
         }
+        let args = if self.middleware.is_empty() {
+            std::mem::take(&mut info.arguments)
+        } else {
+            info.arguments.clone()
+        };
         // The tool's slot first, then the action's own; held until the action is done.
         let limits = [
             self.slots.as_ref(),
@@ -199,42 +222,6 @@ impl Pipeline {
             None => format!("{}.{sent}", def.name()),
         };
         inject_removed_action(&text, &qualified, &notes.changes, notes.max)
-    }
-}
-
-/// A rate limit: one bucket for the tool, or one per key.
-pub(crate) struct Rate {
-    limit: RateLimit,
-    shared: DefaultDirectRateLimiter,
-    keyed: Option<(DefaultKeyedRateLimiter<String>, RateLimitKey)>,
-}
-
-impl Rate {
-    fn new(limit: RateLimit, key: Option<RateLimitKey>) -> Option<Self> {
-        let max = NonZeroU32::new(u32::try_from(limit.max).unwrap_or(u32::MAX))?;
-        // `max` calls per `window`: one call every window / max, with a burst of `max`.
-        let period = (limit.window / max.get()).max(Duration::from_nanos(1));
-        let quota = Quota::with_period(period)?.allow_burst(max);
-        Some(Rate {
-            limit,
-            shared: governor::RateLimiter::direct(quota),
-            keyed: key.map(|key| (governor::RateLimiter::keyed(quota), key)),
-        })
-    }
-
-    /// RATE_LIMITED with the exact wait when the call's bucket is empty. The key is never echoed.
-    pub(crate) fn check(&self, info: &CallInfo) -> Result<(), ToolError> {
-        let verdict = match &self.keyed {
-            Some((limiter, key)) => match key(info) {
-                Some(key) => limiter.check_key(&key),
-                None => self.shared.check(),
-            },
-            None => self.shared.check(),
-        };
-        verdict.map_err(|not_until| {
-            let wait = not_until.wait_time_from(DefaultClock::default().now());
-            ToolError::rate_limited(self.limit.max, self.limit.window, wait)
-        })
     }
 }
 

@@ -1,9 +1,9 @@
-//! A guard in front of rmcp's stdio transport, so that every request that carries an id is
-//! answered (`Server::serve_stdio` serves through it).
+//! What to do with one line of stdio input: the message rmcp reads, or the answer rmcp would
+//! not give.
 //!
 //! rmcp drops every line serde_json reports as a syntax error (answering garbage invites
 //! error storms, rust-sdk#938). Some valid requests fall into that hole
-//! (`tests/hostile/corpus.jsonl` has them); the guard answers them instead:
+//! (`tests/hostile/corpus.jsonl` has them); they are answered here instead:
 //!
 //! - a lone surrogate escape (`"\ud800"`), which `JSON.stringify` and Python's `json.dumps`
 //!   write for a string cut inside a surrogate pair, is read as U+FFFD, the character the
@@ -11,118 +11,21 @@
 //! - nesting deeper than serde_json's 128 levels, or a number beyond `f64`, is answered -32600
 //!   Invalid Request, with the request's id when it can be read.
 //!
-//! Lines that are not JSON, and notifications, stay unanswered, as in rmcp; so does the tail of
-//! a line longer than rmcp's limit. (A standard method whose params do not decode is answered
-//! -32602 by the server itself, on every transport.)
+//! Lines that are not JSON, and notifications, stay unanswered, as in rmcp. (A standard method
+//! whose params do not decode is answered -32602 by the server itself, on every transport.)
 
 use rmcp::RoleServer;
 use rmcp::model::{ErrorData, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
-use rmcp::transport::Transport;
-use rmcp::transport::async_rw::{AsyncRwTransport, DEFAULT_MAX_LINE_LENGTH};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader, Empty};
-
-/// A server transport over a byte stream pair, reading newline-delimited JSON-RPC as rmcp's
-/// `AsyncRwTransport` does, and answering the requests that one would drop.
-pub(crate) struct StdioGuard<R, W: AsyncWrite> {
-    read: BufReader<R>,
-    /// The line read so far; it survives a cancelled `receive`.
-    line: Vec<u8>,
-    /// Dropping the rest of a line over the length limit.
-    discarding: bool,
-    /// Writes go through rmcp's own transport, which frames them and serializes writers.
-    write: AsyncRwTransport<RoleServer, Empty, W>,
-}
-
-impl<R, W> StdioGuard<R, W>
-where
-    R: AsyncRead + Send + Unpin,
-    W: AsyncWrite + Send + Unpin + 'static,
-{
-    /// Guards a `(reader, writer)` pair such as `rmcp::transport::stdio_pipes()`.
-    pub(crate) fn new((read, write): (R, W)) -> Self {
-        StdioGuard {
-            read: BufReader::new(read),
-            line: Vec::new(),
-            discarding: false,
-            write: AsyncRwTransport::new_server(tokio::io::empty(), write),
-        }
-    }
-
-    /// The next line without its LF, or `None` at the end of the input.
-    async fn next_line(&mut self) -> Option<Vec<u8>> {
-        loop {
-            let available = match self.read.fill_buf().await {
-                Ok(available) => available,
-                Err(e) => {
-                    tracing::error!("stdio: reading failed: {e}");
-                    return None;
-                }
-            };
-            if available.is_empty() {
-                return None;
-            }
-            let newline = available.iter().position(|&b| b == b'\n');
-            let take = newline.map_or(available.len(), |i| i + 1);
-            if !self.discarding && self.line.len() + take > DEFAULT_MAX_LINE_LENGTH {
-                tracing::error!("stdio: a line over {DEFAULT_MAX_LINE_LENGTH} bytes was dropped");
-                self.line.clear();
-                self.discarding = true;
-            }
-            if !self.discarding {
-                self.line
-                    .extend_from_slice(&available[..newline.unwrap_or(available.len())]);
-            }
-            // No await between reading the buffer and consuming it: cancellation loses nothing.
-            self.read.consume(take);
-            if newline.is_some() && !std::mem::take(&mut self.discarding) {
-                return Some(std::mem::take(&mut self.line));
-            }
-        }
-    }
-}
-
-impl<R, W> Transport<RoleServer> for StdioGuard<R, W>
-where
-    R: AsyncRead + Send + Unpin,
-    W: AsyncWrite + Send + Unpin + 'static,
-{
-    type Error = std::io::Error;
-
-    fn send(
-        &mut self,
-        item: TxJsonRpcMessage<RoleServer>,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.write.send(item)
-    }
-
-    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        loop {
-            match read(&self.next_line().await?) {
-                Read::Message(message) => return Some(message),
-                // Spawned: rmcp polls `receive` in a `select!`, and a dropped `receive` must
-                // not lose an answer.
-                Read::Answer(answer) => {
-                    tokio::spawn(self.write.send(answer));
-                }
-                Read::Drop => {}
-            }
-        }
-    }
-
-    async fn close(&mut self) -> Result<(), Self::Error> {
-        self.write.close().await
-    }
-}
 
 /// What to do with one line.
-enum Read {
+pub(super) enum Read {
     Message(RxJsonRpcMessage<RoleServer>),
     Answer(TxJsonRpcMessage<RoleServer>),
     Drop,
 }
 
-fn read(line: &[u8]) -> Read {
+pub(super) fn read(line: &[u8]) -> Read {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     if line.iter().all(u8::is_ascii_whitespace) {

@@ -1,0 +1,131 @@
+//! Serving on stdin/stdout.
+
+mod guard;
+mod lines;
+mod transport;
+
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+
+use super::{ServeError, Server};
+use transport::StdioTransport;
+
+/// How [`Server::serve_stdio_with`] reads and writes stdin/stdout, and the memory that costs at
+/// most.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_fusion::server::StdioOptions;
+///
+/// let options = StdioOptions {
+///     max_line_bytes: 1 << 20,
+///     drain: Some(Duration::from_secs(10)),
+///     ..StdioOptions::default()
+/// };
+/// assert_eq!(options.max_pending_answers, 64);
+/// ```
+#[derive(Debug, Clone)]
+pub struct StdioOptions {
+    /// The longest message read, in bytes (1 MiB by default: twice the longest arguments a
+    /// model writes in one call, 128k tokens). A longer line is never held: it is answered
+    /// -32600 when its `id` can be read, and dropped with a log line otherwise.
+    ///
+    /// Reading a message costs far more than its length when it is made of the smallest JSON
+    /// values (`[0,0,…]`): 40 bytes of `serde_json` value per 2-byte `0,`, and rmcp's message
+    /// types buffer the message several times over before that. The worst case is about 130
+    /// times the line: a 1 MiB line of zeros takes the server from 10 to 136 MiB at its peak
+    /// (`tests/serving.rs`, on Linux), freed once read. Lines are read one at a time, so this
+    /// is the bound for the whole input.
+    pub max_line_bytes: usize,
+    /// How many answers may wait to be written before reading pauses (64 by default): a client
+    /// that does not read stdout stops the server reading stdin, instead of growing it. The
+    /// answers waiting then take at most this many times the largest answer (an envelope is at
+    /// most 24 KiB; a successful result is as large as the handler makes it).
+    pub max_pending_answers: usize,
+    /// How long calls in flight may still run once stdin is closed, to write their answers
+    /// before the server returns; calls still running then are stopped. `None` (the default)
+    /// waits as long as the longest deadline of any action (`timeout = ".."`), or 30 s when an
+    /// action has none.
+    pub drain: Option<Duration>,
+}
+
+/// The drain period when an action has no deadline of its own.
+const DRAIN_WITHOUT_DEADLINE: Duration = Duration::from_secs(30);
+
+impl Default for StdioOptions {
+    fn default() -> Self {
+        StdioOptions {
+            max_line_bytes: 1 << 20,
+            max_pending_answers: 64,
+            drain: None,
+        }
+    }
+}
+
+impl Server {
+    /// Serves on stdin/stdout with [`StdioOptions::default`] until the client closes stdin and
+    /// the calls in flight are answered.
+    ///
+    /// Every request with an id is answered exactly once (ERRORS.md §1): including valid JSON
+    /// that rmcp's reader cannot hold (nesting deeper than 128, numbers beyond `f64`, lone
+    /// surrogate escapes), a request reusing the id of one in flight (-32600), and calls still
+    /// running when stdin closes (within the drain period). A request the client cancels
+    /// (`notifications/cancelled`) is stopped and gets no answer, as MCP requires.
+    ///
+    /// When stdin/stdout are pipes (as when a client starts the server), they are read and
+    /// written without tokio's blocking thread pool: several times the throughput with calls in
+    /// flight. This needs a runtime with IO enabled (`#[tokio::main]` enables it).
+    pub async fn serve_stdio(self) -> Result<(), ServeError> {
+        self.serve_stdio_with(StdioOptions::default()).await
+    }
+
+    /// Serves on stdin/stdout as [`Server::serve_stdio`] does, with `options`.
+    ///
+    /// ```no_run
+    /// # async fn run(server: mcp_fusion::server::Server) -> Result<(), mcp_fusion::server::ServeError> {
+    /// use mcp_fusion::server::StdioOptions;
+    ///
+    /// let options = StdioOptions { max_pending_answers: 16, ..StdioOptions::default() };
+    /// server.serve_stdio_with(options).await
+    /// # }
+    /// ```
+    pub async fn serve_stdio_with(self, options: StdioOptions) -> Result<(), ServeError> {
+        let drain = options.drain.unwrap_or_else(|| self.longest_deadline());
+        let transport = StdioTransport::new(rmcp::transport::stdio_pipes(), &options, drain);
+        let running = self
+            .serve(transport)
+            .await
+            .map_err(|e| ServeError::new("initialization failed", e))?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| ServeError::new("the serving task failed", e))?;
+        Ok(())
+    }
+
+    /// The longest time a call may run: the longest action deadline, or
+    /// [`DRAIN_WITHOUT_DEADLINE`] when an action has none.
+    fn longest_deadline(&self) -> Duration {
+        self.definitions()
+            .flat_map(|def| def.actions())
+            .map(|action| action.timeout_duration().unwrap_or(DRAIN_WITHOUT_DEADLINE))
+            .max()
+            .unwrap_or(Duration::ZERO)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The defaults are part of the memory bounds the docs state: changing one is a decision.
+    #[test]
+    fn defaults_are_pinned() {
+        let options = StdioOptions::default();
+        assert_eq!(options.max_line_bytes, 1024 * 1024);
+        assert_eq!(options.max_pending_answers, 64);
+        assert_eq!(options.drain, None);
+        assert_eq!(DRAIN_WITHOUT_DEADLINE, Duration::from_secs(30));
+    }
+}

@@ -1,0 +1,393 @@
+//! The stdio transport rmcp's service loop runs on: it reads lines as rmcp's own does, and keeps
+//! the promises rmcp's does not (ERRORS.md §1: every request with an id answered exactly once):
+//!
+//! - it knows each request in flight by id: a second request with an id in flight is answered
+//!   -32600 (its answer could not be told from the first's); `notifications/cancelled` stops the
+//!   named call through [`ClientCancel`] and its answer is not written (MCP: cancellation);
+//! - it answers what rmcp would drop (see `guard`), and lines over `max_line_bytes`;
+//! - it writes through one task with room for `max_pending_answers` answers; reading waits
+//!   while that room is full, so a client that does not read stdout cannot grow the server;
+//! - at the end of the input it keeps serving the calls in flight up to the drain period,
+//!   and `close` writes every answer already made before it returns;
+//! - before the lifecycle begins (rmcp reads the first message as `initialize`, `ping`, or a
+//!   request with inline metadata, and stops on anything else) it drops notifications and
+//!   responses, which the MCP lifecycle gives no meaning there.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::model::{
+    ClientNotification, ErrorData, GetExtensions, JsonRpcMessage, RequestId, ServerResult,
+};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::StdioOptions;
+use super::guard::{Read, read};
+use super::lines::{Line, Lines};
+use crate::server::handler::ClientCancel;
+
+/// A server transport over a byte stream pair such as `rmcp::transport::stdio_pipes()`.
+pub(crate) struct StdioTransport<R> {
+    lines: Lines<R>,
+    max_line_bytes: usize,
+    drain: Duration,
+    /// Requests read and not yet answered.
+    in_flight: HashMap<RequestId, Flight>,
+    /// Whether rmcp has begun the lifecycle (it answered a request other than `ping`).
+    started: bool,
+    /// An answer made while reading, waiting for room in the writer.
+    held: Option<Vec<u8>>,
+    /// When the input ended, the time the calls in flight have left.
+    draining_until: Option<Instant>,
+    /// Framed answers to the writer task.
+    out: mpsc::Sender<Vec<u8>>,
+    writer: Option<JoinHandle<()>>,
+}
+
+/// A request in flight.
+struct Flight {
+    cancel: CancellationToken,
+    /// Cancelled by the client (or at the end of the drain): its answer is not written.
+    cancelled: bool,
+}
+
+impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
+    pub(crate) fn new<W>((read, write): (R, W), options: &StdioOptions, drain: Duration) -> Self
+    where
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let (out, queue) = mpsc::channel(options.max_pending_answers.max(1));
+        StdioTransport {
+            lines: Lines::new(read, options.max_line_bytes),
+            max_line_bytes: options.max_line_bytes,
+            drain,
+            in_flight: HashMap::new(),
+            started: false,
+            held: None,
+            draining_until: None,
+            out,
+            writer: Some(tokio::spawn(write_all(queue, write))),
+        }
+    }
+
+    /// What to do with a message rmcp can read: `Some` to hand it on.
+    fn admit(
+        &mut self,
+        message: RxJsonRpcMessage<RoleServer>,
+    ) -> Option<RxJsonRpcMessage<RoleServer>> {
+        match message {
+            JsonRpcMessage::Request(mut request) => {
+                if self.in_flight.contains_key(&request.id) {
+                    let error = ErrorData::invalid_request(
+                        format!(
+                            "Invalid request: id {} is already used by a request in flight",
+                            request.id
+                        ),
+                        None,
+                    );
+                    self.held = Some(frame(&JsonRpcMessage::error(error, Some(request.id))));
+                    return None;
+                }
+                let cancel = CancellationToken::new();
+                request
+                    .request
+                    .extensions_mut()
+                    .insert(ClientCancel(cancel.clone()));
+                self.in_flight.insert(
+                    request.id.clone(),
+                    Flight {
+                        cancel,
+                        cancelled: false,
+                    },
+                );
+                Some(JsonRpcMessage::Request(request))
+            }
+            JsonRpcMessage::Notification(notification) => {
+                if let ClientNotification::CancelledNotification(cancelled) =
+                    &notification.notification
+                {
+                    let params = &cancelled.params;
+                    match params
+                        .request_id
+                        .as_ref()
+                        .and_then(|id| self.in_flight.get_mut(id))
+                    {
+                        Some(flight) => {
+                            tracing::debug!(id = ?params.request_id, reason = ?params.reason, "stdio: the client cancelled a request");
+                            flight.cancelled = true;
+                            flight.cancel.cancel();
+                        }
+                        None => {
+                            tracing::debug!(id = ?params.request_id, "stdio: cancellation of no request in flight")
+                        }
+                    }
+                    return None;
+                }
+                self.lifecycle(JsonRpcMessage::Notification(notification))
+            }
+            other => self.lifecycle(other),
+        }
+    }
+
+    /// A notification or response, dropped before the lifecycle begins.
+    fn lifecycle(
+        &self,
+        message: RxJsonRpcMessage<RoleServer>,
+    ) -> Option<RxJsonRpcMessage<RoleServer>> {
+        if !self.started {
+            tracing::debug!("stdio: a notification or response before initialization was ignored");
+            return None;
+        }
+        Some(message)
+    }
+
+    /// The answer to a line over the limit, when its id could be read.
+    fn oversized(&mut self, len: usize, id: Option<RequestId>) {
+        let Some(id) = id else {
+            tracing::warn!(
+                len,
+                max = self.max_line_bytes,
+                "stdio: a line over max_line_bytes without a readable id was dropped"
+            );
+            return;
+        };
+        tracing::warn!(len, max = self.max_line_bytes, %id, "stdio: a request over max_line_bytes was refused");
+        let error = ErrorData::invalid_request(
+            format!(
+                "Invalid request: the message is {len} bytes; this server reads at most {} bytes per message",
+                self.max_line_bytes
+            ),
+            None,
+        );
+        self.held = Some(frame(&JsonRpcMessage::error(error, Some(id))));
+    }
+
+    /// Waits for room in the writer, and writes the held answer there.
+    async fn make_room(&mut self) {
+        let Ok(permit) = self.out.reserve().await else {
+            self.held = None;
+            return;
+        };
+        match self.held.take() {
+            Some(answer) => permit.send(answer),
+            None => drop(permit),
+        }
+    }
+
+    /// At the end of the input: waits for the calls in flight until the drain period ends,
+    /// then stops those still running.
+    async fn drained(&mut self) {
+        let until = *self
+            .draining_until
+            .get_or_insert_with(|| Instant::now() + self.drain);
+        let running = self.in_flight.values().filter(|f| !f.cancelled).count();
+        if running == 0 {
+            return;
+        }
+        if Instant::now() < until {
+            // rmcp polls `receive` again after each answer it passes to `send`.
+            tokio::time::sleep_until(until).await;
+        }
+        tracing::warn!(
+            running,
+            drain = ?self.drain,
+            "stdio: input closed; calls still running after the drain period were stopped"
+        );
+        for flight in self.in_flight.values_mut() {
+            flight.cancelled = true;
+            flight.cancel.cancel();
+        }
+    }
+}
+
+impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for StdioTransport<R> {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let answered = match &item {
+            JsonRpcMessage::Response(response) => Some((&response.id, true)),
+            JsonRpcMessage::Error(error) => error.id.as_ref().map(|id| (id, false)),
+            _ => None,
+        };
+        let mut write = true;
+        if let Some((id, success)) = answered
+            && let Some(flight) = self.in_flight.remove(id)
+        {
+            write = !flight.cancelled;
+            let pong = matches!(&item, JsonRpcMessage::Response(r) if matches!(r.result, ServerResult::EmptyResult(_)));
+            self.started |= success && !pong;
+        }
+        let out = self.out.clone();
+        let framed = write.then(|| frame(&item));
+        async move {
+            if let Some(framed) = framed {
+                out.send(framed).await.map_err(|_| {
+                    std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the stdio writer stopped")
+                })?;
+            }
+            Ok(())
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            // Nothing more is read while the writer has no room.
+            self.make_room().await;
+            if self.draining_until.is_some() {
+                self.drained().await;
+                return None;
+            }
+            let line = match self.lines.next().await {
+                Some(line) => line,
+                None => {
+                    self.drained().await;
+                    return None;
+                }
+            };
+            match line {
+                Line::Whole(line) => match read(&line) {
+                    Read::Message(message) => {
+                        if let Some(message) = self.admit(message) {
+                            return Some(message);
+                        }
+                    }
+                    Read::Answer(answer) => self.held = Some(frame(&answer)),
+                    Read::Drop => {}
+                },
+                Line::Oversized { len, id } => self.oversized(len, id),
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        let Some(writer) = self.writer.take() else {
+            return Ok(());
+        };
+        // Whatever is left of the drain period, and at least a second, to write the rest.
+        let left = self.draining_until.map_or(Duration::ZERO, |until| {
+            until.saturating_duration_since(Instant::now())
+        });
+        let flushed = tokio::time::timeout(left.max(Duration::from_secs(1)), async {
+            self.make_room().await;
+            // The writer ends once every sender is gone: this one and those of rmcp's sends.
+            let (closed, _) = mpsc::channel(1);
+            drop(std::mem::replace(&mut self.out, closed));
+            let _ = writer.await;
+        });
+        if flushed.await.is_err() {
+            tracing::warn!("stdio: answers left unwritten at exit (stdout is not being read)");
+        }
+        Ok(())
+    }
+}
+
+/// A message as one line of output.
+fn frame(message: &TxJsonRpcMessage<RoleServer>) -> Vec<u8> {
+    let mut line = serde_json::to_vec(message).unwrap_or_else(|e| {
+        // Only a non-string map key could fail, and rmcp's types have none.
+        tracing::error!("stdio: an answer could not be written as JSON: {e}");
+        Vec::new()
+    });
+    line.push(b'\n');
+    line
+}
+
+/// Writes framed answers in order, flushing whenever none is waiting.
+async fn write_all<W: AsyncWrite + Unpin>(mut queue: mpsc::Receiver<Vec<u8>>, write: W) {
+    let mut write = BufWriter::new(write);
+    let mut broken = false;
+    while let Some(line) = queue.recv().await {
+        if broken || line.len() <= 1 {
+            continue;
+        }
+        let mut result = write.write_all(&line).await;
+        if result.is_ok() && queue.is_empty() {
+            result = write.flush().await;
+        }
+        if let Err(e) = result {
+            // Answers keep being taken (and dropped) so that nobody waits on a dead pipe.
+            tracing::error!("stdio: writing failed, answers are dropped from now on: {e}");
+            broken = true;
+        }
+    }
+    let _ = write.flush().await;
+    let _ = write.shutdown().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::Server;
+    use crate::{ToolError, tool};
+    use rmcp::ServiceExt;
+    use serde_json::{Value, json};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    struct Slow;
+
+    /// A tool whose one action takes eight seconds.
+    #[tool]
+    impl Slow {
+        /// Waits.
+        #[action(timeout = "20s")]
+        async fn wait(&self) -> Result<&'static str, ToolError> {
+            tokio::time::sleep(Duration::from_secs(8)).await;
+            Ok("done")
+        }
+    }
+
+    /// rmcp gives calls 5 s after the input ends; the transport gives them the longest
+    /// deadline (20 s here). On tokio's paused clock, so the test takes no time.
+    #[tokio::test(start_paused = true)]
+    async fn calls_in_flight_outlive_rmcps_own_drain() {
+        let (client, server_end) = tokio::io::duplex(1 << 16);
+        let server = Server::new("t", "1").tool(Slow);
+        let drain = server.longest_deadline();
+        assert_eq!(drain, Duration::from_secs(20));
+        let transport = StdioTransport::new(
+            tokio::io::split(server_end),
+            &StdioOptions::default(),
+            drain,
+        );
+        let serving = tokio::spawn(async move {
+            let running = server.serve(transport).await.expect("initialized");
+            running.waiting().await.expect("served")
+        });
+        let (read, mut write) = tokio::io::split(client);
+        for message in [
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": "slow", "arguments": {"action": "wait"}}}),
+        ] {
+            write
+                .write_all(format!("{message}\n").as_bytes())
+                .await
+                .unwrap();
+        }
+        write.shutdown().await.unwrap();
+        let started = Instant::now();
+        let mut lines = BufReader::new(read).lines();
+        let mut answers = Vec::new();
+        while let Some(line) = lines.next_line().await.unwrap() {
+            answers.push(serde_json::from_str::<Value>(&line).unwrap());
+        }
+        serving.await.unwrap();
+        assert_eq!(answers.len(), 2, "{answers:?}");
+        assert_eq!(answers[1]["id"], 1);
+        assert_eq!(answers[1]["result"]["isError"], false);
+        assert!(started.elapsed() >= Duration::from_secs(8));
+    }
+}
