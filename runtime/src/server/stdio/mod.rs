@@ -38,9 +38,12 @@ pub struct StdioOptions {
     /// (`tests/serving.rs`, on Linux), freed once read. Lines are read one at a time, so this
     /// is the bound for the whole input.
     pub max_line_bytes: usize,
-    /// How many answers may wait to be written before reading pauses (64 by default): a client
-    /// that does not read stdout stops the server reading stdin, instead of growing it. The
-    /// answers waiting then take at most this many times the largest answer (an envelope is at
+    /// How many requests may wait for their answer to be written (64 by default): calls
+    /// running and answers waiting for stdout. Reading pauses while that many are pending, so
+    /// neither a flood of requests nor a client that does not read stdout can grow the server;
+    /// the next message (a cancellation too) waits in the pipe until a call ends. Memory held
+    /// is then at most this many requests as read (their arguments as `serde_json` values, up to
+    /// about 40 times the line for the smallest values) and their answers (an envelope is at
     /// most 24 KiB; a successful result is as large as the handler makes it).
     pub max_pending_answers: usize,
     /// How long calls in flight may still run once stdin is closed, to write their answers
