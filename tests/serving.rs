@@ -302,6 +302,18 @@ async fn messages_before_initialize_do_not_stop_the_server() {
         .send(&json!({"jsonrpc": "2.0", "id": 99, "result": {}}))
         .await;
     billing.send(&cancel(5)).await;
+    // A request is answered, as rmcp does before initialization: a ping, or an error.
+    billing
+        .send(&json!({"jsonrpc": "2.0", "id": "early", "method": "ping"}))
+        .await;
+    let pong = billing.receive().await.unwrap();
+    assert_eq!((&pong["id"], &pong["result"]), (&json!("early"), &json!({})));
+    billing
+        .send(&json!({"jsonrpc": "2.0", "id": "list", "method": "tools/list"}))
+        .await;
+    let refused = billing.receive().await.unwrap();
+    assert_eq!(refused["id"], "list");
+    assert!(refused["error"]["code"].is_i64(), "{refused}");
     billing.initialize().await;
     billing.send(&call(1, "list_invoices", json!({}))).await;
     let answer = billing.receive().await.unwrap();
