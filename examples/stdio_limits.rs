@@ -10,161 +10,27 @@
 //! build of it (an older commit's, to compare). Rows that need the billing server's limit
 //! flags (`--rate-limit`, `--rate-limit-keys`) report what a build without them does.
 
-#[path = "common/measure.rs"]
-mod measure;
+#[path = "common/raw_billing.rs"]
+mod raw;
 
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use tokio::time::timeout;
+use raw::{Billing, Error, call, cancel, outcome, too_deep, zeros};
+use serde_json::json;
+use tokio::io::AsyncWriteExt;
 
-type Error = Box<dyn std::error::Error>;
-
-struct Billing {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Billing {
-    async fn start(server: &PathBuf, args: &[&str], handshake: bool) -> Result<Billing, Error> {
-        let mut child = Command::new(server)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()?;
-        let mut billing = Billing {
-            stdin: child.stdin.take(),
-            stdout: BufReader::new(child.stdout.take().ok_or("no stdout")?),
-            child,
-        };
-        if handshake {
-            billing.initialize().await?;
-        }
-        Ok(billing)
-    }
-
-    async fn initialize(&mut self) -> Result<(), Error> {
-        self.send(&json!({
-            "jsonrpc": "2.0", "id": "init", "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "stdio-limits", "version": "1"}},
-        }))
-        .await?;
-        self.receive(Duration::from_secs(10))
-            .await
-            .ok_or("initialize was not answered")?;
-        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await
-    }
-
-    async fn send_line(&mut self, line: &[u8]) -> Result<(), Error> {
-        let stdin = self.stdin.as_mut().ok_or("stdin closed")?;
-        stdin.write_all(line).await?;
-        stdin.write_all(b"\n").await?;
-        Ok(stdin.flush().await?)
-    }
-
-    async fn send(&mut self, message: &Value) -> Result<(), Error> {
-        self.send_line(message.to_string().as_bytes()).await
-    }
-
-    /// The next message within `wait`; `None` when none came or stdout ended.
-    async fn receive(&mut self, wait: Duration) -> Option<Value> {
-        let mut line = Vec::new();
-        match timeout(wait, self.stdout.read_until(b'\n', &mut line)).await {
-            Ok(Ok(n)) if n > 0 => serde_json::from_slice(&line).ok(),
-            _ => None,
-        }
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id().unwrap_or(0)
-    }
-
-    fn peak_mib(&self) -> f64 {
-        measure::status_kib(self.pid(), "VmHWM").unwrap_or(0) as f64 / 1024.0
-    }
-
-    fn rss_mib(&self) -> f64 {
-        measure::status_kib(self.pid(), "VmRSS").unwrap_or(0) as f64 / 1024.0
-    }
-
-    /// Whether the process is still running.
-    fn alive(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
-    }
-}
-
-fn call(id: impl Into<Value>, action: &str, mut arguments: Value) -> Value {
-    arguments["action"] = action.into();
-    json!({"jsonrpc": "2.0", "id": id.into(), "method": "tools/call",
-           "params": {"name": "billing", "arguments": arguments}})
-}
-
-fn outcome(answer: &Value) -> String {
-    let result = &answer["result"];
-    if result["isError"] == true {
-        let text = result["content"][0]["text"].as_str().unwrap_or_default();
-        return mcp_fusion::parse_envelope(text).code;
-    }
-    if result.is_object() {
-        return "ok".into();
-    }
-    format!("error {}", answer["error"]["code"])
-}
-
-/// Writes `line` repeatedly for `seconds`, reading stdout or not; returns the lines written.
-async fn flood(billing: &mut Billing, line: &[u8], seconds: Duration, read: bool) -> usize {
-    let Some(mut stdin) = billing.stdin.take() else {
-        return 0;
-    };
-    let per_chunk = 1024;
-    let chunk: Vec<u8> = std::iter::repeat_n([line, b"\n"].concat(), per_chunk)
-        .flatten()
+/// How each answer reads in the table: its id and outcome.
+fn answers(all: &[serde_json::Value]) -> String {
+    let shown: Vec<String> = all
+        .iter()
+        .map(|a| format!("{} {}", a["id"], outcome(a)))
         .collect();
-    let mut written = 0;
-    let writing = async {
-        while stdin.write_all(&chunk).await.is_ok() {
-            written += per_chunk;
-        }
-    };
-    let reading = async {
-        let mut sink = Vec::new();
-        loop {
-            sink.clear();
-            if !read
-                || billing
-                    .stdout
-                    .read_until(b'\n', &mut sink)
-                    .await
-                    .unwrap_or(0)
-                    == 0
-            {
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    let _ = timeout(seconds, async { tokio::join!(writing, reading) }).await;
-    written
-}
-
-fn too_deep(id: u64) -> Vec<u8> {
-    let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
-    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"billing","arguments":{{"x":{deep}}}}}}}"#).into_bytes()
-}
-
-fn zeros(id: u64, bytes: usize) -> Vec<u8> {
-    let mut line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"billing","arguments":{{"action":"list_invoices","zeros":["#).into_bytes();
-    line.extend(std::iter::repeat_n(*b"0,", bytes / 2).flatten());
-    line.extend_from_slice(b"0]}}}");
-    line
+    if shown.is_empty() {
+        "none".into()
+    } else {
+        shown.join(", ")
+    }
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -179,116 +45,84 @@ async fn main() -> Result<(), Error> {
         None => std::env::current_exe()?.with_file_name("billing"),
     };
     let seconds = Duration::from_secs(value("--seconds").map_or(Ok(5), |s| s.parse())?);
+    let quiet = Duration::from_secs(2);
     println!("server: {}\n", server.display());
     println!("| row | measured |\n|---|---|");
 
-    // Answers made while reading, then stdin closed at once.
-    let mut billing = Billing::start(&server, &[], true).await?;
+    let mut billing = Billing::start(&server, &[]).await?;
     for id in 1..=10 {
         billing.send_line(&too_deep(id)).await?;
     }
     billing.stdin = None;
-    let mut answered = 0;
-    while billing.receive(Duration::from_secs(5)).await.is_some() {
-        answered += 1;
-    }
+    let answered = billing.receive_all(quiet).await.len();
     println!("| guard answers, stdin closed right after | {answered} of 10 answered |");
 
-    // A call in flight when stdin closes.
-    let mut billing = Billing::start(&server, &[], true).await?;
-    billing
-        .send(&call(1, "export_invoices", json!({"format": "csv"})))
-        .await?;
+    let mut billing = Billing::start(&server, &[]).await?;
+    let export = |id: u64| call(id, "export_invoices", json!({"format": "csv"}));
+    billing.send(&export(1)).await?;
     billing.stdin = None;
-    let answer = billing.receive(Duration::from_secs(10)).await;
-    let shown = answer.as_ref().map_or("no answer".into(), outcome);
-    println!("| export_invoices in flight, stdin closed | {shown} |");
+    let all = billing.receive_all(Duration::from_secs(10)).await;
+    println!(
+        "| export_invoices in flight, stdin closed | {} |",
+        answers(&all)
+    );
 
-    // Floods of lines the server answers itself.
     for read in [false, true] {
-        let mut billing = Billing::start(&server, &[], true).await?;
-        let lines = flood(&mut billing, b"[]", seconds, read).await;
+        let mut billing = Billing::start(&server, &[]).await?;
+        let lines = billing.flood(b"[]", seconds, read).await;
+        let stdout = if read { "read" } else { "not read" };
         println!(
-            "| `[]` flood for {seconds:?}, stdout {} | {lines} lines written, peak {:.0} MiB |",
-            if read { "read" } else { "not read" },
+            "| `[]` flood for {seconds:?}, stdout {stdout} | {lines} lines written, peak {:.0} MiB |",
             billing.peak_mib()
         );
     }
 
-    // Calls from a client that never reads stdout.
-    let mut billing = Billing::start(&server, &[], true).await?;
+    let mut billing = Billing::start(&server, &[]).await?;
     let list = call(1, "list_invoices", json!({"limit": 100})).to_string();
-    let calls = flood(&mut billing, list.as_bytes(), seconds, false).await;
+    let calls = billing.flood(list.as_bytes(), seconds, false).await;
     println!(
         "| list_invoices for {seconds:?}, stdout never read | {calls} calls written, peak {:.0} MiB |",
         billing.peak_mib()
     );
 
-    // Lines of the smallest JSON values.
     for mib in [1, 16] {
-        let mut billing = Billing::start(&server, &[], true).await?;
+        let mut billing = Billing::start(&server, &[]).await?;
         let before = billing.peak_mib();
-        billing.send_line(&zeros(1, (mib << 20) - 200)).await?;
+        billing.send_line(&zeros(1, mib << 20)).await?;
         let answer = billing.receive(Duration::from_secs(60)).await;
-        let shown = answer.as_ref().map_or("no answer".into(), |a| {
-            if a["error"].is_object() {
-                format!("error {}", a["error"]["code"])
-            } else {
-                outcome(a)
-            }
-        });
+        let shown = answer.as_ref().map_or("no answer".into(), outcome);
         println!(
             "| one {mib} MiB line of `[0,0,…]` | {shown}; peak {before:.0} → {:.0} MiB |",
             billing.peak_mib()
         );
     }
 
-    // Rate limits per caller without middleware.
     let limited = ["--rate-limit", "2/3600", "--no-audit"];
-    let mut billing = Billing::start(&server, &limited, true).await?;
-    let mut outcomes = Vec::new();
-    for (id, customer) in ["alice", "alice", "bob", "carol", "alice"]
+    let mut billing = Billing::start(&server, &limited).await?;
+    let customers = ["alice", "alice", "bob", "carol", "alice"];
+    let outcomes = billing.list_as(&customers).await?;
+    let shown: Vec<String> = customers
         .iter()
-        .enumerate()
-    {
-        let email = format!("{customer}@example.com");
-        billing
-            .send(&call(id, "list_invoices", json!({"customer_email": email})))
-            .await?;
-        let answer = billing.receive(Duration::from_secs(10)).await;
-        outcomes.push(format!(
-            "{customer} {}",
-            answer.as_ref().map_or("no answer".into(), outcome)
-        ));
-    }
+        .zip(&outcomes)
+        .map(|(c, o)| format!("{c} {o}"))
+        .collect();
     println!(
         "| per-caller limit 2/h, no middleware | {} |",
-        outcomes.join(", ")
+        shown.join(", ")
     );
 
-    // Many distinct callers.
     let keyed = ["--rate-limit", "10/3600", "--no-audit"];
-    let mut billing = Billing::start(&server, &keyed, true).await?;
-    let before = billing.rss_mib();
+    let mut billing = Billing::start(&server, &keyed).await?;
+    let rss = billing.status_mib("VmRSS");
     let total = 300_000;
     let mut stdin = billing.stdin.take().ok_or("stdin")?;
     let writing = async move {
-        for batch in (0..total).collect::<Vec<_>>().chunks(1000) {
-            let mut bytes = Vec::new();
-            for i in batch {
-                let email = format!("customer-{i}@example.com");
-                bytes.extend(
-                    call(
-                        *i,
-                        "list_invoices",
-                        json!({"customer_email": email, "limit": 1}),
-                    )
-                    .to_string()
-                    .into_bytes(),
-                );
-                bytes.push(b'\n');
-            }
-            if stdin.write_all(&bytes).await.is_err() {
+        for from in (0..total).step_by(1000) {
+            if stdin
+                .write_all(&raw::distinct_callers(from, 1000))
+                .await
+                .is_err()
+            {
                 break;
             }
         }
@@ -305,58 +139,38 @@ async fn main() -> Result<(), Error> {
     let (stdin, ()) = tokio::join!(writing, reading);
     billing.stdin = Some(stdin);
     println!(
-        "| {total} distinct callers, limit 10/h each | RSS {before:.0} → {:.0} MiB (peak {:.0}) in {:.1} s |",
-        billing.rss_mib(),
+        "| {total} distinct callers, limit 10/h each | RSS {rss:.0} → {:.0} MiB (peak {:.0}) in {:.1} s |",
+        billing.status_mib("VmRSS"),
         billing.peak_mib(),
         started.elapsed().as_secs_f64()
     );
 
-    // Cancellation.
-    let mut billing = Billing::start(&server, &[], true).await?;
+    let mut billing = Billing::start(&server, &[]).await?;
     for id in 1..=4 {
-        billing
-            .send(&call(id, "export_invoices", json!({"format": "csv"})))
-            .await?;
+        billing.send(&export(id)).await?;
     }
     for id in 1..=4 {
-        billing
-            .send(
-                &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                          "params": {"requestId": id, "reason": "gave up"}}),
-            )
-            .await?;
+        billing.send(&cancel(id)).await?;
     }
     for id in 5..=6 {
-        billing
-            .send(&call(id, "export_invoices", json!({"format": "csv"})))
-            .await?;
+        billing.send(&export(id)).await?;
     }
-    let mut answers = Vec::new();
-    while let Some(answer) = billing.receive(Duration::from_secs(2)).await {
-        answers.push(format!("{} {}", answer["id"], outcome(&answer)));
-    }
+    let all = billing.receive_all(quiet).await;
     println!(
         "| 4 exports cancelled, then 2 more | answers: {} |",
-        answers.join(", ")
+        answers(&all)
     );
 
-    // One id, two calls in flight.
-    let mut billing = Billing::start(&server, &[], true).await?;
-    billing
-        .send(&call(7, "export_invoices", json!({"format": "csv"})))
-        .await?;
+    let mut billing = Billing::start(&server, &[]).await?;
+    billing.send(&export(7)).await?;
     billing.send(&call(7, "list_invoices", json!({}))).await?;
-    let mut answers = Vec::new();
-    while let Some(answer) = billing.receive(Duration::from_secs(2)).await {
-        answers.push(format!("{} {}", answer["id"], outcome(&answer)));
-    }
+    let all = billing.receive_all(quiet).await;
     println!(
         "| id 7: a slow then a fast call in flight | answers: {} |",
-        answers.join(", ")
+        answers(&all)
     );
 
-    // Before initialize.
-    let mut billing = Billing::start(&server, &[], false).await?;
+    let mut billing = Billing::spawn(&server, &[])?;
     billing
         .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         .await?;
@@ -364,15 +178,13 @@ async fn main() -> Result<(), Error> {
         .send(&json!({"jsonrpc": "2.0", "id": 99, "result": {}}))
         .await?;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let alive = billing.alive();
-    let served = alive && billing.initialize().await.is_ok();
-    println!(
-        "| a notification and a response before initialize | {} |",
-        if served {
-            "ignored; initialize then served"
-        } else {
-            "the server exited"
-        }
-    );
+    let running = matches!(billing.child.try_wait(), Ok(None));
+    let served = running && billing.initialize().await.is_ok();
+    let shown = if served {
+        "ignored; initialize then served"
+    } else {
+        "the server exited"
+    };
+    println!("| a notification and a response before initialize | {shown} |");
     Ok(())
 }
