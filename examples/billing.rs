@@ -8,7 +8,12 @@
 //! `customer_email` share a budget, the others share one; `--rate-limit-keys N` customers
 //! tracked at most), `--no-audit` (no audit middleware);
 //! on stdio, `--max-line-bytes N`, `--max-pending-answers N` and `--drain SECONDS`
-//! (`StdioOptions`).
+//! (`StdioOptions`); on HTTP, `--max-body-bytes N`, `--max-parsing N`, `--max-connections N`,
+//! `--max-sessions N`, `--header-timeout S`, `--body-timeout S`, `--idle-timeout S` and
+//! `--session-keep-alive S` (`HttpOptions`; seconds may have decimals).
+//!
+//! Logs go to stderr at `info`, with rmcp's own at `warn`; `RUST_LOG` chooses otherwise
+//! (`RUST_LOG=debug`, `RUST_LOG=info,rmcp=info`).
 //!
 //! Its contract is locked in `examples/mcp-fusion.lock`. `--lock PATH` serves with a lockfile,
 //! so validation errors tell the model what changed since; `--contract-diff PATH` prints what
@@ -26,7 +31,10 @@ use mcp_fusion::server::{HttpOptions, Server, StdioOptions};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
     tracing_subscriber::fmt()
+        .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .init();
@@ -89,16 +97,31 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
                 "billing: streamable HTTP on http://{}/mcp",
                 listener.local_addr()?
             );
-            let stateless = args.iter().any(|a| a == "--stateless");
-            server
-                .serve_http(
-                    listener,
-                    HttpOptions {
-                        stateless,
-                        ..HttpOptions::default()
-                    },
-                )
-                .await?;
+            let seconds = |flag: &str| -> Result<Option<Duration>, String> {
+                value(flag)
+                    .map(|v| {
+                        let s: f64 = v.parse().map_err(|_| format!("{flag} takes seconds"))?;
+                        Duration::try_from_secs_f64(s).map_err(|e| format!("{flag}: {e}"))
+                    })
+                    .transpose()
+            };
+            let d = HttpOptions::default();
+            let options = HttpOptions {
+                stateless: args.iter().any(|a| a == "--stateless"),
+                max_body_bytes: number("--max-body-bytes")?
+                    .map_or(d.max_body_bytes, |n| n as usize),
+                max_parsing: number("--max-parsing")?.map_or(d.max_parsing, |n| n as usize),
+                max_connections: number("--max-connections")?
+                    .map_or(d.max_connections, |n| n as usize),
+                max_sessions: number("--max-sessions")?.map_or(d.max_sessions, |n| n as usize),
+                header_read_timeout: seconds("--header-timeout")?.unwrap_or(d.header_read_timeout),
+                body_read_timeout: seconds("--body-timeout")?.unwrap_or(d.body_read_timeout),
+                idle_timeout: seconds("--idle-timeout")?.unwrap_or(d.idle_timeout),
+                session_keep_alive: seconds("--session-keep-alive")?
+                    .unwrap_or(d.session_keep_alive),
+                ..d
+            };
+            server.serve_http(listener, options).await?;
         }
     }
     Ok(ExitCode::SUCCESS)

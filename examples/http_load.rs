@@ -29,7 +29,8 @@
 //! (`VmHWM`). Linux only.
 //!
 //! Environment: HTTP_CLIENTS (default 8), HTTP_CALLS (default 20000), HTTP_INFLIGHT (default 4),
-//! HTTP_MODES (default `stateless,sessions`).
+//! HTTP_MODES (default `stateless,sessions`), HTTP_PLAN (`get_invoice`: every call reads a seeded
+//! invoice), HTTP_SERVER (another build of the billing server, to compare).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -95,7 +96,11 @@ struct Planned {
 /// Call `i` of a mode. In every 20 calls: 9 lists, 8 reads of a seeded invoice, 1 missing
 /// invoice, 1 invalid argument, 1 unknown action.
 fn plan(i: usize) -> Planned {
-    let (target, arguments, expect, echo) = match i % 20 {
+    // HTTP_PLAN=get_invoice: every call reads a seeded invoice.
+    static ONLY_GET: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let only_get = *ONLY_GET.get_or_init(|| env_list("HTTP_PLAN", "mix") == ["get_invoice"]);
+    let slot = if only_get { 9 } else { i % 20 };
+    let (target, arguments, expect, echo) = match slot {
         0..=8 => {
             let filter = match (i / 20) % 4 {
                 0 => json!({}),
@@ -416,10 +421,13 @@ async fn main() -> Result<(), Error> {
     if modes.is_empty() {
         return Err("HTTP_MODES names none of stateless, sessions".into());
     }
-    let path = std::env::current_exe()?
-        .parent()
-        .ok_or("the driver's executable has no directory")?
-        .join("billing");
+    let path = match std::env::var_os("HTTP_SERVER") {
+        Some(path) => std::path::PathBuf::from(path),
+        None => std::env::current_exe()?
+            .parent()
+            .ok_or("the driver's executable has no directory")?
+            .join("billing"),
+    };
     if !path.exists() {
         return Err(format!(
             "{} not found: run `cargo build --release --examples` first",

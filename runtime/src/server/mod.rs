@@ -3,6 +3,8 @@
 //! limits and middleware around each handler.
 
 mod contract;
+#[cfg(any(feature = "stdio", feature = "http"))]
+mod guard;
 mod handler;
 #[cfg(feature = "http")]
 mod http;

@@ -1,6 +1,5 @@
 //! Serving on stdin/stdout.
 
-mod guard;
 mod lines;
 mod transport;
 

@@ -33,8 +33,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::StdioOptions;
-use super::guard::{Read, read};
 use super::lines::{Line, Lines};
+use crate::server::guard::{Read, read};
 use crate::server::handler::ClientCancel;
 
 /// A server transport over a byte stream pair such as `rmcp::transport::stdio_pipes()`.
@@ -298,7 +298,7 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for StdioTransport<R> {
                         }
                     }
                     Read::Answer(answer) => self.hold(&answer),
-                    Read::Drop => {}
+                    Read::Drop(_) => {}
                 },
                 Line::Oversized { len, id } => self.oversized(len, id),
             }

@@ -1,5 +1,5 @@
-//! What to do with one line of stdio input: the message rmcp reads, or the answer rmcp would
-//! not give.
+//! What to do with one message as it came in (a line of stdio, an HTTP body): the message rmcp
+//! reads, or the answer rmcp would not give.
 //!
 //! rmcp drops every line serde_json reports as a syntax error (answering garbage invites
 //! error storms, rust-sdk#938). Some valid requests fall into that hole
@@ -11,25 +11,39 @@
 //! - nesting deeper than serde_json's 128 levels, or a number beyond `f64`, is answered -32600
 //!   Invalid Request, with the request's id when it can be read.
 //!
-//! Lines that are not JSON, and notifications, stay unanswered, as in rmcp. (A standard method
-//! whose params do not decode is answered -32602 by the server itself, on every transport.)
+//! Over stdio, lines that are not JSON, and notifications, stay unanswered, as in rmcp; over
+//! HTTP every request gets a response, so the transport answers those by [`Unread`]. (A
+//! standard method whose params do not decode is answered -32602 by the server itself, on every
+//! transport.)
 
 use rmcp::RoleServer;
 use rmcp::model::{ErrorData, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 
 /// What to do with one line.
-pub(super) enum Read {
+pub(crate) enum Read {
     Message(RxJsonRpcMessage<RoleServer>),
     Answer(TxJsonRpcMessage<RoleServer>),
-    Drop,
+    /// Nothing a JSON-RPC peer answers, and why (stdio needs no why: it answers none).
+    Drop(#[cfg_attr(not(feature = "http"), allow(dead_code))] Unread),
 }
 
-pub(super) fn read(line: &[u8]) -> Read {
+/// Why a message gets no JSON-RPC answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unread {
+    /// Nothing but whitespace.
+    Blank,
+    /// Not JSON (or cut short).
+    NotJson,
+    /// A JSON object without an id that is no notification rmcp reads.
+    Notification,
+}
+
+pub(crate) fn read(line: &[u8]) -> Read {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     if line.iter().all(u8::is_ascii_whitespace) {
-        return Read::Drop;
+        return Read::Drop(Unread::Blank);
     }
     let repaired = without_lone_surrogates(line);
     let line = repaired.as_deref().unwrap_or(line);
@@ -41,14 +55,28 @@ pub(super) fn read(line: &[u8]) -> Read {
     match scan_object(line) {
         // A valid request that serde_json cannot hold (too deep, a number beyond f64).
         Some(Scanned { has_id: true, id }) if syntax => answer(
-            ErrorData::invalid_request(format!("Invalid request: {error}"), None),
+            ErrorData::invalid_request(
+                format!("Invalid request: {}", without_position(&error)),
+                None,
+            ),
             id,
         ),
         // Text that is not JSON, as in rmcp, and notifications are never answered.
-        _ if syntax => Read::Drop,
-        Some(Scanned { has_id: false, .. }) => Read::Drop,
+        _ if syntax => Read::Drop(Unread::NotJson),
+        Some(Scanned { has_id: false, .. }) => Read::Drop(Unread::Notification),
         // JSON that is no message, as in rmcp: Invalid Request, without an id.
         _ => answer(ErrorData::invalid_request("Invalid request", None), None),
+    }
+}
+
+/// serde_json's message without its ` at line L column C`: a position in text the client
+/// wrote means nothing to it, and depends on how it was written.
+fn without_position(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    let position = format!(" at line {} column {}", error.line(), error.column());
+    match text.strip_suffix(&position) {
+        Some(message) => message.to_owned(),
+        None => text,
     }
 }
 
@@ -58,7 +86,7 @@ fn answer(error: ErrorData, id: Option<RequestId>) -> Read {
 
 /// `line` with every escaped UTF-16 surrogate that is not half of a pair written `\ufffd`;
 /// `None` when there is none.
-fn without_lone_surrogates(line: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn without_lone_surrogates(line: &[u8]) -> Option<Vec<u8>> {
     let unit = |at: usize| -> Option<u16> {
         let hex = line.get(at..at + 6)?.strip_prefix(b"\\u")?;
         u16::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()
@@ -294,6 +322,10 @@ mod tests {
             (answer["id"].clone(), answer["error"]["code"].clone()),
             (7.into(), (-32600).into())
         );
+        assert_eq!(
+            answer["error"]["message"],
+            "Invalid request: recursion limit exceeded"
+        );
         let big = r#"{"jsonrpc":"2.0","id":1e400,"method":"ping"}"#;
         assert_eq!(answered(big).unwrap().get("id"), None);
     }
@@ -312,7 +344,7 @@ mod tests {
             ),
             "   ".to_owned(),
         ] {
-            assert!(matches!(read(line.as_bytes()), Read::Drop), "{line:.80}");
+            assert!(matches!(read(line.as_bytes()), Read::Drop(_)), "{line:.80}");
         }
     }
 }

@@ -1,0 +1,250 @@
+//! What every request meets before rmcp's streamable HTTP service: the path, the body read
+//! within its limit and its time, checked and repaired as on stdio (malformed bodies answered
+//! 400 with a JSON-RPC error, never serde's positions), parsed only `max_parsing` at a time,
+//! and the cap on live sessions.
+
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full, combinators::BoxBody};
+use hyper::body::Incoming;
+use rmcp::RoleServer;
+use rmcp::model::{ClientRequest, ErrorCode, ErrorData, JsonRpcMessage, RequestId};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::streamable_http_server::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::{Instant, timeout_at};
+
+use super::HttpOptions;
+use crate::server::Server;
+use crate::server::guard::{Read, Unread, read, without_lone_surrogates};
+
+pub(super) type Reply = Response<BoxBody<Bytes, Infallible>>;
+
+/// The front of one server.
+pub(super) struct Front {
+    rmcp: StreamableHttpService<Server, LocalSessionManager>,
+    sessions: Arc<LocalSessionManager>,
+    parsing: Arc<Semaphore>,
+    path: String,
+    stateless: bool,
+    max_body_bytes: usize,
+    body_read_timeout: Duration,
+    max_sessions: usize,
+}
+
+/// A body's place among those being parsed, in the request's extensions: rmcp parses the body
+/// with it held, and the handler of `tools/call` gives it back as soon as it starts (the
+/// parse is over by then), so a long call does not hold it.
+#[derive(Clone, Debug)]
+pub(crate) struct ParsePlace(Arc<Mutex<Option<OwnedSemaphorePermit>>>);
+
+impl ParsePlace {
+    /// Gives the place back, if the request `parts` hold one.
+    pub(crate) fn release(parts: &http::request::Parts) {
+        if let Some(place) = parts.extensions.get::<ParsePlace>() {
+            place
+                .0
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+        }
+    }
+}
+
+impl Front {
+    pub(super) fn new(
+        rmcp: StreamableHttpService<Server, LocalSessionManager>,
+        sessions: Arc<LocalSessionManager>,
+        options: &HttpOptions,
+    ) -> Self {
+        Front {
+            rmcp,
+            sessions,
+            parsing: Arc::new(Semaphore::new(options.max_parsing.max(1))),
+            path: options.path.clone(),
+            stateless: options.stateless,
+            max_body_bytes: options.max_body_bytes,
+            body_read_timeout: options.body_read_timeout,
+            max_sessions: options.max_sessions,
+        }
+    }
+
+    pub(super) async fn handle(&self, request: Request<Incoming>) -> Reply {
+        if request.uri().path() != self.path {
+            return plain(StatusCode::NOT_FOUND, "Not Found");
+        }
+        if request.method() != Method::POST {
+            // GET (a stream of events) and DELETE (the end of a session) carry no body.
+            return self.rmcp.handle(request).await;
+        }
+        let (mut parts, body) = request.into_parts();
+        let declared = parts
+            .headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if declared.is_some_and(|len| len > self.max_body_bytes as u64) {
+            return self.too_large();
+        }
+        let body = match self.read_body(body).await {
+            Ok(body) => body,
+            Err(reply) => return reply,
+        };
+        let place = self.parsing.clone().acquire_owned().await.ok();
+        let body = match without_lone_surrogates(&body) {
+            Some(repaired) => Bytes::from(repaired),
+            None => body,
+        };
+        let body = match body.strip_prefix(b"\xEF\xBB\xBF") {
+            Some(rest) => body.slice(body.len() - rest.len()..),
+            None => body,
+        };
+        match read(&body) {
+            Read::Message(message) => {
+                if let Some(refused) = self.over_session_cap(&parts, &message).await {
+                    return refused;
+                }
+            }
+            Read::Answer(answer) => return json_rpc(StatusCode::BAD_REQUEST, &answer),
+            Read::Drop(Unread::Blank | Unread::NotJson) => {
+                let error = ErrorData::new(
+                    ErrorCode::PARSE_ERROR,
+                    "Parse error: the body is not JSON",
+                    None,
+                );
+                return json_rpc(StatusCode::BAD_REQUEST, &JsonRpcMessage::error(error, None));
+            }
+            Read::Drop(Unread::Notification) => {
+                let error =
+                    ErrorData::invalid_request("Invalid request: not a JSON-RPC message", None);
+                return json_rpc(StatusCode::BAD_REQUEST, &JsonRpcMessage::error(error, None));
+            }
+        }
+        parts
+            .extensions
+            .insert(ParsePlace(Arc::new(Mutex::new(place))));
+        self.rmcp
+            .handle(Request::from_parts(parts, Full::new(body)))
+            .await
+    }
+
+    /// The whole body within the size limit and the time limit.
+    async fn read_body(&self, mut body: Incoming) -> Result<Bytes, Reply> {
+        let deadline = Instant::now() + self.body_read_timeout;
+        let mut collected = Vec::new();
+        loop {
+            let frame = match timeout_at(deadline, body.frame()).await {
+                Err(_) => return Err(self.too_slow()),
+                Ok(None) => return Ok(Bytes::from(collected)),
+                Ok(Some(Err(e))) => {
+                    tracing::debug!("http: a request body could not be read: {e}");
+                    return Err(closing(plain(StatusCode::BAD_REQUEST, "Bad Request")));
+                }
+                Ok(Some(Ok(frame))) => frame,
+            };
+            if let Ok(data) = frame.into_data() {
+                if collected.len() + data.len() > self.max_body_bytes {
+                    return Err(self.too_large());
+                }
+                collected.extend_from_slice(&data);
+            }
+        }
+    }
+
+    fn too_large(&self) -> Reply {
+        let error = ErrorData::invalid_request(
+            format!(
+                "Invalid request: the body is over {} bytes, the most this server reads",
+                self.max_body_bytes
+            ),
+            None,
+        );
+        let message = JsonRpcMessage::error(error, None);
+        closing(json_rpc(StatusCode::PAYLOAD_TOO_LARGE, &message))
+    }
+
+    fn too_slow(&self) -> Reply {
+        let error = ErrorData::invalid_request(
+            format!(
+                "Invalid request: the body did not arrive within {} s",
+                self.body_read_timeout.as_secs_f64()
+            ),
+            None,
+        );
+        let message = JsonRpcMessage::error(error, None);
+        closing(json_rpc(StatusCode::REQUEST_TIMEOUT, &message))
+    }
+
+    /// 503 for an `initialize` that would open a session past the cap.
+    async fn over_session_cap(
+        &self,
+        parts: &http::request::Parts,
+        message: &RxJsonRpcMessage<RoleServer>,
+    ) -> Option<Reply> {
+        let JsonRpcMessage::Request(request) = message else {
+            return None;
+        };
+        let opens = !self.stateless
+            && matches!(request.request, ClientRequest::InitializeRequest(_))
+            && !parts.headers.contains_key("mcp-session-id");
+        if !opens || self.sessions.sessions.read().await.len() < self.max_sessions {
+            return None;
+        }
+        Some(self.busy(request.id.clone()))
+    }
+
+    fn busy(&self, id: RequestId) -> Reply {
+        let error = ErrorData::new(
+            ErrorCode(-32000),
+            format!(
+                "Server busy: this server holds at most {} sessions at once. Retry later, or end a session you no longer use (DELETE).",
+                self.max_sessions
+            ),
+            None,
+        );
+        let mut reply = json_rpc(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &JsonRpcMessage::error(error, Some(id)),
+        );
+        reply.headers_mut().insert(
+            header::RETRY_AFTER,
+            HeaderValue::from_static(SESSION_RETRY_AFTER),
+        );
+        reply
+    }
+}
+
+/// Seconds a client refused a session waits before it tries again.
+const SESSION_RETRY_AFTER: &str = "10";
+
+fn json_rpc(status: StatusCode, message: &TxJsonRpcMessage<RoleServer>) -> Reply {
+    let body = serde_json::to_vec(message).unwrap_or_default();
+    let mut reply = Response::new(Full::new(Bytes::from(body)).boxed());
+    *reply.status_mut() = status;
+    reply.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    reply
+}
+
+pub(super) fn plain(status: StatusCode, text: &'static str) -> Reply {
+    let mut reply = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
+    *reply.status_mut() = status;
+    reply
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    reply
+}
+
+/// The reply, with the connection closed after it (the rest of the body is not read).
+fn closing(mut reply: Reply) -> Reply {
+    reply
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    reply
+}

@@ -1,0 +1,176 @@
+//! Serving streamable HTTP: rmcp's streamable HTTP service behind a front of our own, on hyper
+//! with an accept loop of our own, so that every limit a hostile client could push on holds.
+
+mod accept;
+mod front;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+use super::{ServeError, Server};
+use front::Front;
+pub(crate) use front::ParsePlace;
+
+/// How [`Server::serve_http`] serves streamable HTTP: safe by default, every limit a knob.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_fusion::server::HttpOptions;
+///
+/// let options = HttpOptions {
+///     stateless: true,
+///     allowed_hosts: vec!["mcp.example.com".into()],
+///     allowed_origins: vec!["https://app.example.com".into()],
+///     max_sessions: 1_000,
+///     ..HttpOptions::default()
+/// };
+/// assert_eq!(options.max_body_bytes, 1 << 20);
+/// assert_eq!(options.session_keep_alive, Duration::from_secs(120));
+/// ```
+///
+/// Memory at worst, with the defaults: bodies being read, at most `max_connections` × 1 MiB
+/// (256 MiB); bodies being parsed, `max_parsing` at a time, each read twice over (once to
+/// check it, once by rmcp, one after the other) at up to ~130 times its size for JSON of the
+/// smallest values: 2 × 130 MiB; sessions, about 55 KiB each: 256 × 55 KiB (14 MiB).
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// No sessions: every request stands alone, so replicas can sit behind a load balancer.
+    pub stateless: bool,
+    /// The path the MCP endpoint is mounted at; any other path is 404.
+    pub path: String,
+    /// Host names accepted in `Host` (DNS-rebinding protection); loopback names by default.
+    pub allowed_hosts: Vec<String>,
+    /// Origins accepted in `Origin` (the MCP transport requires servers to check it): loopback
+    /// origins, `http` and `https` on any port, by default. Requests without `Origin` (clients
+    /// that are not browsers) pass; any other origin is refused 403. Entries need a scheme;
+    /// `:*` matches any port (`https://app.example.com:*`).
+    pub allowed_origins: Vec<String>,
+    /// The largest request body, in bytes (1 MiB by default, as on stdio); a larger one is
+    /// refused 413 before it is read, or as soon as it grows past the limit.
+    pub max_body_bytes: usize,
+    /// How many request bodies are parsed at once (2 by default): parsing JSON of small values
+    /// takes ~130 times the body's size, so this bounds that memory whatever the traffic.
+    pub max_parsing: usize,
+    /// How long a client has to send a request's headers (10 s by default); an idle
+    /// keep-alive connection must start its next request within it too.
+    pub header_read_timeout: Duration,
+    /// How long a client has to send a request's whole body once its headers are in (30 s by
+    /// default); a slower one gets 408 and the connection is closed.
+    pub body_read_timeout: Duration,
+    /// How long a connection may go without a byte read or written while no request of it is
+    /// being handled (60 s by default): a response stream its client stopped reading, say.
+    /// Streams of events carry a keep-alive every 15 s, so a live one is never idle.
+    pub idle_timeout: Duration,
+    /// How many connections are open at once (256 by default); past it, a new connection is
+    /// answered 503 with `Retry-After` and closed.
+    pub max_connections: usize,
+    /// How many sessions live at once (256 by default); past it, `initialize` is answered 503
+    /// with `Retry-After` and a JSON-RPC error (-32000) naming the limit.
+    pub max_sessions: usize,
+    /// How long a session lives without a message from its client (120 s by default; rmcp's
+    /// own default is 300 s). A client whose session ended gets 404 and initializes again.
+    pub session_keep_alive: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        let loopback = ["localhost", "127.0.0.1", "[::1]"];
+        HttpOptions {
+            stateless: false,
+            path: "/mcp".into(),
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            allowed_origins: ["http", "https"]
+                .iter()
+                .flat_map(|scheme| {
+                    loopback
+                        .iter()
+                        .map(move |host| format!("{scheme}://{host}:*"))
+                })
+                .collect(),
+            max_body_bytes: 1 << 20,
+            max_parsing: 2,
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 256,
+            max_sessions: 256,
+            session_keep_alive: Duration::from_secs(120),
+        }
+    }
+}
+
+impl Server {
+    /// Serves streamable HTTP on `listener` (bind it to loopback unless you mean otherwise)
+    /// until the process ends, within the limits of `options`.
+    ///
+    /// Malformed bodies are answered 400 with a JSON-RPC error (-32700, -32600), requests
+    /// rmcp's reader cannot hold are repaired or answered as on stdio, and a call whose client
+    /// goes away is stopped.
+    ///
+    /// ```no_run
+    /// # async fn run(server: mcp_fusion::server::Server) -> Result<(), Box<dyn std::error::Error>> {
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+    /// server.serve_http(listener, Default::default()).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn serve_http(
+        self,
+        listener: tokio::net::TcpListener,
+        options: HttpOptions,
+    ) -> Result<(), ServeError> {
+        let mut sessions = LocalSessionManager::default();
+        sessions.session_config.keep_alive = Some(options.session_keep_alive);
+        let sessions = Arc::new(sessions);
+        let mut config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts(options.allowed_hosts.clone())
+            .with_allowed_origins(options.allowed_origins.clone())
+            .enforce_origin_validation()
+            .with_max_request_body_bytes(options.max_body_bytes)
+            .with_legacy_session_mode(!options.stateless);
+        if options.stateless {
+            config = config.with_json_response(true);
+        }
+        let server = self.clone();
+        let rmcp = StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), config);
+        let front = Arc::new(Front::new(rmcp, sessions, &options));
+        accept::serve(listener, front, &options)
+            .await
+            .map_err(|e| ServeError::new("the HTTP listener failed", e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The defaults are part of the bounds the docs state: changing one is a decision.
+    #[test]
+    fn defaults_are_pinned() {
+        let options = HttpOptions::default();
+        assert_eq!(options.max_body_bytes, 1024 * 1024);
+        assert_eq!(options.max_parsing, 2);
+        assert_eq!(options.header_read_timeout, Duration::from_secs(10));
+        assert_eq!(options.body_read_timeout, Duration::from_secs(30));
+        assert_eq!(options.idle_timeout, Duration::from_secs(60));
+        assert_eq!(options.max_connections, 256);
+        assert_eq!(options.max_sessions, 256);
+        assert_eq!(options.session_keep_alive, Duration::from_secs(120));
+        assert!(!options.stateless);
+        assert_eq!(options.path, "/mcp");
+        assert_eq!(options.allowed_hosts, ["localhost", "127.0.0.1", "::1"]);
+        assert_eq!(
+            options.allowed_origins,
+            [
+                "http://localhost:*",
+                "http://127.0.0.1:*",
+                "http://[::1]:*",
+                "https://localhost:*",
+                "https://127.0.0.1:*",
+                "https://[::1]:*",
+            ]
+        );
+    }
+}
