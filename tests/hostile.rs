@@ -12,6 +12,8 @@
 //! runs the corpus against another build of the server.
 
 mod common;
+#[path = "../examples/common/raw_http.rs"]
+mod raw_http;
 
 use std::collections::BTreeMap;
 use std::process::Stdio;
@@ -430,12 +432,23 @@ async fn run(server: &mut Server, case: &Case, n: usize, trace: bool) -> Result<
     let (line, reply_id) = case.request(n as u64);
     let answered = !matches!(case.expect, Expect::NoAnswer);
     let exchange = exchange(server, &line, answered, n).await?;
+    judge(case, &exchange, reply_id.as_ref(), trace)
+}
+
+/// Whether what came back for a case is what it expects, and the server still serves.
+fn judge(
+    case: &Case,
+    exchange: &Exchange,
+    reply_id: Option<&Value>,
+    trace: bool,
+) -> Result<usize, String> {
+    let answered = !matches!(case.expect, Expect::NoAnswer);
     let answers = exchange.answers.as_slice();
     if trace {
         let shown: Vec<String> = answers.iter().map(brief).collect();
         println!("{} => {}", case.name, shown.join(" | "));
     }
-    let outcome = match (answers, &reply_id) {
+    let outcome = match (answers, reply_id) {
         ([], None) => Ok(0),
         ([], Some(_)) => Err("no answer".to_owned()),
         ([answer], Some(id)) => check_id(answer, id).and_then(|()| check_answer(case, answer)),
@@ -446,7 +459,7 @@ async fn run(server: &mut Server, case: &Case, n: usize, trace: bool) -> Result<
             answers.iter().map(brief).collect::<Vec<_>>().join(" | ")
         )),
     };
-    still_serves(&exchange).and(outcome)
+    still_serves(exchange).and(outcome)
 }
 
 fn check_id(answer: &Value, expected: &Value) -> Result<(), String> {
@@ -714,4 +727,107 @@ async fn hostile_corpus_over_stdio() {
         cases.len(),
         failures.join("\n")
     );
+}
+
+/// The corpus over streamable HTTP, each case one POST, then a ping and a call: stateless, and
+/// in one session. Where the transports legitimately differ, the difference is counted and
+/// printed, not failed:
+///
+/// | stdio | HTTP | why |
+/// |---|---|---|
+/// | no answer (not JSON, not UTF-8, an empty line, JSON that is no message and has no id) | 400 with -32700 or -32600 and no id | an HTTP request always gets a response |
+///
+/// Notifications and responses get no JSON-RPC answer on either (202 over HTTP).
+#[tokio::test(flavor = "current_thread")]
+async fn hostile_corpus_over_http() {
+    let cases = load_corpus();
+    for stateless in [true, false] {
+        let mut args = vec!["--max-body-bytes", "16777216"];
+        if stateless {
+            args.push("--stateless");
+        }
+        let billing = raw_http::Billing::start(&common::billing_binary(), &args)
+            .await
+            .expect("the billing server starts");
+        let session = match stateless {
+            true => None,
+            false => Some(billing.open_session().await.expect("a session")),
+        };
+        let mut failures = Vec::new();
+        let mut differences = BTreeMap::<&str, Vec<&str>>::new();
+        for (i, case) in cases.iter().enumerate() {
+            match run_http(&billing, session.as_deref(), case, i + 1).await {
+                Ok(None) => {}
+                Ok(Some(difference)) => differences.entry(difference).or_default().push(&case.name),
+                Err(why) => failures.push(format!("{} [{}]: {why}", case.name, case.group)),
+            }
+        }
+        let mode = if stateless { "stateless" } else { "session" };
+        for (difference, names) in &differences {
+            println!(
+                "hostile corpus over HTTP ({mode}): {} cases: {difference}",
+                names.len()
+            );
+        }
+        assert!(
+            failures.is_empty(),
+            "over HTTP ({mode}), {} of {} cases failed:\n{}",
+            failures.len(),
+            cases.len(),
+            failures.join("\n")
+        );
+    }
+}
+
+/// One case over HTTP: `Ok(Some(why))` when it differs from stdio in a way HTTP requires.
+async fn run_http(
+    billing: &raw_http::Billing,
+    session: Option<&str>,
+    case: &Case,
+    n: usize,
+) -> Result<Option<&'static str>, String> {
+    let headers: Vec<(&str, &str)> = match session {
+        Some(id) => raw_http::session_headers(id).to_vec(),
+        None => Vec::new(),
+    };
+    let (line, reply_id) = case.request(n as u64);
+    let reply = billing.post(&headers, &line).await;
+    if reply.status == 0 {
+        return Err("the server closed the connection without an answer".into());
+    }
+    let ping = json!({"jsonrpc": "2.0", "id": "ping", "method": "ping"});
+    let health = json!({"jsonrpc": "2.0", "id": "health", "method": "tools/call",
+        "params": {"name": "billing", "arguments": {"action": "list_invoices"}}});
+    let exchange = Exchange {
+        answers: reply.messages(),
+        ping: billing.post_json(&headers, &ping).await.message(),
+        health: billing.post_json(&headers, &health).await.message(),
+    };
+    if !(200..300).contains(&reply.status) && exchange.answers.is_empty() {
+        return Err(format!(
+            "HTTP {} without a JSON-RPC answer: {}",
+            reply.status, reply.body
+        ));
+    }
+    match judge(case, &exchange, reply_id.as_ref(), false) {
+        Ok(_) => Ok(None),
+        Err(why) => {
+            let unanswered_on_stdio = matches!(case.expect, Expect::NoAnswer);
+            let [answer] = exchange.answers.as_slice() else {
+                return Err(why);
+            };
+            let code = answer["error"]["code"].as_i64();
+            if unanswered_on_stdio
+                && reply.status == 400
+                && answer["id"].is_null()
+                && matches!(code, Some(-32700 | -32600))
+            {
+                still_serves(&exchange)?;
+                return Ok(Some(
+                    "unanswered on stdio, 400 with a JSON-RPC error over HTTP (every request gets a response)",
+                ));
+            }
+            Err(format!("HTTP {}: {why}", reply.status))
+        }
+    }
 }

@@ -3,164 +3,26 @@
 //! misbehave, with the server's peak memory read from `/proc/PID/status` on Linux.
 
 mod common;
+#[path = "../examples/common/raw_http.rs"]
+mod raw_http;
 
-use std::process::Stdio;
 use std::time::Duration;
 
+use raw_http::{Billing, get_invoice, initialize, post, read_reply, read_until, zeros};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::process::{Child, Command};
 use tokio::time::{Instant, timeout};
 
-/// The billing server on streamable HTTP.
-struct Billing {
-    child: Child,
-    addr: String,
-    /// What it logged after its first line.
-    log: tokio::task::JoinHandle<Vec<u8>>,
-}
-
-impl Billing {
-    async fn start(args: &[&str]) -> Billing {
-        let mut child = Command::new(common::billing_binary())
-            .args(["--http", "127.0.0.1:0"])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("the billing server starts");
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut first = String::new();
-        timeout(Duration::from_secs(10), stderr.read_line(&mut first))
-            .await
-            .expect("the server says where it listens")
-            .unwrap();
-        let addr = first
-            .trim()
-            .strip_prefix("billing: streamable HTTP on http://")
-            .and_then(|rest| rest.strip_suffix("/mcp"))
-            .unwrap_or_else(|| panic!("unexpected first line: {first}"))
-            .to_owned();
-        let log = tokio::spawn(async move {
-            let mut log = Vec::new();
-            let _ = stderr.read_to_end(&mut log).await;
-            log
-        });
-        Billing { child, addr, log }
-    }
-
-    fn peak_mib(&self) -> u64 {
-        let pid = self.child.id().expect("running");
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
-            .unwrap_or(0)
-            / 1024
-    }
-
-    async fn post(&self, headers: &[(&str, &str)], body: &[u8]) -> Reply {
-        post(&self.addr, headers, body).await
-    }
-
-    async fn post_json(&self, headers: &[(&str, &str)], message: &Value) -> Reply {
-        self.post(headers, message.to_string().as_bytes()).await
-    }
-}
-
-/// One POST on a connection of its own: status, headers (lower case) and body.
-async fn post(addr: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
-    {
-        let mut stream = TcpStream::connect(addr).await.unwrap();
-        let mut request = format!(
-            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
-             Connection: close\r\n",
-            body.len()
-        );
-        for (name, value) in headers {
-            request.push_str(&format!("{name}: {value}\r\n"));
-        }
-        request.push_str("\r\n");
-        stream.write_all(request.as_bytes()).await.unwrap();
-        let _ = stream.write_all(body).await;
-        read_reply(&mut stream).await
-    }
-}
-
-struct Reply {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Reply {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// The JSON-RPC message of the body, plain or the first event of a stream.
-    fn message(&self) -> Value {
-        let text = match self.body.lines().find_map(|l| l.strip_prefix("data: ")) {
-            Some(data) if self.header("content-type") == Some("text/event-stream") => data,
-            _ => self.body.as_str(),
-        };
-        serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
-    }
-}
-
-/// A whole HTTP/1.1 response read until the server closes the connection.
-async fn read_reply(stream: &mut TcpStream) -> Reply {
-    let mut raw = Vec::new();
-    let reading = async {
-        let mut buf = [0u8; 8192];
-        // Until the server closes (a reset after the answer counts as closing).
-        while let Ok(n @ 1..) = stream.read(&mut buf).await {
-            raw.extend_from_slice(&buf[..n]);
-        }
-    };
-    timeout(Duration::from_secs(10), reading)
+async fn start(args: &[&str]) -> Billing {
+    Billing::start(&common::billing_binary(), args)
         .await
-        .expect("the response in time");
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        .unwrap_or(0);
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
-        .collect();
-    Reply {
-        status,
-        headers,
-        body: body.to_owned(),
-    }
-}
-
-fn initialize() -> Value {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "http-serving", "version": "1"}}})
-}
-
-fn get_invoice(id: u64) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-        "name": "billing", "arguments": {"action": "get_invoice", "id": "inv_2026_0001"}}})
+        .expect("the billing server starts")
 }
 
 #[tokio::test]
 async fn sessions_are_capped_and_the_refusal_names_the_cap() {
-    let billing = Billing::start(&["--max-sessions", "2"]).await;
+    let billing = start(&["--max-sessions", "2"]).await;
     let mut sessions = Vec::new();
     for _ in 0..2 {
         let reply = billing.post_json(&[], &initialize()).await;
@@ -192,7 +54,7 @@ async fn sessions_are_capped_and_the_refusal_names_the_cap() {
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn initialize_in_a_loop_cannot_grow_the_server() {
-    let billing = Billing::start(&[]).await;
+    let billing = start(&[]).await;
     let started = Instant::now();
     let mut opened = 0;
     while started.elapsed() < Duration::from_secs(2) {
@@ -207,7 +69,7 @@ async fn initialize_in_a_loop_cannot_grow_the_server() {
 
 #[tokio::test]
 async fn a_foreign_origin_is_refused() {
-    let billing = Billing::start(&["--stateless"]).await;
+    let billing = start(&["--stateless"]).await;
     let evil = billing
         .post_json(&[("Origin", "https://evil.example")], &get_invoice(1))
         .await;
@@ -225,7 +87,7 @@ async fn a_foreign_origin_is_refused() {
 
 #[tokio::test]
 async fn malformed_bodies_get_a_json_rpc_error_without_positions() {
-    let billing = Billing::start(&["--stateless"]).await;
+    let billing = start(&["--stateless"]).await;
     let deep = format!(
         r#"{{"jsonrpc":"2.0","id":5,"method":"ping","params":{{"x":{}{}}}}}"#,
         "[".repeat(300),
@@ -259,13 +121,7 @@ async fn malformed_bodies_get_a_json_rpc_error_without_positions() {
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn large_bodies_of_small_values_are_refused_or_parsed_two_at_a_time() {
-    let billing = Billing::start(&["--stateless"]).await;
-    let zeros = |bytes: usize| {
-        let mut body = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"billing","arguments":{"action":"list_invoices","z":["#.to_vec();
-        body.extend(std::iter::repeat_n(*b"0,", bytes.saturating_sub(200) / 2).flatten());
-        body.extend_from_slice(b"0]}}}");
-        body
-    };
+    let billing = start(&["--stateless"]).await;
     let refused = billing.post(&[], &zeros(4 << 20)).await;
     assert_eq!(refused.status, 413);
     assert_eq!(refused.message()["error"]["code"], -32600);
@@ -287,7 +143,7 @@ async fn large_bodies_of_small_values_are_refused_or_parsed_two_at_a_time() {
 
 #[tokio::test]
 async fn slow_and_endless_bodies_are_cut_off() {
-    let billing = Billing::start(&["--stateless", "--body-timeout", "0.5"]).await;
+    let billing = start(&["--stateless", "--body-timeout", "0.5"]).await;
     // Headers, then half a body, then nothing.
     let mut slow = TcpStream::connect(&billing.addr).await.unwrap();
     slow.write_all(
@@ -330,7 +186,7 @@ async fn idle_and_slow_connections_are_closed_and_capped() {
         "--max-connections",
         "20",
     ];
-    let billing = Billing::start(&args).await;
+    let billing = start(&args).await;
     // Twenty connections that send half a request line and stop: the cap is reached.
     let mut slow = Vec::new();
     for _ in 0..20 {
@@ -357,7 +213,7 @@ async fn idle_and_slow_connections_are_closed_and_capped() {
 /// without it a call on a kept-alive connection waited ~40 ms for the client's delayed ACK.
 #[tokio::test]
 async fn calls_in_a_session_are_not_held_by_nagle() {
-    let billing = Billing::start(&[]).await;
+    let billing = start(&[]).await;
     let session = billing.post_json(&[], &initialize()).await;
     let session = session.header("mcp-session-id").unwrap().to_owned();
     let mut stream = TcpStream::connect(&billing.addr).await.unwrap();
@@ -377,7 +233,7 @@ async fn calls_in_a_session_are_not_held_by_nagle() {
         .write_all(keep_alive(initialized).as_bytes())
         .await
         .unwrap();
-    read_until(&mut stream, b"\r\n\r\n").await;
+    read_until(&mut stream, b"\r\n\r\n").await.unwrap();
     let started = Instant::now();
     for id in 0..30 {
         stream
@@ -385,31 +241,17 @@ async fn calls_in_a_session_are_not_held_by_nagle() {
             .await
             .unwrap();
         // The stream of events of one call ends with the last chunk.
-        read_until(&mut stream, b"\r\n0\r\n\r\n").await;
+        read_until(&mut stream, b"\r\n0\r\n\r\n").await.unwrap();
     }
     let each = started.elapsed() / 30;
     assert!(each < Duration::from_millis(15), "{each:?} per call");
-}
-
-/// Reads from `stream` until what was read ends with `end`.
-async fn read_until(stream: &mut TcpStream, end: &[u8]) {
-    let mut read = Vec::new();
-    let mut buf = [0u8; 8192];
-    while !read.ends_with(end) {
-        let n = timeout(Duration::from_secs(5), stream.read(&mut buf))
-            .await
-            .expect("in time")
-            .unwrap();
-        assert!(n > 0, "closed: {}", String::from_utf8_lossy(&read));
-        read.extend_from_slice(&buf[..n]);
-    }
 }
 
 /// Request bodies are never logged whole: rmcp logs every notification it receives in full at
 /// INFO, so the billing example keeps rmcp at WARN unless `RUST_LOG` says otherwise.
 #[tokio::test]
 async fn the_log_stays_small_whatever_the_bodies() {
-    let mut billing = Billing::start(&[]).await;
+    let mut billing = start(&[]).await;
     let session = billing.post_json(&[], &initialize()).await;
     let session = session.header("mcp-session-id").unwrap().to_owned();
     let headers = [
