@@ -765,8 +765,9 @@ async fn hostile_corpus_over_http() {
         let mode = if stateless { "stateless" } else { "session" };
         for (difference, names) in &differences {
             println!(
-                "hostile corpus over HTTP ({mode}): {} cases: {difference}",
-                names.len()
+                "hostile corpus over HTTP ({mode}): {} cases: {difference}: {}",
+                names.len(),
+                names.join(", ")
             );
         }
         assert!(
