@@ -94,7 +94,12 @@ async fn refuse(mut stream: TcpStream) {
         // Read what the client sent before closing: closing with unread data resets the
         // connection, and a reset can lose the answer on the client's side.
         let mut sink = [0u8; 4096];
-        while stream.read(&mut sink).await? > 0 {}
+        let drained = async {
+            while stream.read(&mut sink).await? > 0 {}
+            io::Result::Ok(())
+        };
+        // Briefly: a refused connection should not hold a file for long.
+        let _ = tokio::time::timeout(Duration::from_millis(200), drained).await;
         io::Result::Ok(())
     };
     let _ = tokio::time::timeout(Duration::from_secs(1), answer).await;

@@ -4,7 +4,7 @@
 //! - it knows each request in flight by id: a second request with an id in flight is answered
 //!   -32600 (its answer could not be told from the first's); `notifications/cancelled` stops the
 //!   named call through [`ClientCancel`] and its answer is not written (MCP: cancellation);
-//! - it answers what rmcp would drop (see `guard`), and lines over `max_line_bytes`;
+//! - it answers what rmcp would drop (see `server::guard`), and lines over `max_line_bytes`;
 //! - it holds at most `max_pending_answers` requests whose answers are not yet written (calls
 //!   running, answers waiting for stdout); reading waits while that many are pending, so neither
 //!   a flood of requests nor a client that does not read stdout can grow the server; answers
