@@ -61,6 +61,23 @@ impl Limited {
     }
 }
 
+struct Invoices;
+
+/// A tool with one rate-limited action.
+#[tool]
+impl Invoices {
+    /// Costly: two per minute.
+    #[action(rate_limit(max = 2, window = "1m"))]
+    async fn create(&self) -> Result<&'static str, ToolError> {
+        Ok("created")
+    }
+
+    /// Cheap: no limit of its own.
+    async fn list(&self) -> Result<&'static str, ToolError> {
+        Ok("listed")
+    }
+}
+
 fn params(tool: &'static str, arguments: Value) -> CallToolRequestParams {
     let mut params = CallToolRequestParams::new(tool);
     params.arguments = arguments.as_object().cloned();
@@ -262,6 +279,31 @@ async fn keyed_rate_limits_see_the_arguments_without_middleware() {
         outcomes.push(result.is_error == Some(true));
     }
     assert_eq!(outcomes, [false, false, false, false, true]);
+}
+
+/// An action's own limit spends only that action's budget.
+#[tokio::test(flavor = "current_thread")]
+async fn an_action_rate_limit_leaves_the_other_actions_alone() {
+    let server = Server::new("t", "1").tool(Invoices);
+    let call = |action: &str| params("invoices", json!({ "action": action }));
+    for _ in 0..2 {
+        assert_eq!(
+            server.call(call("create")).await.unwrap().is_error,
+            Some(false)
+        );
+    }
+    let limited = parse_envelope(&text(&server.call(call("create")).await.unwrap()));
+    assert_eq!(limited.code, "RATE_LIMITED");
+    assert_eq!(
+        limited.message,
+        "Rate limit exceeded: at most 2 calls per 1 minute."
+    );
+    for _ in 0..5 {
+        assert_eq!(
+            server.call(call("list")).await.unwrap().is_error,
+            Some(false)
+        );
+    }
 }
 
 #[tokio::test(flavor = "current_thread")]

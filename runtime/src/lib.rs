@@ -73,7 +73,9 @@
 //! `action`), `concurrency(max_active = N, max_queued = M)`, `rate_limit(max = N, window =
 //! "1m")`, `crate = path`. Options of `#[action(..)]` (or of `#[tool(..)]` on a fn):
 //! `name = ".."`, `read_only`, `destructive`, `idempotent`, `open_world`, `deprecated` or
-//! `deprecated = "note"`, `replacement = other_action`, `timeout = "5s"`.
+//! `deprecated = "note"`, `replacement = other_action`, `timeout = "5s"`,
+//! `concurrency(max_active = N, max_queued = M)`; and, on a method's `#[action(..)]`,
+//! `rate_limit(max = N, window = "1m")` for that action alone, beside the tool's.
 //!
 //! `#[tool]` also generates `{Type}Actions` and `{Type}::ACTIONS`, one [`ActionRef`] per
 //! action, so `.actions(..)` names actions with compile-time checking; a fn tool becomes the

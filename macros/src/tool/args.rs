@@ -71,6 +71,9 @@ impl ActionOptions {
 #[derive(FromMeta, Default)]
 pub(super) struct ActionArgs {
     pub(super) name: Option<SpannedValue<String>>,
+    /// `rate_limit(max = 10, window = "1m")` for this action alone, beside the tool's (on a
+    /// single-action tool, `#[tool(rate_limit(..))]` is the same thing).
+    pub(super) rate_limit: Option<RateLimitArgs>,
     #[darling(flatten)]
     pub(super) options: ActionOptions,
 }

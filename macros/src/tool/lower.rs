@@ -142,7 +142,8 @@ pub(super) fn group(
             .as_ref()
             .map_or_else(|| method.sig.ident.span(), |n| n.span());
         let description = docs::description(&method.attrs);
-        if let Some(action) = action(
+        let rate = rate_limit(options.rate_limit.as_ref(), errors);
+        if let Some(mut action) = action(
             &method.sig,
             action_name,
             name_span,
@@ -150,6 +151,7 @@ pub(super) fn group(
             options.options,
             errors,
         ) {
+            action.rate_limit = rate;
             actions.push(action);
         }
     }
@@ -238,6 +240,7 @@ fn action(
         deprecated,
         timeout_ms,
         concurrency: options.concurrency.map(|c| (c.max_active, c.max_queued)),
+        rate_limit: None,
     })
 }
 
@@ -271,6 +274,12 @@ fn rate_limit(
     errors: &mut darling::error::Accumulator,
 ) -> Option<(u64, u64)> {
     let limit = limit?;
+    if *limit.max == 0 {
+        errors.push(
+            darling::Error::custom("a rate limit allows at least one call")
+                .with_span(&limit.max.span()),
+        );
+    }
     let Some(window) = parse_duration(limit.window.as_ref()) else {
         errors.push(
             darling::Error::custom(format!("invalid rate limit window: {DURATION_HINT}"))
@@ -278,12 +287,6 @@ fn rate_limit(
         );
         return None;
     };
-    if *limit.max == 0 {
-        errors.push(
-            darling::Error::custom("a rate limit allows at least one call")
-                .with_span(&limit.max.span()),
-        );
-    }
     Some((*limit.max, window))
 }
 

@@ -116,7 +116,8 @@ mod tests {
                     /// Lists invoices.
                     #[action(read_only, timeout = "5s")]
                     async fn list_invoices(&self, args: ListArgs, f: Context) -> Result<(), E> { todo!() }
-                    #[action(name = "void", deprecated = "Old.", replacement = list_invoices)]
+                    #[action(name = "void", deprecated = "Old.", replacement = list_invoices,
+                             rate_limit(max = 3, window = "1h"))]
                     async fn void_invoice(&self) -> Result<(), E> { todo!() }
                 }
             },
@@ -137,6 +138,8 @@ mod tests {
         assert!(tool.actions[0].args.is_some() && tool.actions[0].context.is_some());
         let deprecated = tool.actions[1].deprecated.as_ref().unwrap();
         assert_eq!(deprecated.note.as_deref(), Some("Old."));
+        assert_eq!(tool.actions[0].rate_limit, None);
+        assert_eq!(tool.actions[1].rate_limit, Some((3, 3_600_000)));
     }
 
     #[test]

@@ -47,6 +47,8 @@ pub(super) struct Action {
     pub(super) deprecated: Option<Deprecated>,
     pub(super) timeout_ms: Option<u64>,
     pub(super) concurrency: Option<(usize, usize)>,
+    /// `(max, window in ms)` for this action alone.
+    pub(super) rate_limit: Option<(u64, u64)>,
 }
 
 pub(super) struct Deprecated {

@@ -45,6 +45,8 @@ impl Default for RateConfig {
 /// Limits and middleware of one tool on one server.
 pub struct Pipeline {
     pub(crate) rate: Option<Rate>,
+    /// Each action's own rate limit, by index.
+    pub(crate) action_rates: Vec<Option<Rate>>,
     pub(crate) slots: Option<Slots>,
     /// Each action's own concurrency limit, by index.
     pub(crate) action_slots: Vec<Option<Slots>>,
@@ -87,6 +89,14 @@ impl Pipeline {
                 .rate_limit()
                 .or(rates.default)
                 .and_then(|limit| Rate::new(limit, rates.key.clone(), rates.max_keys)),
+            action_rates: def
+                .actions()
+                .iter()
+                .map(|a| {
+                    let limit = a.action_rate_limit()?;
+                    Rate::new(limit, rates.key.clone(), rates.max_keys)
+                })
+                .collect(),
             slots: def
                 .concurrency()
                 .map(|c| Slots::new(c.max_active, c.max_queued)),
@@ -129,8 +139,15 @@ impl Pipeline {
         };
         // The rate limit's key and the middleware see the arguments; the handler takes them
         // back without a copy when there is no middleware to keep them for.
-        if let Some(Err(limited)) = self.rate.as_ref().map(|rate| rate.check(&info)) {
-            return limited.into();
+        // The tool's budget first, then the action's own.
+        let rates = [
+            self.rate.as_ref(),
+            self.action_rates.get(index).and_then(Option::as_ref),
+        ];
+        for rate in rates.into_iter().flatten() {
+            if let Err(limited) = rate.check(&info) {
+                return limited.into();
+            }
         }
         let args = if self.middleware.is_empty() {
             std::mem::take(&mut info.arguments)

@@ -106,6 +106,7 @@ pub struct ActionDef {
     pub(super) deprecated: Option<Deprecation>,
     pub(super) timeout: Option<Duration>,
     pub(super) concurrency: Option<Concurrency>,
+    pub(super) rate_limit: Option<RateLimit>,
 }
 
 impl std::fmt::Debug for ActionDef {
@@ -164,6 +165,7 @@ impl ActionDef {
             deprecated: None,
             timeout: None,
             concurrency: None,
+            rate_limit: None,
         }
     }
 
@@ -226,6 +228,27 @@ impl ActionDef {
     /// The action's own concurrency limit, if any.
     pub fn concurrency_limit(&self) -> Option<Concurrency> {
         self.concurrency
+    }
+
+    /// Limits calls of this action to `max` per `window` (beside the tool's own limit, if any;
+    /// per caller with `Server::rate_limit_key`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_fusion::ActionDef;
+    ///
+    /// let create = ActionDef::without_arguments("create_invoice")
+    ///     .rate_limit(10, Duration::from_secs(60));
+    /// assert_eq!(create.action_rate_limit().map(|l| l.max), Some(10));
+    /// ```
+    pub fn rate_limit(mut self, max: u64, window: Duration) -> Self {
+        self.rate_limit = Some(RateLimit { max, window });
+        self
+    }
+
+    /// The action's own rate limit, if any.
+    pub fn action_rate_limit(&self) -> Option<RateLimit> {
+        self.rate_limit
     }
 
     /// The bare name.

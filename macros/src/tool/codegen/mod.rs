@@ -176,6 +176,9 @@ fn action_def(
     if let Some((active, queued)) = action.concurrency {
         def.extend(quote!(.concurrency(#active, #queued)));
     }
+    if let Some((max, window_ms)) = action.rate_limit {
+        def.extend(quote!(.rate_limit(#max, #private::Duration::from_millis(#window_ms))));
+    }
     if let Some(ms) = action.timeout_ms {
         def.extend(quote!(.timeout(#private::Duration::from_millis(#ms))));
     }
