@@ -50,14 +50,14 @@ impl ServerHandler for Server {
         let RequestContext {
             ct, id, extensions, ..
         } = context;
-        // A cancelled call is stopped at once and gets no answer (MCP: cancellation; ERRORS.md
-        // §1). Over stdio the transport signals it; over HTTP, rmcp's token, which stateless
-        // serving also cancels when the client drops the response stream.
         // Over HTTP, rmcp is done parsing the body: give its place back for a long call.
         #[cfg(feature = "http")]
         if let Some(parts) = extensions.get::<http::request::Parts>() {
             super::http::ParsePlace::release(parts);
         }
+        // A cancelled call is stopped at once and gets no answer (MCP: cancellation; ERRORS.md
+        // §1). Over stdio the transport signals it; over HTTP, rmcp's token, which stateless
+        // serving also cancels when the client drops the response stream.
         let transport = extensions.get::<ClientCancel>().map(|c| c.0.clone());
         let cancelled = async move {
             match transport {
