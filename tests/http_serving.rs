@@ -273,3 +273,26 @@ async fn the_log_stays_small_whatever_the_bodies() {
         log.len()
     );
 }
+
+/// A connection that moves no byte for `idle_timeout` while none of its requests is being
+/// handled is closed: here a stream of events with nothing to say (a live one carries a
+/// keep-alive every 15 s, well within the default 60 s).
+#[tokio::test]
+async fn an_idle_stream_is_closed() {
+    let billing = start(&["--idle-timeout", "1"]).await;
+    let session = billing.open_session().await.expect("a session");
+    let mut stream = TcpStream::connect(&billing.addr).await.unwrap();
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\
+         Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-06-18\r\n\r\n"
+    );
+    stream.write_all(get.as_bytes()).await.unwrap();
+    let started = Instant::now();
+    let reply = read_reply(&mut stream).await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    let after = started.elapsed();
+    assert!(
+        after >= Duration::from_millis(900) && after < Duration::from_secs(5),
+        "closed after {after:?}"
+    );
+}
