@@ -1,6 +1,6 @@
 //! What the load drivers share: what they read of a child process on Linux (`/proc`), their
-//! settings from the environment, and how they report. Used by `load.rs`, `soak.rs` and
-//! `http_load.rs` through `#[path]`.
+//! settings from the environment, and how they report. Used by `load.rs`, `soak.rs`,
+//! `http_load.rs` and the raw harnesses (`raw_billing.rs`, `raw_http.rs`) through `#[path]`.
 
 #![allow(dead_code)] // Each driver uses its own part.
 

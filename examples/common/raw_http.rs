@@ -4,6 +4,9 @@
 
 #![allow(dead_code)] // Each user takes its own part.
 
+#[path = "measure.rs"]
+mod measure;
+
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
@@ -56,13 +59,7 @@ impl Billing {
     /// A `kB` field of the server's `/proc/PID/status` (`VmHWM`, `VmRSS`), in MiB. Linux only.
     pub fn status_mib(&self, field: &str) -> u64 {
         let pid = self.child.id().unwrap_or(0);
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
-            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
-            .unwrap_or(0)
-            / 1024
+        measure::status_kib(pid, field).unwrap_or(0) / 1024
     }
 
     /// The server's peak resident memory so far, in MiB.
