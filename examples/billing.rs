@@ -12,6 +12,14 @@
 //! `--max-sessions N`, `--header-timeout S`, `--body-timeout S`, `--idle-timeout S` and
 //! `--session-keep-alive S` (`HttpOptions`; seconds may have decimals).
 //!
+//! With `--redis redis://127.0.0.1:6379` every limit it declares (`export_invoices`: 2 calls
+//! at once; `create_invoice`: 10 calls per minute; `--rate-limit`) is kept in Redis and shared
+//! by every replica started with the same URL and `--redis-prefix P` (default `billing`):
+//! several replicas behind a load balancer, with `--http ADDR --stateless`. When Redis cannot
+//! answer within `--redis-timeout S` (0.25 by default) calls are refused with SERVER_BUSY, or
+//! served with `--fail-open`. `--lease-margin S` (5 by default) is how much longer than the
+//! action's deadline a concurrency lease outlives a replica that died holding it.
+//!
 //! Logs go to stderr at `info`, with rmcp's own at `warn`; `RUST_LOG` chooses otherwise
 //! (`RUST_LOG=debug`, `RUST_LOG=info,rmcp=info`).
 //!
@@ -27,6 +35,7 @@ use std::time::Duration;
 
 use mcp_fusion::contract::Contract;
 use mcp_fusion::middleware::Audit;
+use mcp_fusion::server::limits::{FailPolicy, RedisStore};
 use mcp_fusion::server::{HttpOptions, Server, StdioOptions};
 
 #[tokio::main(flavor = "current_thread")]
@@ -51,6 +60,14 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
             })
             .transpose()
     };
+    let seconds = |flag: &str| -> Result<Option<Duration>, String> {
+        value(flag)
+            .map(|v| {
+                let s: f64 = v.parse().map_err(|_| format!("{flag} takes seconds"))?;
+                Duration::try_from_secs_f64(s).map_err(|e| format!("{flag}: {e}"))
+            })
+            .transpose()
+    };
     let mut server = Server::new("billing-server", env!("CARGO_PKG_VERSION"))
         .instructions("Invoices of a small business. Call billing with an `action`.");
     if let Some(limit) = value("--rate-limit") {
@@ -64,6 +81,19 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
                 let customer = call.arguments().get("customer_email")?.as_str()?;
                 Some(customer.to_owned())
             });
+    }
+    if let Some(url) = value("--redis") {
+        let policy = match args.iter().any(|a| a == "--fail-open") {
+            true => FailPolicy::Open,
+            false => FailPolicy::Closed,
+        };
+        let mut store = RedisStore::new(url, policy)?
+            .prefix(value("--redis-prefix").unwrap_or("billing"))
+            .timeout(seconds("--redis-timeout")?.unwrap_or(Duration::from_millis(250)));
+        if let Some(margin) = seconds("--lease-margin")? {
+            store = store.leases(margin, Duration::from_secs(30));
+        }
+        server = server.limit_store(store);
     }
     if let Some(max) = number("--rate-limit-keys")? {
         server = server.max_rate_limit_keys(max as usize);
@@ -97,14 +127,6 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
                 "billing: streamable HTTP on http://{}/mcp",
                 listener.local_addr()?
             );
-            let seconds = |flag: &str| -> Result<Option<Duration>, String> {
-                value(flag)
-                    .map(|v| {
-                        let s: f64 = v.parse().map_err(|_| format!("{flag} takes seconds"))?;
-                        Duration::try_from_secs_f64(s).map_err(|e| format!("{flag}: {e}"))
-                    })
-                    .transpose()
-            };
             let d = HttpOptions::default();
             let options = HttpOptions {
                 stateless: args.iter().any(|a| a == "--stateless"),

@@ -78,6 +78,23 @@ impl Invoices {
     }
 }
 
+struct Budgeted;
+
+/// A tool with a budget of its own and an action with a smaller one.
+#[tool(rate_limit(max = 4, window = "1m"))]
+impl Budgeted {
+    /// One per minute.
+    #[action(rate_limit(max = 1, window = "1m"))]
+    async fn create(&self) -> Result<&'static str, ToolError> {
+        Ok("created")
+    }
+
+    /// Within the tool's budget.
+    async fn list(&self) -> Result<&'static str, ToolError> {
+        Ok("listed")
+    }
+}
+
 fn params(tool: &'static str, arguments: Value) -> CallToolRequestParams {
     let mut params = CallToolRequestParams::new(tool);
     params.arguments = arguments.as_object().cloned();
@@ -304,6 +321,20 @@ async fn an_action_rate_limit_leaves_the_other_actions_alone() {
             Some(false)
         );
     }
+}
+
+/// A call the action's budget refuses costs nothing of the tool's.
+#[tokio::test(flavor = "current_thread")]
+async fn a_call_refused_by_the_action_budget_leaves_the_tool_budget_whole() {
+    let server = Server::new("t", "1").tool(Budgeted);
+    let call = |action: &str| params("budgeted", json!({ "action": action }));
+    let mut refused = Vec::new();
+    for action in ["create", "create", "create", "list", "list", "list", "list"] {
+        let result = server.call(call(action)).await.unwrap();
+        refused.push(result.is_error == Some(true));
+    }
+    // The tool's 4: one create and three lists; the refused creates spent none of them.
+    assert_eq!(refused, [false, true, true, false, false, false, true]);
 }
 
 #[tokio::test(flavor = "current_thread")]

@@ -209,7 +209,8 @@ impl Billing {
         self.find(&args.id)
     }
 
-    /// Creates a draft invoice.
+    /// Creates a draft invoice. At most 10 calls per minute.
+    #[action(rate_limit(max = 10, window = "1m"))]
     async fn create_invoice(&self, args: CreateInvoice) -> Result<Invoice, BillingError> {
         let mut invoices = self.invoices.lock().unwrap_or_else(|p| p.into_inner());
         let invoice = Invoice {

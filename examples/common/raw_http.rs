@@ -31,7 +31,17 @@ pub struct Billing {
 impl Billing {
     /// Starts `binary --http 127.0.0.1:0` with `args`.
     pub async fn start(binary: &Path, args: &[&str]) -> Result<Billing, Error> {
+        Billing::start_with_env(&[], binary, args).await
+    }
+
+    /// Starts it with these environment variables added (`LD_PRELOAD`, `RUST_LOG`).
+    pub async fn start_with_env(
+        env: &[(&str, &str)],
+        binary: &Path,
+        args: &[&str],
+    ) -> Result<Billing, Error> {
         let mut child = Command::new(binary)
+            .envs(env.iter().copied())
             .args(["--http", "127.0.0.1:0"])
             .args(args)
             .stdin(Stdio::null())

@@ -150,6 +150,22 @@ impl ToolError {
             .retry_after(retry_after_secs.max(1))
     }
 
+    /// SERVER_BUSY: the store that keeps the limits cannot answer and the server fails closed.
+    ///
+    /// ```
+    /// let err = mcp_fusion::ToolError::limits_unavailable("billing", 1);
+    /// assert_eq!(err.message(), "Tool \"billing\" cannot take calls right now.");
+    /// assert_eq!(err.retry_after_secs(), Some(1));
+    /// ```
+    pub fn limits_unavailable(tool: &str, retry_after_secs: u32) -> Self {
+        error(
+            ErrorCode::SERVER_BUSY,
+            format!("Tool \"{tool}\" cannot take calls right now."),
+        )
+        .suggest("Wait, then call the tool again. If it keeps failing, tell the user.")
+        .retry_after(retry_after_secs.max(1))
+    }
+
     /// RATE_LIMITED: at most `max` calls per `window`; the caller may retry after `wait`
     /// (rounded up to whole seconds, at least 1). The limiter's key is never echoed.
     ///

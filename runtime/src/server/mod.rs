@@ -8,8 +8,8 @@ mod guard;
 mod handler;
 #[cfg(feature = "http")]
 mod http;
+pub mod limits;
 mod pipeline;
-mod rate;
 #[cfg(feature = "stdio")]
 mod stdio;
 
@@ -183,8 +183,9 @@ impl Server {
         self
     }
 
-    /// How many distinct rate-limit keys each keyed tool (registered after it) tracks at once;
-    /// 100,000 by default, at most 64 bytes each. Keys whose budget is back to full are
+    /// How many distinct rate-limit keys each keyed limit (of the tools registered after it)
+    /// tracks at once in memory; 100,000 by default, at most 64 bytes each (a Redis store
+    /// keeps one key per caller, expiring once the caller's budget is full again). Keys whose budget is back to full are
     /// forgotten; past the cap, calls under a key not yet tracked share one overflow budget
     /// (a caller already tracked keeps its own).
     ///
@@ -196,6 +197,22 @@ impl Server {
     /// ```
     pub fn max_rate_limit_keys(mut self, max: usize) -> Self {
         self.inner().rates.max_keys = max;
+        self
+    }
+
+    /// Keeps the limits of the tools registered after it in `store`: [`limits::MemoryStore`]
+    /// (the default: this process only) or `limits::RedisStore` (feature `redis`: every
+    /// replica that shares the Redis shares the limits).
+    ///
+    /// ```
+    /// use mcp_fusion::server::Server;
+    /// use mcp_fusion::server::limits::MemoryStore;
+    ///
+    /// let server = Server::new("billing-server", "1.0.0").limit_store(MemoryStore::new());
+    /// # let _ = server;
+    /// ```
+    pub fn limit_store(mut self, store: impl limits::LimitStore) -> Self {
+        self.inner().rates.store = Arc::new(store);
         self
     }
 

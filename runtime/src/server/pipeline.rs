@@ -4,9 +4,6 @@
 //! tool, the same for every tool, generated or written by hand: the tool only runs actions.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-use tokio::sync::{Semaphore, SemaphorePermit};
 
 use rmcp::model::{CallToolResult, Extensions};
 use serde_json::{Map, Value};
@@ -16,20 +13,23 @@ use crate::envelope::inject_removed_action;
 use crate::middleware::{CallInfo, Middleware, Next};
 use crate::tool::{Context, Prepared, RateLimit, Rejection, Tool, ToolDef, catching, finish};
 
-use super::rate::Rate;
+use super::limits::{
+    ConcurrencyLimiter, LimitStore, MemoryStore, RateLimiter, RateSpec, Slot, SlotSpec,
+};
 use crate::validate::ValidationError;
 use crate::{ContractChange, ToolError, inject_contract_awareness};
 
 /// Chooses the rate-limit key of a call (a user, a session); `None` shares the tool's limit.
 pub type RateLimitKey = Arc<dyn Fn(&CallInfo) -> Option<String> + Send + Sync>;
 
-/// The server's rate-limit settings for the tools registered after them.
+/// The server's limit settings for the tools registered after them.
 #[derive(Clone)]
 pub(crate) struct RateConfig {
     pub(crate) key: Option<RateLimitKey>,
     /// The limit of tools that declare none.
     pub(crate) default: Option<RateLimit>,
     pub(crate) max_keys: usize,
+    pub(crate) store: Arc<dyn LimitStore>,
 }
 
 impl Default for RateConfig {
@@ -37,19 +37,24 @@ impl Default for RateConfig {
         RateConfig {
             key: None,
             default: None,
-            max_keys: super::rate::DEFAULT_MAX_KEYS,
+            max_keys: super::limits::DEFAULT_MAX_KEYS,
+            store: Arc::new(MemoryStore::new()),
         }
     }
 }
 
 /// Limits and middleware of one tool on one server.
 pub struct Pipeline {
-    pub(crate) rate: Option<Rate>,
+    /// The tool's rate limit, shared by its actions.
+    pub(crate) rate: Option<Box<dyn RateLimiter>>,
     /// Each action's own rate limit, by index.
-    pub(crate) action_rates: Vec<Option<Rate>>,
-    pub(crate) slots: Option<Slots>,
+    pub(crate) action_rates: Vec<Option<Box<dyn RateLimiter>>>,
+    /// Whose budget a call spends, when the tool or an action has a rate limit.
+    pub(crate) key: Option<RateLimitKey>,
+    /// The tool's concurrency limit, shared by its actions.
+    pub(crate) slots: Option<Box<dyn ConcurrencyLimiter>>,
     /// Each action's own concurrency limit, by index.
-    pub(crate) action_slots: Vec<Option<Slots>>,
+    pub(crate) action_slots: Vec<Option<Box<dyn ConcurrencyLimiter>>>,
     pub(crate) middleware: Vec<Arc<dyn Middleware>>,
     pub(crate) expose_causes: bool,
     /// What changed since the lockfile, for this tool's validation errors.
@@ -67,10 +72,7 @@ impl std::fmt::Debug for Pipeline {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pipeline")
             .field("rate_limited", &self.rate.is_some())
-            .field(
-                "concurrency",
-                &self.slots.as_ref().map(|s| (s.max_active, s.max_queued)),
-            )
+            .field("concurrency", &self.slots.is_some())
             .field("middleware", &self.middleware.len())
             .field("expose_causes", &self.expose_causes)
             .finish()
@@ -84,33 +86,43 @@ impl Pipeline {
         rates: &RateConfig,
         expose_causes: bool,
     ) -> Self {
-        Pipeline {
-            rate: def
-                .rate_limit()
-                .or(rates.default)
-                .and_then(|limit| Rate::new(limit, rates.key.clone(), rates.max_keys)),
-            action_rates: def
-                .actions()
+        let store = &*rates.store;
+        // A limit of zero calls is refused by the macros; by hand it means none.
+        let rate = |name: &str, limit: Option<RateLimit>| {
+            let limit = limit.filter(|l| l.max > 0)?;
+            Some(store.rate_limit(RateSpec {
+                name,
+                limit,
+                max_keys: rates.max_keys,
+            }))
+        };
+        let slots = |name: &str, limit| {
+            Some(store.concurrency(SlotSpec {
+                name,
+                limit: limit?,
+            }))
+        };
+        let actions = def.actions();
+        let pipeline = Pipeline {
+            rate: rate(def.name(), def.rate_limit().or(rates.default)),
+            action_rates: actions
                 .iter()
-                .map(|a| {
-                    let limit = a.action_rate_limit()?;
-                    Rate::new(limit, rates.key.clone(), rates.max_keys)
-                })
+                .map(|a| rate(a.qualified(), a.action_rate_limit()))
                 .collect(),
-            slots: def
-                .concurrency()
-                .map(|c| Slots::new(c.max_active, c.max_queued)),
-            action_slots: def
-                .actions()
+            key: None,
+            slots: slots(def.name(), def.concurrency()),
+            action_slots: actions
                 .iter()
-                .map(|a| {
-                    a.concurrency_limit()
-                        .map(|c| Slots::new(c.max_active, c.max_queued))
-                })
+                .map(|a| slots(a.qualified(), a.concurrency_limit()))
                 .collect(),
             middleware,
             expose_causes,
             contract: None,
+        };
+        let rated = pipeline.rate.is_some() || pipeline.action_rates.iter().any(Option::is_some);
+        Pipeline {
+            key: rates.key.clone().filter(|_| rated),
+            ..pipeline
         }
     }
 }
@@ -139,35 +151,15 @@ impl Pipeline {
         };
         // The rate limit's key and the middleware see the arguments; the handler takes them
         // back without a copy when there is no middleware to keep them for.
-        // The tool's budget first, then the action's own.
-        let rates = [
-            self.rate.as_ref(),
-            self.action_rates.get(index).and_then(Option::as_ref),
-        ];
-        for rate in rates.into_iter().flatten() {
-            if let Err(limited) = rate.check(&info) {
-                return limited.into();
-            }
-        }
+        let _slots = match self.admit(index, &info, action.timeout_duration()).await {
+            Ok(slots) => slots,
+            Err(refused) => return refused.into_error(def.name()).into(),
+        };
         let args = if self.middleware.is_empty() {
             std::mem::take(&mut info.arguments)
         } else {
             info.arguments.clone()
         };
-        // The tool's slot first, then the action's own; held until the action is done.
-        let limits = [
-            self.slots.as_ref(),
-            self.action_slots.get(index).and_then(Option::as_ref),
-        ];
-        let mut _permits = [None, None];
-        for (limit, permit) in limits.into_iter().zip(&mut _permits) {
-            if let Some(limit) = limit {
-                match limit.enter(def.name()).await {
-                    Ok(entered) => *permit = Some(entered),
-                    Err(busy) => return busy.into(),
-                }
-            }
-        }
         let handler_context = context.clone();
         let next = Next::new(
             &self.middleware,
@@ -191,6 +183,72 @@ impl Pipeline {
             self.expose_causes,
             |invalid| self.refused(invalid),
         )
+    }
+
+    /// Spends the call's rate limits and takes its slots, together: on a shared store that is
+    /// one round trip for both, not two. A call the rate limits refuse gives back any slot it
+    /// took; a call that finds no slot has still spent its budget, as if checked in turn.
+    async fn admit(
+        &self,
+        index: usize,
+        info: &CallInfo,
+        deadline: Option<std::time::Duration>,
+    ) -> Result<[Option<Slot>; 2], super::limits::Refusal> {
+        let slots = [
+            self.slots.as_deref(),
+            self.action_slots.get(index).and_then(Option::as_deref),
+        ];
+        if slots.iter().all(Option::is_none) {
+            self.spend(index, info).await?;
+            return Ok([None, None]);
+        }
+        let mut spend = std::pin::pin!(self.spend(index, info));
+        let mut enter = std::pin::pin!(async move {
+            // The tool's slot first, then the action's own; held until the action is done.
+            let mut held = [None, None];
+            for (limit, slot) in slots.into_iter().zip(&mut held) {
+                if let Some(limit) = limit {
+                    *slot = Some(limit.enter(deadline).await?);
+                }
+            }
+            Ok(held)
+        });
+        let mut entered = None;
+        let spent = loop {
+            tokio::select! {
+                biased;
+                spent = &mut spend => break spent,
+                slots = &mut enter, if entered.is_none() => entered = Some(slots),
+            }
+        };
+        spent?;
+        match entered {
+            Some(slots) => slots,
+            None => enter.await,
+        }
+    }
+
+    /// Spends one call of the tool's budget, then of the action's; a call the action's refuses
+    /// is given back to the tool's, so a refused call costs nothing.
+    async fn spend(&self, index: usize, info: &CallInfo) -> Result<(), super::limits::Refusal> {
+        let tool = self.rate.as_deref();
+        let action = self.action_rates.get(index).and_then(Option::as_deref);
+        if tool.is_none() && action.is_none() {
+            return Ok(());
+        }
+        let key = self.key.as_ref().and_then(|key| key(info));
+        let key = key.as_deref();
+        if let Some(tool) = tool {
+            tool.spend(key).await?;
+        }
+        let Some(action) = action else {
+            return Ok(());
+        };
+        let refused = action.spend(key).await;
+        if let (Err(_), Some(tool)) = (&refused, tool) {
+            tool.refund(key).await;
+        }
+        refused
     }
 
     /// A call rejected before its action: with what changed since the lockfile, when the
@@ -239,56 +297,5 @@ impl Pipeline {
             None => format!("{}.{sent}", def.name()),
         };
         inject_removed_action(&text, &qualified, &notes.changes, notes.max)
-    }
-}
-
-/// A concurrency limit: `max_active` calls run; up to `max_queued` wait, first come first
-/// served; the rest are told the tool is busy. A waiter that is cancelled leaves the queue.
-pub(crate) struct Slots {
-    semaphore: Semaphore,
-    max_active: usize,
-    max_queued: usize,
-    queued: AtomicUsize,
-}
-
-impl Slots {
-    fn new(max_active: usize, max_queued: usize) -> Self {
-        Slots {
-            semaphore: Semaphore::new(max_active),
-            max_active,
-            max_queued,
-            queued: AtomicUsize::new(0),
-        }
-    }
-
-    /// A running slot, waiting in line for one if needed; SERVER_BUSY when the line is full.
-    pub(crate) async fn enter(&self, tool: &str) -> Result<SemaphorePermit<'_>, ToolError> {
-        if let Ok(permit) = self.semaphore.try_acquire() {
-            return Ok(permit);
-        }
-        let waiting = self.queued.fetch_add(1, Ordering::AcqRel);
-        let _in_line = InLine(&self.queued);
-        if waiting >= self.max_queued {
-            return Err(ToolError::server_busy(
-                tool,
-                self.max_active,
-                self.max_queued,
-                1,
-            ));
-        }
-        // Tokio's semaphore hands permits out in the order they were asked for.
-        self.semaphore
-            .acquire()
-            .await
-            .map_err(|_| ToolError::server_busy(tool, self.max_active, self.max_queued, 1))
-    }
-}
-
-/// A place in the waiting line, given back however the wait ends (permit, busy, cancelled).
-struct InLine<'a>(&'a AtomicUsize);
-
-impl Drop for InLine<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
