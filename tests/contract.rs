@@ -179,8 +179,8 @@ fn every_row_of_the_classification_table() {
         ),
         (
             "field removed, unknown fields ignored",
-            with(json!({"type": "object", "properties": {"x": {"type": "string"}}})),
-            with(json!({"type": "object", "properties": {}})),
+            with(json!({"type": "object", "properties": {"x": {"type": "string"}}})).open_arguments(),
+            with(json!({"type": "object", "properties": {}})).open_arguments(),
             vec![(Risky, "x")],
         ),
         (
@@ -255,7 +255,7 @@ fn every_row_of_the_classification_table() {
         ),
         (
             "unknown fields newly rejected",
-            with(json!({"type": "object", "properties": {}})),
+            with(json!({"type": "object", "properties": {}})).open_arguments(),
             with(json!({"type": "object", "properties": {}, "additionalProperties": false})),
             vec![(Breaking, "(root)")],
         ),
@@ -370,7 +370,7 @@ fn every_row_of_the_classification_table() {
         (
             "unknown fields newly accepted",
             object(json!({}), &[]),
-            with(json!({"type": "object", "properties": {}, "required": []})),
+            with(json!({"type": "object", "properties": {}, "required": []})).open_arguments(),
             vec![(Safe, "(root)")],
         ),
         (

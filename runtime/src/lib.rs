@@ -163,8 +163,8 @@ pub use mcp_fusion_macros::tool;
 /// The official Rust MCP SDK this crate plugs into, re-exported so versions always match.
 pub use rmcp;
 pub use tool::{
-    ActionDef, ActionRef, Annotations, BoxFuture, Concurrency, Context, Deprecation, Failure,
-    IntoOutput, RateLimit, Response, Tool, ToolDef, ToolDefBuilder,
+    ActionDef, ActionRef, Annotations, BoxFuture, Concurrency, Context, Deprecation, Exposition,
+    Failure, IntoOutput, RateLimit, Response, Tool, ToolDef, ToolDefBuilder,
 };
 
 // The README's examples are compiled and run as doc tests, with the features they use (the

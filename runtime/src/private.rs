@@ -16,7 +16,7 @@ pub use rmcp::model::CallToolResult;
 pub use serde_json::{Map, Value};
 
 pub use crate::tool::{
-    ActionDef, ActionRef, BoxFuture, Context, Failure, IntoOutput, Tool, ToolDef,
+    ActionDef, ActionRef, BoxFuture, Context, Exposition, Failure, IntoOutput, Tool, ToolDef,
 };
 pub use crate::{ErrorCode, Severity, ToolError, error};
 

@@ -12,6 +12,9 @@ pub(super) struct ToolArgs {
     pub(super) discriminator: Option<SpannedValue<String>>,
     pub(super) concurrency: Option<SpannedValue<ConcurrencyArgs>>,
     pub(super) rate_limit: Option<RateLimitArgs>,
+    /// `exposition = "flat"` (each action its own MCP tool) or `"grouped"` (the default: one
+    /// tool, actions chosen by the discriminator).
+    pub(super) exposition: Option<SpannedValue<String>>,
     #[darling(rename = "crate")]
     pub(super) krate: Option<syn::Path>,
     #[darling(flatten)]
@@ -47,6 +50,9 @@ pub(super) struct ActionOptions {
     pub(super) timeout: Option<SpannedValue<String>>,
     /// `concurrency(max_active = 2, max_queued = 2)` for this action alone.
     pub(super) concurrency: Option<ConcurrencyArgs>,
+    /// `open_arguments`: fields the arguments do not declare are accepted (and ignored) instead
+    /// of reported. On an impl block's `#[tool(..)]`, for every action.
+    pub(super) open_arguments: Flag,
 }
 
 impl ActionOptions {

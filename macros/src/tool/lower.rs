@@ -46,6 +46,12 @@ pub(super) fn single(
         args.action,
         errors,
     )?;
+    if let Some(exposition) = &args.exposition {
+        errors.push(
+            darling::Error::custom("a tool with one action is one MCP tool either way; `exposition` is for an impl block of actions")
+                .with_span(&exposition.span()),
+        );
+    }
     let camel = upper_camel(&f.sig.ident.to_string());
     let self_ident = format_ident!("{camel}Tool", span = f.sig.ident.span());
     let tool = Tool {
@@ -55,6 +61,7 @@ pub(super) fn single(
         discriminator: None,
         concurrency: limits(args.concurrency.as_ref()),
         rate_limit: rate_limit(args.rate_limit.as_ref(), errors),
+        flat: None,
         actions_ident: format_ident!("{self_ident}Actions"),
         self_ident,
         shape: Shape::Single { vis: f.vis.clone() },
@@ -143,6 +150,7 @@ pub(super) fn group(
             .map_or_else(|| method.sig.ident.span(), |n| n.span());
         let description = docs::description(&method.attrs);
         let rate = rate_limit(options.rate_limit.as_ref(), errors);
+        let open_for_all = args.action.open_arguments.is_present();
         if let Some(mut action) = action(
             &method.sig,
             action_name,
@@ -152,6 +160,7 @@ pub(super) fn group(
             errors,
         ) {
             action.rate_limit = rate;
+            action.open_arguments |= open_for_all;
             actions.push(action);
         }
     }
@@ -180,6 +189,7 @@ pub(super) fn group(
             .map(|d| (d.as_ref().clone(), d.span())),
         concurrency: limits(args.concurrency.as_ref()),
         rate_limit: rate_limit(args.rate_limit.as_ref(), errors),
+        flat: exposition(args.exposition.as_ref(), errors),
         actions_ident: format_ident!("{self_ident}Actions"),
         self_ident,
         shape: Shape::Group,
@@ -200,6 +210,25 @@ fn action(
     errors: &mut darling::error::Accumulator,
 ) -> Option<Action> {
     let params = validate::signature(sig, errors);
+    if let (true, true) = (
+        options.read_only.is_present(),
+        options.destructive.is_present(),
+    ) {
+        errors.push(
+            darling::Error::custom(
+                "an action is `read_only` or `destructive`, not both: a read-only action changes nothing; keep the one that is true",
+            )
+            .with_span(&options.destructive.span()),
+        );
+    }
+    if let Some(ty) = params.args.as_ref().filter(|ty| is_option(ty)) {
+        errors.push(
+            darling::Error::custom(
+                "the arguments are one struct, not an `Option`: a call always sends an object (`{}` at least); make the struct's fields optional instead (`Option<T>` fields, or `#[serde(default)]`)",
+            )
+            .with_span(ty),
+        );
+    }
     let timeout_ms = options.timeout.as_ref().and_then(|t| {
         let ms = parse_duration(t.as_ref());
         if ms.is_none() {
@@ -241,7 +270,42 @@ fn action(
         timeout_ms,
         concurrency: options.concurrency.map(|c| (c.max_active, c.max_queued)),
         rate_limit: None,
+        open_arguments: options.open_arguments.is_present(),
     })
+}
+
+/// `Option<T>`, however its path is written (`std::option::Option<T>`).
+fn is_option(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Path(p) => p.path.segments.last().is_some_and(|last| {
+            last.ident == "Option"
+                && matches!(last.arguments, syn::PathArguments::AngleBracketed(_))
+        }),
+        syn::Type::Paren(inner) => is_option(&inner.elem),
+        syn::Type::Group(inner) => is_option(&inner.elem),
+        _ => false,
+    }
+}
+
+/// `exposition = "flat" | "grouped"`.
+fn exposition(
+    exposition: Option<&darling::util::SpannedValue<String>>,
+    errors: &mut darling::error::Accumulator,
+) -> Option<bool> {
+    let exposition = exposition?;
+    match exposition.as_str() {
+        "flat" => Some(true),
+        "grouped" => Some(false),
+        other => {
+            errors.push(crate::common::diag::unknown(
+                "exposition",
+                other,
+                &["flat", "grouped"],
+                exposition.span(),
+            ));
+            None
+        }
+    }
 }
 
 /// The span of `T` in a return type written `Result<T, E>` (any path ending in `Result`).

@@ -12,6 +12,8 @@ pub(super) struct Tool {
     pub(super) discriminator: Option<(String, Span)>,
     pub(super) concurrency: Option<(usize, usize)>,
     pub(super) rate_limit: Option<(u64, u64)>,
+    /// `Some(true)` for `exposition = "flat"`, `Some(false)` for `"grouped"`.
+    pub(super) flat: Option<bool>,
     /// The type that implements `Tool`: the impl's self type, or the struct made for a fn.
     pub(super) self_ident: syn::Ident,
     /// The struct naming the actions, `{Type}Actions`.
@@ -49,6 +51,8 @@ pub(super) struct Action {
     pub(super) concurrency: Option<(usize, usize)>,
     /// `(max, window in ms)` for this action alone.
     pub(super) rate_limit: Option<(u64, u64)>,
+    /// Undeclared fields accepted.
+    pub(super) open_arguments: bool,
 }
 
 pub(super) struct Deprecated {

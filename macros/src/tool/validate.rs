@@ -86,6 +86,18 @@ pub(super) fn tool(tool: &Tool, errors: &mut darling::error::Accumulator) {
                 .with_span(&action.name_span),
             );
         }
+        let own_prefix = format!("{}.", tool.name);
+        if matches!(tool.shape, super::model::Shape::Group) && action.name.starts_with(&own_prefix)
+        {
+            let bare = &action.name[own_prefix.len()..];
+            errors.push(
+                darling::Error::custom(format!(
+                    "name the action without its tool: `name = \"{bare}\"` (the model calls it as \"{}.{bare}\" or \"{bare}\"; this name would be \"{}.{}\")",
+                    tool.name, tool.name, action.name
+                ))
+                .with_span(&action.name_span),
+            );
+        }
         if let Some(replacement) = action
             .deprecated
             .as_ref()
@@ -93,7 +105,14 @@ pub(super) fn tool(tool: &Tool, errors: &mut darling::error::Accumulator) {
         {
             let name = replacement.to_string();
             let known: Vec<&str> = tool.actions.iter().map(|a| a.name.as_str()).collect();
-            if !known.contains(&name.as_str()) {
+            if name == action.name {
+                errors.push(
+                    darling::Error::custom(format!(
+                        "\"{name}\" cannot replace itself: name the action to use instead, or drop `replacement`"
+                    ))
+                    .with_span(&replacement.span()),
+                );
+            } else if !known.contains(&name.as_str()) {
                 errors.push(crate::common::diag::unknown(
                     "replacement",
                     &name,

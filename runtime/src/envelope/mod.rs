@@ -251,6 +251,18 @@ impl ToolError {
         self.0.actions.names().iter().map(|a| &**a)
     }
 
+    /// Renames the available actions `rename` knows (a flat tool's actions by their MCP tool
+    /// names), keeping the others.
+    pub(crate) fn rename_actions(mut self, rename: impl Fn(&str) -> Option<String>) -> Self {
+        let names = self.0.actions.to_mut();
+        for name in names.iter_mut() {
+            if let Some(renamed) = rename(name) {
+                *name = Text::Owned(renamed);
+            }
+        }
+        self
+    }
+
     /// Lists a shared, already checked set of actions (a router's), rendered once.
     pub(crate) fn shared_actions(mut self, actions: Arc<ActionList>) -> Self {
         self.0.actions = Actions::Shared(actions);

@@ -36,7 +36,7 @@ impl ServerHandler for Server {
             self.inner
                 .tools
                 .iter()
-                .map(|t| t.tool.definition().to_rmcp())
+                .flat_map(|t| t.listed.iter().cloned())
                 .collect(),
         ))
     }

@@ -30,7 +30,7 @@ pub use stdio::StdioOptions;
 use crate::DEFAULT_MAX_CHANGES;
 use crate::contract::{Contract, ToolSet};
 use crate::middleware::{CallInfo, Middleware};
-use crate::tool::{Tool, ToolDef, prepare};
+use crate::tool::{Exposition, Route, Tool, ToolDef, prepare};
 
 /// An MCP server of tools built with this crate.
 ///
@@ -64,7 +64,10 @@ struct Inner {
     info: Implementation,
     instructions: Option<String>,
     tools: Vec<Registered>,
-    by_name: HashMap<String, usize>,
+    /// Each MCP tool name: the registered tool, and for a flat tool the action it names.
+    by_name: HashMap<String, (usize, Option<usize>)>,
+    /// The exposition of tools that choose none.
+    exposition: Exposition,
     middleware: Vec<Arc<dyn Middleware>>,
     rates: RateConfig,
     expose_causes: bool,
@@ -76,6 +79,8 @@ struct Inner {
 struct Registered {
     tool: Arc<dyn Tool>,
     pipeline: Arc<Pipeline>,
+    /// What `tools/list` shows of it, made once.
+    listed: Vec<rmcp::model::Tool>,
 }
 
 impl std::fmt::Debug for Server {
@@ -96,6 +101,7 @@ impl Server {
                 instructions: None,
                 tools: Vec::new(),
                 by_name: HashMap::new(),
+                exposition: Exposition::Grouped,
                 middleware: Vec::new(),
                 rates: RateConfig::default(),
                 expose_causes: false,
@@ -111,28 +117,111 @@ impl Server {
 
     /// Registers a tool. Its limits and the middleware registered so far apply to it.
     ///
-    /// A second tool with the same name replaces the first.
-    pub fn tool(mut self, tool: impl Tool) -> Self {
+    /// # Panics
+    ///
+    /// When the tool cannot be served as it advertises itself, or its name (or, served flat, an
+    /// action's tool name) is taken: the message names the tool, the action, the field and the
+    /// fix, as [`Server::try_tool`] returns it.
+    pub fn tool(self, tool: impl Tool) -> Self {
+        match self.try_tool(tool) {
+            Ok(server) => server,
+            Err(error) => panic!("{error}"),
+        }
+    }
+
+    /// Registers a tool, or says why it cannot be served: a field named like the
+    /// discriminator, arguments that are no object, a schema that does not compile, a name
+    /// already taken.
+    ///
+    /// ```
+    /// use mcp_fusion::server::Server;
+    /// use mcp_fusion::{ActionDef, BoxFuture, Context, Failure, Tool, ToolDef};
+    /// use mcp_fusion::rmcp::model::CallToolResult;
+    ///
+    /// struct Tickets(ToolDef);
+    ///
+    /// impl Tool for Tickets {
+    ///     fn definition(&self) -> &ToolDef {
+    ///         &self.0
+    ///     }
+    ///     fn invoke(&self, _: usize, _: serde_json::Value, _: Context) -> BoxFuture<'_, Result<CallToolResult, Failure>> {
+    ///         Box::pin(async { Ok(CallToolResult::success(vec![])) })
+    ///     }
+    /// }
+    ///
+    /// let schema = serde_json::json!({"type": "object", "properties": {"action": {"type": "string"}}});
+    /// let tickets = ToolDef::new("tickets").action(ActionDef::with_schema("move", schema)).build();
+    /// let refused = Server::new("t", "1").try_tool(Tickets(tickets)).unwrap_err();
+    /// assert!(refused.to_string().contains("the argument field \"action\" has the name of the discriminator"));
+    /// ```
+    pub fn try_tool(mut self, tool: impl Tool) -> Result<Self, RegistrationError> {
         let inner = self.inner();
-        let pipeline = Pipeline::new(
-            tool.definition(),
+        let def = tool.definition();
+        let exposition = def.exposition().unwrap_or(inner.exposition);
+        let mut problems = def.problems(exposition);
+        let listed = def.listed(exposition);
+        let flat = def.discriminator().is_some() && exposition == Exposition::Flat;
+        let names: Vec<(String, Option<usize>)> = match flat {
+            true => listed
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (t.name.to_string(), Some(i)))
+                .collect(),
+            false => vec![(def.name().to_owned(), None)],
+        };
+        for (name, action) in &names {
+            if inner.by_name.contains_key(name) {
+                let what = match action {
+                    Some(i) => format!(
+                        "the flat tool \"{name}\" (action \"{}\")",
+                        def.actions()[*i].qualified()
+                    ),
+                    None => format!("the tool \"{name}\""),
+                };
+                problems.push(format!(
+                    "{what}: a tool of this name is already registered; rename one (#[tool(name = \"...\")], #[action(name = \"...\")])"
+                ));
+            }
+        }
+        if !problems.is_empty() {
+            return Err(RegistrationError {
+                tool: def.name().to_owned(),
+                problems,
+            });
+        }
+        let mut pipeline = Pipeline::new(
+            def,
             inner.middleware.clone(),
             &inner.rates,
             inner.expose_causes,
         );
-        let registered = Registered {
+        pipeline.flat = flat;
+        let index = inner.tools.len();
+        for (name, action) in names {
+            inner.by_name.insert(name, (index, action));
+        }
+        inner.tools.push(Registered {
             tool: Arc::new(tool),
             pipeline: Arc::new(pipeline),
-        };
-        let name = registered.tool.definition().name().to_owned();
-        match inner.by_name.get(&name) {
-            Some(&i) => inner.tools[i] = registered,
-            None => {
-                inner.by_name.insert(name, inner.tools.len());
-                inner.tools.push(registered);
-            }
-        }
+            listed,
+        });
         self.note_contract_changes();
+        Ok(self)
+    }
+
+    /// How tools of several actions that choose none (`#[tool(exposition = "..")]`) are shown
+    /// and called, for the tools registered after it: one MCP tool each with an `action` field
+    /// (grouped, the default), or one MCP tool per action named `{tool}_{action}` (flat).
+    ///
+    /// ```
+    /// use mcp_fusion::Exposition;
+    /// use mcp_fusion::server::Server;
+    ///
+    /// let server = Server::new("billing-server", "1.0.0").exposition(Exposition::Flat);
+    /// # let _ = server;
+    /// ```
+    pub fn exposition(mut self, exposition: Exposition) -> Self {
+        self.inner().exposition = exposition;
         self
     }
 
@@ -256,17 +345,18 @@ impl Server {
         extensions: rmcp::model::Extensions,
         cancelled: impl Future<Output = ()>,
     ) -> Called {
-        let Some(registered) = self
+        let Some((registered, action)) = self
             .inner
             .by_name
             .get(params.name.as_ref())
-            .and_then(|&i| self.inner.tools.get(i))
+            .and_then(|&(i, action)| Some((self.inner.tools.get(i)?, action)))
         else {
             return Called::UnknownTool;
         };
         let tool = &*registered.tool;
         let pipeline = &registered.pipeline;
-        match prepare(tool.definition(), params.arguments) {
+        let route = action.map_or(Route::Discriminator, Route::Flat);
+        match prepare(tool.definition(), params.arguments, route) {
             Ok(prepared) => {
                 let action = prepared.action.qualified_shared();
                 tokio::select! {
@@ -289,6 +379,38 @@ enum Called {
         action: Arc<str>,
     },
 }
+
+/// Why a tool could not be registered: every problem found, each naming the tool, the action,
+/// the field and the fix.
+#[derive(Debug, Clone)]
+pub struct RegistrationError {
+    tool: String,
+    problems: Vec<String>,
+}
+
+impl RegistrationError {
+    /// The tool's name.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// Each problem, one sentence.
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
+}
+
+impl std::fmt::Display for RegistrationError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot register tool \"{}\":", self.tool)?;
+        for problem in &self.problems {
+            write!(f, "\n- {problem}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for RegistrationError {}
 
 /// Why serving stopped early: what failed, with the underlying error as its
 /// [`source`](std::error::Error::source).

@@ -11,7 +11,9 @@ use serde_json::{Map, Value};
 use crate::call_result::envelope;
 use crate::envelope::inject_removed_action;
 use crate::middleware::{CallInfo, Middleware, Next};
-use crate::tool::{Context, Prepared, RateLimit, Rejection, Tool, ToolDef, catching, finish};
+use crate::tool::{
+    Callable, Context, Prepared, RateLimit, Rejection, Tool, ToolDef, catching, finish,
+};
 
 use super::limits::{
     ConcurrencyLimiter, LimitStore, MemoryStore, RateLimiter, RateSpec, Slot, SlotSpec,
@@ -59,6 +61,8 @@ pub struct Pipeline {
     pub(crate) expose_causes: bool,
     /// What changed since the lockfile, for this tool's validation errors.
     pub(crate) contract: Option<ContractNotes>,
+    /// Served flat: envelopes name its actions by their MCP tool names.
+    pub(crate) flat: bool,
 }
 
 /// A tool's BREAKING and RISKY changes since the lockfile, and how many a block shows.
@@ -118,6 +122,7 @@ impl Pipeline {
             middleware,
             expose_causes,
             contract: None,
+            flat: false,
         };
         let rated = pipeline.rate.is_some() || pipeline.action_rates.iter().any(Option::is_some);
         Pipeline {
@@ -181,6 +186,10 @@ impl Pipeline {
             deprecation,
             &context,
             self.expose_causes,
+            match self.flat {
+                true => Callable::Flat(def),
+                false => Callable::Qualified,
+            },
             |invalid| self.refused(invalid),
         )
     }

@@ -107,6 +107,8 @@ pub struct ActionDef {
     pub(super) timeout: Option<Duration>,
     pub(super) concurrency: Option<Concurrency>,
     pub(super) rate_limit: Option<RateLimit>,
+    /// The schema as written, when `with_schema` closed it (`additionalProperties: false`).
+    pub(super) as_written: Option<Box<Value>>,
 }
 
 impl std::fmt::Debug for ActionDef {
@@ -151,8 +153,24 @@ impl ActionDef {
         )
     }
 
-    /// An action with a hand-written JSON Schema for its arguments.
+    /// An action with a hand-written JSON Schema for its arguments. Its arguments are closed:
+    /// an object schema that does not say `additionalProperties` gets `false`, so a field it
+    /// does not declare is reported (with a did-you-mean) rather than ignored;
+    /// [`open_arguments`](Self::open_arguments) undoes that.
+    ///
+    /// ```
+    /// use mcp_fusion::ActionDef;
+    /// let get = ActionDef::with_schema("get", serde_json::json!({
+    ///     "type": "object", "properties": {"id": {"type": "string"}}
+    /// }));
+    /// assert_eq!(get.schema()["additionalProperties"], false);
+    /// ```
     pub fn with_schema(name: impl Into<Cow<'static, str>>, schema: Value) -> Self {
+        let mut closed = schema.clone();
+        let (schema, as_written) = match super::schema::close(&mut closed) {
+            true => (closed, Some(Box::new(schema))),
+            false => (schema, None),
+        };
         let compiled = Schema::new(&schema);
         ActionDef {
             name: name.into(),
@@ -166,7 +184,31 @@ impl ActionDef {
             timeout: None,
             concurrency: None,
             rate_limit: None,
+            as_written,
         }
+    }
+
+    /// Accepts fields the arguments do not declare (they are ignored), as the schema was
+    /// written: for arguments meant to be open. `#[action(open_arguments)]` in the macro.
+    ///
+    /// ```
+    /// use mcp_fusion::ActionDef;
+    /// let search = ActionDef::with_schema("search", serde_json::json!({
+    ///     "type": "object", "properties": {"q": {"type": "string"}}
+    /// })).open_arguments();
+    /// assert!(search.schema().get("additionalProperties").is_none());
+    /// ```
+    pub fn open_arguments(mut self) -> Self {
+        if let Some(as_written) = self.as_written.take() {
+            self.schema_value = *as_written;
+            self.schema = Schema::new(&self.schema_value);
+        }
+        self
+    }
+
+    /// Whether fields the arguments do not declare are accepted.
+    pub fn accepts_unknown_fields(&self) -> bool {
+        super::schema::is_open(&self.schema_value)
     }
 
     /// Sets the description (from doc comments, for `#[tool]`).

@@ -32,6 +32,29 @@ pub struct ToolDef {
     pub(super) input_schema: Arc<Map<String, Value>>,
     pub(super) concurrency: Option<Concurrency>,
     pub(super) rate_limit: Option<RateLimit>,
+    pub(super) exposition: Option<Exposition>,
+}
+
+/// How a tool of several actions is shown in `tools/list` and called.
+///
+/// ```
+/// use mcp_fusion::{ActionDef, Exposition, ToolDef};
+/// let billing = ToolDef::new("billing")
+///     .action(ActionDef::without_arguments("list_invoices"))
+///     .exposition(Exposition::Flat)
+///     .build();
+/// assert_eq!(billing.exposition(), Some(Exposition::Flat));
+/// assert_eq!(billing.flat_name(&billing.actions()[0]), "billing_list_invoices");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exposition {
+    /// One MCP tool; the discriminator field (`action`) chooses the action. The listed schema
+    /// shows every action's fields, each noting which actions take it.
+    Grouped,
+    /// Each action its own MCP tool, named `{tool}_{action}`, with its exact schema and hints.
+    /// The tool's limits are shared by its actions as in grouped exposition, and the contract
+    /// (the lockfile) still names actions `{tool}.{action}`.
+    Flat,
 }
 
 /// Builds a [`ToolDef`].
@@ -44,6 +67,7 @@ pub struct ToolDefBuilder {
     actions: Vec<ActionDef>,
     concurrency: Option<Concurrency>,
     rate_limit: Option<RateLimit>,
+    exposition: Option<Exposition>,
 }
 
 impl ToolDef {
@@ -58,6 +82,7 @@ impl ToolDef {
             actions: Vec::new(),
             concurrency: None,
             rate_limit: None,
+            exposition: None,
         }
     }
 
@@ -108,6 +133,16 @@ impl ToolDef {
     pub fn rate_limit(&self) -> Option<RateLimit> {
         self.rate_limit
     }
+
+    /// The exposition the tool chose, if it chose one (else the server's applies).
+    pub fn exposition(&self) -> Option<Exposition> {
+        self.exposition
+    }
+
+    /// The MCP tool name of `action` in flat exposition: `{tool}_{action}`.
+    pub fn flat_name(&self, action: &ActionDef) -> String {
+        format!("{}_{}", self.name, action.name)
+    }
 }
 
 impl ToolDefBuilder {
@@ -142,6 +177,12 @@ impl ToolDefBuilder {
     /// Limits the call rate (enforced by the server).
     pub fn rate_limit(mut self, max: u64, window: Duration) -> Self {
         self.rate_limit = Some(RateLimit { max, window });
+        self
+    }
+
+    /// Shows the actions as one tool or as one tool each, whatever the server's default.
+    pub fn exposition(mut self, exposition: Exposition) -> Self {
+        self.exposition = Some(exposition);
         self
     }
 
@@ -184,6 +225,7 @@ impl ToolDefBuilder {
             input_schema: Arc::new(input_schema),
             concurrency: self.concurrency,
             rate_limit: self.rate_limit,
+            exposition: if self.single { None } else { self.exposition },
         }
     }
 }

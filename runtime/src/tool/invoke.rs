@@ -112,28 +112,40 @@ pub(crate) enum Rejection {
     Broken(Box<CallToolResult>),
 }
 
+/// How a call names its action: by the discriminator of a grouped tool (or a single-action
+/// tool's only action), or by the MCP tool name of one action of a flat tool.
+#[derive(Clone, Copy)]
+pub(crate) enum Route {
+    Discriminator,
+    Flat(usize),
+}
+
 /// Routing → validation → deprecation (ERRORS.md §4, the checks before any limit). Absent
 /// arguments are `{}`.
 pub(crate) fn prepare(
     def: &ToolDef,
     arguments: Option<Map<String, Value>>,
+    route: Route,
 ) -> Result<Prepared<'_>, Rejection> {
     let mut args = arguments.unwrap_or_default();
-    let index = match def.discriminator() {
-        None => 0,
-        Some(field) => match def.router().route_or_render(discriminator(&args, field)) {
-            Ok(index) => {
-                // `shift_remove` keeps the order the other keys were sent in (ERRORS.md §5 orders by it).
-                args.shift_remove(field);
-                index
+    let index = match (route, def.discriminator()) {
+        (Route::Flat(index), _) => index,
+        (Route::Discriminator, None) => 0,
+        (Route::Discriminator, Some(field)) => {
+            match def.router().route_or_render(discriminator(&args, field)) {
+                Ok(index) => {
+                    // `shift_remove` keeps the order the other keys were sent in (ERRORS.md §5 orders by it).
+                    args.shift_remove(field);
+                    index
+                }
+                Err(text) => {
+                    return Err(Rejection::Route {
+                        text,
+                        arguments: args,
+                    });
+                }
             }
-            Err(text) => {
-                return Err(Rejection::Route {
-                    text,
-                    arguments: args,
-                });
-            }
-        },
+        }
     };
     let Some(action) = def.actions().get(index) else {
         let broken = "the router chose an action that does not exist";
@@ -151,10 +163,17 @@ pub(crate) fn prepare(
         }
     }
     let deprecation = action.deprecation().map(|d| {
+        let replacement = match route {
+            Route::Flat(_) => d
+                .replacement
+                .as_deref()
+                .map(|r| Callable::Flat(def).name(r)),
+            Route::Discriminator => d.replacement.clone(),
+        };
         ToolError::deprecated(
             action.qualified(),
             d.note.as_deref(),
-            d.replacement.as_deref(),
+            replacement.as_deref(),
         )
     });
     Ok(Prepared {
@@ -182,6 +201,7 @@ pub(crate) async fn catching<'a>(
 /// The result of a call whose action ran: failures become their envelopes (INTERNAL_ERROR with
 /// an incident id, the cause exposed only when `expose`), arguments the action's type refused
 /// go through `invalid`, and a success carries the deprecation and the handler's warnings.
+#[allow(clippy::too_many_arguments)] // each is one fact about the call, named at the call site
 pub(crate) fn finish(
     def: &ToolDef,
     action: &ActionDef,
@@ -189,12 +209,13 @@ pub(crate) fn finish(
     deprecation: Option<ToolError>,
     context: &Context,
     expose: bool,
+    callable: Callable<'_>,
     invalid: impl FnOnce(ValidationError) -> CallToolResult,
 ) -> CallToolResult {
     let qualified = action.qualified();
     let result = match outcome {
         Ok(Ok(result)) => result,
-        Ok(Err(Failure::Tool(err))) => return err.into(),
+        Ok(Err(Failure::Tool(err))) => return callable.apply(err).into(),
         Ok(Err(Failure::Invalid(refused))) => return invalid(refused),
         Ok(Err(Failure::Internal(cause))) => {
             return internal(def.name(), qualified, &CauseChain(&*cause), expose);
@@ -203,8 +224,47 @@ pub(crate) fn finish(
     };
     deprecation
         .into_iter()
-        .chain(context.take_warnings())
+        .chain(
+            context
+                .take_warnings()
+                .into_iter()
+                .map(|w| callable.apply(w)),
+        )
         .fold(result, |result, w| with_warning(result, &w))
+}
+
+/// What envelopes call the tool's actions: their qualified names, or (flat exposition) the MCP
+/// tool names the model calls them by.
+#[derive(Clone, Copy)]
+pub(crate) enum Callable<'a> {
+    Qualified,
+    Flat(&'a ToolDef),
+}
+
+impl Callable<'_> {
+    /// The callable name of a qualified action of this tool; other names as they are.
+    pub(crate) fn name(self, qualified: &str) -> String {
+        match self {
+            Callable::Flat(def) => def
+                .actions()
+                .iter()
+                .find(|a| a.qualified() == qualified)
+                .map_or_else(|| qualified.to_owned(), |a| def.flat_name(a)),
+            Callable::Qualified => qualified.to_owned(),
+        }
+    }
+
+    fn apply(self, err: ToolError) -> ToolError {
+        match self {
+            Callable::Qualified => err,
+            Callable::Flat(def) => err.rename_actions(|name| {
+                def.actions()
+                    .iter()
+                    .find(|a| a.qualified() == name)
+                    .map(|a| def.flat_name(a))
+            }),
+        }
+    }
 }
 
 /// A rejected call's envelope, as in process (no lockfile).
@@ -222,7 +282,7 @@ pub(crate) async fn in_process<T: Tool + ?Sized>(
     arguments: Option<Map<String, Value>>,
 ) -> CallToolResult {
     let def = tool.definition();
-    let prepared = match prepare(def, arguments) {
+    let prepared = match prepare(def, arguments, Route::Discriminator) {
         Ok(prepared) => prepared,
         Err(rejection) => return reject(rejection),
     };
@@ -236,6 +296,7 @@ pub(crate) async fn in_process<T: Tool + ?Sized>(
         prepared.deprecation,
         &context,
         false,
+        Callable::Qualified,
         |invalid| (&invalid).into(),
     )
 }

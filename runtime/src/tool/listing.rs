@@ -1,15 +1,88 @@
-//! What `tools/list` shows of a tool: its projection onto rmcp's `Tool`.
+//! What `tools/list` shows of a tool: its projection onto rmcp's `Tool`, one for a grouped
+//! tool, one per action for a flat one.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use rmcp::model::ToolAnnotations;
 
-use super::action::Annotations;
-use super::definition::ToolDef;
+use super::action::{ActionDef, Annotations};
+use super::definition::{Exposition, ToolDef};
+use super::invoke::Callable;
+use super::schema::object_schema;
 
 impl ToolDef {
-    /// The tool as `tools/list` shows it in rmcp's model. A grouped tool's hints are those
-    /// every action shares (read-only, idempotent) or any action has (destructive, open world).
+    /// The MCP tools `tools/list` shows for this tool in `exposition`: the tool itself
+    /// ([`to_rmcp`](Self::to_rmcp)), or one per action for a flat tool of several actions.
+    ///
+    /// ```
+    /// use mcp_fusion::{ActionDef, Exposition, ToolDef};
+    /// let billing = ToolDef::new("billing")
+    ///     .action(ActionDef::without_arguments("list_invoices").read_only())
+    ///     .action(ActionDef::without_arguments("void_invoice").destructive())
+    ///     .build();
+    /// let flat = billing.listed(Exposition::Flat);
+    /// assert_eq!(flat[1].name, "billing_void_invoice");
+    /// assert_eq!(flat[0].annotations.as_ref().unwrap().read_only_hint, Some(true));
+    /// ```
+    pub fn listed(&self, exposition: Exposition) -> Vec<rmcp::model::Tool> {
+        match (exposition, self.discriminator()) {
+            (Exposition::Flat, Some(_)) => self
+                .actions
+                .iter()
+                .map(|action| self.flat_tool(action))
+                .collect(),
+            _ => vec![self.to_rmcp()],
+        }
+    }
+
+    /// One action as a tool of its own: its exact schema, description and hints; a deprecated
+    /// action says so, and what to call instead, in its description.
+    fn flat_tool(&self, action: &ActionDef) -> rmcp::model::Tool {
+        let mut description = action.description.clone().unwrap_or_default();
+        if let Some(deprecated) = &action.deprecated {
+            let note = match &deprecated.replacement {
+                Some(r) => format!("Deprecated: call {} instead.", Callable::Flat(self).name(r)),
+                None => "Deprecated.".to_owned(),
+            };
+            if !description.is_empty() {
+                description.push_str("\n\n");
+            }
+            description.push_str(&note);
+        }
+        let mut tool = rmcp::model::Tool::new(
+            self.flat_name(action),
+            description.clone(),
+            Arc::new(object_schema(&action.schema_value)),
+        );
+        if description.is_empty() {
+            tool.description = None;
+        }
+        let a = action.annotations;
+        let hints = [
+            (
+                a.read_only,
+                ToolAnnotations::read_only as fn(ToolAnnotations, bool) -> ToolAnnotations,
+            ),
+            (a.destructive, ToolAnnotations::destructive),
+            (a.idempotent, ToolAnnotations::idempotent),
+            (a.open_world, ToolAnnotations::open_world),
+        ];
+        if hints.iter().any(|(on, _)| on.is_some()) {
+            let annotations = hints
+                .into_iter()
+                .fold(ToolAnnotations::new(), |h, (on, apply)| {
+                    on.map_or(h.clone(), |on| apply(h, on))
+                });
+            tool.annotations = Some(annotations);
+        }
+        tool
+    }
+
+    /// The tool as `tools/list` shows it in rmcp's model (grouped exposition). A grouped tool's
+    /// hints are the conservative combination of its actions': read-only and idempotent when
+    /// every action is, destructive and open-world when any action is. Each action's own hints
+    /// and deprecation are in the discriminator's description.
     pub fn to_rmcp(&self) -> rmcp::model::Tool {
         let description = self.description.clone().map(Cow::Owned);
         let mut tool = rmcp::model::Tool::new(

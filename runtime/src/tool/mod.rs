@@ -2,6 +2,7 @@
 //! that `#[tool]` implements. Everything here can also be written by hand.
 
 mod action;
+mod check;
 mod context;
 mod decode;
 mod definition;
@@ -11,9 +12,9 @@ mod schema;
 
 pub use action::{ActionDef, ActionRef, Annotations, Concurrency, Deprecation, RateLimit};
 pub use context::Context;
-pub use definition::{ToolDef, ToolDefBuilder};
+pub use definition::{Exposition, ToolDef, ToolDefBuilder};
+pub(crate) use invoke::{Callable, Prepared, Rejection, Route, catching, finish, prepare};
 pub use invoke::{Failure, IntoOutput, Response};
-pub(crate) use invoke::{Prepared, Rejection, catching, finish, prepare};
 
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};

@@ -1,5 +1,7 @@
-//! Shaping schemas: the bounds of Rust integer types, the root object MCP requires, and the
-//! flat input schema of a grouped tool.
+//! Shaping schemas: the bounds of Rust integer types, the root object MCP requires, arguments
+//! closed by default, and the faithful input schema of a grouped tool.
+
+use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
@@ -50,83 +52,435 @@ pub(super) fn object_schema(schema: &Value) -> Map<String, Value> {
     root
 }
 
-/// The input schema of a grouped tool, flat so that every MCP client shows it usefully: the
-/// discriminator (an enum of the action names, each described), then every action's fields in
-/// declaration order, each saying which actions take it and which require it.
-pub(super) fn grouped_schema(discriminator: &str, actions: &[ActionDef]) -> Map<String, Value> {
-    let names: Vec<&str> = actions.iter().map(|a| a.name.as_ref()).collect();
-    let listing: Vec<String> = actions
-        .iter()
-        .map(|a| match &a.description {
-            Some(d) => format!("{}: {}", a.name, first_line(d)),
-            None => a.name.to_string(),
-        })
-        .collect();
-    let mut properties = Map::new();
-    properties.insert(
-        discriminator.to_owned(),
-        json!({"type": "string", "enum": names, "description": format!("The action to run. {}", listing.join("; "))}),
-    );
-    let mut used_by: Vec<(String, Vec<&str>, Vec<&str>)> = Vec::new();
-    let mut defs = Map::new();
-    for action in actions {
-        let schema = &action.schema_value;
-        let required: Vec<&str> = schema
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        for (field, field_schema) in schema
-            .get("properties")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-        {
-            if !properties.contains_key(field) {
-                properties.insert(field.clone(), field_schema.clone());
-                used_by.push((field.clone(), Vec::new(), Vec::new()));
-            }
-            if let Some((_, takes, requires)) = used_by.iter_mut().find(|(f, ..)| f == field) {
-                takes.push(&action.name);
-                if required.contains(&field.as_str()) {
-                    requires.push(&action.name);
+/// Closes an action's arguments where the schema does not say otherwise: `additionalProperties:
+/// false` on a root object schema, or on each object alternative of a `oneOf` / `anyOf` root (a
+/// tagged enum). `allOf` parts are left alone (each would refuse the others' fields). Returns
+/// whether anything was added.
+pub(super) fn close(schema: &mut Value) -> bool {
+    let Some(root) = schema.as_object_mut() else {
+        return false;
+    };
+    if is_object_shape(root) {
+        return close_one(root);
+    }
+    let mut closed = false;
+    for key in ["oneOf", "anyOf"] {
+        if let Some(Value::Array(alternatives)) = root.get_mut(key) {
+            for alternative in alternatives.iter_mut().filter_map(Value::as_object_mut) {
+                if is_object_shape(alternative) {
+                    closed |= close_one(alternative);
                 }
             }
         }
-        for (name, def) in schema
-            .get("$defs")
-            .and_then(Value::as_object)
+    }
+    closed
+}
+
+fn close_one(node: &mut Map<String, Value>) -> bool {
+    if node.contains_key("additionalProperties") || node.contains_key("unevaluatedProperties") {
+        return false;
+    }
+    node.insert("additionalProperties".into(), Value::Bool(false));
+    true
+}
+
+/// An object with its own `properties`, not a composition or a reference.
+fn is_object_shape(node: &Map<String, Value>) -> bool {
+    let typed_object = match node.get("type") {
+        None => true,
+        Some(Value::String(t)) => t == "object",
+        Some(_) => false,
+    };
+    typed_object
+        && node.get("properties").is_some_and(Value::is_object)
+        && !["allOf", "anyOf", "oneOf", "$ref"]
+            .iter()
+            .any(|k| node.contains_key(*k))
+}
+
+/// Whether a call may send fields the arguments do not declare.
+pub(super) fn is_open(schema: &Value) -> bool {
+    let closed = |node: &Map<String, Value>| {
+        node.get("additionalProperties") == Some(&Value::Bool(false))
+            || node.get("unevaluatedProperties") == Some(&Value::Bool(false))
+    };
+    let Some(root) = schema.as_object() else {
+        return true;
+    };
+    if closed(root) {
+        return false;
+    }
+    let alternatives: Vec<&Map<String, Value>> = ["oneOf", "anyOf"]
+        .iter()
+        .filter_map(|k| root.get(*k).and_then(Value::as_array))
+        .flatten()
+        .filter_map(Value::as_object)
+        .collect();
+    alternatives.is_empty() || !alternatives.iter().all(|a| closed(a))
+}
+
+/// The shapes an action's arguments may take: the root object, or each object alternative of
+/// a `oneOf` / `anyOf` root (a `$ref` alternative looked up in `defs`). `None` when the root is
+/// no object at all (a string, an array, an `allOf`): the arguments of a call are an object.
+pub(super) fn shapes<'a>(
+    schema: &'a Value,
+    defs: &'a Map<String, Value>,
+) -> Option<Vec<&'a Map<String, Value>>> {
+    let root = schema.as_object()?;
+    if is_object_shape(root) || is_empty_object(root) {
+        return Some(vec![root]);
+    }
+    let mut found = Vec::new();
+    for key in ["oneOf", "anyOf"] {
+        for alternative in root
+            .get(key)
+            .and_then(Value::as_array)
             .into_iter()
             .flatten()
         {
-            defs.entry(name.clone()).or_insert_with(|| def.clone());
+            let resolved = match alternative.get("$ref").and_then(Value::as_str) {
+                Some(pointer) => def_name(pointer).and_then(|name| defs.get(&name)),
+                None => Some(alternative),
+            };
+            let node = resolved.and_then(Value::as_object)?;
+            if !(is_object_shape(node) || is_empty_object(node)) {
+                return None;
+            }
+            found.push(node);
         }
     }
-    for (field, takes, requires) in used_by {
-        let Some(Value::Object(field_schema)) = properties.get_mut(&field) else {
+    (!found.is_empty()).then_some(found)
+}
+
+/// `{"type": "object"}` with no properties (an action whose arguments are a unit struct).
+fn is_empty_object(node: &Map<String, Value>) -> bool {
+    node.get("type").and_then(Value::as_str) == Some("object")
+        && !["properties", "allOf", "anyOf", "oneOf", "$ref"]
+            .iter()
+            .any(|k| node.contains_key(*k))
+}
+
+/// The `$defs` entry a local reference names (`#/$defs/Status` → `Status`).
+fn def_name(pointer: &str) -> Option<String> {
+    let escaped = pointer.strip_prefix("#/$defs/")?;
+    (!escaped.contains('/')).then(|| escaped.replace("~1", "/").replace("~0", "~"))
+}
+
+fn def_pointer(name: &str) -> String {
+    format!("#/$defs/{}", name.replace('~', "~0").replace('/', "~1"))
+}
+
+/// Every local reference in a schema: `$defs` names, and `"#"` (the root) as `None`.
+fn references(schema: &Value, found: &mut Vec<Option<String>>) {
+    match schema {
+        Value::Object(node) => {
+            if let Some(pointer) = node.get("$ref").and_then(Value::as_str) {
+                if pointer == "#" {
+                    found.push(None);
+                } else if let Some(name) = def_name(pointer) {
+                    found.push(Some(name));
+                }
+            }
+            node.values().for_each(|v| references(v, found));
+        }
+        Value::Array(items) => items.iter().for_each(|v| references(v, found)),
+        _ => {}
+    }
+}
+
+/// Rewrites local references: `$defs` names through `names`, `"#"` to `root`.
+fn rewrite(schema: &mut Value, names: &HashMap<String, String>, root: Option<&str>) {
+    match schema {
+        Value::Object(node) => {
+            if let Some(Value::String(pointer)) = node.get_mut("$ref") {
+                if pointer == "#" {
+                    if let Some(root) = root {
+                        *pointer = def_pointer(root);
+                    }
+                } else if let Some(renamed) = def_name(pointer).and_then(|n| names.get(&n)) {
+                    *pointer = def_pointer(renamed);
+                }
+            }
+            node.values_mut().for_each(|v| rewrite(v, names, root));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| rewrite(v, names, root)),
+        _ => {}
+    }
+}
+
+/// The name each action's `$defs` entries take in the grouped schema: their own where every
+/// action that has one means the same thing by it (the same definition, referring only to
+/// names shared the same way), else namespaced by the action (`get.Status`).
+fn def_names(actions: &[ActionDef]) -> Vec<HashMap<String, String>> {
+    let own = |a: &ActionDef| {
+        a.schema_value
+            .get("$defs")
+            .and_then(Value::as_object)
+            .cloned()
+    };
+    let all: Vec<Map<String, Value>> = actions.iter().map(|a| own(a).unwrap_or_default()).collect();
+    let mut shared: Vec<String> = Vec::new();
+    for defs in &all {
+        for (name, def) in defs {
+            let same_everywhere = all
+                .iter()
+                .filter_map(|other| other.get(name))
+                .all(|other| other == def);
+            if same_everywhere && !shared.contains(name) {
+                shared.push(name.clone());
+            }
+        }
+    }
+    loop {
+        let before = shared.len();
+        let keep: Vec<bool> = shared
+            .iter()
+            .map(|name| {
+                let def = all.iter().find_map(|d| d.get(name)).unwrap_or(&Value::Null);
+                let mut refs = Vec::new();
+                references(def, &mut refs);
+                refs.iter()
+                    .all(|r| r.as_ref().is_some_and(|n| shared.contains(n)))
+            })
+            .collect();
+        let mut flags = keep.into_iter();
+        shared.retain(|_| flags.next().unwrap_or(false));
+        if shared.len() == before {
+            break;
+        }
+    }
+    actions
+        .iter()
+        .zip(&all)
+        .map(|(action, defs)| {
+            defs.keys()
+                .map(|name| {
+                    let renamed = match shared.contains(name) {
+                        true => name.clone(),
+                        false => format!("{}.{name}", action.name),
+                    };
+                    (name.clone(), renamed)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The input schema of a grouped tool, faithful to what each action validates and flat, so
+/// that every MCP client shows it usefully: the discriminator (an enum of the action names, each
+/// described with its hints and deprecation), then every action's fields in declaration order.
+/// A field several actions declare alike is shown once; one they declare differently is shown
+/// as the alternatives (`anyOf`), each noting its actions. `$defs` names never collide (an
+/// action's own are namespaced when they differ) and a recursive action's `"#"` points at its
+/// own root. Fields no action declares are refused unless an action accepts unknown fields.
+pub(super) fn grouped_schema(discriminator: &str, actions: &[ActionDef]) -> Map<String, Value> {
+    let renames = def_names(actions);
+    let mut defs = Map::new();
+    // Per field, in order of first appearance, what each action declares.
+    let mut fields: Vec<(String, Vec<Declared>)> = Vec::new();
+    for (i, action) in actions.iter().enumerate() {
+        let mut schema = action.schema_value.clone();
+        let own_defs = schema
+            .as_object_mut()
+            .and_then(|root| root.remove("$defs"))
+            .and_then(|d| match d {
+                Value::Object(d) => Some(d),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let mut refs = Vec::new();
+        references(&schema, &mut refs);
+        own_defs.values().for_each(|d| references(d, &mut refs));
+        let root = refs.contains(&None).then(|| action.name.to_string());
+        rewrite(&mut schema, &renames[i], root.as_deref());
+        for (name, mut def) in own_defs {
+            rewrite(&mut def, &renames[i], root.as_deref());
+            let renamed = renames[i].get(&name).cloned().unwrap_or(name);
+            defs.entry(renamed).or_insert(def);
+        }
+        if let Some(root) = &root {
+            defs.insert(root.clone(), schema.clone());
+        }
+        let Some(shapes) = shapes(&schema, &defs) else {
             continue;
         };
-        let mut note = format!("For {}", takes.join(", "));
-        if !requires.is_empty() {
-            note.push_str(&format!("; required by {}", requires.join(", ")));
+        let count = shapes.len();
+        let mut seen: Vec<(String, Value, usize)> = Vec::new();
+        for shape in shapes {
+            let required: Vec<&str> = shape
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            for (field, field_schema) in shape
+                .get("properties")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+            {
+                let field_schema = match field_schema {
+                    Value::Bool(true) => json!({}),
+                    other => other.clone(),
+                };
+                let req = usize::from(required.contains(&field.as_str()));
+                match seen
+                    .iter_mut()
+                    .find(|(f, s, _)| f == field && *s == field_schema)
+                {
+                    Some(entry) => entry.2 += req,
+                    None => seen.push((field.clone(), field_schema, req)),
+                }
+            }
         }
-        note.push('.');
-        let description = match field_schema.get("description").and_then(Value::as_str) {
-            Some(d) => format!("{d} ({note})"),
-            None => note,
-        };
-        field_schema.insert("description".into(), Value::String(description));
+        for (field, field_schema, required_in) in seen {
+            // Required by the action when every shape requires it.
+            let required = count > 0 && required_in == count;
+            let entry = match fields.iter_mut().find(|(f, _)| *f == field) {
+                Some(entry) => entry,
+                None => {
+                    fields.push((field.clone(), Vec::new()));
+                    fields.last_mut().expect("just pushed")
+                }
+            };
+            entry.1.push((i, field_schema, required));
+        }
+    }
+    let mut properties = Map::new();
+    properties.insert(discriminator.to_owned(), discriminator_schema(actions));
+    for (field, declared) in fields {
+        if field == discriminator {
+            // Refused when the tool is registered; never shown as the discriminator.
+            continue;
+        }
+        properties.insert(field, field_schema(actions, declared));
     }
     let mut root = Map::new();
     root.insert("type".into(), json!("object"));
     root.insert("properties".into(), Value::Object(properties));
     root.insert("required".into(), json!([discriminator]));
+    if !actions.iter().any(|a| is_open(&a.schema_value)) {
+        root.insert("additionalProperties".into(), Value::Bool(false));
+    }
     if !defs.is_empty() {
         root.insert("$defs".into(), Value::Object(defs));
     }
     root
+}
+
+/// What one action declares of a field: the action's index, the field's schema, and whether
+/// the action requires it.
+type Declared = (usize, Value, bool);
+
+/// The discriminator: the action names, each described with what the model should know before
+/// calling it (read-only, destructive, deprecated and what replaces it).
+fn discriminator_schema(actions: &[ActionDef]) -> Value {
+    let names: Vec<&str> = actions.iter().map(|a| a.name.as_ref()).collect();
+    let listing: Vec<String> = actions
+        .iter()
+        .map(|a| {
+            let mut marks = Vec::new();
+            if a.annotations.read_only == Some(true) {
+                marks.push("read-only".to_owned());
+            }
+            if a.annotations.destructive == Some(true) {
+                marks.push("destructive".to_owned());
+            }
+            if let Some(deprecated) = &a.deprecated {
+                marks.push(match &deprecated.replacement {
+                    Some(r) => format!("deprecated, use {r} instead"),
+                    None => "deprecated".to_owned(),
+                });
+            }
+            let mut line = a.name.to_string();
+            if !marks.is_empty() {
+                line.push_str(&format!(" ({})", marks.join("; ")));
+            }
+            if let Some(d) = &a.description {
+                line.push_str(&format!(": {}", first_line(d)));
+            }
+            line
+        })
+        .collect();
+    json!({
+        "type": "string",
+        "enum": names,
+        "description": format!("The action to run. {}", listing.join("; ")),
+    })
+}
+
+/// One field of the grouped schema from what each action declares for it.
+fn field_schema(actions: &[ActionDef], declared: Vec<Declared>) -> Value {
+    let takes: Vec<&str> = dedup(declared.iter().map(|(i, ..)| actions[*i].name.as_ref()));
+    let requires: Vec<&str> = dedup(
+        declared
+            .iter()
+            .filter(|(.., r)| *r)
+            .map(|(i, ..)| actions[*i].name.as_ref()),
+    );
+    let note = |takes: &[&str], requires: &[&str]| {
+        let mut note = format!("For {}", takes.join(", "));
+        if !requires.is_empty() {
+            note.push_str(&format!("; required by {}", requires.join(", ")));
+        }
+        note.push('.');
+        note
+    };
+    // The distinct schemas, each with the actions that declare it.
+    let mut alternatives: Vec<(Value, Vec<&str>, Vec<&str>)> = Vec::new();
+    for (i, schema, required) in &declared {
+        let name = actions[*i].name.as_ref();
+        let at = match alternatives.iter().position(|(s, ..)| s == schema) {
+            Some(at) => at,
+            None => {
+                alternatives.push((schema.clone(), Vec::new(), Vec::new()));
+                alternatives.len() - 1
+            }
+        };
+        let (_, takes, requires) = &mut alternatives[at];
+        if !takes.contains(&name) {
+            takes.push(name);
+        }
+        if *required && !requires.contains(&name) {
+            requires.push(name);
+        }
+    }
+    let described = |mut schema: Value, note: String| {
+        if let Value::Object(node) = &mut schema {
+            let description = match node.get("description").and_then(Value::as_str) {
+                Some(d) => format!("{d} ({note})"),
+                None => note,
+            };
+            node.insert("description".into(), Value::String(description));
+        }
+        schema
+    };
+    if alternatives.len() == 1 {
+        let (schema, ..) = alternatives.remove(0);
+        return described(schema, note(&takes, &requires));
+    }
+    let any_of: Vec<Value> = alternatives
+        .into_iter()
+        .map(|(schema, takes, requires)| described(schema, note(&takes, &requires)))
+        .collect();
+    json!({
+        "anyOf": any_of,
+        "description": format!(
+            "{} Its accepted values depend on the action: one alternative per schema, each saying its actions.",
+            note(&takes, &requires)
+        ),
+    })
+}
+
+fn dedup<'a>(names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for name in names {
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
 }
 
 fn first_line(text: &str) -> &str {

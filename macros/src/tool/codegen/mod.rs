@@ -129,6 +129,11 @@ fn definition(tool: &Tool) -> TokenStream {
     if let Some((max, window_ms)) = tool.rate_limit {
         def.extend(quote!(.rate_limit(#max, #private::Duration::from_millis(#window_ms))));
     }
+    match tool.flat {
+        Some(true) => def.extend(quote!(.exposition(#private::Exposition::Flat))),
+        Some(false) => def.extend(quote!(.exposition(#private::Exposition::Grouped))),
+        None => {}
+    }
     quote!(#def.build())
 }
 
@@ -181,6 +186,9 @@ fn action_def(
     }
     if let Some(ms) = action.timeout_ms {
         def.extend(quote!(.timeout(#private::Duration::from_millis(#ms))));
+    }
+    if action.open_arguments {
+        def.extend(quote!(.open_arguments()));
     }
     def
 }
