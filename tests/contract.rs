@@ -179,7 +179,8 @@ fn every_row_of_the_classification_table() {
         ),
         (
             "field removed, unknown fields ignored",
-            with(json!({"type": "object", "properties": {"x": {"type": "string"}}})).open_arguments(),
+            with(json!({"type": "object", "properties": {"x": {"type": "string"}}}))
+                .open_arguments(),
             with(json!({"type": "object", "properties": {}})).open_arguments(),
             vec![(Risky, "x")],
         ),

@@ -373,6 +373,64 @@ async fn flat_tools_are_listed_and_called_by_their_own_names() {
     assert!(server.call(params("flat", json!({}))).await.is_none());
 }
 
+#[tokio::test(flavor = "current_thread")]
+async fn a_misspelt_flat_tool_is_a_json_rpc_error_with_a_did_you_mean() {
+    use mcp_fusion::rmcp::ServiceExt;
+
+    let (server_io, client_io) = tokio::io::duplex(1 << 16);
+    let server = Server::new("t", "1").tool(Flat);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = ().serve(client_io).await.unwrap();
+    let refused = client
+        .call_tool(params("flat_gte", json!({})))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("unknown tool: flat_gte; did you mean \"flat_get\"?"),
+        "{refused}"
+    );
+}
+
+pub struct Broken(mcp_fusion::ToolDef);
+
+impl Tool for Broken {
+    fn definition(&self) -> &mcp_fusion::ToolDef {
+        &self.0
+    }
+
+    fn invoke(
+        &self,
+        _: usize,
+        _: Value,
+        _: mcp_fusion::Context,
+    ) -> mcp_fusion::BoxFuture<'_, Result<CallToolResult, mcp_fusion::Failure>> {
+        Box::pin(async { Ok(CallToolResult::success(vec![])) })
+    }
+}
+
+#[test]
+fn a_schema_that_does_not_compile_is_refused_at_registration() {
+    let schema = json!({"type": "object", "properties": {"id": {"type": 12}}});
+    let def = mcp_fusion::ToolDef::new("broken")
+        .action(mcp_fusion::ActionDef::with_schema("get", schema))
+        .build();
+    let refused = Server::new("t", "1").try_tool(Broken(def)).unwrap_err();
+    let problem = &refused.problems()[0];
+    assert!(
+        problem.starts_with("tool \"broken\", action \"broken.get\": the arguments' schema is not valid JSON Schema ("),
+        "{problem}"
+    );
+    assert!(
+        problem.ends_with("); fix the schema given to ActionDef::with_schema"),
+        "{problem}"
+    );
+}
+
 #[test]
 fn the_server_chooses_the_exposition_of_tools_that_do_not() {
     let server = Server::new("t", "1")

@@ -70,10 +70,7 @@ impl ServerHandler for Server {
         };
         match self.call_with(request, extensions, cancelled).await {
             Called::Answered(result) => Ok(result.into()),
-            Called::UnknownTool => Err(ErrorData::invalid_params(
-                format!("unknown tool: {}", cut(&name)),
-                None,
-            )),
+            Called::UnknownTool => Err(ErrorData::invalid_params(self.unknown_tool(&name), None)),
             Called::Cancelled { action } => {
                 // The server's own record: a call cancelled in a queue never reached middleware.
                 tracing::info!(%id, tool = %name, action = %action, "call cancelled by the client; stopped");
@@ -109,6 +106,25 @@ impl ServerHandler for Server {
             format!("method not found: {}", cut(method)),
             None,
         ))
+    }
+}
+
+impl Server {
+    /// The JSON-RPC error message for a tool name nothing is registered under (MCP: Invalid
+    /// params), with the closest listed name when one is close (ERRORS.md §4, "Close"): under
+    /// flat exposition a misspelt action is a misspelt tool.
+    fn unknown_tool(&self, name: &str) -> String {
+        let listed: Vec<String> = self
+            .inner
+            .tools
+            .iter()
+            .flat_map(|t| t.listed.iter().map(|l| l.name.to_string()))
+            .collect();
+        let mut message = format!("unknown tool: {}", cut(name));
+        if let Some(best) = crate::closest::Names::new(&listed).closest(name) {
+            message.push_str(&format!("; did you mean \"{}\"?", listed[best]));
+        }
+        message
     }
 }
 
