@@ -71,3 +71,97 @@ fn question_mark_sends_the_envelope_intact() {
         "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n<message>No invoice with ID inv_404</message>\n<recovery>List invoices first, then retry with a real ID</recovery>\n<details>\n  <detail key=\"requestedId\">inv_404</detail>\n</details>\n</tool_error>"
     );
 }
+
+// ---- parity with thiserror: from, source, transparent, internal ----
+
+use std::error::Error as _;
+
+use mcp_fusion::rmcp::model::CallToolRequestParams;
+use mcp_fusion::server::Server;
+use mcp_fusion::tool;
+
+#[derive(Debug, ToolErrors)]
+enum LedgerError {
+    #[tool_error(SERVER_BUSY, "The ledger is busy.", retry_after = 5)]
+    Busy {
+        #[tool_error(source)]
+        cause: std::io::Error,
+    },
+    #[tool_error(internal, "the ledger failed: {0}")]
+    Io(#[tool_error(from)] std::io::Error),
+    #[tool_error(transparent)]
+    Billing(#[tool_error(from)] BillingError),
+    #[tool_error(CONFLICT, "Locked by {source}.")]
+    Locked { source: std::fmt::Error },
+}
+
+fn io(text: &str) -> std::io::Error {
+    std::io::Error::other(text.to_owned())
+}
+
+#[test]
+fn from_fields_make_the_enum_and_are_its_source() {
+    let err: LedgerError = io("disk gone").into();
+    assert!(matches!(err, LedgerError::Io(_)));
+    assert_eq!(err.to_string(), "the ledger failed: disk gone");
+    assert_eq!(err.source().unwrap().to_string(), "disk gone");
+
+    let busy = LedgerError::Busy {
+        cause: io("locked"),
+    };
+    assert_eq!(busy.source().unwrap().to_string(), "locked");
+    // A field named `source` is the source without an attribute, as in thiserror.
+    let locked = LedgerError::Locked {
+        source: std::fmt::Error,
+    };
+    assert!(locked.source().is_some());
+}
+
+#[test]
+fn a_transparent_variant_is_its_fields_error() {
+    let inner = || BillingError::InvoiceNotFound { id: "inv_9".into() };
+    let err: LedgerError = inner().into();
+    assert_eq!(err.to_string(), inner().to_string());
+    assert!(err.source().is_none());
+    assert_eq!(ToolError::from(err), ToolError::from(inner()));
+}
+
+#[test]
+fn an_internal_variant_carries_its_cause_and_sends_none() {
+    let err = ToolError::from(LedgerError::from(io("disk gone")));
+    assert_eq!(err.code(), &ErrorCode::INTERNAL_ERROR);
+    assert_eq!(
+        err.unexpected_cause().map(ToString::to_string).as_deref(),
+        Some("the ledger failed: disk gone")
+    );
+}
+
+struct Ledger;
+
+/// The ledger.
+#[tool]
+impl Ledger {
+    /// Reads the ledger, which fails.
+    async fn read(&self) -> Result<u32, LedgerError> {
+        Err(io("disk gone"))?
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn an_internal_variant_is_answered_through_the_incident_path() {
+    let server = Server::new("t", "1").tool(Ledger);
+    let mut params = CallToolRequestParams::new("ledger");
+    params.arguments = serde_json::json!({"action": "read"}).as_object().cloned();
+    let result = server.call(params).await.unwrap();
+    assert_eq!(result.is_error, Some(true));
+    let text = result.content[0].as_text().unwrap().text.clone();
+    assert!(
+        text.starts_with("<tool_error code=\"INTERNAL_ERROR\" severity=\"error\">\n<message>The action \"ledger.read\" failed unexpectedly.</message>"),
+        "{text}"
+    );
+    assert!(text.contains("<detail key=\"incident\">"), "{text}");
+    assert!(
+        !text.contains("disk gone"),
+        "the cause is never sent: {text}"
+    );
+}

@@ -68,23 +68,43 @@
 //! # });
 //! ```
 //!
-//! Options of `#[tool(..)]`: `name = ".."` (default: the type in snake case, or the fn's
-//! name), `description = ".."` (default: the doc comments), `discriminator = ".."` (default
-//! `action`), `concurrency(max_active = N, max_queued = M)`, `rate_limit(max = N, window =
-//! "1m")`, `crate = path`. Options of `#[action(..)]` (or of `#[tool(..)]` on a fn):
-//! `name = ".."`, `read_only`, `destructive`, `idempotent`, `open_world`, `deprecated` or
-//! `deprecated = "note"`, `replacement = other_action`, `timeout = "5s"`,
-//! `concurrency(max_active = N, max_queued = M)`; and, on a method's `#[action(..)]`,
-//! `rate_limit(max = N, window = "1m")` for that action alone, beside the tool's.
+//! Every attribute, with one example each (on an impl block, tool options go on `#[tool(..)]`
+//! and action options on each method's `#[action(..)]`; on a fn, both go on `#[tool(..)]`; a
+//! bare `#[action]` is the defaults):
+//!
+//! | attribute | on | example | what it does |
+//! |---|---|---|---|
+//! | `name` | tool, action | `#[tool(name = "billing")]` | the name (default: the type in snake case, the fn's or method's name) |
+//! | `description` | tool | `#[tool(description = "Invoices.")]` | the description (default: the doc comments) |
+//! | `discriminator` | impl block | `#[tool(discriminator = "op")]` | the field that chooses the action (default `action`) |
+//! | `exposition` | impl block | `#[tool(exposition = "flat")]` | one MCP tool per action, `{tool}_{action}` (default `"grouped"`; see [`Exposition`]) |
+//! | `concurrency` | tool, action | `#[action(concurrency(max_active = 2, max_queued = 2))]` | calls running at once, and waiting in line (SERVER_BUSY past it) |
+//! | `rate_limit` | tool, action | `#[tool(rate_limit(max = 120, window = "1m"))]` | calls per window (RATE_LIMITED past it); an action's beside its tool's |
+//! | `open_arguments` | tool, action | `#[action(open_arguments)]` | accept (and ignore) undeclared fields; by default they are reported |
+//! | `read_only` | action | `#[action(read_only)]` | changes nothing (MCP hint) |
+//! | `destructive` | action | `#[action(destructive)]` | may destroy data (MCP hint; not with `read_only`) |
+//! | `idempotent` | action | `#[action(idempotent)]` | repeating it changes nothing more (MCP hint) |
+//! | `open_world` | action | `#[action(open_world)]` | reaches outside systems (MCP hint) |
+//! | `deprecated` | action | `#[action(deprecated = "Use cancel_invoice.")]` | still runs, with a DEPRECATED warning (the note replaces its message) |
+//! | `replacement` | action | `#[action(deprecated, replacement = cancel_invoice)]` | the action to call instead (another action of the tool) |
+//! | `timeout` | action | `#[action(timeout = "5s")]` | the handler's deadline (`"500ms"`, `"5s"`, `"2m"`, `"1h"`): TIMEOUT past it |
+//! | `crate` | tool | `#[tool(crate = ::my_sdk::mcp_fusion)]` | where this crate is, when re-exported |
+//!
+//! A handler takes `&self` (or nothing), then its arguments struct and optionally `f:
+//! Context`, in either order.
 //!
 //! `#[tool]` also generates `{Type}Actions` and `{Type}::ACTIONS`, one [`ActionRef`] per
 //! action, so `.actions(..)` names actions with compile-time checking; a fn tool becomes the
 //! unit struct `{Fn}Tool` (`get_weather` → `GetWeatherTool`).
 //!
 //! An action returns `Result<T, E>`: `T` is serialized to JSON (or is a [`Response`]); `E` is
-//! a [`ToolError`] or a `#[derive(ToolErrors)]` enum, sent intact, or any other error, sent as
-//! INTERNAL_ERROR with an incident id (the cause goes to the log, not to the model). A panic
-//! is answered the same way, and the tool keeps serving.
+//! a [`ToolError`] or a `#[derive(ToolErrors)]` enum, sent intact, or any other error that is
+//! `Send + Sync + 'static` (`String`, `Box<dyn Error + Send + Sync>`, `anyhow::Error`): the
+//! model then sees INTERNAL_ERROR, `The action "billing.get_invoice" failed unexpectedly.` with
+//! an incident id and the advice not to retry blindly, and the error's text goes to the server's
+//! log under that id, never to the model. A panic is answered the same way, and the tool keeps
+//! serving. A `String` error therefore tells the model nothing it can act on: give it a code
+//! with [`error`] or a `ToolErrors` enum instead.
 //!
 //! # Domain errors: `#[derive(ToolErrors)]`
 //!
@@ -108,11 +128,27 @@
 //! assert_eq!(PaymentError::TooManyAttempts.to_string(), "Too many attempts");
 //! ```
 //!
-//! Per variant: the code first (a canonical name, or `code = "CUSTOM_CODE"`), then the message
-//! (`{field}`, `{0}` interpolate; `{{` is a brace), then `recovery = ".."` (interpolated too),
-//! `actions(Tool::action, ..)`, `details(key = field, ..)`, `severity = warning|error|critical`,
-//! `retry_after = 30` or `retry_after = field`. On the enum: `#[tool_error(skip_display)]` when
-//! it has its own `Display` and `Error`, `#[tool_error(crate = path)]`.
+//! Every attribute, with one example each:
+//!
+//! | attribute | on | example | what it does |
+//! |---|---|---|---|
+//! | code | variant, first | `#[tool_error(NOT_FOUND, "..")]` | a canonical code (autocompleted, checked) |
+//! | `code = ".."` | variant | `#[tool_error(code = "PAYMENT_DECLINED", "..")]` | a custom code (`[A-Z][A-Z0-9_]*`) |
+//! | message | variant, after the code | `#[tool_error(NOT_FOUND, "No invoice {id}")]` | the message and `Display` (`{field}`, `{0}` interpolate; `{{` is a brace) |
+//! | `recovery` | variant | `recovery = "List invoices first"` | what the model should do next (interpolated too) |
+//! | `actions` | variant | `actions(Billing::list_invoices)` | actions to suggest, checked paths (not strings) |
+//! | `details` | variant | `details(requestedId = id)` | key–value details from fields |
+//! | `severity` | variant | `severity = warning` | `warning` (the call still succeeds), `error` (default), `critical` |
+//! | `retry_after` | variant | `retry_after = 30` or `retry_after = wait` | when to retry, in seconds, written or from a field |
+//! | `transparent` | variant of one field | `#[tool_error(transparent)] Billing(BillingError)` | the field's envelope, `Display` and source |
+//! | `internal` | variant | `#[tool_error(internal, "ledger failed: {0}")] Ledger(io::Error)` | INTERNAL_ERROR with an incident id; the message (and source chain) go to the log only |
+//! | `from` | field | `Io(#[tool_error(from)] std::io::Error)` | `From<io::Error>` for the enum (so `?` converts), and the field is the source |
+//! | `source` | field | `#[tool_error(source)] cause: io::Error` | `Error::source` (a field named `source` is the source without it) |
+//! | `skip_display` | enum | `#[tool_error(skip_display)]` | the enum has its own `Display` and `Error` (thiserror's, say); only the envelope is derived |
+//! | `crate` | enum | `#[tool_error(crate = ::my_sdk::mcp_fusion)]` | where this crate is, when re-exported |
+//!
+//! The helper attributes are namespaced (`#[tool_error(from)]`, not `#[from]`), so the derive
+//! sits beside thiserror's without either reading the other's.
 //!
 //! # The pieces
 //!

@@ -87,19 +87,33 @@ impl<T, E> ActionReturn for Result<T, E> {
 
 /// An error on its way to becoming a [`Failure`]: the generated code calls
 /// `(&&Wrap::new(e)).mcp_fusion_failure()`, which picks [`ViaToolError`] when the error converts
-/// into a `ToolError` (sent intact) and [`ViaOtherError`] otherwise (INTERNAL_ERROR).
-pub struct Wrap<E>(Cell<Option<E>>);
+/// into a `ToolError` (sent intact), [`ViaOtherError`] when it is any other sendable error
+/// (INTERNAL_ERROR), and [`ViaUnsupported`] otherwise, whose bound says what an action's error
+/// can be in the compiler's error.
+pub struct Wrap<E>(Unsupported<E>);
+
+/// The error of a [`Wrap`], which the last choice sees through `Deref`.
+pub struct Unsupported<E>(Cell<Option<E>>);
 
 impl<E> Wrap<E> {
     /// Wraps an error.
     pub fn new(err: E) -> Self {
-        Wrap(Cell::new(Some(err)))
+        Wrap(Unsupported(Cell::new(Some(err))))
     }
 
     fn take(&self) -> E {
-        self.0
+        (self.0)
+            .0
             .take()
             .expect("the generated code converts each error once")
+    }
+}
+
+impl<E> std::ops::Deref for Wrap<E> {
+    type Target = Unsupported<E>;
+
+    fn deref(&self) -> &Unsupported<E> {
+        &self.0
     }
 }
 
@@ -124,6 +138,64 @@ pub trait ViaOtherError {
 impl<E: Into<Box<dyn StdError + Send + Sync>>> ViaOtherError for Wrap<E> {
     fn mcp_fusion_failure(&self) -> Failure {
         Failure::Internal(self.take().into())
+    }
+}
+
+/// What an action's error type must be; implemented by nothing, so that an error type that is
+/// neither of the above is reported with this explanation.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the error of an action",
+    label = "this action's error type",
+    note = "an action returns `Err(..)` of a `ToolError`, of an enum with `#[derive(ToolErrors)]`, or of any error that is `Send + Sync + 'static` (`Box<dyn Error + Send + Sync>`, `anyhow::Error`, `String`), which the model sees as INTERNAL_ERROR",
+    note = "`Box<dyn Error>` is not `Send + Sync`: write `Box<dyn std::error::Error + Send + Sync>`"
+)]
+pub trait ActionError {}
+
+/// The last choice: no conversion, only the compiler's error from [`ActionError`].
+pub trait ViaUnsupported<E> {
+    /// Never runs: the bound cannot hold.
+    fn mcp_fusion_failure(&self) -> Failure
+    where
+        E: ActionError;
+}
+
+impl<E> ViaUnsupported<E> for Unsupported<E> {
+    fn mcp_fusion_failure(&self) -> Failure
+    where
+        E: ActionError,
+    {
+        Failure::Internal("an error type no conversion applies to".into())
+    }
+}
+
+/// An error as `&dyn Error`, for `Error::source` of a `#[derive(ToolErrors)]` enum: a sized
+/// error, or the `dyn Error` inside a `Box`.
+pub trait AsDynError {
+    /// The error as a trait object.
+    fn as_dyn_error(&self) -> &(dyn StdError + 'static);
+}
+
+impl<T: StdError + 'static> AsDynError for T {
+    fn as_dyn_error(&self) -> &(dyn StdError + 'static) {
+        self
+    }
+}
+
+impl AsDynError for dyn StdError + 'static {
+    fn as_dyn_error(&self) -> &(dyn StdError + 'static) {
+        self
+    }
+}
+
+impl AsDynError for dyn StdError + Send + 'static {
+    fn as_dyn_error(&self) -> &(dyn StdError + 'static) {
+        self
+    }
+}
+
+impl AsDynError for dyn StdError + Send + Sync + 'static {
+    fn as_dyn_error(&self) -> &(dyn StdError + 'static) {
+        self
     }
 }
 

@@ -33,7 +33,25 @@ pub(super) struct ConcurrencyArgs {
 #[derive(FromMeta)]
 pub(super) struct RateLimitArgs {
     pub(super) max: SpannedValue<u64>,
-    pub(super) window: SpannedValue<String>,
+    pub(super) window: SpannedValue<DurationText>,
+}
+
+/// A duration as written: a string with its unit (`"5s"`); a bare number is refused with the
+/// string it meant.
+pub(super) struct DurationText(pub(super) String);
+
+impl FromMeta for DurationText {
+    fn from_value(value: &syn::Lit) -> darling::Result<Self> {
+        match value {
+            syn::Lit::Str(text) => Ok(DurationText(text.value())),
+            syn::Lit::Int(n) => Err(darling::Error::custom(format!(
+                "a duration is a string with its unit: `\"{0}s\"` for {0} seconds (or \"{0}ms\", \"{0}m\", \"{0}h\")",
+                n.base10_digits()
+            ))
+            .with_span(n)),
+            other => Err(darling::Error::unexpected_lit_type(other)),
+        }
+    }
 }
 
 /// `#[action(..)]` on a method, or the same options on a single-action `#[tool(..)]`.
@@ -47,7 +65,7 @@ pub(super) struct ActionOptions {
     pub(super) deprecated: Option<SpannedValue<Override<String>>>,
     /// `replacement = cancel_invoice`: the action to use instead.
     pub(super) replacement: Option<syn::Ident>,
-    pub(super) timeout: Option<SpannedValue<String>>,
+    pub(super) timeout: Option<SpannedValue<DurationText>>,
     /// `concurrency(max_active = 2, max_queued = 2)` for this action alone.
     pub(super) concurrency: Option<ConcurrencyArgs>,
     /// `open_arguments`: fields the arguments do not declare are accepted (and ignored) instead

@@ -134,6 +134,8 @@ pub(super) fn group(
                     darling::Error::custom("an action takes one `#[action(..)]`; merge them")
                         .with_span(attr),
                 );
+            } else if matches!(attr.meta, syn::Meta::Path(_)) {
+                // A bare `#[action]`: the defaults.
             } else if let Some(parsed) = errors.handle(ActionArgs::from_meta(&attr.meta)) {
                 options = parsed;
             }
@@ -230,7 +232,7 @@ fn action(
         );
     }
     let timeout_ms = options.timeout.as_ref().and_then(|t| {
-        let ms = parse_duration(t.as_ref());
+        let ms = parse_duration(&t.as_ref().0);
         if ms.is_none() {
             errors.push(
                 darling::Error::custom(format!("invalid timeout: {DURATION_HINT}"))
@@ -257,6 +259,7 @@ fn action(
         receiver: params.receiver,
         args: params.args,
         context: params.context,
+        context_first: params.context_first,
         output_span: match &sig.output {
             syn::ReturnType::Type(_, ty) => ty.span(),
             syn::ReturnType::Default => sig.paren_token.span.close(),
@@ -344,7 +347,7 @@ fn rate_limit(
                 .with_span(&limit.max.span()),
         );
     }
-    let Some(window) = parse_duration(limit.window.as_ref()) else {
+    let Some(window) = parse_duration(&limit.window.as_ref().0) else {
         errors.push(
             darling::Error::custom(format!("invalid rate limit window: {DURATION_HINT}"))
                 .with_span(&limit.window.span()),

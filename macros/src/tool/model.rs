@@ -38,6 +38,8 @@ pub(super) struct Action {
     pub(super) receiver: bool,
     pub(super) args: Option<syn::Type>,
     pub(super) context: Option<syn::Type>,
+    /// The context is declared before the arguments.
+    pub(super) context_first: bool,
     /// Where the return type is written, for the errors its checks raise.
     pub(super) output_span: Span,
     /// Where its success type is written (`T` of `Result<T, E>`), or the return type.

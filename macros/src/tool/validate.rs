@@ -10,6 +10,8 @@ pub(super) struct Params {
     pub(super) receiver: bool,
     pub(super) args: Option<syn::Type>,
     pub(super) context: Option<syn::Type>,
+    /// The context is declared before the arguments.
+    pub(super) context_first: bool,
 }
 
 pub(super) fn signature(sig: &syn::Signature, errors: &mut darling::error::Accumulator) -> Params {
@@ -30,6 +32,7 @@ pub(super) fn signature(sig: &syn::Signature, errors: &mut darling::error::Accum
         receiver: false,
         args: None,
         context: None,
+        context_first: false,
     };
     let mut typed = Vec::new();
     for input in &sig.inputs {
@@ -50,16 +53,67 @@ pub(super) fn signature(sig: &syn::Signature, errors: &mut darling::error::Accum
             syn::FnArg::Typed(pat) => typed.push(pat),
         }
     }
-    let mut typed = typed.into_iter();
-    params.args = typed.next().map(|p| (*p.ty).clone());
-    params.context = typed.next().map(|p| (*p.ty).clone());
-    for extra in typed {
+    // The arguments and the context, in either order: the context is the `Context` parameter.
+    params.context_first = typed.first().is_some_and(|p| is_context(&p.ty)) && typed.len() > 1;
+    let (contexts, others): (Vec<_>, Vec<_>) = typed.into_iter().partition(|p| is_context(&p.ty));
+    let mut others = others.into_iter();
+    params.args = others.next().map(|p| (*p.ty).clone());
+    if let Some(second) = others.next() {
         errors.push(
-            darling::Error::custom("an action takes at most two parameters: its arguments, then its context `f: Context`")
+            darling::Error::custom(
+                "an action takes one arguments struct: put these fields in the first one, and take the context as `f: Context` if needed",
+            )
+            .with_span(&second.ty),
+        );
+    }
+    let mut contexts = contexts.into_iter();
+    params.context = contexts.next().map(|p| (*p.ty).clone());
+    for extra in contexts.chain(others) {
+        errors.push(
+            darling::Error::custom("an action takes at most two parameters: its arguments and its context `f: Context`")
                 .with_span(&extra.span()),
         );
     }
+    if let Some(ty) = params.args.as_ref().filter(|ty| borrows(ty)) {
+        errors.push(
+            darling::Error::custom(
+                "the arguments are decoded from each call's JSON into a value the action owns: use owned types (`String`, not `&str`) and no lifetime parameters",
+            )
+            .with_span(ty),
+        );
+    }
     params
+}
+
+/// `Context`, however its path is written (`mcp_fusion::Context`).
+fn is_context(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.qself.is_none()
+        && p.path.segments.last().is_some_and(|s| s.ident == "Context" && s.arguments.is_empty()))
+}
+
+/// Whether a type borrows: a reference, or a lifetime among its generic arguments.
+fn borrows(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Reference(_) => true,
+        syn::Type::Path(p) => p
+            .path
+            .segments
+            .iter()
+            .any(|segment| match &segment.arguments {
+                syn::PathArguments::AngleBracketed(args) => args.args.iter().any(|arg| match arg {
+                    syn::GenericArgument::Lifetime(_) => true,
+                    syn::GenericArgument::Type(inner) => borrows(inner),
+                    _ => false,
+                }),
+                _ => false,
+            }),
+        syn::Type::Tuple(t) => t.elems.iter().any(borrows),
+        syn::Type::Array(a) => borrows(&a.elem),
+        syn::Type::Slice(_) => true,
+        syn::Type::Paren(p) => borrows(&p.elem),
+        syn::Type::Group(g) => borrows(&g.elem),
+        _ => false,
+    }
 }
 
 pub(super) fn tool(tool: &Tool, errors: &mut darling::error::Accumulator) {

@@ -27,8 +27,14 @@ pub(super) struct VariantReceiver {
 }
 
 #[derive(FromField)]
+#[darling(attributes(tool_error))]
 pub(super) struct FieldReceiver {
     pub(super) ident: Option<syn::Ident>,
+    pub(super) ty: syn::Type,
+    /// `#[tool_error(from)]`: `From<this field's type>` for the enum; the field is the source.
+    pub(super) from: Flag,
+    /// `#[tool_error(source)]`: the field is `Error::source` (as is a field named `source`).
+    pub(super) source: Flag,
 }
 
 /// The code of a variant: a canonical name (`NOT_FOUND`) or a custom literal.
@@ -53,9 +59,15 @@ pub(super) struct VariantAttr {
     pub(super) details: Vec<(syn::Ident, syn::Ident)>,
     pub(super) severity: Option<syn::Ident>,
     pub(super) retry_after: Option<RetryAfter>,
+    /// `transparent`: the variant is its one field's error, `Display`, source and envelope.
+    pub(super) transparent: Option<proc_macro2::Span>,
+    /// `internal`: answered INTERNAL_ERROR through the incident path, the variant as the cause.
+    pub(super) internal: Option<proc_macro2::Span>,
 }
 
 const KEYS: &[&str] = &[
+    "transparent",
+    "internal",
     "code",
     "message",
     "recovery",
@@ -82,7 +94,11 @@ impl VariantAttr {
             // `NOT_FOUND`: the code, written first.
             NestedMeta::Meta(syn::Meta::Path(path)) => {
                 let ident = path.require_ident().map_err(darling::Error::from)?;
-                set(&mut self.code, Code::Canonical(ident.clone()), "code", path)
+                match ident.to_string().as_str() {
+                    "transparent" => set(&mut self.transparent, ident.span(), "transparent", path),
+                    "internal" => set(&mut self.internal, ident.span(), "internal", path),
+                    _ => set(&mut self.code, Code::Canonical(ident.clone()), "code", path),
+                }
             }
             // `"message {field}"`: the message.
             NestedMeta::Lit(syn::Lit::Str(lit)) => {
@@ -143,6 +159,20 @@ impl VariantAttr {
         let key = key_of(&list.path)?;
         match key.as_str() {
             "actions" => {
+                let strings = list.parse_args_with(
+                    syn::punctuated::Punctuated::<syn::LitStr, syn::Token![,]>::parse_terminated,
+                );
+                if let Some(first) = strings.ok().and_then(|s| s.into_iter().next()) {
+                    let value = first.value();
+                    let example = match value.split_once('.') {
+                        Some((tool, action)) => format!("{}::{action}", upper_camel(tool)),
+                        None => format!("Tool::{value}"),
+                    };
+                    return Err(darling::Error::custom(format!(
+                        "name an action as a path to it, `actions({example})`, not a string: a path is checked when the crate compiles, a string is not"
+                    ))
+                    .with_span(&first));
+                }
                 let paths = list
                     .parse_args_with(
                         syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated,
@@ -180,6 +210,19 @@ impl VariantAttr {
             _ => Err(unknown_key(&key, &list.path)),
         }
     }
+}
+
+/// `billing_admin` → `BillingAdmin`, for the example of a path.
+fn upper_camel(snake: &str) -> String {
+    snake
+        .split('_')
+        .map(|part| {
+            let mut chars = part.chars();
+            chars.next().map_or_else(String::new, |first| {
+                first.to_uppercase().chain(chars).collect()
+            })
+        })
+        .collect()
 }
 
 fn key_of(path: &syn::Path) -> darling::Result<String> {

@@ -1,10 +1,11 @@
-//! The derive's output: `Display`, `std::error::Error` and `From<Enum> for ToolError`.
+//! The derive's output: `Display`, `std::error::Error` (with `source`), `From<Enum> for
+//! ToolError`, and `From<Source> for Enum` for `from` fields.
 
 use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::attr::Code;
-use super::{Delay, Model, Severity, Variant};
+use super::{Delay, Kind, Model, Severity, Variant};
 
 pub(super) fn expand(model: &Model) -> TokenStream {
     let Model {
@@ -17,7 +18,16 @@ pub(super) fn expand(model: &Model) -> TokenStream {
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
 
     let patterns: Vec<TokenStream> = model.variants.iter().map(|v| pattern(ident, v)).collect();
-    let messages = model.variants.iter().map(|v| template_args(&v.message));
+    let displays = model.variants.iter().map(|v| match (&v.kind, &v.message) {
+        (Kind::Transparent { local, .. }, _) => {
+            quote!(::core::fmt::Display::fmt(#local, __formatter))
+        }
+        (_, Some(message)) => {
+            let args = template_args(message);
+            quote!(::core::write!(__formatter, #args))
+        }
+        (_, None) => quote!(::core::result::Result::Ok(())),
+    });
     // With our `Display`, the message is formatted there only, so a field that cannot be shown
     // is reported once.
     let message = (!model.skip_display).then(|| quote!(#private::ToString::to_string(&__error)));
@@ -32,35 +42,108 @@ pub(super) fn expand(model: &Model) -> TokenStream {
     } else {
         (quote!(self), quote!(&__error))
     };
+    let sources = model.variants.iter().map(|v| match (&v.kind, &v.source) {
+        (Kind::Transparent { local, .. }, _) => quote!(
+            ::std::error::Error::source(#private::AsDynError::as_dyn_error(#local))
+        ),
+        (_, Some(local)) => quote!(
+            ::core::option::Option::Some(#private::AsDynError::as_dyn_error(#local))
+        ),
+        (_, None) => quote!(::core::option::Option::None),
+    });
+    let has_source = model
+        .variants
+        .iter()
+        .any(|v| v.source.is_some() || matches!(v.kind, Kind::Transparent { .. }));
+    let error_body = has_source.then(|| {
+        let patterns = &patterns;
+        quote! {
+            fn source(&self) -> ::core::option::Option<&(dyn ::std::error::Error + 'static)> {
+                match self {
+                    #( #patterns => #sources, )*
+                }
+            }
+        }
+    });
     let display = (!model.skip_display).then(|| {
         quote! {
             #[automatically_derived]
             impl #impl_generics ::core::fmt::Display for #ident #ty_generics #where_clause {
                 fn fmt(&self, __formatter: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                     match #display_scrutinee {
-                        #( #patterns => ::core::write!(__formatter, #messages), )*
+                        #( #patterns => #displays, )*
                     }
                 }
             }
 
             #[automatically_derived]
-            impl #impl_generics ::std::error::Error for #ident #ty_generics #where_clause {}
+            impl #impl_generics ::std::error::Error for #ident #ty_generics #where_clause {
+                #error_body
+            }
         }
+    });
+    // Transparent variants hand their field over by value, internal ones the whole error, before
+    // the other variants are matched by reference.
+    let transparent = model.variants.iter().filter_map(|v| match &v.kind {
+        Kind::Transparent { member, .. } => {
+            let variant = &v.ident;
+            Some(quote! {
+                let __error = match __error {
+                    #ident::#variant { #member: __inner, .. } => {
+                        return ::core::convert::Into::<#private::ToolError>::into(__inner);
+                    }
+                    __other => __other,
+                };
+            })
+        }
+        _ => None,
+    });
+    let internal: Vec<TokenStream> = model
+        .variants
+        .iter()
+        .filter(|v| matches!(v.kind, Kind::Internal))
+        .map(|v| {
+            let variant = &v.ident;
+            quote!(#ident::#variant { .. })
+        })
+        .collect();
+    let internal = (!internal.is_empty()).then(|| {
+        quote! {
+            if ::core::matches!(&__error, #(#internal)|*) {
+                return #private::ToolError::unexpected(__error);
+            }
+        }
+    });
+    let froms = model.variants.iter().filter_map(|v| {
+        let (member, ty) = v.from.as_ref()?;
+        let variant = &v.ident;
+        Some(quote! {
+            #[automatically_derived]
+            impl #impl_generics ::core::convert::From<#ty> for #ident #ty_generics #where_clause {
+                fn from(__source: #ty) -> Self {
+                    #ident::#variant { #member: __source }
+                }
+            }
+        })
     });
 
     quote! {
-        #[allow(unused_qualifications)]
+        #[allow(unused_qualifications, unused_variables)]
         const _: () = {
             #display
 
             #[automatically_derived]
             impl #impl_generics ::core::convert::From<#ident #ty_generics> for #private::ToolError #where_clause {
                 fn from(__error: #ident #ty_generics) -> Self {
+                    #(#transparent)*
+                    #internal
                     match #from_scrutinee {
                         #( #patterns => #builders, )*
                     }
                 }
             }
+
+            #(#froms)*
         };
     }
 }
@@ -86,16 +169,19 @@ fn template_args(template: &super::fmt::Template) -> TokenStream {
 }
 
 fn builder(variant: &Variant, private: &TokenStream, shown: Option<&TokenStream>) -> TokenStream {
-    let code = match &variant.code {
-        Code::Canonical(ident) => quote!(#private::ErrorCode::#ident),
-        Code::Custom(lit) => quote!(#private::ErrorCode::from_static(#lit)),
+    let code = match &variant.kind {
+        Kind::Envelope(Code::Canonical(ident)) => quote!(#private::ErrorCode::#ident),
+        Kind::Envelope(Code::Custom(lit)) => quote!(#private::ErrorCode::from_static(#lit)),
+        // Handled before the match, by value.
+        Kind::Transparent { .. } | Kind::Internal => return quote!(::core::unreachable!()),
     };
-    let message = match shown {
-        Some(shown) => shown.clone(),
-        None => {
-            let args = template_args(&variant.message);
+    let message = match (shown, &variant.message) {
+        (Some(shown), _) => shown.clone(),
+        (None, Some(message)) => {
+            let args = template_args(message);
             quote!(#private::format!(#args))
         }
+        (None, None) => quote!(#private::String::new()),
     };
     let recovery = variant.recovery.iter().map(|r| {
         let args = template_args(r);

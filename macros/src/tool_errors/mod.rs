@@ -9,6 +9,7 @@ mod fmt;
 use darling::{FromDeriveInput, FromVariant};
 use proc_macro2::TokenStream;
 use quote::quote;
+use syn::spanned::Spanned;
 
 use crate::common::diag::{CANONICAL_CODES, is_close_to_any, is_valid_code, unknown};
 use crate::common::paths::Krate;
@@ -62,9 +63,14 @@ struct Variant {
     ident: syn::Ident,
     /// The fields the generated code reads, as `(member, local)`.
     bound: Vec<(syn::Member, syn::Ident)>,
-    /// A canonical code (checked) or a custom one (checked against `[A-Z][A-Z0-9_]*`).
-    code: Code,
-    message: fmt::Template,
+    /// What the variant becomes: its own envelope, its field's, or INTERNAL_ERROR.
+    kind: Kind,
+    /// The field that is `Error::source`, as its local.
+    source: Option<syn::Ident>,
+    /// `From<type>` for the enum, through this field (the variant's only one).
+    from: Option<(syn::Member, syn::Type)>,
+    /// The `Display` text; `None` for a transparent variant (its field's).
+    message: Option<fmt::Template>,
     recovery: Option<fmt::Template>,
     /// `Tool::action` paths, each with at least a tool and an action.
     actions: Vec<syn::Path>,
@@ -72,6 +78,19 @@ struct Variant {
     details: Vec<(String, syn::Ident, syn::Ident)>,
     severity: Option<Severity>,
     retry_after: Option<Delay>,
+}
+
+/// What a variant becomes.
+enum Kind {
+    /// Its own envelope, with this code.
+    Envelope(Code),
+    /// Its one field's envelope, `Display` and source (`transparent`).
+    Transparent {
+        member: syn::Member,
+        local: syn::Ident,
+    },
+    /// INTERNAL_ERROR through the incident path (`internal`).
+    Internal,
 }
 
 /// A variant's severity.
@@ -175,7 +194,56 @@ fn variant_model(
         }
     };
 
+    let special = attr.transparent.is_some() || attr.internal.is_some();
+    if let (Some(_), Some(internal)) = (attr.transparent, attr.internal) {
+        errors.push(
+            darling::Error::custom("a variant is `transparent` (its field's error) or `internal` (INTERNAL_ERROR), not both")
+                .with_span(&internal),
+        );
+    }
+    if let Some(at) = attr.transparent.or(attr.internal) {
+        let what = if attr.transparent.is_some() {
+            "transparent"
+        } else {
+            "internal"
+        };
+        let mut given: Vec<&str> = Vec::new();
+        if attr.code.is_some() {
+            given.push("its code");
+        }
+        if attr.transparent.is_some() && attr.message.is_some() {
+            given.push("its message");
+        }
+        for (set, name) in [
+            (attr.recovery.is_some(), "recovery"),
+            (!attr.actions.is_empty(), "actions"),
+            (!attr.details.is_empty(), "details"),
+            (attr.severity.is_some(), "severity"),
+            (attr.retry_after.is_some(), "retry_after"),
+        ] {
+            if set {
+                given.push(name);
+            }
+        }
+        if !given.is_empty() {
+            let why = match what {
+                "transparent" => "the envelope, message and source are its field's",
+                _ => {
+                    "it is answered INTERNAL_ERROR with an incident id, its message going to the log only"
+                }
+            };
+            errors.push(
+                darling::Error::custom(format!(
+                    "{} `{what}` variant takes nothing else ({why}): remove {}",
+                    if what == "internal" { "an" } else { "a" },
+                    given.join(", ")
+                ))
+                .with_span(&at),
+            );
+        }
+    }
     let code = match &attr.code {
+        None if special => None,
         None => {
             errors.push(
                 darling::Error::custom(
@@ -222,6 +290,7 @@ fn variant_model(
 
     let message = match &attr.message {
         Some(lit) => errors.handle(fmt::template(lit, &names)),
+        None if attr.transparent.is_some() => None,
         None => {
             errors.push(
                 darling::Error::custom(
@@ -287,14 +356,82 @@ fn variant_model(
         }
     };
 
-    let message = message?;
-    for name in message
+    // The source: a field marked `from` or `source`, or named `source`.
+    let marked: Vec<(usize, &attr::FieldReceiver)> = variant
         .fields
         .iter()
-        .chain(recovery.iter().flat_map(|r| r.fields.iter()))
-    {
-        used.insert(name.clone());
+        .enumerate()
+        .filter(|(_, f)| {
+            f.from.is_present()
+                || f.source.is_present()
+                || f.ident.as_ref().is_some_and(|i| i == "source")
+        })
+        .collect();
+    for (_, extra) in marked.iter().skip(1) {
+        errors.push(
+            darling::Error::custom("a variant has one source: mark one field `from` or `source`")
+                .with_span(
+                    &extra
+                        .ident
+                        .as_ref()
+                        .map_or_else(|| extra.ty.span(), |i| i.span()),
+                ),
+        );
     }
+    let source_index = marked.first().map(|(i, _)| *i);
+    let from_index = marked
+        .first()
+        .filter(|(_, f)| f.from.is_present())
+        .map(|(i, _)| *i);
+    if let Some(index) = from_index.filter(|_| variant.fields.len() > 1) {
+        let field = &variant.fields.fields[index];
+        errors.push(
+            darling::Error::custom(
+                "a `from` variant holds only the error it is made from: move the other fields out, or drop `from` and build the variant by hand",
+            )
+            .with_span(&field.ident.as_ref().map_or_else(|| field.ty.span(), |i| i.span())),
+        );
+    }
+    let transparent = match attr.transparent {
+        None => None,
+        Some(at) if variant.fields.len() != 1 => {
+            errors.push(
+                darling::Error::custom(
+                    "a `transparent` variant holds exactly one field, the error it forwards to",
+                )
+                .with_span(&at),
+            );
+            None
+        }
+        Some(_) => Some(0),
+    };
+    for index in source_index.iter().chain(transparent.iter()) {
+        used.insert(fields[*index].0.clone());
+    }
+
+    if let Some(message) = &message {
+        for name in message
+            .fields
+            .iter()
+            .chain(recovery.iter().flat_map(|r| r.fields.iter()))
+        {
+            used.insert(name.clone());
+        }
+    }
+    if message.is_none() && attr.transparent.is_none() {
+        return None;
+    }
+    let kind = match (transparent, attr.internal) {
+        (Some(index), _) => Kind::Transparent {
+            member: fields[index].1.clone(),
+            local: fmt::local(&fields[index].0),
+        },
+        (None, Some(_)) if attr.transparent.is_none() => Kind::Internal,
+        (None, _) if special => return None,
+        (None, _) => Kind::Envelope(code?),
+    };
+    let source = source_index.map(|i| fmt::local(&fields[i].0));
+    let from = from_index.map(|i| (fields[i].1.clone(), variant.fields.fields[i].ty.clone()));
     let bound = fields
         .into_iter()
         .filter(|(name, _)| used.contains(name))
@@ -303,7 +440,9 @@ fn variant_model(
     Some(Variant {
         ident: variant.ident.clone(),
         bound,
-        code: code?,
+        kind,
+        source,
+        from,
         message,
         recovery,
         actions,
@@ -339,11 +478,11 @@ mod tests {
             .map(|(_, local)| local.to_string())
             .collect();
         assert_eq!(bound, ["__field_id", "__field_wait"]);
-        assert_eq!(missing.message.literal.value(), "No {id}");
+        assert_eq!(missing.message.as_ref().unwrap().literal.value(), "No {id}");
         assert_eq!(missing.details.len(), 1);
         assert!(missing.severity.is_some() && missing.retry_after.is_some());
         assert_eq!(
-            model.variants[1].message.literal.value(),
+            model.variants[1].message.as_ref().unwrap().literal.value(),
             "Tuple {__field_0}"
         );
     }

@@ -86,7 +86,21 @@ struct Inner {
     actions: Actions,
     details: Vec<(Text, Text)>,
     retry_after: Option<u32>,
+    /// For an unexpected failure: its cause, for the log only.
+    cause: Option<Cause>,
 }
+
+/// The cause of an unexpected failure, compared by identity.
+#[derive(Clone)]
+struct Cause(std::sync::Arc<dyn std::error::Error + Send + Sync>);
+
+impl PartialEq for Cause {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Cause {}
 
 /// Starts a `<tool_error>` with its code and message; severity `error` until told otherwise.
 ///
@@ -104,6 +118,7 @@ pub fn error(code: ErrorCode, message: impl Into<Text>) -> ToolError {
         actions: Actions::Listed(Vec::new()),
         details: Vec::new(),
         retry_after: None,
+        cause: None,
     }))
 }
 
@@ -288,6 +303,30 @@ impl ToolError {
     /// ```
     pub fn render(&self) -> String {
         render::tool_error(self)
+    }
+}
+
+impl ToolError {
+    /// An unexpected failure: answered INTERNAL_ERROR by the action that returns it, as any
+    /// error that is not a tool error is (an incident id for the model; `cause` written to the
+    /// server's log under it, never sent). `#[tool_error(internal)]` variants of a
+    /// `#[derive(ToolErrors)]` enum become this.
+    ///
+    /// ```
+    /// let err = mcp_fusion::ToolError::unexpected("the ledger is unreachable");
+    /// assert_eq!(*err.code(), mcp_fusion::ErrorCode::INTERNAL_ERROR);
+    /// assert_eq!(err.unexpected_cause().map(|c| c.to_string()).as_deref(), Some("the ledger is unreachable"));
+    /// ```
+    pub fn unexpected(cause: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        let cause: Box<dyn std::error::Error + Send + Sync> = cause.into();
+        let mut err = error(ErrorCode::INTERNAL_ERROR, "The action failed unexpectedly.");
+        err.0.cause = Some(Cause(std::sync::Arc::from(cause)));
+        err
+    }
+
+    /// The cause of an [`unexpected`](Self::unexpected) failure.
+    pub fn unexpected_cause(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+        self.0.cause.as_ref().map(|c| &*c.0)
     }
 }
 

@@ -215,7 +215,10 @@ pub(crate) fn finish(
     let qualified = action.qualified();
     let result = match outcome {
         Ok(Ok(result)) => result,
-        Ok(Err(Failure::Tool(err))) => return callable.apply(err).into(),
+        Ok(Err(Failure::Tool(err))) => match err.unexpected_cause() {
+            Some(cause) => return internal(def.name(), qualified, &CauseChain(cause), expose),
+            None => return callable.apply(err).into(),
+        },
         Ok(Err(Failure::Invalid(refused))) => return invalid(refused),
         Ok(Err(Failure::Internal(cause))) => {
             return internal(def.name(), qualified, &CauseChain(&*cause), expose);

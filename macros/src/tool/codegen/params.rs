@@ -9,7 +9,8 @@ use syn::spanned::Spanned;
 use super::super::model::Action;
 use crate::common::paths::Krate;
 
-/// The arguments passed to the handler: decoded arguments, then the context, as declared.
+/// The arguments passed to the handler: decoded arguments and the context, in the order the
+/// handler declares them.
 pub(super) fn call_args(
     action: &Action,
     index: usize,
@@ -25,9 +26,12 @@ pub(super) fn call_args(
     });
     if let Some(ty) = &action.context {
         let private = krate.private_at(ty.span());
-        passed.push(
-            quote_spanned!(ty.span()=> <#ty as #private::FromContext>::from_context(__context)),
-        );
+        let context =
+            quote_spanned!(ty.span()=> <#ty as #private::FromContext>::from_context(__context));
+        match action.context_first {
+            true => passed.insert(0, context),
+            false => passed.push(context),
+        }
     }
     (decode.unwrap_or_default(), passed)
 }

@@ -28,7 +28,7 @@ pub(super) fn call(tool: &Tool) -> TokenStream {
                 ::core::result::Result::Ok(__value) => #into_output,
                 ::core::result::Result::Err(__error) => {
                     #[allow(unused_imports)]
-                    use #at_output::{ViaOtherError as _, ViaToolError as _};
+                    use #at_output::{ViaOtherError as _, ViaToolError as _, ViaUnsupported as _};
                     ::core::result::Result::Err((&&#at_output::Wrap::new(__error)).mcp_fusion_failure())
                 }
             }

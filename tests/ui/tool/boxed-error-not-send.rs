@@ -1,0 +1,13 @@
+use mcp_fusion::tool;
+
+pub struct Billing;
+
+#[tool]
+impl Billing {
+    /// Exports invoices.
+    async fn export(&self) -> Result<String, Box<dyn std::error::Error>> {
+        Ok(String::new())
+    }
+}
+
+fn main() {}

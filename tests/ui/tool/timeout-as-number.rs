@@ -1,0 +1,14 @@
+use mcp_fusion::{ToolError, tool};
+
+pub struct Billing;
+
+#[tool]
+impl Billing {
+    /// Exports invoices.
+    #[action(timeout = 5)]
+    async fn export(&self) -> Result<String, ToolError> {
+        Ok(String::new())
+    }
+}
+
+fn main() {}
