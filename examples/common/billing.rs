@@ -266,8 +266,16 @@ impl Billing {
 
     /// Exports every invoice (slow: about 200 ms).
     #[action(read_only, concurrency(max_active = 2, max_queued = 2), timeout = "2s")]
-    async fn export_invoices(&self, args: Export) -> Result<String, BillingError> {
-        tokio::time::sleep(Duration::from_millis(200)).await;
+    async fn export_invoices(&self, args: Export, f: Context) -> Result<String, BillingError> {
+        // Five parts of 40 ms, each reported to a client that asked for progress.
+        for part in 1..=5 {
+            tokio::time::sleep(Duration::from_millis(40)).await;
+            f.progress(
+                f64::from(part),
+                Some(5.0),
+                Some(&format!("part {part} of 5")),
+            );
+        }
         let invoices = self
             .invoices
             .lock()

@@ -200,7 +200,7 @@ pub use mcp_fusion_macros::tool;
 pub use rmcp;
 pub use tool::{
     ActionDef, ActionRef, Annotations, BoxFuture, Concurrency, Context, Deprecation, Exposition,
-    Failure, IntoOutput, RateLimit, Response, Tool, ToolDef, ToolDefBuilder,
+    Failure, IntoOutput, RateLimit, Response, Tool, ToolDef, ToolDefBuilder, TraceContext,
 };
 
 // The README's examples are compiled and run as doc tests, with the features they use (the

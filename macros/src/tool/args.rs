@@ -66,6 +66,8 @@ pub(super) struct ActionOptions {
     /// `replacement = cancel_invoice`: the action to use instead.
     pub(super) replacement: Option<syn::Ident>,
     pub(super) timeout: Option<SpannedValue<DurationText>>,
+    /// `heartbeat = "5s"`: progress while the handler reports none.
+    pub(super) heartbeat: Option<SpannedValue<DurationText>>,
     /// `concurrency(max_active = 2, max_queued = 2)` for this action alone.
     pub(super) concurrency: Option<ConcurrencyArgs>,
     /// `open_arguments`: fields the arguments do not declare are accepted (and ignored) instead
@@ -88,6 +90,7 @@ impl ActionOptions {
         .or_else(|| self.deprecated.as_ref().map(|d| d.span()))
         .or_else(|| self.replacement.as_ref().map(syn::Ident::span))
         .or_else(|| self.timeout.as_ref().map(|t| t.span()))
+        .or_else(|| self.heartbeat.as_ref().map(|t| t.span()))
     }
 }
 

@@ -241,6 +241,16 @@ fn action(
         }
         ms
     });
+    let heartbeat_ms = options.heartbeat.as_ref().and_then(|t| {
+        let ms = parse_duration(&t.as_ref().0);
+        if ms.is_none() {
+            errors.push(
+                darling::Error::custom(format!("invalid heartbeat: {DURATION_HINT}"))
+                    .with_span(&t.span()),
+            );
+        }
+        ms
+    });
     let deprecated = match (&options.deprecated, options.replacement) {
         (None, None) => None,
         (deprecated, replacement) => Some(Deprecated {
@@ -271,6 +281,7 @@ fn action(
         open_world: options.open_world.is_present(),
         deprecated,
         timeout_ms,
+        heartbeat_ms,
         concurrency: options.concurrency.map(|c| (c.max_active, c.max_queued)),
         rate_limit: None,
         open_arguments: options.open_arguments.is_present(),

@@ -50,6 +50,7 @@ pub(super) struct Action {
     pub(super) open_world: bool,
     pub(super) deprecated: Option<Deprecated>,
     pub(super) timeout_ms: Option<u64>,
+    pub(super) heartbeat_ms: Option<u64>,
     pub(super) concurrency: Option<(usize, usize)>,
     /// `(max, window in ms)` for this action alone.
     pub(super) rate_limit: Option<(u64, u64)>,

@@ -43,13 +43,28 @@ impl ServerHandler for Server {
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        params: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let name = request.name.clone();
+        let name = params.name.clone();
         let RequestContext {
-            ct, id, extensions, ..
+            ct,
+            id,
+            meta,
+            extensions,
+            peer,
+            ..
         } = context;
+        // What the request's `_meta` carries (MCP 2026-07-28): a progress token, and a W3C
+        // trace context (SEP-414), parsed strictly and otherwise ignored.
+        let trace = meta
+            .get_traceparent()
+            .and_then(|parent| crate::TraceContext::parse(parent, meta.get_tracestate()))
+            .map(|trace| (trace, crate::tool::new_span_id()));
+        let request = super::Request {
+            progress: meta.get_progress_token().map(|token| (token, peer)),
+            trace,
+        };
         // Over HTTP, rmcp is done parsing the body: give its place back for a long call.
         #[cfg(feature = "http")]
         if let Some(parts) = extensions.get::<http::request::Parts>() {
@@ -68,7 +83,7 @@ impl ServerHandler for Server {
                 None => ct.cancelled().await,
             }
         };
-        match self.call_with(request, extensions, cancelled).await {
+        match self.call_with(params, extensions, request, cancelled).await {
             Called::Answered(result) => Ok(result.into()),
             Called::UnknownTool => Err(ErrorData::invalid_params(self.unknown_tool(&name), None)),
             Called::Cancelled { action } => {

@@ -24,6 +24,7 @@ pub(crate) use pipeline::ContractNotes;
 pub(crate) use pipeline::Pipeline;
 use pipeline::RateConfig;
 pub use pipeline::RateLimitKey;
+pub(crate) use pipeline::Request;
 #[cfg(feature = "stdio")]
 pub use stdio::StdioOptions;
 
@@ -305,6 +306,19 @@ impl Server {
         self
     }
 
+    /// The least time between two progress notifications of one call (100 ms by default);
+    /// reports closer together are dropped, except a call's last (`done == total`).
+    ///
+    /// ```
+    /// let server = mcp_fusion::server::Server::new("billing-server", "1.0.0")
+    ///     .progress_interval(std::time::Duration::from_millis(250));
+    /// # let _ = server;
+    /// ```
+    pub fn progress_interval(mut self, interval: std::time::Duration) -> Self {
+        self.inner().rates.progress_interval = interval;
+        self
+    }
+
     /// Sends the cause of INTERNAL_ERROR to the model as detail `cause` (for the tools
     /// registered after it). For local development only: causes can hold secrets.
     pub fn expose_causes(mut self, expose: bool) -> Self {
@@ -327,8 +341,9 @@ impl Server {
     /// name (a JSON-RPC error on the wire, as MCP requires).
     pub async fn call(&self, params: CallToolRequestParams) -> Option<rmcp::model::CallToolResult> {
         let extensions = rmcp::model::Extensions::new();
+        let request = Request::default();
         match self
-            .call_with(params, extensions, std::future::pending())
+            .call_with(params, extensions, request, std::future::pending())
             .await
         {
             Called::Answered(result) => Some(result),
@@ -339,12 +354,19 @@ impl Server {
     /// Runs one `tools/call`; once `cancelled` completes, the call stops where it is (in the
     /// rate limit, in a concurrency queue, in the handler): its future is dropped, which gives
     /// back its slot or its place in the queue.
+    ///
+    /// Each call runs in a `tools/call` span (target `mcp_fusion`) with its tool and action and,
+    /// when the client sent a trace context, its `trace_id`, the caller's `parent_span_id` and
+    /// the server's own `span_id`.
     async fn call_with(
         &self,
         params: CallToolRequestParams,
         extensions: rmcp::model::Extensions,
+        request: Request,
         cancelled: impl Future<Output = ()>,
     ) -> Called {
+        use tracing::Instrument;
+
         let Some((registered, action)) = self
             .inner
             .by_name
@@ -356,17 +378,35 @@ impl Server {
         let tool = &*registered.tool;
         let pipeline = &registered.pipeline;
         let route = action.map_or(Route::Discriminator, Route::Flat);
-        match prepare(tool.definition(), params.arguments, route) {
-            Ok(prepared) => {
-                let action = prepared.action.qualified_shared();
-                tokio::select! {
-                    biased;
-                    () = cancelled => Called::Cancelled { action },
-                    result = pipeline.run(tool, prepared, extensions) => Called::Answered(result),
-                }
-            }
-            Err(rejection) => Called::Answered(pipeline.reject(tool.definition(), rejection)),
+        let span = tracing::info_span!(
+            target: "mcp_fusion",
+            "tools/call",
+            tool = %tool.definition().name(),
+            action = tracing::field::Empty,
+            trace_id = tracing::field::Empty,
+            parent_span_id = tracing::field::Empty,
+            span_id = tracing::field::Empty,
+        );
+        if let Some((trace, span_id)) = &request.trace {
+            span.record("trace_id", tracing::field::display(trace.trace_id()));
+            span.record("parent_span_id", tracing::field::display(trace.parent_id()));
+            span.record("span_id", tracing::field::display(span_id));
         }
+        let call = async {
+            match prepare(tool.definition(), params.arguments, route) {
+                Ok(prepared) => {
+                    let action = prepared.action.qualified_shared();
+                    tracing::Span::current().record("action", tracing::field::display(&action));
+                    tokio::select! {
+                        biased;
+                        () = cancelled => Called::Cancelled { action },
+                        result = pipeline.run(tool, prepared, extensions, request) => Called::Answered(result),
+                    }
+                }
+                Err(rejection) => Called::Answered(pipeline.reject(tool.definition(), rejection)),
+            }
+        };
+        call.instrument(span).await
     }
 }
 

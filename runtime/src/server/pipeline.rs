@@ -5,14 +5,16 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{CallToolResult, Extensions};
+use rmcp::model::{CallToolResult, Extensions, ProgressToken};
+use rmcp::{Peer, RoleServer};
 use serde_json::{Map, Value};
 
 use crate::call_result::envelope;
 use crate::envelope::inject_removed_action;
 use crate::middleware::{CallInfo, Middleware, Next};
 use crate::tool::{
-    Callable, Context, Prepared, RateLimit, Rejection, Tool, ToolDef, catching, finish,
+    Callable, Context, Prepared, Progress, RateLimit, Rejection, Reporter, Tool, ToolDef,
+    TraceContext, catching, finish,
 };
 
 use super::limits::{
@@ -20,6 +22,42 @@ use super::limits::{
 };
 use crate::validate::ValidationError;
 use crate::{ContractChange, ToolError, inject_contract_awareness};
+
+/// What a `tools/call` request carried besides its arguments.
+#[derive(Default)]
+pub(crate) struct Request {
+    /// The client's `progressToken`, and the peer to notify.
+    pub(crate) progress: Option<(ProgressToken, Peer<RoleServer>)>,
+    /// The client's trace context, and the server's span id for the call.
+    pub(crate) trace: Option<(TraceContext, String)>,
+}
+
+/// Sends a call's progress notifications in order, until the call closes its progress.
+async fn forward_progress(
+    peer: Peer<RoleServer>,
+    mut notes: tokio::sync::mpsc::UnboundedReceiver<rmcp::model::ProgressNotificationParam>,
+) {
+    while let Some(note) = notes.recv().await {
+        if peer.notify_progress(note).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Progress every `every` while the handler has reported none: the seconds elapsed (to the
+/// millisecond), no total.
+async fn heartbeat(progress: &Progress, every: std::time::Duration) -> std::convert::Infallible {
+    let started = tokio::time::Instant::now();
+    let mut ticks = tokio::time::interval_at(started + every, every);
+    loop {
+        ticks.tick().await;
+        if progress.reported_by_handler() {
+            return std::future::pending().await;
+        }
+        let seconds = started.elapsed().as_millis() as f64 / 1000.0;
+        progress.report(seconds, None, None, Reporter::Heartbeat);
+    }
+}
 
 /// Chooses the rate-limit key of a call (a user, a session); `None` shares the tool's limit.
 pub type RateLimitKey = Arc<dyn Fn(&CallInfo) -> Option<String> + Send + Sync>;
@@ -32,6 +70,8 @@ pub(crate) struct RateConfig {
     pub(crate) default: Option<RateLimit>,
     pub(crate) max_keys: usize,
     pub(crate) store: Arc<dyn LimitStore>,
+    /// The least time between two progress notifications of a call.
+    pub(crate) progress_interval: std::time::Duration,
 }
 
 impl Default for RateConfig {
@@ -41,6 +81,7 @@ impl Default for RateConfig {
             default: None,
             max_keys: super::limits::DEFAULT_MAX_KEYS,
             store: Arc::new(MemoryStore::new()),
+            progress_interval: std::time::Duration::from_millis(100),
         }
     }
 }
@@ -63,6 +104,8 @@ pub struct Pipeline {
     pub(crate) contract: Option<ContractNotes>,
     /// Served flat: envelopes name its actions by their MCP tool names.
     pub(crate) flat: bool,
+    /// The least time between two progress notifications of a call.
+    pub(crate) progress_interval: std::time::Duration,
 }
 
 /// A tool's BREAKING and RISKY changes since the lockfile, and how many a block shows.
@@ -123,6 +166,7 @@ impl Pipeline {
             expose_causes,
             contract: None,
             flat: false,
+            progress_interval: rates.progress_interval,
         };
         let rated = pipeline.rate.is_some() || pipeline.action_rates.iter().any(Option::is_some);
         Pipeline {
@@ -139,6 +183,7 @@ impl Pipeline {
         tool: &dyn Tool,
         prepared: Prepared<'_>,
         extensions: Extensions,
+        request: Request,
     ) -> CallToolResult {
         let def = tool.definition();
         let Prepared {
@@ -147,7 +192,6 @@ impl Pipeline {
             args,
             deprecation,
         } = prepared;
-        let context = Context::new(action.qualified_shared());
         let mut info = CallInfo {
             tool: def.name().to_owned(),
             action: action.qualified().to_owned(),
@@ -165,19 +209,54 @@ impl Pipeline {
         } else {
             info.arguments.clone()
         };
+        let (progress, forwarder) = match request.progress {
+            Some((token, peer)) => {
+                let (sink, notes) = tokio::sync::mpsc::unbounded_channel();
+                let progress = Arc::new(Progress::new(token, self.progress_interval, sink));
+                (
+                    Some(progress),
+                    Some(tokio::spawn(forward_progress(peer, notes))),
+                )
+            }
+            None => (None, None),
+        };
+        let context = Context::of_call(action.qualified_shared(), progress.clone(), request.trace);
         let handler_context = context.clone();
         let next = Next::new(
             &self.middleware,
             &info,
             Box::new(move || tool.invoke(index, args, handler_context)),
         );
-        let outcome = match action.timeout_duration() {
-            None => catching(|| next.run()).await,
-            Some(deadline) => match tokio::time::timeout(deadline, catching(|| next.run())).await {
-                Ok(outcome) => outcome,
-                // The action's future is dropped here, cancelling it.
-                Err(_) => return ToolError::timeout(action.qualified(), deadline).into(),
+        let handled = async {
+            match action.timeout_duration() {
+                None => Ok(catching(|| next.run()).await),
+                Some(deadline) => {
+                    match tokio::time::timeout(deadline, catching(|| next.run())).await {
+                        Ok(outcome) => Ok(outcome),
+                        // The action's future is dropped here, cancelling it.
+                        Err(_) => Err(ToolError::timeout(action.qualified(), deadline)),
+                    }
+                }
+            }
+        };
+        let handled = match (action.heartbeat_interval(), &progress) {
+            (Some(every), Some(progress)) => tokio::select! {
+                biased;
+                handled = handled => handled,
+                never = heartbeat(progress, every) => match never {},
             },
+            _ => handled.await,
+        };
+        // No progress once the call is answered: what was reported goes out first.
+        if let Some(progress) = &progress {
+            progress.close();
+        }
+        if let Some(forwarder) = forwarder {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(1), forwarder).await;
+        }
+        let outcome = match handled {
+            Ok(outcome) => outcome,
+            Err(timed_out) => return timed_out.into(),
         };
         finish(
             def,

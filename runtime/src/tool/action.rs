@@ -109,6 +109,7 @@ pub struct ActionDef {
     pub(super) rate_limit: Option<RateLimit>,
     /// The schema as written, when `with_schema` closed it (`additionalProperties: false`).
     pub(super) as_written: Option<Box<Value>>,
+    pub(super) heartbeat: Option<Duration>,
 }
 
 impl std::fmt::Debug for ActionDef {
@@ -185,6 +186,7 @@ impl ActionDef {
             concurrency: None,
             rate_limit: None,
             as_written,
+            heartbeat: None,
         }
     }
 
@@ -256,6 +258,25 @@ impl ActionDef {
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
+    }
+
+    /// Sends progress every `every` while the handler runs and has reported none of its own
+    /// (`progress` = the seconds elapsed, no `total`), to a client that asked for progress:
+    /// keeps a long call from being given up on. `#[action(heartbeat = "5s")]` in the macro.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let export = mcp_fusion::ActionDef::without_arguments("export").heartbeat(Duration::from_secs(5));
+    /// assert_eq!(export.heartbeat_interval(), Some(Duration::from_secs(5)));
+    /// ```
+    pub fn heartbeat(mut self, every: Duration) -> Self {
+        self.heartbeat = Some(every.max(Duration::from_millis(10)));
+        self
+    }
+
+    /// The heartbeat's interval, if any.
+    pub fn heartbeat_interval(&self) -> Option<Duration> {
+        self.heartbeat
     }
 
     /// Limits concurrent calls of this action (within the tool's own limit, if any).

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use super::call::{Progress, Reporter, TraceContext};
 use crate::{Text, ToolError};
 
 /// What an action's handler gets besides its arguments: the action it runs as, and helpers
@@ -19,6 +20,8 @@ use crate::{Text, ToolError};
 pub struct Context {
     action: Arc<str>,
     warnings: Arc<std::sync::Mutex<Vec<ToolError>>>,
+    progress: Option<Arc<Progress>>,
+    trace: Option<Arc<(TraceContext, String)>>,
 }
 
 impl Context {
@@ -26,7 +29,52 @@ impl Context {
         Context {
             action,
             warnings: Arc::default(),
+            progress: None,
+            trace: None,
         }
+    }
+
+    /// A call's context with what its request carried: where its progress goes, and the
+    /// client's trace with the server's own span id for the call.
+    pub(crate) fn of_call(
+        action: Arc<str>,
+        progress: Option<Arc<Progress>>,
+        trace: Option<(TraceContext, String)>,
+    ) -> Self {
+        Context {
+            progress,
+            trace: trace.map(Arc::new),
+            ..Self::new(action)
+        }
+    }
+
+    /// Reports progress to the client (MCP `notifications/progress`) when its request asked
+    /// for it (a `progressToken`); a no-op otherwise. `done` must grow from call to call (a
+    /// report that does not is dropped, as MCP requires), and reports closer together than the
+    /// server's interval are dropped too, except the last (`done == total`). Whether it was sent.
+    ///
+    /// ```
+    /// let f = mcp_fusion::Context::detached("billing.export_invoices");
+    /// // No client asked: nothing is sent.
+    /// assert!(!f.progress(10.0, Some(100.0), Some("10 of 100 invoices")));
+    /// ```
+    pub fn progress(&self, done: f64, total: Option<f64>, message: Option<&str>) -> bool {
+        self.progress
+            .as_ref()
+            .is_some_and(|p| p.report(done, total, message, Reporter::Handler))
+    }
+
+    /// The client's trace context, when its request carried a valid `traceparent`.
+    pub fn trace(&self) -> Option<&TraceContext> {
+        self.trace.as_deref().map(|(trace, _)| trace)
+    }
+
+    /// The incident id of an unexpected failure of this call: the trace id and the server's
+    /// own span id when the client sent a trace, so the incident is found in its trace.
+    pub(crate) fn incident(&self) -> Option<String> {
+        self.trace
+            .as_deref()
+            .map(|(trace, span)| format!("{}-{span}", trace.trace_id()))
     }
 
     /// A context outside any server, for tests of handlers.

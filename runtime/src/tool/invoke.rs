@@ -149,7 +149,7 @@ pub(crate) fn prepare(
     };
     let Some(action) = def.actions().get(index) else {
         let broken = "the router chose an action that does not exist";
-        let result = internal(def.name(), "router", &broken, false);
+        let result = internal(def.name(), "router", &broken, false, None);
         return Err(Rejection::Broken(Box::new(result)));
     };
     let args = Value::Object(args);
@@ -158,7 +158,7 @@ pub(crate) fn prepare(
             .validate(action.qualified(), &args)
             .map_err(Rejection::Invalid)?,
         Err(broken) => {
-            let result = internal(def.name(), action.qualified(), broken, false);
+            let result = internal(def.name(), action.qualified(), broken, false, None);
             return Err(Rejection::Broken(Box::new(result)));
         }
     }
@@ -216,14 +216,33 @@ pub(crate) fn finish(
     let result = match outcome {
         Ok(Ok(result)) => result,
         Ok(Err(Failure::Tool(err))) => match err.unexpected_cause() {
-            Some(cause) => return internal(def.name(), qualified, &CauseChain(cause), expose),
+            Some(cause) => {
+                let incident = context.incident();
+                return internal(def.name(), qualified, &CauseChain(cause), expose, incident);
+            }
             None => return callable.apply(err).into(),
         },
         Ok(Err(Failure::Invalid(refused))) => return invalid(refused),
         Ok(Err(Failure::Internal(cause))) => {
-            return internal(def.name(), qualified, &CauseChain(&*cause), expose);
+            let incident = context.incident();
+            return internal(
+                def.name(),
+                qualified,
+                &CauseChain(&*cause),
+                expose,
+                incident,
+            );
         }
-        Err(panic) => return internal(def.name(), qualified, &PanicMessage(panic), expose),
+        Err(panic) => {
+            let incident = context.incident();
+            return internal(
+                def.name(),
+                qualified,
+                &PanicMessage(panic),
+                expose,
+                incident,
+            );
+        }
     };
     deprecation
         .into_iter()
@@ -323,8 +342,9 @@ fn internal(
     qualified_action: &str,
     cause: &dyn fmt::Display,
     expose: bool,
+    incident: Option<String>,
 ) -> CallToolResult {
-    let incident = new_incident_id();
+    let incident = incident.unwrap_or_else(new_incident_id);
     tracing::error!(tool, action = qualified_action, incident = %incident, cause = %cause, "tool call failed unexpectedly");
     let cause = expose.then(|| cause.to_string());
     ToolError::internal(qualified_action, &incident, cause.as_deref()).into()

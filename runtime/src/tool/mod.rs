@@ -2,6 +2,7 @@
 //! that `#[tool]` implements. Everything here can also be written by hand.
 
 mod action;
+mod call;
 mod check;
 mod context;
 mod decode;
@@ -11,6 +12,8 @@ mod listing;
 mod schema;
 
 pub use action::{ActionDef, ActionRef, Annotations, Concurrency, Deprecation, RateLimit};
+pub use call::TraceContext;
+pub(crate) use call::{Progress, Reporter, new_span_id};
 pub use context::Context;
 pub use definition::{Exposition, ToolDef, ToolDefBuilder};
 pub(crate) use invoke::{Callable, Prepared, Rejection, Route, catching, finish, prepare};

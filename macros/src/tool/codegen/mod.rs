@@ -190,6 +190,9 @@ fn action_def(
     if action.open_arguments {
         def.extend(quote!(.open_arguments()));
     }
+    if let Some(ms) = action.heartbeat_ms {
+        def.extend(quote!(.heartbeat(#private::Duration::from_millis(#ms))));
+    }
     def
 }
 

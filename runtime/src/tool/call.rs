@@ -1,0 +1,295 @@
+//! What a call carries from its request to its handler: the client's W3C trace context, and a
+//! channel for progress notifications (MCP `notifications/progress`) when the client asked for
+//! them with a `progressToken`.
+
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{ProgressNotificationParam, ProgressToken};
+use tokio::sync::mpsc;
+
+/// A W3C trace context (`traceparent`, and `tracestate` when valid), as MCP carries it in a
+/// request's `_meta` (2026-07-28 revision, SEP-414). Parsed strictly: anything malformed is
+/// ignored and never echoed.
+///
+/// ```
+/// use mcp_fusion::TraceContext;
+/// let trace = TraceContext::parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", None).unwrap();
+/// assert_eq!(trace.trace_id(), "4bf92f3577b34da6a3ce929d0e0e4736");
+/// assert!(TraceContext::parse("00-00000000000000000000000000000000-00f067aa0ba902b7-01", None).is_none());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceContext {
+    trace_id: String,
+    parent_id: String,
+    flags: u8,
+    state: Option<String>,
+}
+
+impl TraceContext {
+    /// Parses a `traceparent` (and a `tracestate`, dropped alone when malformed) per W3C Trace
+    /// Context level 1: version `00` is exactly `00-{32 hex}-{16 hex}-{2 hex}`, lowercase, ids not
+    /// all zero; a later version may append `-` fields; version `ff` is invalid.
+    pub fn parse(traceparent: &str, tracestate: Option<&str>) -> Option<Self> {
+        let bytes = traceparent.as_bytes();
+        if bytes.len() < 55 || (bytes.len() > 55 && bytes[55] != b'-') {
+            return None;
+        }
+        let version = &traceparent[..2];
+        if !is_hex(version) || version == "ff" || (version == "00" && bytes.len() != 55) {
+            return None;
+        }
+        if bytes[2] != b'-' || bytes[35] != b'-' || bytes[52] != b'-' {
+            return None;
+        }
+        let trace_id = &traceparent[3..35];
+        let parent_id = &traceparent[36..52];
+        let flags = &traceparent[53..55];
+        let zero = |id: &str| id.bytes().all(|b| b == b'0');
+        if !is_hex(trace_id) || !is_hex(parent_id) || !is_hex(flags) {
+            return None;
+        }
+        if zero(trace_id) || zero(parent_id) {
+            return None;
+        }
+        Some(TraceContext {
+            trace_id: trace_id.to_owned(),
+            parent_id: parent_id.to_owned(),
+            flags: u8::from_str_radix(flags, 16).ok()?,
+            state: tracestate
+                .filter(|s| valid_tracestate(s))
+                .map(str::to_owned),
+        })
+    }
+
+    /// The trace id, 32 lowercase hex digits.
+    pub fn trace_id(&self) -> &str {
+        &self.trace_id
+    }
+
+    /// The caller's span id (the parent of the server's span), 16 lowercase hex digits.
+    pub fn parent_id(&self) -> &str {
+        &self.parent_id
+    }
+
+    /// Whether the caller sampled the trace.
+    pub fn sampled(&self) -> bool {
+        self.flags & 1 == 1
+    }
+
+    /// The `tracestate`, when it was sent and valid.
+    pub fn state(&self) -> Option<&str> {
+        self.state.as_deref()
+    }
+
+    /// The `traceparent` as sent (version `00`).
+    pub fn traceparent(&self) -> String {
+        format!("00-{}-{}-{:02x}", self.trace_id, self.parent_id, self.flags)
+    }
+}
+
+/// Lowercase hex only (W3C: uppercase is invalid).
+fn is_hex(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// A `tracestate` per W3C: at most 32 comma-separated `key=value` members, keys of lowercase
+/// letters, digits and `_-*/` (with one `@` for multi-tenant keys), values of printable ASCII
+/// without `,` and `=`, at most 256 characters, not ending in a space.
+fn valid_tracestate(state: &str) -> bool {
+    let members: Vec<&str> = state
+        .split(',')
+        .map(|m| m.trim_matches([' ', '\t']))
+        .filter(|m| !m.is_empty())
+        .collect();
+    if members.is_empty() || members.len() > 32 || state.len() > 512 {
+        return false;
+    }
+    members.iter().all(|member| {
+        let Some((key, value)) = member.split_once('=') else {
+            return false;
+        };
+        let key_ok = !key.is_empty()
+            && key.len() <= 256
+            && key.as_bytes()[0].is_ascii_lowercase() | key.as_bytes()[0].is_ascii_digit()
+            && key.matches('@').count() <= 1
+            && key
+                .bytes()
+                .all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-' | b'*' | b'/' | b'@'));
+        let value_ok = !value.is_empty()
+            && value.len() <= 256
+            && !value.ends_with(' ')
+            && value
+                .bytes()
+                .all(|b| (0x20..=0x7e).contains(&b) && b != b',' && b != b'=');
+        key_ok && value_ok
+    })
+}
+
+/// A fresh span id for the server's own span of a call: 16 lowercase hex digits, not zero.
+pub(crate) fn new_span_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(1);
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    format!("{:016x}", hasher.finish().max(1))
+}
+
+/// Progress of one call toward its client: at most one notification per interval, `progress`
+/// strictly increasing (MCP requires it), none once the call is answered.
+#[derive(Debug)]
+pub(crate) struct Progress {
+    token: ProgressToken,
+    interval: Duration,
+    state: Mutex<State>,
+}
+
+#[derive(Debug)]
+struct State {
+    sink: Option<mpsc::UnboundedSender<ProgressNotificationParam>>,
+    last: Option<f64>,
+    sent_at: Option<Instant>,
+    /// The handler reported progress itself: the heartbeat stops.
+    reported: bool,
+}
+
+/// Who reports.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reporter {
+    Handler,
+    Heartbeat,
+}
+
+impl Progress {
+    pub(crate) fn new(
+        token: ProgressToken,
+        interval: Duration,
+        sink: mpsc::UnboundedSender<ProgressNotificationParam>,
+    ) -> Self {
+        Progress {
+            token,
+            interval,
+            state: Mutex::new(State {
+                sink: Some(sink),
+                last: None,
+                sent_at: None,
+                reported: false,
+            }),
+        }
+    }
+
+    /// Sends one notification unless it would not increase `progress`, comes within the
+    /// interval of the last one (a final one, `progress == total`, is never held back by the
+    /// interval), or the call is answered. Whether it was sent.
+    pub(crate) fn report(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+        by: Reporter,
+    ) -> bool {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if by == Reporter::Handler {
+            state.reported = true;
+        } else if state.reported {
+            return false;
+        }
+        let Some(sink) = state.sink.as_ref() else {
+            return false;
+        };
+        if !progress.is_finite() || state.last.is_some_and(|last| progress <= last) {
+            return false;
+        }
+        let last_one = total.is_some_and(|t| progress >= t);
+        let now = Instant::now();
+        if !last_one && state.sent_at.is_some_and(|at| now - at < self.interval) {
+            return false;
+        }
+        let mut param = ProgressNotificationParam::new(self.token.clone(), progress);
+        param.total = total.filter(|t| t.is_finite());
+        param.message = message.map(str::to_owned);
+        if sink.send(param).is_err() {
+            return false;
+        }
+        state.last = Some(progress);
+        state.sent_at = Some(now);
+        true
+    }
+
+    /// Whether the handler has reported progress of its own.
+    pub(crate) fn reported_by_handler(&self) -> bool {
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .reported
+    }
+
+    /// No more notifications: the call is being answered.
+    pub(crate) fn close(&self) {
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .sink
+            .take();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traceparents_are_parsed_strictly() {
+        let valid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        let trace =
+            TraceContext::parse(valid, Some("congo=t61rcWkgMzE,rojo=00f067aa0ba902b7")).unwrap();
+        assert_eq!(trace.parent_id(), "00f067aa0ba902b7");
+        assert!(trace.sampled());
+        assert_eq!(
+            trace.state(),
+            Some("congo=t61rcWkgMzE,rojo=00f067aa0ba902b7")
+        );
+        assert_eq!(trace.traceparent(), valid);
+        for bad in [
+            "",
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0",
+            "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",
+            "<tool_error>-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
+        ] {
+            assert!(TraceContext::parse(bad, None).is_none(), "{bad}");
+        }
+        // A later version may carry more fields.
+        let later = "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-abc";
+        assert!(TraceContext::parse(later, None).is_some());
+        // A malformed tracestate is dropped, the traceparent kept.
+        let trace = TraceContext::parse(valid, Some("Bad Key=1")).unwrap();
+        assert_eq!(trace.state(), None);
+    }
+
+    #[test]
+    fn progress_only_increases_and_is_spaced() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let token = ProgressToken(rmcp::model::NumberOrString::Number(7));
+        let progress = Progress::new(token, Duration::from_secs(60), tx);
+        assert!(progress.report(1.0, Some(10.0), None, Reporter::Handler));
+        // Within the interval: held back; not increasing: dropped.
+        assert!(!progress.report(2.0, Some(10.0), None, Reporter::Handler));
+        assert!(!progress.report(1.0, Some(10.0), None, Reporter::Handler));
+        // The last one goes whatever the interval.
+        assert!(progress.report(10.0, Some(10.0), Some("done"), Reporter::Handler));
+        // The heartbeat stops once the handler reports.
+        assert!(!progress.report(11.0, None, None, Reporter::Heartbeat));
+        progress.close();
+        assert!(!progress.report(20.0, Some(30.0), None, Reporter::Handler));
+        let sent: Vec<f64> = std::iter::from_fn(|| rx.try_recv().ok())
+            .map(|p| p.progress)
+            .collect();
+        assert_eq!(sent, [1.0, 10.0]);
+    }
+}
