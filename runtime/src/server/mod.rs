@@ -9,6 +9,8 @@ mod handler;
 #[cfg(feature = "http")]
 mod http;
 pub mod limits;
+#[cfg(feature = "otel")]
+mod otel;
 mod pipeline;
 #[cfg(feature = "stdio")]
 mod stdio;
@@ -75,6 +77,8 @@ struct Inner {
     /// The lockfile's contract, when the server was started with one.
     locked: Option<Contract>,
     max_contract_changes: usize,
+    #[cfg(feature = "otel")]
+    instruments: otel::Instruments,
 }
 
 struct Registered {
@@ -108,6 +112,8 @@ impl Server {
                 expose_causes: false,
                 locked: None,
                 max_contract_changes: DEFAULT_MAX_CHANGES,
+                #[cfg(feature = "otel")]
+                instruments: otel::Instruments::new(),
             }),
         }
     }
@@ -378,15 +384,42 @@ impl Server {
         let tool = &*registered.tool;
         let pipeline = &registered.pipeline;
         let route = action.map_or(Route::Discriminator, Route::Flat);
+        let tool_name = tool.definition().name();
+        #[cfg(not(feature = "otel"))]
         let span = tracing::info_span!(
             target: "mcp_fusion",
             "tools/call",
-            tool = %tool.definition().name(),
+            tool = %tool_name,
             action = tracing::field::Empty,
             trace_id = tracing::field::Empty,
             parent_span_id = tracing::field::Empty,
             span_id = tracing::field::Empty,
         );
+        #[cfg(feature = "otel")]
+        let span = tracing::info_span!(
+            target: "mcp_fusion",
+            "tools/call",
+            otel.name = %format_args!("tools/call {tool_name}"),
+            otel.kind = "server",
+            mcp.method.name = "tools/call",
+            gen_ai.tool.name = %tool_name,
+            tool = %tool_name,
+            action = tracing::field::Empty,
+            trace_id = tracing::field::Empty,
+            parent_span_id = tracing::field::Empty,
+            span_id = tracing::field::Empty,
+        );
+        #[cfg(feature = "otel")]
+        let started = std::time::Instant::now();
+        let mut request = request;
+        // With OpenTelemetry recording, the call's span id is its span's.
+        #[cfg(feature = "otel")]
+        if let (Some(own), Some((_, span_id))) = (
+            otel::start(&span, request.trace.as_ref().map(|(trace, _)| trace)),
+            request.trace.as_mut(),
+        ) {
+            *span_id = own;
+        }
         if let Some((trace, span_id)) = &request.trace {
             span.record("trace_id", tracing::field::display(trace.trace_id()));
             span.record("parent_span_id", tracing::field::display(trace.parent_id()));
@@ -397,16 +430,34 @@ impl Server {
                 Ok(prepared) => {
                     let action = prepared.action.qualified_shared();
                     tracing::Span::current().record("action", tracing::field::display(&action));
-                    tokio::select! {
+                    let called = tokio::select! {
                         biased;
-                        () = cancelled => Called::Cancelled { action },
+                        () = cancelled => Called::Cancelled { action: action.clone() },
                         result = pipeline.run(tool, prepared, extensions, request) => Called::Answered(result),
-                    }
+                    };
+                    (called, Some(action))
                 }
-                Err(rejection) => Called::Answered(pipeline.reject(tool.definition(), rejection)),
+                Err(rejection) => (
+                    Called::Answered(pipeline.reject(tool.definition(), rejection)),
+                    None,
+                ),
             }
         };
-        call.instrument(span).await
+        let (called, _action) = call.instrument(span.clone()).await;
+        #[cfg(feature = "otel")]
+        if let Called::Answered(result) = &called {
+            let elapsed = started.elapsed();
+            let instruments = &self.inner.instruments;
+            otel::finish(
+                instruments,
+                &span,
+                tool_name,
+                _action.as_deref(),
+                result,
+                elapsed,
+            );
+        }
+        called
     }
 }
 
