@@ -6,7 +6,9 @@
 //!
 //! `--pipes` serves on `rmcp::transport::stdio_pipes()` explicitly, which is also what
 //! `Server::serve_stdio` uses (non-blocking pipes on Linux),
-//! so the driver can tell the library's cost from the transport's.
+//! so the driver can tell the library's cost from the transport's. `--otel` records every
+//! call as an OpenTelemetry span and in the metrics, exported to the SDK's in-memory exporters
+//! (the cost of the `otel` feature with a real SDK, without an exporter's network).
 
 #[path = "common/bench_tool.rs"]
 mod bench_tool;
@@ -20,6 +22,8 @@ use serde::{Deserialize, Serialize};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // Kept alive while serving: the providers export as long as they live.
+    let _telemetry = std::env::args().any(|a| a == "--otel").then(telemetry);
     let server = Server::new("bench-server", env!("CARGO_PKG_VERSION"))
         .tool(Bench)
         .tool(Users);
@@ -32,6 +36,33 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         server.serve_stdio().await?;
     }
     Ok(())
+}
+
+/// OpenTelemetry to in-memory exporters: spans through the `tracing` layer, metrics read
+/// every second.
+fn telemetry() -> (
+    opentelemetry_sdk::trace::SdkTracerProvider,
+    opentelemetry_sdk::metrics::SdkMeterProvider,
+) {
+    use opentelemetry::trace::TracerProvider as _;
+    use tracing_subscriber::layer::SubscriberExt;
+
+    let spans = opentelemetry_sdk::trace::InMemorySpanExporter::default();
+    let tracer = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .with_simple_exporter(spans)
+        .build();
+    let subscriber = tracing_subscriber::registry()
+        .with(tracing_opentelemetry::layer().with_tracer(tracer.tracer("bench-server")));
+    tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
+    let metrics = opentelemetry_sdk::metrics::InMemoryMetricExporter::default();
+    let reader = opentelemetry_sdk::metrics::PeriodicReader::builder(metrics)
+        .with_interval(std::time::Duration::from_secs(1))
+        .build();
+    let meter = opentelemetry_sdk::metrics::SdkMeterProvider::builder()
+        .with_reader(reader)
+        .build();
+    opentelemetry::global::set_meter_provider(meter.clone());
+    (tracer, meter)
 }
 
 // ---- workload 3: `users` ----

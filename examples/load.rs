@@ -27,7 +27,8 @@
 //! `/proc/<pid>/status` at the end of each round, the highest). Linux only.
 //!
 //! Environment: LOAD_CALLS (default 10000), LOAD_WARMUP (default 1000), LOAD_ROUNDS
-//! (default 5), LOAD_SERVERS (default `plain,ours`; `plain+pipes,ours+pipes` pass `--pipes`), LOAD_MODES
+//! (default 5), LOAD_SERVERS (default `plain,ours`; `plain+pipes,ours+pipes` pass `--pipes`,
+//! `ours+otel` passes `--otel`: OpenTelemetry spans and metrics to in-memory exporters), LOAD_MODES
 //! (default `seq,conc16`).
 
 use std::path::Path;
@@ -56,6 +57,7 @@ struct Target {
     label: &'static str,
     binary: &'static str,
     pipes: bool,
+    otel: bool,
 }
 
 /// A running server.
@@ -101,21 +103,25 @@ async fn main() -> Result<(), Error> {
         .to_path_buf();
 
     let targets: Vec<Target> = [
-        ("plain", "plain_server", false),
-        ("ours", "bench_server", false),
-        ("plain+pipes", "plain_server", true),
-        ("ours+pipes", "bench_server", true),
+        ("plain", "plain_server", false, false),
+        ("ours", "bench_server", false, false),
+        ("plain+pipes", "plain_server", true, false),
+        ("ours+pipes", "bench_server", true, false),
+        ("ours+otel", "bench_server", false, true),
     ]
     .into_iter()
     .filter(|(label, ..)| wanted.iter().any(|w| w == label))
-    .map(|(label, binary, pipes)| Target {
+    .map(|(label, binary, pipes, otel)| Target {
         label,
         binary,
         pipes,
+        otel,
     })
     .collect();
     if targets.is_empty() {
-        return Err("LOAD_SERVERS names none of plain, ours, plain+pipes, ours+pipes".into());
+        return Err(
+            "LOAD_SERVERS names none of plain, ours, plain+pipes, ours+pipes, ours+otel".into(),
+        );
     }
     let concurrency: Vec<bool> = [("seq", false), ("conc16", true)]
         .into_iter()
@@ -199,6 +205,9 @@ async fn start(dir: &Path, target: &Target, warmup: usize, verbose: bool) -> Res
     let mut command = tokio::process::Command::new(&path);
     if target.pipes {
         command.arg("--pipes");
+    }
+    if target.otel {
+        command.arg("--otel");
     }
     let (transport, _) = TokioChildProcess::builder(command)
         .stderr(Stdio::null())
