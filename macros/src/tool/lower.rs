@@ -231,26 +231,8 @@ fn action(
             .with_span(ty),
         );
     }
-    let timeout_ms = options.timeout.as_ref().and_then(|t| {
-        let ms = parse_duration(&t.as_ref().0);
-        if ms.is_none() {
-            errors.push(
-                darling::Error::custom(format!("invalid timeout: {DURATION_HINT}"))
-                    .with_span(&t.span()),
-            );
-        }
-        ms
-    });
-    let heartbeat_ms = options.heartbeat.as_ref().and_then(|t| {
-        let ms = parse_duration(&t.as_ref().0);
-        if ms.is_none() {
-            errors.push(
-                darling::Error::custom(format!("invalid heartbeat: {DURATION_HINT}"))
-                    .with_span(&t.span()),
-            );
-        }
-        ms
-    });
+    let timeout_ms = duration_ms(options.timeout.as_ref(), "timeout", errors);
+    let heartbeat_ms = duration_ms(options.heartbeat.as_ref(), "heartbeat", errors);
     let deprecated = match (&options.deprecated, options.replacement) {
         (None, None) => None,
         (deprecated, replacement) => Some(Deprecated {
@@ -286,6 +268,23 @@ fn action(
         rate_limit: None,
         open_arguments: options.open_arguments.is_present(),
     })
+}
+
+/// A duration option in milliseconds, or an error on it.
+fn duration_ms(
+    written: Option<&darling::util::SpannedValue<args::DurationText>>,
+    what: &str,
+    errors: &mut darling::error::Accumulator,
+) -> Option<u64> {
+    let written = written?;
+    let ms = parse_duration(&written.as_ref().0);
+    if ms.is_none() {
+        errors.push(
+            darling::Error::custom(format!("invalid {what}: {DURATION_HINT}"))
+                .with_span(&written.span()),
+        );
+    }
+    ms
 }
 
 /// `Option<T>`, however its path is written (`std::option::Option<T>`).
