@@ -86,6 +86,41 @@ async fn hold(addr: String, message: Value) -> u16 {
         .status
 }
 
+const EXPORT_SLOTS: &str = "billing:slots:billing.export_invoices";
+
+/// Starts two exports on `replica`, waits until both hold a lease in Redis, then kills the
+/// replica (SIGKILL): the calls get no answer and the leases stay. When it was killed.
+async fn kill_holding_leases(redis: &RedisServer, replica: &mut Billing, first_id: u64) -> Instant {
+    let holding: Vec<_> = (0..2)
+        .map(|i| tokio::spawn(hold(replica.addr.clone(), export(first_id + i))))
+        .collect();
+    let started = Instant::now();
+    while redis.integer(&["ZCARD", EXPORT_SLOTS]) < 2 {
+        assert!(started.elapsed() < Duration::from_secs(2), "leases taken");
+        sleep(Duration::from_millis(5)).await;
+    }
+    replica.child.kill().await.unwrap();
+    let killed = Instant::now();
+    for call in holding {
+        assert_eq!(
+            call.await.unwrap(),
+            0,
+            "the killed replica's calls got no answer"
+        );
+    }
+    killed
+}
+
+/// A dead replica's leases last their time to live (the deadline, 2 s, plus the 1 s margin),
+/// on Redis's clock: no less, and not forever.
+fn assert_lease_lifetime(killed: Instant) {
+    let waited = killed.elapsed();
+    assert!(
+        waited > Duration::from_millis(2_400) && waited < Duration::from_secs(6),
+        "{waited:?}"
+    );
+}
+
 /// Sends every `(replica, message)` at once; the outcomes in order.
 async fn all_at_once(fleet: &[Billing], calls: Vec<(usize, Value)>) -> Vec<String> {
     let tasks: Vec<_> = calls
@@ -243,33 +278,16 @@ async fn a_replica_killed_holding_leases_frees_them_by_their_time_to_live() {
     let args = ["--no-audit", "--lease-margin", "1"];
     let mut doomed = replica(&[], &redis, &args).await;
     let survivor = replica(&[], &redis, &args).await;
-    let slots = "billing:slots:billing.export_invoices";
-
-    let holding: Vec<_> = (0..2)
-        .map(|i| tokio::spawn(hold(doomed.addr.clone(), export(i))))
-        .collect();
-    let started = Instant::now();
-    while redis.integer(&["ZCARD", slots]) < 2 {
-        assert!(started.elapsed() < Duration::from_secs(2), "leases taken");
-        sleep(Duration::from_millis(5)).await;
-    }
-    doomed.child.kill().await.unwrap();
-    let killed = Instant::now();
-    for call in holding {
-        assert_eq!(
-            call.await.unwrap(),
-            0,
-            "the killed replica's calls got no answer"
-        );
-    }
+    let killed = kill_holding_leases(&redis, &mut doomed, 0).await;
     assert_eq!(
-        redis.integer(&["ZCARD", slots]),
+        redis.integer(&["ZCARD", EXPORT_SLOTS]),
         2,
         "the dead replica's leases"
     );
 
     // The survivor's call waits in line until they expire, then runs.
     assert_eq!(outcome(survivor.addr.clone(), export(9)).await, "ok");
+    assert_lease_lifetime(killed);
     let waited = killed.elapsed();
     assert!(
         waited > Duration::from_millis(2_400) && waited < Duration::from_secs(6),
@@ -413,30 +431,9 @@ async fn replicas_with_skewed_clocks_admit_what_the_fleet_admits() {
     // Leases: taken by the replica an hour ahead, which dies; the one an hour behind waits
     // their time to live (3 s) on Redis's clock, not an hour more or less.
     let [mut ahead, behind, _on_time] = fleet;
-    let slots = "billing:slots:billing.export_invoices";
-    let holding: Vec<_> = (0..2)
-        .map(|i| tokio::spawn(hold(ahead.addr.clone(), export(100 + i))))
-        .collect();
-    let started = Instant::now();
-    while redis.integer(&["ZCARD", slots]) < 2 {
-        assert!(started.elapsed() < Duration::from_secs(2), "leases taken");
-        sleep(Duration::from_millis(5)).await;
-    }
-    ahead.child.kill().await.unwrap();
-    let killed = Instant::now();
-    for call in holding {
-        assert_eq!(
-            call.await.unwrap(),
-            0,
-            "the killed replica's calls got no answer"
-        );
-    }
+    let killed = kill_holding_leases(&redis, &mut ahead, 100).await;
     assert_eq!(outcome(behind.addr.clone(), export(200)).await, "ok");
-    let waited = killed.elapsed();
-    assert!(
-        waited > Duration::from_millis(2_400) && waited < Duration::from_secs(6),
-        "{waited:?}"
-    );
+    assert_lease_lifetime(killed);
 
     // The skew was real: the replica ahead logged (its audit lines) an hour ahead of us.
     let log = String::from_utf8(ahead.log.await.unwrap()).unwrap();

@@ -386,31 +386,19 @@ impl Server {
         let route = action.map_or(Route::Discriminator, Route::Flat);
         let tool_name = tool.definition().name();
         #[cfg(not(feature = "otel"))]
-        let span = tracing::info_span!(
-            target: "mcp_fusion",
-            "tools/call",
-            tool = %tool_name,
-            action = tracing::field::Empty,
-            trace_id = tracing::field::Empty,
-            parent_span_id = tracing::field::Empty,
-            span_id = tracing::field::Empty,
-        );
+        let span = call_span!(tool_name);
+        // The OpenTelemetry name and attributes of the semantic conventions for MCP.
         #[cfg(feature = "otel")]
-        let span = tracing::info_span!(
-            target: "mcp_fusion",
-            "tools/call",
+        let span = call_span!(
+            tool_name,
             otel.name = %format_args!("tools/call {tool_name}"),
             otel.kind = "server",
             mcp.method.name = "tools/call",
             gen_ai.tool.name = %tool_name,
-            tool = %tool_name,
-            action = tracing::field::Empty,
-            trace_id = tracing::field::Empty,
-            parent_span_id = tracing::field::Empty,
-            span_id = tracing::field::Empty,
         );
         #[cfg(feature = "otel")]
         let started = std::time::Instant::now();
+        #[cfg(feature = "otel")]
         let mut request = request;
         // With OpenTelemetry recording, the call's span id is its span's.
         #[cfg(feature = "otel")]
@@ -460,6 +448,24 @@ impl Server {
         called
     }
 }
+
+/// The span of one `tools/call`: its tool, and the fields recorded once known; `tracing`'s
+/// macros take no `cfg` per field, so a feature adds its own fields through `$extra`.
+macro_rules! call_span {
+    ($tool:expr $(, $($extra:tt)*)?) => {
+        tracing::info_span!(
+            target: "mcp_fusion",
+            "tools/call",
+            $($($extra)*)?
+            tool = %$tool,
+            action = tracing::field::Empty,
+            trace_id = tracing::field::Empty,
+            parent_span_id = tracing::field::Empty,
+            span_id = tracing::field::Empty,
+        )
+    };
+}
+use call_span;
 
 /// How a `tools/call` ended.
 enum Called {
