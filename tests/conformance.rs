@@ -2,16 +2,22 @@
 //!
 //! The file is `$MCP_FUSION_VECTORS`, or `../shared/spec/vectors.json` beside this checkout.
 //! Cases are driven through the public API only, as VECTORS.md describes.
+//!
+//! Every envelope a case makes also travels as a result, and its `_meta` mirror (ERRORS.md §9)
+//! must tell a client what the text tells it: the two readings are compared. (A
+//! `contract_awareness` case starts from an envelope's text, which has no mirror: the mirror of
+//! that block is checked through a server in `tests/contract.rs`.)
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use mcp_fusion::rmcp::model::CallToolResult;
 use mcp_fusion::router::Router;
 use mcp_fusion::validate::Schema;
 use mcp_fusion::{
-    ChangeSeverity, ContractChange, ErrorCode, Severity, error, inject_contract_awareness,
-    parse_envelope,
+    ChangeSeverity, ContractChange, ErrorCode, MIRROR_KEY, ParsedError, Severity, error,
+    inject_contract_awareness, parse_envelope,
 };
 use serde_json::{Value, json};
 
@@ -48,14 +54,16 @@ fn main() -> ExitCode {
 
     let mut per_kind: BTreeMap<String, usize> = BTreeMap::new();
     let mut failed = 0;
+    let mut mirrors = Mirrors::default();
     for case in &cases {
         let id = case["id"].as_str().unwrap_or("?");
         let kind = case["kind"].as_str().unwrap_or("?");
         *per_kind.entry(kind.to_owned()).or_default() += 1;
+        mirrors.case = id.to_owned();
         let got = match kind {
-            "tool_error" => Ok(tool_error(&case["input"])),
-            "routing" => Ok(routing(&case["input"])),
-            "validation" => Ok(validation(&case["input"])),
+            "tool_error" => Ok(tool_error(&case["input"], &mut mirrors)),
+            "routing" => Ok(routing(&case["input"], &mut mirrors)),
+            "validation" => Ok(validation(&case["input"], &mut mirrors)),
             "contract_awareness" => Ok(contract_awareness(&case["input"])),
             "parse" => Ok(parsed(&case["input"])),
             other => Err(format!("unknown kind {other:?}")),
@@ -91,7 +99,15 @@ fn main() -> ExitCode {
         kinds.join(", ")
     );
     println!("conformance: {} passed, {failed} failed", ran - failed);
-    if ran == 0 || failed > 0 {
+    for disagreement in &mirrors.disagreements {
+        eprintln!("MIRROR {disagreement}");
+    }
+    println!(
+        "conformance: {} mirrors read as their texts, {} did not",
+        mirrors.checked - mirrors.disagreements.len(),
+        mirrors.disagreements.len()
+    );
+    if ran == 0 || failed > 0 || mirrors.checked == 0 || !mirrors.disagreements.is_empty() {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
@@ -102,11 +118,82 @@ fn envelope(text: String, is_error: bool) -> Value {
     json!({"text": text, "is_error": is_error})
 }
 
+/// The mirrors read so far, and those that told a client something else than their text.
+#[derive(Default)]
+struct Mirrors {
+    case: String,
+    checked: usize,
+    disagreements: Vec<String>,
+}
+
+impl Mirrors {
+    /// Reads `result`'s envelope from its mirror and from its text; they must agree, up to what
+    /// only the mirror carries (the §5 row of each field, characters the text replaces).
+    fn check(&mut self, result: CallToolResult) {
+        self.checked += 1;
+        let text = result.content[0]
+            .as_text()
+            .expect("a text block")
+            .text
+            .clone();
+        let from_text = parse_envelope(&text);
+        let entries = result.meta.as_ref().and_then(|meta| meta.0.get(MIRROR_KEY));
+        let Some([entry]) = entries.and_then(Value::as_array).map(Vec::as_slice) else {
+            let why = format!("{}: not one mirror object: {entries:?}", self.case);
+            return self.disagreements.push(why);
+        };
+        let Some(mut from_mirror) = ParsedError::from_mirror(entry) else {
+            let why = format!("{}: the mirror does not read: {entry}", self.case);
+            return self.disagreements.push(why);
+        };
+        let rows_named = from_mirror
+            .fields
+            .iter()
+            .filter(|f| f.path != "(more)")
+            .all(|f| f.problem.as_deref().is_some_and(|p| !p.is_empty()));
+        if !rows_named {
+            let why = format!("{}: a field without its problem: {entry}", self.case);
+            return self.disagreements.push(why);
+        }
+        as_the_text_shows(&mut from_mirror);
+        if from_mirror != from_text {
+            self.disagreements.push(format!(
+                "{}:\n  mirror: {from_mirror:?}\n  text:   {from_text:?}",
+                self.case
+            ));
+        }
+    }
+}
+
+/// The strings of a mirror as the text gives them back: characters XML forbids become U+FFFD
+/// (ERRORS.md §2); the §5 row is not in the text.
+fn as_the_text_shows(parsed: &mut ParsedError) {
+    fn replace(s: &mut String) {
+        let forbidden = |c: char| matches!(c, '\u{0}'..='\u{8}' | '\u{B}' | '\u{C}' | '\u{E}'..='\u{1F}' | '\u{FFFE}' | '\u{FFFF}');
+        if s.contains(forbidden) {
+            *s = s.replace(forbidden, "\u{FFFD}");
+        }
+    }
+    replace(&mut parsed.message);
+    parsed.recovery.iter_mut().for_each(replace);
+    parsed.action.iter_mut().for_each(replace);
+    parsed.actions.iter_mut().for_each(replace);
+    for (key, value) in &mut parsed.details {
+        replace(key);
+        replace(value);
+    }
+    for field in &mut parsed.fields {
+        replace(&mut field.path);
+        replace(&mut field.text);
+        field.problem = None;
+    }
+}
+
 fn str_of(v: &Value) -> &str {
     v.as_str().expect("a string in the vectors file")
 }
 
-fn tool_error(input: &Value) -> Value {
+fn tool_error(input: &Value, mirrors: &mut Mirrors) -> Value {
     let code =
         ErrorCode::custom(str_of(&input["code"]).to_owned()).expect("codes in vectors are valid");
     let mut err = error(code, str_of(&input["message"]).to_owned());
@@ -127,6 +214,7 @@ fn tool_error(input: &Value) -> Value {
         n if n.is_u64() => err = err.retry_after(n.as_u64().unwrap_or_default()),
         n => err = err.retry_after(n.as_f64().expect("a number")),
     }
+    mirrors.check(CallToolResult::from(&err));
     envelope(err.render(), err.is_error())
 }
 
@@ -138,7 +226,7 @@ fn names(list: &Value) -> Vec<String> {
         .collect()
 }
 
-fn routing(input: &Value) -> Value {
+fn routing(input: &Value, mirrors: &mut Mirrors) -> Value {
     let actions = names(&input["actions"]);
     let router = Router::new(str_of(&input["tool"]), actions.clone())
         .discriminator(str_of(&input["discriminator"]));
@@ -146,16 +234,20 @@ fn routing(input: &Value) -> Value {
         Ok(i) => json!({"resolved": actions[i]}),
         Err(e) => {
             let err = router.error(&e);
+            mirrors.check(CallToolResult::from(&err));
             envelope(err.render(), err.is_error())
         }
     }
 }
 
-fn validation(input: &Value) -> Value {
+fn validation(input: &Value, mirrors: &mut Mirrors) -> Value {
     let schema = Schema::new(&input["schema"]).expect("schemas in vectors compile");
     match schema.validate(str_of(&input["action"]), &input["arguments"]) {
         Ok(()) => json!({"valid": true}),
-        Err(err) => envelope(err.render(), true),
+        Err(err) => {
+            mirrors.check(CallToolResult::from(&err));
+            envelope(err.render(), true)
+        }
     }
 }
 
@@ -192,6 +284,6 @@ fn parsed(input: &Value) -> Value {
         "details": p.details.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>(),
         "retry_after": p.retry_after,
         "action": p.action,
-        "fields": p.fields.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>(),
+        "fields": p.fields.iter().map(|f| json!([f.path, f.text])).collect::<Vec<_>>(),
     })
 }

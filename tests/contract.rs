@@ -6,12 +6,15 @@ mod common;
 
 use std::path::PathBuf;
 
-use mcp_fusion::client::Client;
+use mcp_fusion::client::{Client, ToolCallError};
 use mcp_fusion::contract::{
     Contract, Diff, LockfileError, LockfileMismatch, assert_lockfile, verify_lockfile,
 };
+use mcp_fusion::rmcp::model::CallToolResult;
 use mcp_fusion::server::Server;
-use mcp_fusion::{ActionDef, ChangeSeverity, ToolDef};
+use mcp_fusion::{
+    ActionDef, ChangeSeverity, MIRROR_KEY, ParsedError, ParsedField, ToolDef, parse_envelope,
+};
 use serde_json::{Value, json};
 
 #[path = "../examples/common/billing.rs"]
@@ -521,15 +524,36 @@ async fn an_older_lockfile_heals_the_models_arguments() {
          </contract_awareness>\n\
          </validation_error>"
     );
+    // The mirror counts the block's changes (ERRORS.md §9), as the text does.
+    assert_eq!(mirror(&result)["contract_changes"], 1);
+    assert_eq!(
+        ToolCallError::from_result(result).error,
+        ParsedError {
+            fields: vec![ParsedField {
+                path: "currency".into(),
+                problem: Some("missing".into()),
+                text: "Required field is missing. You sent: (missing). Expected one of: 'EUR', 'USD', 'GBP'.".into(),
+            }],
+            ..parse_envelope(&text)
+        }
+    );
 
     // Another action's validation error is untouched.
     let other = server
         .call(call("get_invoice", json!({"id": 42})))
         .await
         .expect("the tool exists");
+    assert!(mirror(&other).get("contract_changes").is_none());
     let other = other.content[0].as_text().expect("text").text.clone();
     assert!(other.starts_with("<validation_error"), "{other}");
     assert!(!other.contains("contract_awareness"), "{other}");
+}
+
+/// The one mirror object of an error result.
+fn mirror(result: &CallToolResult) -> &Value {
+    let entries = &result.meta.as_ref().expect("a _meta").0[MIRROR_KEY];
+    assert_eq!(entries.as_array().map(Vec::len), Some(1), "{entries}");
+    &entries[0]
 }
 
 /// A model that learned an action the running contract removed gets UNKNOWN_ACTION with that
@@ -565,6 +589,8 @@ async fn unknown_action_of_a_removed_action_says_it_was_removed() {
         );
         assert!(text.ends_with(block), "{text}");
         assert!(text.contains(&format!("<message>The action \"{sent}\" does not exist")));
+        assert_eq!(mirror(&result)["contract_changes"], 1);
+        assert_eq!(mirror(&result)["code"], "UNKNOWN_ACTION");
     }
     let other = server
         .call(call("refund_all"))

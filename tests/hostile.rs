@@ -555,7 +555,7 @@ fn check_envelope(case: &Case, text: &str) -> Result<usize, String> {
         let names: Vec<&str> = parsed
             .fields
             .iter()
-            .map(|(name, _)| name.as_str())
+            .map(|field| field.path.as_str())
             .collect();
         if names != *fields {
             return Err(format!("fields {names:?}, expected {fields:?}: {text}"));

@@ -267,7 +267,9 @@ proptest! {
             expected.push(("(more)".into(), format!("{more} more {noun} not shown. Fix the fields above first.")));
         }
         prop_assert_eq!(&read, &expected);
-        prop_assert_eq!(parse_envelope(&text).fields, read);
+        let reparsed: Vec<(String, String)> =
+            parse_envelope(&text).fields.into_iter().map(|f| (f.path, f.text)).collect();
+        prop_assert_eq!(reparsed, read);
 
         // Every undeclared key, however hostile, is found and reported at its own path.
         let mut unrecognized: Vec<&str> = problems

@@ -88,7 +88,7 @@ async fn the_readme_quick_start_builds_and_answers_over_stdio() {
     match client.call("hello.greet", json!({"nmae": "Ada"})).await {
         Err(ClientError::Tool(err)) => {
             assert_eq!(err.code(), "VALIDATION_ERROR");
-            let fields: Vec<&str> = err.error.fields.iter().map(|(n, _)| n.as_str()).collect();
+            let fields: Vec<&str> = err.error.fields.iter().map(|f| f.path.as_str()).collect();
             assert_eq!(fields, ["name", "nmae"]);
         }
         other => panic!("expected a validation error, got {other:?}"),

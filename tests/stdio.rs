@@ -71,7 +71,7 @@ async fn envelopes_over_a_real_transport() {
     let names: Vec<&str> = invalid
         .fields
         .iter()
-        .map(|(name, _)| name.as_str())
+        .map(|field| field.path.as_str())
         .collect();
     assert_eq!(
         names,

@@ -360,7 +360,7 @@ async fn removing_the_discriminator_keeps_the_order_keys_were_sent_in() {
     let names: Vec<&str> = parsed
         .fields
         .iter()
-        .map(|(name, _)| name.as_str())
+        .map(|field| field.path.as_str())
         .collect();
     assert_eq!(names, ["zzz", "yyy"]);
 }

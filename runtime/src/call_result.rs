@@ -1,20 +1,11 @@
-//! Envelopes as MCP results (ERRORS.md §1): one text block, `isError` from the severity, never
-//! `structuredContent`, never a JSON-RPC error.
+//! Envelopes as MCP results (ERRORS.md §1, §9): one text block, `isError` from the severity,
+//! the mirror in `_meta`, never `structuredContent`, never a JSON-RPC error.
 
 use rmcp::model::{CallToolResult, ContentBlock};
 
 use crate::ToolError;
+use crate::envelope::{Envelope, push_mirror};
 use crate::validate::ValidationError;
-
-/// A result carrying exactly one envelope.
-pub(crate) fn envelope(text: String, is_error: bool) -> CallToolResult {
-    let content = vec![ContentBlock::text(text)];
-    if is_error {
-        CallToolResult::error(content)
-    } else {
-        CallToolResult::success(content)
-    }
-}
 
 impl From<&ToolError> for CallToolResult {
     /// ```
@@ -25,9 +16,10 @@ impl From<&ToolError> for CallToolResult {
     /// assert_eq!(result.is_error, Some(true));
     /// assert_eq!(result.content.len(), 1);
     /// assert!(result.structured_content.is_none());
+    /// assert!(result.meta.is_some()); // the mirror, ERRORS.md §9
     /// ```
     fn from(err: &ToolError) -> Self {
-        envelope(err.render(), err.is_error())
+        Envelope::of(err).into_result()
     }
 }
 
@@ -46,7 +38,7 @@ impl From<&ValidationError> for CallToolResult {
     /// assert_eq!(CallToolResult::from(&err).is_error, Some(true));
     /// ```
     fn from(err: &ValidationError) -> Self {
-        envelope(err.render(), true)
+        Envelope::invalid(err).into_result()
     }
 }
 
@@ -56,7 +48,8 @@ impl From<ValidationError> for CallToolResult {
     }
 }
 
-/// Adds a warning to a successful result as its last text block; `isError` stays false.
+/// Adds a warning to a successful result as its last text block, and its mirror as the last
+/// entry of `_meta`'s (ERRORS.md §9); `isError` stays false.
 ///
 /// A `warning` that is in fact an error (severity `error` or `critical`) replaces the result:
 /// a failed call carries exactly one envelope.
@@ -75,5 +68,6 @@ pub fn with_warning(mut result: CallToolResult, warning: &ToolError) -> CallTool
         return CallToolResult::from(warning);
     }
     result.content.push(ContentBlock::text(warning.render()));
+    push_mirror(&mut result, warning.mirror());
     result
 }

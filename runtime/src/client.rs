@@ -7,6 +7,7 @@ use rmcp::service::{Peer, RunningService};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value};
 
+use crate::envelope::mirror_entries;
 use crate::{ParsedError, ParsedKind, parse_envelope};
 
 /// A client of an MCP server built with this crate (or any MCP server).
@@ -186,6 +187,34 @@ impl Client {
     }
 }
 
+/// The warnings of a successful result (a deprecated action, a partial result), in order:
+/// read from its mirror when the server sent one, otherwise from the text blocks after the
+/// first that are envelopes.
+///
+/// ```
+/// use mcp_fusion::{ToolError, with_warning};
+/// use mcp_fusion::rmcp::model::{CallToolResult, ContentBlock};
+///
+/// let ok = CallToolResult::success(vec![ContentBlock::text("{}")]);
+/// let warned = with_warning(ok, &ToolError::deprecated("billing.void_invoice", None, None));
+/// let warnings = mcp_fusion::client::warnings(&warned);
+/// assert_eq!(warnings[0].code, "DEPRECATED");
+/// ```
+pub fn warnings(result: &CallToolResult) -> Vec<ParsedError> {
+    let mirrored: Option<Vec<ParsedError>> = mirror_entries(result)
+        .iter()
+        .map(ParsedError::from_mirror)
+        .collect();
+    match mirrored {
+        Some(warnings) if !warnings.is_empty() => warnings,
+        _ => texts(result)
+            .skip(1)
+            .map(|text| parse_envelope(&text))
+            .filter(|parsed| parsed.kind != ParsedKind::NotAnEnvelope)
+            .collect(),
+    }
+}
+
 /// The text blocks of a result.
 fn texts(result: &CallToolResult) -> impl Iterator<Item = String> + '_ {
     result
@@ -205,13 +234,17 @@ pub struct ToolCallError {
 }
 
 impl ToolCallError {
-    /// Reads the envelope of an error result (the first text block).
+    /// Reads the envelope of an error result: its mirror in `_meta` when the server sent one
+    /// (ERRORS.md §9), otherwise its first text block (§6).
     pub fn from_result(raw: CallToolResult) -> Self {
-        let text = texts(&raw).next().unwrap_or_default();
-        ToolCallError {
-            error: parse_envelope(&text),
-            raw,
-        }
+        let error = match mirror_entries(&raw)
+            .first()
+            .and_then(ParsedError::from_mirror)
+        {
+            Some(error) => error,
+            None => parse_envelope(&texts(&raw).next().unwrap_or_default()),
+        };
+        ToolCallError { error, raw }
     }
 
     /// The code (`NOT_FOUND`, `VALIDATION_ERROR`, ..., `UNKNOWN` for text that is no envelope).

@@ -186,8 +186,8 @@ pub mod validate;
 
 pub use call_result::with_warning;
 pub use envelope::{
-    ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES, ParsedError, ParsedKind, RetryAfter, Text,
-    ToolError, error, inject_contract_awareness, parse_envelope,
+    ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES, MIRROR_KEY, ParsedError, ParsedField,
+    ParsedKind, RetryAfter, Text, ToolError, error, inject_contract_awareness, parse_envelope,
 };
 pub use error::{ErrorCode, InvalidCode, Severity};
 /// Maps a domain error enum to codes, messages and recovery hints; see the

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::closest::Names;
-use crate::envelope::{ActionList, UnknownAction};
+use crate::envelope::{ActionList, Envelope, UnknownAction};
 use crate::{Text, ToolError};
 
 /// The actions of a grouped tool and the field that selects one.
@@ -147,11 +147,22 @@ impl Router {
     }
 
     /// [`Router::route_value`], or the text of the envelope explaining the failure.
-    pub(crate) fn route_or_render(&self, discriminator: Option<&Value>) -> Result<usize, String> {
+    pub(crate) fn route_or_render(&self, discriminator: Option<&Value>) -> Result<usize, Envelope> {
         self.locate(discriminator).map_err(|miss| match miss {
-            // The failure a confused model repeats: no copy of the value, one buffer.
-            Miss::Unknown { value, closest } => self.unknown.render(value, closest),
-            other => self.error(&other.into_owned()).render(),
+            // The failure a confused model repeats: its text in one buffer.
+            Miss::Unknown { value, closest } => {
+                let text = self.unknown.render(value, closest);
+                let err = self.error(&RouteError::UnknownAction {
+                    value: value.to_owned(),
+                    closest,
+                });
+                Envelope {
+                    text,
+                    mirror: err.mirror(),
+                    is_error: true,
+                }
+            }
+            other => Envelope::of(&self.error(&other.into_owned())),
         })
     }
 

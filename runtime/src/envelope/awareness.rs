@@ -93,22 +93,34 @@ pub fn inject_contract_awareness(
     changes: &[ContractChange],
     max: usize,
 ) -> String {
+    awareness_of_invalid(envelope, action, changes, max)
+        .map_or_else(|| envelope.to_owned(), |(text, _)| text)
+}
+
+/// [`inject_contract_awareness`], with the number of qualifying changes the block counts; `None`
+/// when no block is written.
+pub(crate) fn awareness_of_invalid(
+    envelope: &str,
+    action: &str,
+    changes: &[ContractChange],
+    max: usize,
+) -> Option<(String, usize)> {
     inject(envelope, "validation_error", action, changes, max)
 }
 
 /// The UNKNOWN_ACTION envelope of an action that the lockfile has and the running contract
 /// removed, with that action's `<contract_awareness>` block just before `</tool_error>`
-/// (ERRORS.md §4). Any other envelope comes back unchanged.
+/// (ERRORS.md §4), and the number of changes it counts; `None` for any other envelope.
 pub(crate) fn inject_removed_action(
     envelope: &str,
     action: &str,
     changes: &[ContractChange],
     max: usize,
-) -> String {
+) -> Option<(String, usize)> {
     if !envelope.starts_with("<tool_error code=\"UNKNOWN_ACTION\"")
         || !changes.iter().any(|c| c.action.as_deref() == Some(action))
     {
-        return envelope.to_owned();
+        return None;
     }
     inject(envelope, "tool_error", action, changes, max)
 }
@@ -119,15 +131,12 @@ fn inject(
     action: &str,
     changes: &[ContractChange],
     max: usize,
-) -> String {
+) -> Option<(String, usize)> {
     let close = format!("</{root}>");
-    let Some(body) = envelope
+    let body = envelope
         .strip_suffix(close.as_str())
         .filter(|_| envelope.starts_with('<') && envelope[1..].starts_with(root))
-        .filter(|_| envelope[1 + root.len()..].starts_with(' '))
-    else {
-        return envelope.to_owned();
-    };
+        .filter(|_| envelope[1 + root.len()..].starts_with(' '))?;
     let mut qualifying: Vec<&ContractChange> = changes
         .iter()
         .filter(|c| c.severity.reaches_the_model())
@@ -139,9 +148,7 @@ fn inject(
             .cmp(&b.severity)
             .then_with(|| a.field.cmp(&b.field))
     });
-    let Some(first) = qualifying.first() else {
-        return envelope.to_owned();
-    };
+    let first = qualifying.first()?;
 
     let mut out = String::with_capacity(envelope.len() + 400 + 200 * qualifying.len().min(max));
     out.push_str(body);
@@ -182,5 +189,5 @@ fn inject(
     }
     out.push_str("</contract_awareness>\n");
     out.push_str(&close);
-    out
+    Some((out, qualifying.len()))
 }

@@ -3,6 +3,7 @@
 mod awareness;
 mod builtin;
 mod escape;
+mod mirror;
 mod parse;
 mod render;
 pub(crate) mod text;
@@ -14,14 +15,16 @@ use std::time::Duration;
 
 use crate::{ErrorCode, Severity};
 
-pub(crate) use awareness::inject_removed_action;
 pub use awareness::{
     ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES, inject_contract_awareness,
 };
+pub(crate) use awareness::{awareness_of_invalid, inject_removed_action};
 pub(crate) use builtin::UnknownAction;
 pub(crate) use builtin::new_incident_id;
 pub(crate) use escape::{attr as escape_attr, replace_forbidden, text as escape_text};
-pub use parse::{ParsedError, ParsedKind, parse_envelope};
+pub use mirror::MIRROR_KEY;
+pub(crate) use mirror::{Envelope, entries as mirror_entries, push as push_mirror};
+pub use parse::{ParsedError, ParsedField, ParsedKind, parse_envelope};
 pub(crate) use render::itoa;
 
 /// Text that is usually a literal: borrowed when it can be, owned when it must. Public because

@@ -38,8 +38,24 @@ pub struct ParsedError {
     pub retry_after: Option<u64>,
     /// The qualified action of a validation error (`tool/action` is read as `tool.action`).
     pub action: Option<String>,
-    /// The `(name, text)` pairs of a validation error's `<field>`s, in document order.
-    pub fields: Vec<(String, String)>,
+    /// A validation error's `<field>` lines, in document order, the `(more)` line included.
+    pub fields: Vec<ParsedField>,
+    /// How many problems the `(more)` line says were not shown.
+    pub more: Option<u64>,
+    /// How many changes a `<contract_awareness>` block counts (its `changes`).
+    pub contract_changes: Option<u64>,
+}
+
+/// One `<field>` line of a validation error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedField {
+    /// The field's path, as the `name` attribute writes it (`lines[0].quantity`).
+    pub path: String,
+    /// The row of ERRORS.md §5 the line was written by (`minimum`, `enum`, ...). Only the mirror
+    /// names it: `None` when the envelope was read from its text, and for the `(more)` line.
+    pub problem: Option<String>,
+    /// The line: `{headline}. You sent: {sent}. {expected}.`
+    pub text: String,
 }
 
 /// Parses an error result's text. Text that is not an envelope gives code `UNKNOWN`.
@@ -85,6 +101,8 @@ fn blank(kind: ParsedKind, code: &str, message: String) -> ParsedError {
         retry_after: None,
         action: None,
         fields: Vec::new(),
+        more: None,
+        contract_changes: None,
     }
 }
 
@@ -123,6 +141,7 @@ fn tool_error(root: Node) -> Parsed<ParsedError> {
     if let Some(retry) = first(root, "retry_after") {
         parsed.retry_after = retry_after(&text_of(retry)?);
     }
+    parsed.contract_changes = contract_changes(root);
     Ok(parsed)
 }
 
@@ -137,8 +156,32 @@ fn validation_error(root: Node) -> Parsed<ParsedError> {
     );
     parsed.recovery = first(root, "recovery").map(text_of).transpose()?;
     parsed.action = Some(action);
-    parsed.fields = pairs(root, "field", "name")?;
+    for (path, text) in pairs(root, "field", "name")? {
+        // A real field named `(more)` is written `["(more)"]`: this name is only the count's.
+        if path == "(more)" && parsed.more.is_none() {
+            parsed.more = more_count(&text);
+        }
+        parsed.fields.push(ParsedField {
+            path,
+            problem: None,
+            text,
+        });
+    }
+    parsed.contract_changes = contract_changes(root);
     Ok(parsed)
+}
+
+/// `k` of `{k} more problem(s) not shown. ...`.
+fn more_count(line: &str) -> Option<u64> {
+    let (k, rest) = line.split_once(' ')?;
+    let k: u64 = k.parse().ok()?;
+    (rest.starts_with("more problem")).then_some(k)
+}
+
+/// The `changes` count of a `<contract_awareness>` block (ERRORS.md §7).
+fn contract_changes(root: Node) -> Option<u64> {
+    let block = first(root, "contract_awareness")?;
+    attribute(block, "changes").ok()?.parse().ok()
 }
 
 /// `<action>` children in order, or else the reference's comma-joined text.
@@ -259,7 +302,99 @@ impl From<&ToolError> for ParsedError {
             retry_after: e.retry_after.map(u64::from),
             action: None,
             fields: Vec::new(),
+            more: None,
+            contract_changes: None,
         }
+    }
+}
+
+impl ParsedError {
+    /// Reads one object of a result's mirror (ERRORS.md §9), or `None` when it is not one (a
+    /// client then reads the text). Strings come back as the server sent them: characters that
+    /// the text replaces with U+FFFD are kept.
+    ///
+    /// ```
+    /// use mcp_fusion::{error, ErrorCode, ParsedError};
+    ///
+    /// let err = error(ErrorCode::NOT_FOUND, "No invoice inv_9.").actions(["billing.list_invoices"]);
+    /// let parsed = ParsedError::from_mirror(&err.mirror()).unwrap();
+    /// assert_eq!(parsed, mcp_fusion::parse_envelope(&err.render()));
+    /// assert!(ParsedError::from_mirror(&serde_json::json!({"kind": "tool_error"})).is_none());
+    /// ```
+    #[must_use]
+    pub fn from_mirror(entry: &serde_json::Value) -> Option<Self> {
+        let entry = entry.as_object()?;
+        let string = |key: &str| match entry.get(key) {
+            None => Some(None),
+            Some(value) => value.as_str().map(|s| Some(s.to_owned())),
+        };
+        let count = |key: &str| match entry.get(key) {
+            None => Some(None),
+            Some(value) => value.as_u64().map(Some),
+        };
+        let kind = match entry.get("kind")?.as_str()? {
+            "tool_error" => ParsedKind::ToolError,
+            "validation_error" => ParsedKind::ValidationError,
+            _ => return None,
+        };
+        let message = match kind {
+            ParsedKind::ToolError => string("message")??,
+            _ => String::new(),
+        };
+        let mut parsed = blank(kind, string("code")?.as_deref()?, message);
+        if let Some(severity) = string("severity")?.as_deref().and_then(Severity::parse) {
+            parsed.severity = severity;
+        }
+        parsed.recovery = string("recovery")?;
+        parsed.retry_after = count("retry_after")?;
+        parsed.more = count("more")?;
+        parsed.contract_changes = count("contract_changes")?;
+        parsed.action = string("action")?;
+        if let Some(actions) = entry.get("actions") {
+            parsed.actions = actions
+                .as_array()?
+                .iter()
+                .map(|a| a.as_str().map(str::to_owned))
+                .collect::<Option<_>>()?;
+        }
+        if let Some(details) = entry.get("details") {
+            parsed.details = details
+                .as_array()?
+                .iter()
+                .map(|pair| match pair.as_array()?.as_slice() {
+                    [k, v] => Some((k.as_str()?.to_owned(), v.as_str()?.to_owned())),
+                    _ => None,
+                })
+                .collect::<Option<_>>()?;
+        }
+        if let Some(fields) = entry.get("fields") {
+            parsed.fields = fields
+                .as_array()?
+                .iter()
+                .map(|field| {
+                    let field = field.as_object()?;
+                    let text = |key: &str| field.get(key)?.as_str().map(str::to_owned);
+                    Some(ParsedField {
+                        path: text("path")?,
+                        problem: match field.get("problem") {
+                            None => None,
+                            Some(problem) => Some(problem.as_str()?.to_owned()),
+                        },
+                        text: text("text")?,
+                    })
+                })
+                .collect::<Option<_>>()?;
+        }
+        if let Some(k) = parsed.more {
+            // The line the text writes for it (ERRORS.md §5), as a re-parse lists it (§6).
+            let noun = if k == 1 { "problem" } else { "problems" };
+            parsed.fields.push(ParsedField {
+                path: "(more)".into(),
+                problem: None,
+                text: format!("{k} more {noun} not shown. Fix the fields above first."),
+            });
+        }
+        Some(parsed)
     }
 }
 
@@ -400,16 +535,20 @@ mod tests {
         let parsed = parse_envelope(
             "<validation_error action=\"users/create/v2\" severity=\"warning\"><message>ignored</message>\
              <field name=\"a\">one</field><recovery>fix</recovery><field name=\"(more)\">1 more problem</field>\
-             <contract_awareness><change field=\"x\"><description>d</description></change></contract_awareness>\
+             <contract_awareness changes=\"3\"><change field=\"x\"><description>d</description></change></contract_awareness>\
              </validation_error>",
         );
+        let field = |path: &str, text: &str| ParsedField {
+            path: path.into(),
+            problem: None,
+            text: text.into(),
+        };
         let expected = ParsedError {
             recovery: Some("fix".into()),
             action: Some("users.create/v2".into()),
-            fields: vec![
-                ("a".into(), "one".into()),
-                ("(more)".into(), "1 more problem".into()),
-            ],
+            fields: vec![field("a", "one"), field("(more)", "1 more problem")],
+            more: Some(1),
+            contract_changes: Some(3),
             ..blank(
                 ParsedKind::ValidationError,
                 "VALIDATION_ERROR",

@@ -18,6 +18,7 @@ use rmcp::model::CallToolResult;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use crate::TraceContext;
+use crate::envelope::mirror_entries;
 
 /// The instruments of one server.
 pub(crate) struct Instruments {
@@ -76,24 +77,16 @@ pub(crate) fn start(span: &tracing::Span, trace: Option<&TraceContext>) -> Optio
     own.is_valid().then(|| own.span_id().to_string())
 }
 
-/// The code of a result's envelope and whether it is a warning (`None` for a plain success).
+/// The code of a result's envelope and whether it is a warning (`None` for a plain success),
+/// read from its mirror (ERRORS.md §9): an error's one envelope, or a success's last warning.
 fn envelope(result: &CallToolResult) -> Option<(String, bool)> {
-    let mut texts = result
-        .content
-        .iter()
-        .filter_map(|block| block.as_text().map(|t| t.text.as_str()));
-    let text = match result.is_error {
-        Some(true) => texts.next()?,
-        _ => texts.next_back()?,
+    let entries = mirror_entries(result);
+    let entry = match result.is_error {
+        Some(true) => entries.first()?,
+        _ => entries.last()?,
     };
-    if text.starts_with("<validation_error") {
-        return Some(("VALIDATION_ERROR".to_owned(), false));
-    }
-    let code = text
-        .strip_prefix("<tool_error code=\"")?
-        .split('"')
-        .next()?;
-    let warning = text.contains(" severity=\"warning\">");
+    let code = entry.get("code")?.as_str()?;
+    let warning = entry.get("severity").and_then(|s| s.as_str()) == Some("warning");
     Some((code.to_owned(), warning))
 }
 

@@ -9,8 +9,7 @@ use rmcp::model::{CallToolResult, Extensions, ProgressToken};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Map, Value};
 
-use crate::call_result::envelope;
-use crate::envelope::inject_removed_action;
+use crate::envelope::{Envelope, awareness_of_invalid, inject_removed_action};
 use crate::middleware::{CallInfo, Middleware, Next};
 use crate::tool::{
     Callable, Context, Prepared, Progress, RateLimit, Rejection, Reporter, Tool, ToolDef,
@@ -21,7 +20,7 @@ use super::limits::{
     ConcurrencyLimiter, LimitStore, MemoryStore, RateLimiter, RateSpec, Slot, SlotSpec,
 };
 use crate::validate::ValidationError;
-use crate::{ContractChange, ToolError, inject_contract_awareness};
+use crate::{ContractChange, ToolError};
 
 /// What a `tools/call` request carried besides its arguments.
 #[derive(Default)]
@@ -343,9 +342,12 @@ impl Pipeline {
     /// server runs with one (ERRORS.md §4 and §7).
     pub(crate) fn reject(&self, def: &ToolDef, rejection: Rejection) -> CallToolResult {
         match rejection {
-            Rejection::Route { text, arguments } => {
-                envelope(self.removed_action(def, &arguments, text), true)
-            }
+            Rejection::Route {
+                envelope,
+                arguments,
+            } => self
+                .removed_action(def, &arguments, *envelope)
+                .into_result(),
             Rejection::Invalid(invalid) => self.refused(invalid),
             Rejection::Broken(result) => *result,
         }
@@ -353,29 +355,31 @@ impl Pipeline {
 
     /// A validation error, with what changed in the action's contract since the lockfile.
     fn refused(&self, invalid: ValidationError) -> CallToolResult {
-        match &self.contract {
-            None => (&invalid).into(),
-            Some(notes) => envelope(
-                inject_contract_awareness(
-                    &invalid.render(),
-                    invalid.action(),
-                    &notes.changes,
-                    notes.max,
-                ),
-                true,
-            ),
+        let envelope = Envelope::invalid(&invalid);
+        let Some(notes) = &self.contract else {
+            return envelope.into_result();
+        };
+        match awareness_of_invalid(&envelope.text, invalid.action(), &notes.changes, notes.max) {
+            Some((text, changes)) => envelope.with_contract_changes(text, changes),
+            None => envelope,
         }
+        .into_result()
     }
 
     /// UNKNOWN_ACTION for an action the lockfile has and the running contract removed carries
     /// that action's changes (ERRORS.md §4); every other routing failure stays as it is.
-    fn removed_action(&self, def: &ToolDef, args: &Map<String, Value>, text: String) -> String {
+    fn removed_action(
+        &self,
+        def: &ToolDef,
+        args: &Map<String, Value>,
+        envelope: Envelope,
+    ) -> Envelope {
         let sent = def
             .discriminator()
             .and_then(|field| args.get(field))
             .and_then(Value::as_str);
         let (Some(notes), Some(sent)) = (&self.contract, sent) else {
-            return text;
+            return envelope;
         };
         let qualified = match sent
             .strip_prefix(def.name())
@@ -384,6 +388,9 @@ impl Pipeline {
             Some(_) => sent.to_owned(),
             None => format!("{}.{sent}", def.name()),
         };
-        inject_removed_action(&text, &qualified, &notes.changes, notes.max)
+        match inject_removed_action(&envelope.text, &qualified, &notes.changes, notes.max) {
+            Some((text, changes)) => envelope.with_contract_changes(text, changes),
+            None => envelope,
+        }
     }
 }

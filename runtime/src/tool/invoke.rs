@@ -14,8 +14,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
 use super::{ActionDef, BoxFuture, Context, Tool, ToolDef};
-use crate::call_result::envelope;
-use crate::envelope::new_incident_id;
+use crate::envelope::{Envelope, new_incident_id};
 use crate::validate::ValidationError;
 use crate::{ToolError, with_warning};
 
@@ -101,9 +100,9 @@ pub(crate) struct Prepared<'d> {
 
 /// Why a call never reached its action.
 pub(crate) enum Rejection {
-    /// MISSING_DISCRIMINATOR or UNKNOWN_ACTION, rendered; the arguments as sent.
+    /// MISSING_DISCRIMINATOR or UNKNOWN_ACTION; the arguments as sent.
     Route {
-        text: String,
+        envelope: Box<Envelope>,
         arguments: Map<String, Value>,
     },
     /// The arguments do not satisfy the action's schema.
@@ -138,9 +137,9 @@ pub(crate) fn prepare(
                     args.shift_remove(field);
                     index
                 }
-                Err(text) => {
+                Err(envelope) => {
                     return Err(Rejection::Route {
-                        text,
+                        envelope: Box::new(envelope),
                         arguments: args,
                     });
                 }
@@ -292,7 +291,7 @@ impl Callable<'_> {
 /// A rejected call's envelope, as in process (no lockfile).
 pub(crate) fn reject(rejection: Rejection) -> CallToolResult {
     match rejection {
-        Rejection::Route { text, .. } => envelope(text, true),
+        Rejection::Route { envelope, .. } => envelope.into_result(),
         Rejection::Invalid(invalid) => (&invalid).into(),
         Rejection::Broken(result) => *result,
     }

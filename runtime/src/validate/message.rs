@@ -6,7 +6,8 @@ use serde_json::Value;
 use super::{Format, JsonType, MAX_FIELDS, Problem, ProblemKind, ValidationError};
 use crate::envelope::{escape_attr, escape_text, itoa, text};
 
-const RECOVERY: &str = "Fix the fields above and call the tool again. Do not explain the error.";
+pub(crate) const RECOVERY: &str =
+    "Fix the fields above and call the tool again. Do not explain the error.";
 
 impl JsonType {
     fn phrase(self) -> &'static str {

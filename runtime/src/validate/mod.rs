@@ -10,6 +10,7 @@ mod path;
 mod problem;
 
 pub use detect::{Schema, SchemaError};
+pub(crate) use message::RECOVERY;
 pub use path::{FieldPath, PathSegment};
 pub use problem::{Format, JsonType, Problem, ProblemKind, ValidationError};
 
