@@ -7,7 +7,8 @@
 #[path = "common/billing.rs"]
 mod billing;
 
-use mcp_fusion::client::{Client, ClientError};
+use billing::BillingError;
+use mcp_fusion::client::{CallError, Client, ClientError};
 use mcp_fusion::contract::{Contract, Diff};
 use mcp_fusion::middleware::Audit;
 use mcp_fusion::rmcp::model::CallToolResult;
@@ -58,6 +59,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         json!({"id": "inv_2026_9999"}),
     )
     .await;
+    let missing = client
+        .call("billing.get_invoice", json!({"id": "inv_2026_9999"}))
+        .await?;
+    println!(
+        "and what a host or a typed client reads, the same facts as JSON in _meta:\n\n{}",
+        serde_json::to_string_pretty(&missing.meta)?
+    );
 
     section("3. Bad arguments: every problem at once, before the handler runs (VALIDATION_ERROR)");
     call(
@@ -149,6 +157,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .call_as("billing.get_invoice", json!({"id": "inv_2026_0001"}))
         .await?;
     println!("Ok: {invoice}");
+    // The caller's own error type, read back from the envelope (`from_envelope`).
+    for id in ["inv_2026_0404", "inv_2026_0003"] {
+        let paid: Result<Value, CallError<BillingError>> = client
+            .call_typed("billing.pay_invoice", json!({"id": id}))
+            .await;
+        match paid {
+            Err(CallError::Domain(err)) => println!("Err(Domain): {err:?}"),
+            other => println!("{other:?}"),
+        }
+    }
 
     drop(connection);
 

@@ -165,3 +165,90 @@ async fn an_internal_variant_is_answered_through_the_incident_path() {
         "the cause is never sent: {text}"
     );
 }
+
+mod read_back {
+    //! `#[tool_error(from_envelope)]`: what a server sends, a client reads back as the variant.
+
+    use mcp_fusion::{FromEnvelope, ToolError, ToolErrors, error, parse_envelope};
+
+    #[derive(Debug, PartialEq, ToolErrors)]
+    #[tool_error(from_envelope)]
+    enum Payments {
+        #[tool_error(NOT_FOUND, "No card ending in {last4}.", details(cardLast4 = last4, attempt = attempt))]
+        NoCard { last4: String, attempt: u32 },
+        #[tool_error(CONFLICT, "Invoice {id} is already paid.")]
+        AlreadyPaid { id: String },
+        #[tool_error(CONFLICT, "Invoice {id} is {state} and cannot be charged.")]
+        Blocked { id: String, state: String },
+        #[tool_error(code = "PAYMENT_DECLINED", severity = critical, "Declined: {0} (code {1})")]
+        Declined(String, u16),
+        #[tool_error(RATE_LIMITED, "Too many attempts.", retry_after = 30)]
+        TooFast,
+        #[tool_error(transparent)]
+        Ledger(Ledger),
+        #[tool_error(internal, "the bank said {0}")]
+        Bank(String),
+    }
+
+    #[derive(Debug, PartialEq, ToolErrors)]
+    #[tool_error(from_envelope)]
+    enum Ledger {
+        #[tool_error(code = "LEDGER_CLOSED", "The ledger of {month:02} is closed.", details(month = month))]
+        Closed { month: u8 },
+    }
+
+    /// The variant as a client sees it: rendered, sent as text, parsed, read back.
+    fn round_trip(err: Payments) -> Option<Payments> {
+        Payments::from_envelope(&parse_envelope(&ToolError::from(err).render()))
+    }
+
+    #[test]
+    fn every_readable_variant_comes_back() {
+        let variants = [
+            Payments::NoCard {
+                last4: "4242".into(),
+                attempt: 3,
+            },
+            Payments::AlreadyPaid { id: "inv 1".into() },
+            Payments::Blocked {
+                id: "inv_2".into(),
+                state: "void and locked".into(),
+            },
+            Payments::Declined("insufficient funds (code 51)".into(), 51),
+            Payments::TooFast,
+            Payments::Ledger(Ledger::Closed { month: 7 }),
+        ];
+        for variant in variants {
+            let expected = format!("{variant:?}");
+            assert_eq!(
+                round_trip(variant).map(|v| format!("{v:?}")),
+                Some(expected)
+            );
+        }
+    }
+
+    #[test]
+    fn other_envelopes_are_not_the_enums() {
+        // INTERNAL_ERROR carries no cause to read back.
+        assert_eq!(round_trip(Payments::Bank("no".into())), None);
+        let foreign = [
+            error(mcp_fusion::ErrorCode::NOT_FOUND, "No card ending in 1.")
+                .detail("cardLast4", "1"),
+            error(mcp_fusion::ErrorCode::CONFLICT, "Something else entirely."),
+            error(mcp_fusion::ErrorCode::NOT_FOUND, "No card ending in 1.")
+                .detail("cardLast4", "1")
+                .detail("attempt", "many"),
+        ];
+        for err in foreign {
+            assert_eq!(
+                Payments::from_envelope(&parse_envelope(&err.render())),
+                None,
+                "{err:?}"
+            );
+        }
+        assert_eq!(
+            Payments::from_envelope(&parse_envelope("Internal Server Error")),
+            None
+        );
+    }
+}

@@ -16,6 +16,31 @@ pub enum Status {
     Void,
 }
 
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Status::Draft => "draft",
+            Status::Open => "open",
+            Status::Paid => "paid",
+            Status::Void => "void",
+        })
+    }
+}
+
+impl std::str::FromStr for Status {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "draft" => Status::Draft,
+            "open" => Status::Open,
+            "paid" => Status::Paid,
+            "void" => Status::Void,
+            other => return Err(format!("no status {other:?}")),
+        })
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Currency {
@@ -35,7 +60,10 @@ pub struct Invoice {
     pub due_date: Option<String>,
 }
 
-#[derive(Debug, ToolErrors)]
+/// The billing errors, as the server sends them and as a client reads them back
+/// (`from_envelope`: `Client::call_typed` gives these variants again).
+#[derive(Debug, PartialEq, ToolErrors)]
+#[tool_error(from_envelope)]
 pub enum BillingError {
     #[tool_error(NOT_FOUND, "No invoice with that ID", recovery = "List invoices first, then retry with a real ID",
                  actions(Billing::list_invoices), details(requestedId = id))]
@@ -52,7 +80,7 @@ pub enum BillingError {
         "Invoice {id} is {status} and cannot be cancelled.",
         actions(Billing::get_invoice)
     )]
-    NotCancellable { id: String, status: &'static str },
+    NotCancellable { id: String, status: Status },
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -246,7 +274,7 @@ impl Billing {
         if invoice.status == Status::Paid {
             return Err(BillingError::NotCancellable {
                 id: args.id,
-                status: "paid",
+                status: invoice.status,
             });
         }
         if args.reason.is_none() {

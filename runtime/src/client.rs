@@ -8,7 +8,7 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value};
 
 use crate::envelope::mirror_entries;
-use crate::{ParsedError, ParsedKind, parse_envelope};
+use crate::{FromEnvelope, ParsedError, ParsedKind, parse_envelope};
 
 /// A client of an MCP server built with this crate (or any MCP server).
 ///
@@ -161,6 +161,38 @@ impl Client {
         serde_json::from_str(&text).map_err(ClientError::Decode)
     }
 
+    /// Calls and decodes the success value into `T`, and a failure into the caller's own error
+    /// type `E` when the envelope is one of its errors ([`FromEnvelope`], which
+    /// `#[derive(ToolErrors)]` implements with `#[tool_error(from_envelope)]`).
+    ///
+    /// ```no_run
+    /// # #[derive(serde::Deserialize)] struct Invoice;
+    /// # #[derive(Debug)] enum BillingError { NotFound { id: String } }
+    /// # impl mcp_fusion::FromEnvelope for BillingError {
+    /// #     fn from_envelope(_: &mcp_fusion::ParsedError) -> Option<Self> { None }
+    /// # }
+    /// use mcp_fusion::client::{CallError, Client};
+    /// # async fn run(client: Client) {
+    /// match client.call_typed::<Invoice, BillingError>("billing.get_invoice", serde_json::json!({"id": "inv_9"})).await {
+    ///     Ok(invoice) => { /* ... */ }
+    ///     Err(CallError::Domain(BillingError::NotFound { id })) => println!("no invoice {id}"),
+    ///     Err(CallError::Client(other)) => println!("{other}"),
+    /// }
+    /// # }
+    /// ```
+    pub async fn call_typed<T, E>(&self, target: &str, arguments: Value) -> Result<T, CallError<E>>
+    where
+        T: serde::de::DeserializeOwned,
+        E: FromEnvelope,
+    {
+        self.call_as(target, arguments)
+            .await
+            .map_err(|err| match err.domain() {
+                Some(domain) => CallError::Domain(domain),
+                None => CallError::Client(err),
+            })
+    }
+
     /// Calls every target concurrently; every outcome comes back, in order, whatever the
     /// others did.
     pub async fn batch<I, S>(&self, calls: I) -> Vec<Result<CallToolResult, ClientError>>
@@ -256,6 +288,38 @@ impl ToolCallError {
     pub fn is_envelope(&self) -> bool {
         self.error.kind != ParsedKind::NotAnEnvelope
     }
+
+    /// The envelope as the caller's own error type, when it is one of its errors.
+    pub fn domain<E: FromEnvelope>(&self) -> Option<E> {
+        E::from_envelope(&self.error)
+    }
+}
+
+/// A failed [`Client::call_typed`]: the caller's own error, or anything else.
+#[derive(Debug)]
+pub enum CallError<E> {
+    /// The envelope, as one of the caller's errors.
+    Domain(E),
+    /// An envelope `E` does not know, the transport, the arguments, the decoding.
+    Client(ClientError),
+}
+
+impl<E: fmt::Display> fmt::Display for CallError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallError::Domain(e) => e.fmt(f),
+            CallError::Client(e) => e.fmt(f),
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for CallError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CallError::Domain(e) => Some(e),
+            CallError::Client(e) => Some(e),
+        }
+    }
 }
 
 impl fmt::Display for ToolCallError {
@@ -291,6 +355,12 @@ impl ClientError {
             ClientError::Tool(e) => Some(e),
             _ => None,
         }
+    }
+
+    /// The tool error as the caller's own error type, when the tool answered with one of its
+    /// errors ([`FromEnvelope`]).
+    pub fn domain<E: FromEnvelope>(&self) -> Option<E> {
+        self.tool_error()?.domain()
     }
 }
 

@@ -145,6 +145,7 @@
 //! | `from` | field | `Io(#[tool_error(from)] std::io::Error)` | `From<io::Error>` for the enum (so `?` converts), and the field is the source |
 //! | `source` | field | `#[tool_error(source)] cause: io::Error` | `Error::source` (a field named `source` is the source without it) |
 //! | `skip_display` | enum | `#[tool_error(skip_display)]` | the enum has its own `Display` and `Error` (thiserror's, say); only the envelope is derived |
+//! | `from_envelope` | enum | `#[tool_error(from_envelope)]` | [`FromEnvelope`]: a client reads its errors back as the enum (`Client::call_typed`); each field from its detail or its plain `{field}` in the message, parsed with `FromStr` |
 //! | `crate` | enum | `#[tool_error(crate = ::my_sdk::mcp_fusion)]` | where this crate is, when re-exported |
 //!
 //! The helper attributes are namespaced (`#[tool_error(from)]`, not `#[from]`), so the derive
@@ -161,7 +162,9 @@
 //! - Serving: [`server::Server`] on rmcp (stdio with feature `stdio`, streamable HTTP with
 //!   `http`; both on by default), which runs its policy (rate limit, concurrency,
 //!   [`middleware`], deadline, panic catching) around every tool.
-//! - Calling: `client::Client` (feature `client`), which turns envelopes back into Rust errors.
+//! - Calling: `client::Client` (feature `client`), which turns envelopes back into Rust errors
+//!   (the generic [`ParsedError`], or the caller's own through [`FromEnvelope`]), read from the
+//!   mirror every envelope carries in `_meta` ([`MIRROR_KEY`], ERRORS.md §9) or from its text.
 //! - Change: [`contract`] (the lockfile, classified diffs) and [`inject_contract_awareness`]
 //!   (what changed, told to the model).
 #![warn(missing_docs)]
@@ -186,8 +189,9 @@ pub mod validate;
 
 pub use call_result::with_warning;
 pub use envelope::{
-    ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES, MIRROR_KEY, ParsedError, ParsedField,
-    ParsedKind, RetryAfter, Text, ToolError, error, inject_contract_awareness, parse_envelope,
+    ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES, FromEnvelope, MIRROR_KEY, ParsedError,
+    ParsedField, ParsedKind, RetryAfter, Text, ToolError, error, inject_contract_awareness,
+    parse_envelope,
 };
 pub use error::{ErrorCode, InvalidCode, Severity};
 /// Maps a domain error enum to codes, messages and recovery hints; see the

@@ -18,7 +18,12 @@ pub use serde_json::{Map, Value};
 pub use crate::tool::{
     ActionDef, ActionRef, BoxFuture, Context, Exposition, Failure, IntoOutput, Tool, ToolDef,
 };
-pub use crate::{ErrorCode, Severity, ToolError, error};
+pub use crate::{ErrorCode, FromEnvelope, ParsedError, Severity, ToolError, error};
+
+/// What `#[tool_error(from_envelope)]` reads an envelope with.
+pub mod reverse {
+    pub use crate::envelope::reverse::{Piece, detail, is, matching, read};
+}
 
 /// The arguments of an action: decoded from JSON, described by a JSON Schema.
 #[diagnostic::on_unimplemented(

@@ -16,6 +16,8 @@ pub(super) struct EnumReceiver {
     pub(super) krate: Option<syn::Path>,
     /// `#[tool_error(skip_display)]`: the enum has its own `Display` and `Error`.
     pub(super) skip_display: Flag,
+    /// `#[tool_error(from_envelope)]`: clients can read the enum back from its envelopes.
+    pub(super) from_envelope: Flag,
 }
 
 #[derive(FromVariant)]

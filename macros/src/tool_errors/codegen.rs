@@ -5,7 +5,8 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::attr::Code;
-use super::{Delay, Kind, Model, Severity, Variant};
+use super::fmt::Piece;
+use super::{Delay, FieldText, Kind, Model, Readback, Severity, Variant};
 
 pub(super) fn expand(model: &Model) -> TokenStream {
     let Model {
@@ -127,6 +128,8 @@ pub(super) fn expand(model: &Model) -> TokenStream {
         })
     });
 
+    let from_envelope = model.from_envelope.then(|| from_envelope(model, &private));
+
     quote! {
         #[allow(unused_qualifications, unused_variables)]
         const _: () = {
@@ -144,7 +147,80 @@ pub(super) fn expand(model: &Model) -> TokenStream {
             }
 
             #(#froms)*
+
+            #from_envelope
         };
+    }
+}
+
+/// `FromEnvelope` for the enum: each variant, in declaration order, tried on the envelope.
+fn from_envelope(model: &Model, private: &TokenStream) -> TokenStream {
+    let Model {
+        ident, generics, ..
+    } = model;
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let some = quote!(::core::option::Option::Some);
+    let arms = model.variants.iter().map(|v| {
+        let variant = &v.ident;
+        match &v.readback {
+            Readback::Never => quote!(),
+            Readback::Transparent { member, ty } => quote! {
+                if let #some(__inner) = <#ty as #private::FromEnvelope>::from_envelope(__envelope) {
+                    return #some(#ident::#variant { #member: __inner });
+                }
+            },
+            Readback::Coded {
+                code,
+                pieces,
+                fields,
+                read_message,
+            } => {
+                let inits = fields.iter().map(|(member, text, ty)| {
+                    let text = match text {
+                        FieldText::Detail(key) => {
+                            quote!(#private::reverse::detail(__envelope, #key)?)
+                        }
+                        FieldText::Hole(index) => quote!(__holes[#index]),
+                    };
+                    // Spanned at the field's type: rustc reports one that does not parse there.
+                    quote::quote_spanned!(syn::spanned::Spanned::span(ty)=>
+                        #member: #private::reverse::read::<#ty>(#text)?
+                    )
+                });
+                let make = quote!(#some(#ident::#variant { #(#inits,)* }));
+                let read = if *read_message {
+                    let pieces = pieces.iter().map(|piece| match piece {
+                        Piece::Text(text) => quote!(#private::reverse::Piece::Text(#text)),
+                        Piece::Hole { .. } => quote!(#private::reverse::Piece::Hole),
+                    });
+                    quote! {
+                        #private::reverse::matching(
+                            &__envelope.message,
+                            &[#(#pieces),*],
+                            |__holes: &[&str]| -> ::core::option::Option<Self> { #make },
+                        )
+                    }
+                } else {
+                    quote!((|| -> ::core::option::Option<Self> { #make })())
+                };
+                quote! {
+                    if #private::reverse::is(__envelope, #code) {
+                        if let #some(__error) = #read {
+                            return #some(__error);
+                        }
+                    }
+                }
+            }
+        }
+    });
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #private::FromEnvelope for #ident #ty_generics #where_clause {
+            fn from_envelope(__envelope: &#private::ParsedError) -> ::core::option::Option<Self> {
+                #(#arms)*
+                ::core::option::Option::None
+            }
+        }
     }
 }
 

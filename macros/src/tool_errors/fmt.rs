@@ -102,6 +102,53 @@ pub(super) fn template(literal: &syn::LitStr, fields: &[String]) -> darling::Res
     })
 }
 
+/// A piece of a message template as the message shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Piece {
+    Text(String),
+    /// `{name}` (`plain`: shown with `Display`, no format spec, so its text reads back).
+    Hole {
+        name: String,
+        plain: bool,
+    },
+}
+
+/// The pieces of a template's text (`{{` and `}}` are braces); adjacent text is one piece.
+pub(super) fn pieces(text: &str) -> Vec<Piece> {
+    let mut out = Vec::new();
+    let mut literal = String::new();
+    let mut rest = text;
+    while let Some(open) = rest.find(['{', '}']) {
+        literal.push_str(&rest[..open]);
+        let tail = &rest[open..];
+        if tail.starts_with("{{") || tail.starts_with("}}") {
+            literal.push_str(&tail[..1]);
+            rest = &tail[2..];
+            continue;
+        }
+        let Some(close) = tail.find('}').filter(|_| tail.starts_with('{')) else {
+            literal.push_str(&tail[..1]);
+            rest = &tail[1..];
+            continue;
+        };
+        if !literal.is_empty() {
+            out.push(Piece::Text(std::mem::take(&mut literal)));
+        }
+        let inside = &tail[1..close];
+        let (name, spec) = inside.split_at(inside.find(':').unwrap_or(inside.len()));
+        out.push(Piece::Hole {
+            name: name.trim_start_matches("r#").to_owned(),
+            plain: spec.is_empty(),
+        });
+        rest = &tail[close + 1..];
+    }
+    literal.push_str(rest);
+    if !literal.is_empty() {
+        out.push(Piece::Text(literal));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,6 +173,25 @@ mod tests {
             run("{{literal}} {r#type}", &["type"]).unwrap().0,
             "{{literal}} {__field_type}"
         );
+    }
+
+    #[test]
+    fn pieces_of_a_message() {
+        let hole = |name: &str, plain| Piece::Hole {
+            name: name.into(),
+            plain,
+        };
+        assert_eq!(
+            pieces("Invoice {id} is {status:?} {{x}}."),
+            [
+                Piece::Text("Invoice ".into()),
+                hole("id", true),
+                Piece::Text(" is ".into()),
+                hole("status", false),
+                Piece::Text(" {x}.".into()),
+            ]
+        );
+        assert_eq!(pieces("{0}{r#type}"), [hole("0", true), hole("type", true)]);
     }
 
     #[test]

@@ -56,6 +56,8 @@ struct Model {
     ident: syn::Ident,
     generics: syn::Generics,
     skip_display: bool,
+    /// `from_envelope`: `FromEnvelope` is generated.
+    from_envelope: bool,
     variants: Vec<Variant>,
 }
 
@@ -78,6 +80,35 @@ struct Variant {
     details: Vec<(String, syn::Ident, syn::Ident)>,
     severity: Option<Severity>,
     retry_after: Option<Delay>,
+    /// How a client reads the variant back from its envelope (`from_envelope`).
+    readback: Readback,
+}
+
+/// How `FromEnvelope` makes a variant from an envelope.
+enum Readback {
+    /// Never: an INTERNAL_ERROR carries no cause.
+    Never,
+    /// Through its one field's `FromEnvelope` (`transparent`).
+    Transparent { member: syn::Member, ty: syn::Type },
+    /// By its code, each field from a detail or from the message.
+    Coded {
+        code: String,
+        /// The message template's pieces; empty when the message is not the template
+        /// (`skip_display`).
+        pieces: Vec<fmt::Piece>,
+        fields: Vec<(syn::Member, FieldText, syn::Type)>,
+        /// Whether the message must match the template: it gives a field, or another variant
+        /// has the same code.
+        read_message: bool,
+    },
+}
+
+/// Where a field's text is in an envelope.
+enum FieldText {
+    /// The value of this detail.
+    Detail(String),
+    /// The text of the n-th hole of the message template.
+    Hole(usize),
 }
 
 /// What a variant becomes.
@@ -129,18 +160,46 @@ fn model(derive: &syn::DeriveInput) -> darling::Result<Model> {
     // The enum's own options and its variants are read apart, so that a mistake in one is
     // reported together with the mistakes in the others.
     let receiver = errors.handle(EnumReceiver::from_derive_input(derive));
+    let flags = Flags {
+        skip_display: receiver
+            .as_ref()
+            .is_some_and(|r| r.skip_display.is_present()),
+        from_envelope: receiver
+            .as_ref()
+            .is_some_and(|r| r.from_envelope.is_present()),
+    };
     let mut variants = Vec::new();
     if let syn::Data::Enum(data) = &derive.data {
         for variant in &data.variants {
             let Some(variant) = errors.handle(attr::VariantReceiver::from_variant(variant)) else {
                 continue;
             };
-            if let Some(model) = variant_model(&variant, &mut errors) {
+            if let Some(model) = variant_model(&variant, flags, &mut errors) {
                 variants.push(model);
             }
         }
     }
     errors.finish()?;
+    // A code two variants share is told apart by the message.
+    let codes: Vec<String> = variants
+        .iter()
+        .filter_map(|v| match &v.readback {
+            Readback::Coded { code, .. } => Some(code.clone()),
+            _ => None,
+        })
+        .collect();
+    for variant in &mut variants {
+        if let Readback::Coded {
+            code,
+            pieces,
+            read_message,
+            ..
+        } = &mut variant.readback
+        {
+            let shared = codes.iter().filter(|c| *c == code).count() > 1;
+            *read_message |= shared && !pieces.is_empty();
+        }
+    }
     let receiver = receiver.ok_or_else(|| {
         darling::Error::custom("#[derive(ToolErrors)] could not read this enum")
             .with_span(&derive.ident)
@@ -149,13 +208,22 @@ fn model(derive: &syn::DeriveInput) -> darling::Result<Model> {
         krate: Krate::new(receiver.krate),
         ident: receiver.ident,
         generics: receiver.generics,
-        skip_display: receiver.skip_display.is_present(),
+        skip_display: flags.skip_display,
+        from_envelope: flags.from_envelope,
         variants,
     })
 }
 
+/// The enum's options that shape its variants.
+#[derive(Clone, Copy)]
+struct Flags {
+    skip_display: bool,
+    from_envelope: bool,
+}
+
 fn variant_model(
     variant: &attr::VariantReceiver,
+    flags: Flags,
     errors: &mut darling::error::Accumulator,
 ) -> Option<Variant> {
     let attr = attr::variant_attr(variant, errors)?;
@@ -430,6 +498,7 @@ fn variant_model(
         (None, _) if special => return None,
         (None, _) => Kind::Envelope(code?),
     };
+    let readback = readback(variant, &attr, &kind, &fields, flags, errors);
     let source = source_index.map(|i| fmt::local(&fields[i].0));
     let from = from_index.map(|i| (fields[i].1.clone(), variant.fields.fields[i].ty.clone()));
     let bound = fields
@@ -449,7 +518,89 @@ fn variant_model(
         details,
         severity,
         retry_after,
+        readback,
     })
+}
+
+/// How a client reads the variant back (`from_envelope`): every field of a coded variant must
+/// be in a detail or shown plainly (`{field}`) in the message; each one that is not is reported.
+fn readback(
+    variant: &attr::VariantReceiver,
+    attr: &attr::VariantAttr,
+    kind: &Kind,
+    fields: &[(String, syn::Member)],
+    flags: Flags,
+    errors: &mut darling::error::Accumulator,
+) -> Readback {
+    let code = match kind {
+        Kind::Internal => return Readback::Never,
+        Kind::Transparent { member, .. } => {
+            return Readback::Transparent {
+                member: member.clone(),
+                ty: variant.fields.fields[0].ty.clone(),
+            };
+        }
+        Kind::Envelope(Code::Canonical(ident)) => ident.to_string(),
+        Kind::Envelope(Code::Custom(lit)) => lit.value(),
+    };
+    let pieces = match (&attr.message, flags.skip_display) {
+        (Some(message), false) => fmt::pieces(&message.value()),
+        _ => Vec::new(),
+    };
+    let holes: Vec<(&str, bool)> = pieces
+        .iter()
+        .filter_map(|p| match p {
+            fmt::Piece::Hole { name, plain } => Some((name.as_str(), *plain)),
+            fmt::Piece::Text(_) => None,
+        })
+        .collect();
+    let mut read = Vec::new();
+    for ((name, member), field) in fields.iter().zip(variant.fields.iter()) {
+        let detail = attr
+            .details
+            .iter()
+            .find(|(_, f)| f.to_string().trim_start_matches("r#") == name);
+        let hole = holes.iter().position(|&(n, plain)| n == name && plain);
+        let text = match (detail, hole) {
+            (Some((key, _)), _) => FieldText::Detail(key.to_string()),
+            (None, Some(index)) => FieldText::Hole(index),
+            (None, None) => {
+                if flags.from_envelope {
+                    let source = field.from.is_present()
+                        || field.source.is_present()
+                        || field.ident.as_ref().is_some_and(|i| i == "source");
+                    let why = if source {
+                        "the source error does not travel in an envelope: make the variant `internal`, or leave `from_envelope` off the enum".to_owned()
+                    } else if flags.skip_display {
+                        "name it in `details(..)`".to_owned()
+                    } else {
+                        format!(
+                            "name it in `details(..)`, or show it as `{{{name}}}` in the message"
+                        )
+                    };
+                    let at = field
+                        .ident
+                        .as_ref()
+                        .map_or_else(|| field.ty.span(), |i| i.span());
+                    errors.push(
+                        darling::Error::custom(format!(
+                            "`{name}` cannot be read back from an envelope (the enum is `from_envelope`): {why}"
+                        ))
+                        .with_span(&at),
+                    );
+                }
+                continue;
+            }
+        };
+        read.push((member.clone(), text, field.ty.clone()));
+    }
+    let read_message = read.iter().any(|(_, t, _)| matches!(t, FieldText::Hole(_)));
+    Readback::Coded {
+        code,
+        pieces,
+        fields: read,
+        read_message,
+    }
 }
 
 #[cfg(test)]

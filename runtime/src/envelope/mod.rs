@@ -6,6 +6,7 @@ mod escape;
 mod mirror;
 mod parse;
 mod render;
+pub(crate) mod reverse;
 pub(crate) mod text;
 
 use std::borrow::Cow;
@@ -26,6 +27,7 @@ pub use mirror::MIRROR_KEY;
 pub(crate) use mirror::{Envelope, entries as mirror_entries, push as push_mirror};
 pub use parse::{ParsedError, ParsedField, ParsedKind, parse_envelope};
 pub(crate) use render::itoa;
+pub use reverse::FromEnvelope;
 
 /// Text that is usually a literal: borrowed when it can be, owned when it must. Public because
 /// the builder methods take `impl Into<Text>` (a `&'static str`, a `String`, an [`ActionRef`])

@@ -1,0 +1,10 @@
+use mcp_fusion::ToolErrors;
+
+#[derive(Debug, ToolErrors)]
+#[tool_error(from_envelope)]
+enum PaymentError {
+    #[tool_error(CONFLICT, "Invoice {id} is {status}.")]
+    Blocked { id: String, status: &'static str },
+}
+
+fn main() {}
