@@ -20,6 +20,9 @@
 //! served with `--fail-open`. `--lease-margin S` (5 by default) is how much longer than the
 //! action's deadline a concurrency lease outlives a replica that died holding it.
 //!
+//! `--flat` lists each action as an MCP tool of its own (`billing_get_invoice`, ...), with its
+//! title and output schema; successful results then carry `structuredContent`.
+//!
 //! Logs go to stderr at `info`, with rmcp's own at `warn`; `RUST_LOG` chooses otherwise
 //! (`RUST_LOG=debug`, `RUST_LOG=info,rmcp=info`).
 //!
@@ -33,6 +36,7 @@ mod billing;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use mcp_fusion::Exposition;
 use mcp_fusion::contract::Contract;
 use mcp_fusion::middleware::Audit;
 use mcp_fusion::server::limits::{FailPolicy, RedisStore};
@@ -100,6 +104,9 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     if !args.iter().any(|a| a == "--no-audit") {
         server = server.middleware(Audit);
+    }
+    if args.iter().any(|a| a == "--flat") {
+        server = server.exposition(Exposition::Flat);
     }
     let mut server = server.tool(billing::Billing::seeded());
     if let Some(status) = mcp_fusion::contract::command(&server, args.iter().cloned()) {

@@ -68,7 +68,7 @@ fn lockfiles_are_stable_and_read_back() {
 #[test]
 fn a_hand_edited_lockfile_is_refused() {
     let text = Contract::of(&billing_server()).to_lockfile();
-    let edited = text.replacen("\"minimum\": 1", "\"minimum\": 2", 1);
+    let edited = text.replacen("Creates a draft invoice", "Creates an invoice", 1);
     assert_ne!(edited, text);
     match Contract::from_lockfile(&edited) {
         Err(LockfileError::Digest { action }) => assert_eq!(action, "billing.create_invoice"),
@@ -653,4 +653,198 @@ async fn the_billing_server_reads_its_lockfile_from_the_command_line() {
         "The contract matches the lockfile.\n"
     );
     std::fs::remove_file(&old).unwrap();
+}
+
+/// An action whose success value has this schema.
+fn returning(schema: Value) -> ActionDef {
+    ActionDef::without_arguments("a").output_schema(schema)
+}
+
+/// An object output with these properties, all required unless listed in `optional`.
+fn output(properties: Value, optional: &[&str]) -> ActionDef {
+    let required: Vec<&String> = properties
+        .as_object()
+        .into_iter()
+        .flat_map(|p| p.keys())
+        .filter(|k| !optional.contains(&k.as_str()))
+        .collect();
+    returning(json!({"type": "object", "properties": properties, "required": required}))
+}
+
+/// The output schema is compared for the host that reads it: each row of the module's output
+/// table, and titles as cosmetic changes.
+#[test]
+fn every_row_of_the_output_table() {
+    let none = || ActionDef::without_arguments("a");
+    let id = || json!({"type": "string"});
+    let rows: Vec<Row> = vec![
+        (
+            "output declared",
+            none(),
+            output(json!({"id": id()}), &[]),
+            vec![(Safe, "(output)")],
+        ),
+        (
+            "output no longer declared",
+            output(json!({"id": id()}), &[]),
+            none(),
+            vec![(Breaking, "(output)")],
+        ),
+        (
+            "output field removed",
+            output(json!({"id": id(), "total": {"type": "integer"}}), &[]),
+            output(json!({"id": id()}), &[]),
+            vec![(Breaking, "(output).total")],
+        ),
+        (
+            "output field added",
+            output(json!({"id": id()}), &[]),
+            output(json!({"id": id(), "total": {"type": "integer"}}), &[]),
+            vec![(Safe, "(output).total")],
+        ),
+        (
+            "output field may now be absent",
+            output(json!({"id": id()}), &[]),
+            output(json!({"id": id()}), &["id"]),
+            vec![(Breaking, "(output).id")],
+        ),
+        (
+            "output field now always present",
+            output(json!({"id": id()}), &["id"]),
+            output(json!({"id": id()}), &[]),
+            vec![(Safe, "(output).id")],
+        ),
+        (
+            "output type widened",
+            output(json!({"due": {"type": "string"}}), &[]),
+            output(json!({"due": {"type": ["string", "null"]}}), &[]),
+            vec![(Breaking, "(output).due")],
+        ),
+        (
+            "output type narrowed",
+            output(json!({"due": {"type": ["string", "null"]}}), &[]),
+            output(json!({"due": {"type": "string"}}), &[]),
+            vec![(Safe, "(output).due")],
+        ),
+        (
+            "output enum value added, another removed",
+            output(json!({"s": {"enum": ["draft", "paid"]}}), &[]),
+            output(json!({"s": {"enum": ["draft", "void"]}}), &[]),
+            vec![(Risky, "(output).s"), (Safe, "(output).s")],
+        ),
+        (
+            "a field of the output's items removed, through $ref",
+            returning(json!({"type": "array", "items": {"$ref": "#/$defs/Line"},
+                "$defs": {"Line": {"type": "object", "properties": {"q": {"type": "integer"}, "d": id()}}}})),
+            returning(json!({"type": "array", "items": {"$ref": "#/$defs/Line"},
+                "$defs": {"Line": {"type": "object", "properties": {"q": {"type": "integer"}}}}})),
+            vec![(Breaking, "(output)[].d")],
+        ),
+        (
+            "another keyword of the output changed",
+            output(json!({"n": {"type": "integer", "maximum": 10}}), &[]),
+            output(json!({"n": {"type": "integer", "maximum": 20}}), &[]),
+            vec![(Risky, "(output).n")],
+        ),
+        (
+            "an output description changed: nothing for a host",
+            output(json!({"n": {"type": "integer", "description": "a"}}), &[]),
+            output(json!({"n": {"type": "integer", "description": "b"}}), &[]),
+            vec![],
+        ),
+        (
+            "title added",
+            none(),
+            none().title("An action"),
+            vec![(Cosmetic, "(title)")],
+        ),
+    ];
+    for (name, before, after, expected) in rows {
+        let expected: Vec<(ChangeSeverity, String)> = expected
+            .into_iter()
+            .map(|(s, f)| (s, f.to_owned()))
+            .collect();
+        assert_eq!(changes(before, after), expected, "{name}");
+    }
+}
+
+/// Titles and output schemas are in the lockfile and read back; a lockfile written before
+/// they existed keeps its digests, and the change to today's billing tool is named.
+#[test]
+fn lockfiles_keep_titles_and_output_schemas() {
+    let tool = ToolDef::new("t")
+        .title("T")
+        .action(output(json!({"id": {"type": "string"}}), &[]).title("A"))
+        .build();
+    let contract = Contract::of_tools([&tool]);
+    let text = contract.to_lockfile();
+    assert!(text.contains("\"output_schema\""), "{text}");
+    assert_eq!(Contract::from_lockfile(&text).unwrap(), contract);
+
+    let older =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/billing-before-output.lock");
+    let older = Contract::read(older).expect("an older lockfile still reads");
+    let diff = Diff::between(&older, &Contract::of(&billing_server()));
+    let output_changes: Vec<(ChangeSeverity, &str)> = diff
+        .iter()
+        .filter(|(_, c)| c.field == "(output)")
+        .map(|(_, c)| (c.severity, c.action.as_deref().unwrap_or("")))
+        .collect();
+    assert_eq!(output_changes.len(), 7, "{diff}");
+    assert!(output_changes.iter().all(|(s, _)| *s == Safe), "{diff}");
+    assert_eq!(diff.max_severity(), Some(Safe), "{diff}");
+}
+
+/// A removed output field is BREAKING for the host, and stays out of what the model is told.
+#[tokio::test(flavor = "current_thread")]
+async fn output_changes_are_not_told_to_the_model() {
+    let locked = ToolDef::new("t")
+        .action(
+            ActionDef::with_schema(
+                "a",
+                json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+            )
+            .output_schema(json!({"type": "object", "properties": {"gone": {"type": "string"}}})),
+        )
+        .build();
+    let running = || {
+        ToolDef::new("t")
+            .action(
+                ActionDef::with_schema(
+                    "a",
+                    json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+                )
+                .output_schema(json!({"type": "object", "properties": {}})),
+            )
+            .build()
+    };
+    let diff = Diff::between(
+        &Contract::of_tools([&locked]),
+        &Contract::of_tools([&running()]),
+    );
+    assert_eq!(diff.max_severity(), Some(Breaking), "{diff}");
+
+    struct Running(ToolDef);
+    impl mcp_fusion::Tool for Running {
+        fn definition(&self) -> &ToolDef {
+            &self.0
+        }
+        fn invoke(
+            &self,
+            _: usize,
+            _: Value,
+            _: mcp_fusion::Context,
+        ) -> mcp_fusion::BoxFuture<'_, Result<CallToolResult, mcp_fusion::Failure>> {
+            Box::pin(async { Ok(CallToolResult::success(vec![])) })
+        }
+    }
+    let server = Server::new("s", "1")
+        .tool(Running(running()))
+        .contract_lock(Contract::of_tools([&locked]));
+    let mut params = mcp_fusion::rmcp::model::CallToolRequestParams::new("t");
+    params.arguments = json!({"action": "a", "n": "x"}).as_object().cloned();
+    let result = server.call(params).await.expect("the tool exists");
+    let text = &result.content[0].as_text().expect("text").text;
+    assert!(text.starts_with("<validation_error"), "{text}");
+    assert!(!text.contains("contract_awareness"), "{text}");
 }

@@ -359,10 +359,17 @@ proptest! {
         let doc = Document::parse(&text).map_err(|e| TestCaseError::fail(format!("{e}: {text}")))?;
         let root = doc.root_element();
         prop_assert_eq!(root.tag_name().name(), "validation_error");
-        prop_assert_eq!(parse_envelope(&text), parse_envelope(&envelope));
+        // The block leaves the rest as it was (ERRORS.md §6); a client learns its count.
+        let parsed = parse_envelope(&text);
+        prop_assert_eq!(
+            ParsedError { contract_changes: None, ..parsed.clone() },
+            parse_envelope(&envelope)
+        );
 
         let mut qualifying: Vec<&ContractChange> = changes.iter().filter(|c| qualifies(c, &action)).collect();
         qualifying.sort_by(|a, b| a.severity.cmp(&b.severity).then_with(|| a.field.cmp(&b.field)));
+        let counted = (!qualifying.is_empty()).then_some(qualifying.len() as u64);
+        prop_assert_eq!(parsed.contract_changes, counted);
         let Some(block) = child(root, "contract_awareness") else {
             prop_assert!(qualifying.is_empty());
             prop_assert_eq!(text, envelope);

@@ -49,7 +49,7 @@ pub enum Currency {
     Gbp,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Invoice {
     pub id: String,
     pub customer_email: String,
@@ -211,10 +211,10 @@ impl Billing {
 }
 
 /// Invoices: list, read, create, pay, cancel and export them.
-#[tool(name = "billing")]
+#[tool(name = "billing", title = "Billing", output_schema)]
 impl Billing {
     /// Lists invoices, newest first, optionally filtered by status or customer.
-    #[action(read_only, idempotent)]
+    #[action(read_only, idempotent, title = "List invoices")]
     async fn list_invoices(&self, args: ListInvoices) -> Result<Vec<Invoice>, BillingError> {
         let invoices = self.invoices.lock().unwrap_or_else(|p| p.into_inner());
         Ok(invoices
@@ -232,13 +232,13 @@ impl Billing {
     }
 
     /// Gets one invoice by ID.
-    #[action(read_only, idempotent)]
+    #[action(read_only, idempotent, title = "Get an invoice")]
     async fn get_invoice(&self, args: InvoiceId) -> Result<Invoice, BillingError> {
         self.find(&args.id)
     }
 
     /// Creates a draft invoice. At most 10 calls per minute.
-    #[action(rate_limit(max = 10, window = "1m"))]
+    #[action(rate_limit(max = 10, window = "1m"), title = "Create an invoice")]
     async fn create_invoice(&self, args: CreateInvoice) -> Result<Invoice, BillingError> {
         let mut invoices = self.invoices.lock().unwrap_or_else(|p| p.into_inner());
         let invoice = Invoice {
@@ -255,7 +255,7 @@ impl Billing {
     }
 
     /// Marks an invoice paid.
-    #[action(idempotent)]
+    #[action(idempotent, title = "Pay an invoice")]
     async fn pay_invoice(&self, args: InvoiceId) -> Result<Invoice, BillingError> {
         match self.find(&args.id)?.status {
             Status::Paid => Err(BillingError::AlreadyPaid { id: args.id }),
@@ -264,7 +264,7 @@ impl Billing {
     }
 
     /// Cancels an invoice that is not paid yet.
-    #[action(destructive)]
+    #[action(destructive, title = "Cancel an invoice")]
     async fn cancel_invoice(
         &self,
         args: CancelInvoice,
@@ -287,13 +287,23 @@ impl Billing {
     }
 
     /// Voids an invoice.
-    #[action(destructive, deprecated, replacement = cancel_invoice)]
+    #[action(
+        destructive,
+        deprecated,
+        replacement = cancel_invoice,
+        title = "Void an invoice"
+    )]
     async fn void_invoice(&self, args: InvoiceId) -> Result<Invoice, BillingError> {
         self.set_status(&args.id, Status::Void)
     }
 
     /// Exports every invoice (slow: about 200 ms).
-    #[action(read_only, concurrency(max_active = 2, max_queued = 2), timeout = "2s")]
+    #[action(
+        read_only,
+        concurrency(max_active = 2, max_queued = 2),
+        timeout = "2s",
+        title = "Export invoices"
+    )]
     async fn export_invoices(&self, args: Export, f: Context) -> Result<String, BillingError> {
         // Five parts of 40 ms, each reported to a client that asked for progress.
         for part in 1..=5 {

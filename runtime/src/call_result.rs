@@ -38,7 +38,7 @@ impl From<&ValidationError> for CallToolResult {
     /// assert_eq!(CallToolResult::from(&err).is_error, Some(true));
     /// ```
     fn from(err: &ValidationError) -> Self {
-        Envelope::invalid(err).into_result()
+        err.envelope().into_result()
     }
 }
 

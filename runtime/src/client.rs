@@ -146,7 +146,8 @@ impl Client {
         Ok(result)
     }
 
-    /// Calls and decodes the success value (the JSON of the first text block) into `T`.
+    /// Calls and decodes the success value into `T`: the result's `structuredContent` when it
+    /// has one, otherwise the JSON of its first text block.
     pub async fn call_as<T: serde::de::DeserializeOwned>(
         &self,
         target: &str,
@@ -157,6 +158,9 @@ impl Client {
             .throw_on_error(true)
             .call(target, arguments)
             .await?;
+        if let Some(value) = result.structured_content {
+            return serde_json::from_value(value).map_err(ClientError::Decode);
+        }
         let text = texts(&result).next().unwrap_or_default();
         serde_json::from_str(&text).map_err(ClientError::Decode)
     }

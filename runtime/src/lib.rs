@@ -76,6 +76,8 @@
 //! |---|---|---|---|
 //! | `name` | tool, action | `#[tool(name = "billing")]` | the name (default: the type in snake case, the fn's or method's name) |
 //! | `description` | tool | `#[tool(description = "Invoices.")]` | the description (default: the doc comments) |
+//! | `title` | tool, action | `#[action(title = "Pay an invoice")]` | the name a host shows people (MCP `title`; an action's is its tool's in flat exposition) |
+//! | `output_schema` | tool, action | `#[action(output_schema)]` | the success type's JSON Schema is the `outputSchema` of a flat action (or a one-action tool), whose results then carry `structuredContent`; on an impl block, every action |
 //! | `discriminator` | impl block | `#[tool(discriminator = "op")]` | the field that chooses the action (default `action`) |
 //! | `exposition` | impl block | `#[tool(exposition = "flat")]` | one MCP tool per action, `{tool}_{action}` (default `"grouped"`; see [`Exposition`]) |
 //! | `concurrency` | tool, action | `#[action(concurrency(max_active = 2, max_queued = 2))]` | calls running at once, and waiting in line (SERVER_BUSY past it) |
@@ -88,6 +90,7 @@
 //! | `deprecated` | action | `#[action(deprecated = "Use cancel_invoice.")]` | still runs, with a DEPRECATED warning (the note replaces its message) |
 //! | `replacement` | action | `#[action(deprecated, replacement = cancel_invoice)]` | the action to call instead (another action of the tool) |
 //! | `timeout` | action | `#[action(timeout = "5s")]` | the handler's deadline (`"500ms"`, `"5s"`, `"2m"`, `"1h"`): TIMEOUT past it |
+//! | `heartbeat` | action | `#[action(heartbeat = "5s")]` | progress every 5 s while the handler reports none, to a client that asked for progress |
 //! | `crate` | tool | `#[tool(crate = ::my_sdk::mcp_fusion)]` | where this crate is, when re-exported |
 //!
 //! A handler takes `&self` (or nothing), then its arguments struct and optionally `f:

@@ -35,6 +35,39 @@ pub trait ActionArgs: serde::de::DeserializeOwned + schemars::JsonSchema + Send 
 
 impl<T: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static> ActionArgs for T {}
 
+/// The success type of an action that declares its output (`output_schema`): its schema.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no JSON Schema to list as the action's output",
+    label = "`output_schema` lists this type's JSON Schema",
+    note = "derive `schemars::JsonSchema` on it, or leave `output_schema` off (a `Response` is text, not data)"
+)]
+pub trait OutputSchema: schemars::JsonSchema {}
+
+impl<T: schemars::JsonSchema> OutputSchema for T {}
+
+/// The success value of an action that declares its output: sent as structured content.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be sent as the action's structured content",
+    label = "returned as the action's success value",
+    note = "derive `serde::Serialize` on it, or leave `output_schema` off (a `Response` is text, not data)"
+)]
+pub trait StructuredOutput: serde::Serialize {}
+
+impl<T: serde::Serialize> StructuredOutput for T {}
+
+/// The definition of an action whose success value is `T`, declared as its output.
+pub fn with_output<T: OutputSchema>(action: ActionDef) -> ActionDef {
+    action.output::<T>()
+}
+
+/// The result of an action that declares its output: its value as text and as structured
+/// content.
+pub fn structured_output<T: StructuredOutput>(value: T) -> Result<CallToolResult, Failure> {
+    crate::Response::structured(&value)
+        .map(crate::Response::into_result)
+        .map_err(|e| Failure::Internal(Box::new(e)))
+}
+
 /// The definition of an action whose arguments are `T`: the one place the arguments' traits
 /// are required, spanned at the user's type, so that a type that lacks them is reported once.
 pub fn action_def<T: ActionArgs>(name: &'static str) -> ActionDef {

@@ -73,6 +73,13 @@ pub(super) struct ActionOptions {
     /// `open_arguments`: fields the arguments do not declare are accepted (and ignored) instead
     /// of reported. On an impl block's `#[tool(..)]`, for every action.
     pub(super) open_arguments: Flag,
+    /// `title = ".."`: the name a host shows people. On an impl block's `#[tool(..)]`, the
+    /// tool's.
+    pub(super) title: Option<String>,
+    /// `output_schema`: the success type's JSON Schema is listed as the output schema (flat
+    /// exposition, or one action) and results carry `structuredContent`. On an impl block's
+    /// `#[tool(..)]`, for every action.
+    pub(super) output_schema: Flag,
 }
 
 impl ActionOptions {

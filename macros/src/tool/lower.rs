@@ -58,6 +58,7 @@ pub(super) fn single(
         krate: Krate::new(args.krate),
         name: action.name.clone(),
         description,
+        title: None,
         discriminator: None,
         concurrency: limits(args.concurrency.as_ref()),
         rate_limit: rate_limit(args.rate_limit.as_ref(), errors),
@@ -153,6 +154,7 @@ pub(super) fn group(
         let description = docs::description(&method.attrs);
         let rate = rate_limit(options.rate_limit.as_ref(), errors);
         let open_for_all = args.action.open_arguments.is_present();
+        let output_for_all = args.action.output_schema.is_present();
         if let Some(mut action) = action(
             &method.sig,
             action_name,
@@ -163,6 +165,9 @@ pub(super) fn group(
         ) {
             action.rate_limit = rate;
             action.open_arguments |= open_for_all;
+            if output_for_all && action.output.is_none() {
+                action.output = ok_type(&method.sig.output, errors);
+            }
             actions.push(action);
         }
     }
@@ -185,6 +190,7 @@ pub(super) fn group(
             .as_ref()
             .map(|d| quote!(#d))
             .or_else(|| docs::description(&block.attrs)),
+        title: args.action.title.clone(),
         discriminator: args
             .discriminator
             .as_ref()
@@ -267,7 +273,52 @@ fn action(
         concurrency: options.concurrency.map(|c| (c.max_active, c.max_queued)),
         rate_limit: None,
         open_arguments: options.open_arguments.is_present(),
+        title: options.title,
+        output: match options.output_schema.is_present() {
+            true => ok_type(&sig.output, errors),
+            false => None,
+        },
     })
+}
+
+/// `T` of a return type written `Result<T, E>` (any path ending in `Result`), for
+/// `output_schema`; an error on the return type when it is written otherwise.
+fn ok_type(
+    output: &syn::ReturnType,
+    errors: &mut darling::error::Accumulator,
+) -> Option<syn::Type> {
+    let found = match output {
+        syn::ReturnType::Type(_, ty) => match &**ty {
+            syn::Type::Path(p) => p
+                .path
+                .segments
+                .last()
+                .and_then(|last| match &last.arguments {
+                    syn::PathArguments::AngleBracketed(args) if last.ident == "Result" => {
+                        args.args.iter().find_map(|arg| match arg {
+                            syn::GenericArgument::Type(ty) => Some(ty.clone()),
+                            _ => None,
+                        })
+                    }
+                    _ => None,
+                }),
+            _ => None,
+        },
+        syn::ReturnType::Default => None,
+    };
+    if found.is_none() {
+        let at = match output {
+            syn::ReturnType::Type(_, ty) => ty.span(),
+            syn::ReturnType::Default => Span::call_site(),
+        };
+        errors.push(
+            darling::Error::custom(
+                "`output_schema` lists the schema of the success type: return `Result<T, E>` with `T: serde::Serialize + schemars::JsonSchema`",
+            )
+            .with_span(&at),
+        );
+    }
+    found
 }
 
 /// A duration option in milliseconds, or an error on it.

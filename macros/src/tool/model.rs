@@ -9,6 +9,7 @@ pub(super) struct Tool {
     pub(super) krate: Krate,
     pub(super) name: String,
     pub(super) description: Option<TokenStream>,
+    pub(super) title: Option<String>,
     pub(super) discriminator: Option<(String, Span)>,
     pub(super) concurrency: Option<(usize, usize)>,
     pub(super) rate_limit: Option<(u64, u64)>,
@@ -56,6 +57,9 @@ pub(super) struct Action {
     pub(super) rate_limit: Option<(u64, u64)>,
     /// Undeclared fields accepted.
     pub(super) open_arguments: bool,
+    pub(super) title: Option<String>,
+    /// The success type (`T` of `Result<T, E>`), when its schema is the output schema.
+    pub(super) output: Option<syn::Type>,
 }
 
 pub(super) struct Deprecated {

@@ -11,6 +11,10 @@ use crate::{ChangeSeverity, ContractChange};
 
 use ChangeSeverity::{Breaking, Cosmetic, Risky, Safe};
 
+mod output;
+
+pub(crate) use output::OUTPUT;
+
 /// How deep `$ref`s and nesting are followed; deeper schemas are compared as a whole.
 const MAX_DEPTH: usize = 32;
 
@@ -83,6 +87,15 @@ pub(super) fn tool(
             running.description.clone(),
         );
     }
+    if locked.title != running.title {
+        sink.push_values(
+            Cosmetic,
+            "(title)",
+            format!("The title of the tool \"{}\" changed.", running.name),
+            locked.title.clone(),
+            running.title.clone(),
+        );
+    }
     let names: BTreeSet<&str> = locked
         .actions
         .iter()
@@ -129,6 +142,15 @@ fn action(old: &ActionContract, new: &ActionContract, sink: &mut Sink) {
             format!("The description of \"{name}\" changed."),
             old.description.clone(),
             new.description.clone(),
+        );
+    }
+    if old.title != new.title {
+        sink.push_values(
+            Cosmetic,
+            "(title)",
+            format!("The title of \"{name}\" changed."),
+            old.title.clone(),
+            new.title.clone(),
         );
     }
     let (was, is) = (old.annotations, new.annotations);
@@ -203,6 +225,12 @@ fn action(old: &ActionContract, new: &ActionContract, sink: &mut Sink) {
         same_defs: defs(&old.input_schema) == defs(&new.input_schema),
     };
     schema(roots, &old.input_schema, &new.input_schema, "", 0, sink);
+    output::compare(
+        name,
+        old.output_schema.as_ref(),
+        new.output_schema.as_ref(),
+        sink,
+    );
 }
 
 /// The two whole schemas, for `$ref`s.

@@ -78,6 +78,8 @@ struct File {
 struct Tool {
     name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     description: Option<String>,
     actions: Vec<Action>,
 }
@@ -90,9 +92,12 @@ struct Action {
     body: Body,
 }
 
-/// Everything the digest covers.
+/// Everything the digest covers. Optional parts are left out when absent, so that a lockfile
+/// written before they existed keeps its digests.
 #[derive(Serialize, Deserialize)]
 struct Body {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    title: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     description: Option<String>,
     #[serde(default, skip_serializing_if = "Hints::is_empty")]
@@ -101,6 +106,8 @@ struct Body {
     deprecated: Option<Deprecated>,
     required: Vec<String>,
     input_schema: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    output_schema: Option<Value>,
 }
 
 #[derive(Serialize, Deserialize, Default, PartialEq)]
@@ -134,6 +141,7 @@ struct Deprecated {
 fn body(action: &ActionContract) -> Body {
     let a = action.annotations;
     Body {
+        title: action.title.clone(),
         description: action.description.clone(),
         annotations: Hints {
             read_only: a.read_only,
@@ -147,6 +155,7 @@ fn body(action: &ActionContract) -> Body {
         }),
         required: action.required.clone(),
         input_schema: action.input_schema.clone(),
+        output_schema: action.output_schema.clone(),
     }
 }
 
@@ -174,6 +183,7 @@ pub(super) fn write(contract: &Contract) -> String {
             .iter()
             .map(|tool| Tool {
                 name: tool.name.clone(),
+                title: tool.title.clone(),
                 description: tool.description.clone(),
                 actions: tool
                     .actions
@@ -210,11 +220,13 @@ pub(super) fn read(text: &str) -> Result<Contract, LockfileError> {
                 return Err(LockfileError::Digest { action: name });
             }
             let Body {
+                title,
                 description,
                 annotations: hints,
                 deprecated,
                 required,
                 input_schema,
+                output_schema,
             } = body;
             actions.push(ActionContract {
                 name,
@@ -231,11 +243,14 @@ pub(super) fn read(text: &str) -> Result<Contract, LockfileError> {
                     note: d.note,
                     replacement: d.replacement,
                 }),
+                title,
+                output_schema: output_schema.as_ref().map(canonical),
             });
         }
         actions.sort_by(|a, b| a.name.cmp(&b.name));
         tools.push(ToolContract {
             name: tool.name,
+            title: tool.title,
             description: tool.description,
             actions,
         });

@@ -25,6 +25,17 @@
 //! | `read_only` gained, `destructive` or `open_world` lost; deprecated or undeprecated | SAFE |
 //! | descriptions, titles, examples; a deprecation's note or replacement | COSMETIC |
 //!
+//! An action's output schema (what a host reads in `structuredContent`) is compared the other
+//! way round, for the host that reads it; these changes are never shown to the model, whose
+//! arguments they do not touch:
+//!
+//! | output change | severity |
+//! |---|---|
+//! | output schema or output field removed; field no longer always present | BREAKING |
+//! | type changed or widened (a reader may get a type it does not expect) | BREAKING |
+//! | enum value added; any other keyword changed | RISKY |
+//! | output schema or field added; field now always present; type narrowed; enum value removed | SAFE |
+//!
 //! ```
 //! use mcp_fusion::contract::{Contract, Diff};
 //! use mcp_fusion::{ActionDef, ToolDef};
@@ -41,6 +52,8 @@
 //! [`Server::contract_lock`]: crate::server::Server::contract_lock
 
 mod classify;
+
+pub(crate) use classify::OUTPUT;
 mod lines;
 mod lockfile;
 
@@ -73,6 +86,8 @@ pub struct ToolContract {
     pub name: String,
     /// What `tools/list` says of it.
     pub description: Option<String>,
+    /// The name a host shows people.
+    pub title: Option<String>,
     /// Its actions, sorted by qualified name.
     pub actions: Vec<ActionContract>,
 }
@@ -92,6 +107,11 @@ pub struct ActionContract {
     pub annotations: Annotations,
     /// Set when it is deprecated.
     pub deprecation: Option<Deprecation>,
+    /// The name a host shows people.
+    pub title: Option<String>,
+    /// The schema of its success value, when it declares one (what a host reads in
+    /// `structuredContent`), object keys sorted.
+    pub output_schema: Option<Value>,
 }
 
 /// Whatever holds tool definitions: a [`Server`](crate::server::Server) (its registered
@@ -178,6 +198,10 @@ impl ToolContract {
                     required,
                     annotations: action.annotations(),
                     deprecation: action.deprecation().cloned(),
+                    title: action.title_text().map(str::to_owned),
+                    output_schema: action
+                        .output_schema_object()
+                        .map(|schema| canonical(&Value::Object(schema.clone()))),
                 }
             })
             .collect();
@@ -185,6 +209,7 @@ impl ToolContract {
         ToolContract {
             name: def.name().to_owned(),
             description: def.description_text().map(str::to_owned),
+            title: def.own_title().map(str::to_owned),
             actions,
         }
     }

@@ -1,12 +1,11 @@
 //! The machine-readable mirror of an envelope (ERRORS.md §9): the same facts as JSON in the
 //! result's `_meta`, for hosts and typed clients. Values are the plain strings, before the text's
-//! escaping; a sent value stays cut in a field's `text`, as the line shows it.
+//! escaping. (A validation error's mirror is written by `validate`, which knows its problems.)
 
 use rmcp::model::{CallToolResult, ContentBlock, MetaObject};
 use serde_json::{Map, Value};
 
 use super::ToolError;
-use crate::validate::{MAX_FIELDS, RECOVERY, ValidationError};
 
 /// The key of the mirror in a result's `_meta`: an array with one object per envelope, in the
 /// order of the text blocks.
@@ -59,47 +58,6 @@ impl ToolError {
     }
 }
 
-impl ValidationError {
-    /// This envelope's mirror object (ERRORS.md §9): `kind`, `code`, `severity`, `action`, one
-    /// `{path, problem, text}` per `<field>` line, `recovery`, and `more` when a `(more)` line is
-    /// written.
-    ///
-    /// ```
-    /// use mcp_fusion::validate::Schema;
-    /// use serde_json::json;
-    ///
-    /// let schema = Schema::new(&json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}})).unwrap();
-    /// let err = schema.validate("demo.count", &json!({"n": 0})).unwrap_err();
-    /// assert_eq!(err.mirror()["fields"], json!([{"path": "n", "problem": "minimum",
-    ///     "text": "Too small. You sent: 0. Expected a number >= 1."}]));
-    /// ```
-    pub fn mirror(&self) -> Value {
-        let problems = self.problems();
-        let fields = problems
-            .iter()
-            .take(MAX_FIELDS)
-            .map(|problem| {
-                let mut field = Map::new();
-                field.insert("path".into(), problem.path().to_string().into());
-                field.insert("problem".into(), problem.kind().name().into());
-                field.insert("text".into(), problem.line().into());
-                Value::Object(field)
-            })
-            .collect();
-        let mut out = Map::new();
-        out.insert("kind".into(), "validation_error".into());
-        out.insert("code".into(), "VALIDATION_ERROR".into());
-        out.insert("severity".into(), "error".into());
-        out.insert("action".into(), self.action().into());
-        out.insert("fields".into(), Value::Array(fields));
-        out.insert("recovery".into(), RECOVERY.into());
-        if let Some(more) = problems.len().checked_sub(MAX_FIELDS).filter(|&k| k > 0) {
-            out.insert("more".into(), more.into());
-        }
-        Value::Object(out)
-    }
-}
-
 /// One envelope on its way out: its text, its mirror and the result's `isError`.
 pub(crate) struct Envelope {
     pub(crate) text: String,
@@ -113,14 +71,6 @@ impl Envelope {
             text: err.render(),
             mirror: err.mirror(),
             is_error: err.is_error(),
-        }
-    }
-
-    pub(crate) fn invalid(err: &ValidationError) -> Self {
-        Envelope {
-            text: err.render(),
-            mirror: err.mirror(),
-            is_error: true,
         }
     }
 

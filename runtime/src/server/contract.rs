@@ -45,6 +45,9 @@ impl Server {
                 .tool(registered.tool.definition().name())
                 .iter()
                 .filter(|c| c.severity.reaches_the_model())
+                // An output change concerns the host that reads results, not the model's
+                // arguments: a validation error does not tell it.
+                .filter(|c| !c.field.starts_with(crate::contract::OUTPUT))
                 .cloned()
                 .collect();
             let pipeline = Arc::get_mut(&mut registered.pipeline)

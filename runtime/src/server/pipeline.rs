@@ -355,7 +355,7 @@ impl Pipeline {
 
     /// A validation error, with what changed in the action's contract since the lockfile.
     fn refused(&self, invalid: ValidationError) -> CallToolResult {
-        let envelope = Envelope::invalid(&invalid);
+        let envelope = invalid.envelope();
         let Some(notes) = &self.contract else {
             return envelope.into_result();
         };

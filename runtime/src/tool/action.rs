@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::Failure;
 use super::decode::{Decoder, value_at};
@@ -110,6 +110,10 @@ pub struct ActionDef {
     /// The schema as written, when `with_schema` closed it (`additionalProperties: false`).
     pub(super) as_written: Option<Box<Value>>,
     pub(super) heartbeat: Option<Duration>,
+    /// The human-readable name hosts show (MCP `title`).
+    pub(super) title: Option<String>,
+    /// The JSON Schema of the success value, when the action declares it.
+    pub(super) output: Option<Arc<Map<String, Value>>>,
 }
 
 impl std::fmt::Debug for ActionDef {
@@ -187,6 +191,8 @@ impl ActionDef {
             rate_limit: None,
             as_written,
             heartbeat: None,
+            title: None,
+            output: None,
         }
     }
 
@@ -218,6 +224,66 @@ impl ActionDef {
         let description = description.into();
         self.description = (!description.is_empty()).then_some(description);
         self
+    }
+
+    /// Sets the title: the name a host shows people (MCP's `title`). In flat exposition it is
+    /// the title of the action's own MCP tool. `#[action(title = "..")]` in the macro.
+    ///
+    /// ```
+    /// let pay = mcp_fusion::ActionDef::without_arguments("pay_invoice").title("Pay an invoice");
+    /// assert_eq!(pay.title_text(), Some("Pay an invoice"));
+    /// ```
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        let title = title.into();
+        self.title = (!title.is_empty()).then_some(title);
+        self
+    }
+
+    /// The title, if any.
+    pub fn title_text(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// Declares the success value: `T`'s JSON Schema, as `T` serializes, is the `outputSchema` of
+    /// the action's MCP tool when it is one (flat exposition, or a tool of one action), and each
+    /// successful call of it then carries the value as `structuredContent` beside its text. A
+    /// grouped tool lists none: one tool, many output types. `#[action(output_schema)]` in the
+    /// macro.
+    ///
+    /// ```
+    /// #[derive(serde::Serialize, schemars::JsonSchema)]
+    /// struct Invoice { id: String, amount_cents: u64 }
+    ///
+    /// let get = mcp_fusion::ActionDef::without_arguments("get_invoice").output::<Invoice>();
+    /// let schema = get.output_schema_object().unwrap();
+    /// assert_eq!(schema["required"], serde_json::json!(["id", "amount_cents"]));
+    /// ```
+    pub fn output<T: schemars::JsonSchema>(self) -> Self {
+        let mut schema = schemars::generate::SchemaSettings::draft2020_12()
+            .for_serialize()
+            .into_generator()
+            .into_root_schema_for::<T>()
+            .to_value();
+        if let Some(root) = schema.as_object_mut() {
+            root.remove("$schema");
+            root.remove("title");
+        }
+        self.output_schema(schema)
+    }
+
+    /// Declares the success value with a hand-written JSON Schema (see [`output`](Self::output)).
+    /// A schema that is not an object (`true`, say) declares nothing.
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.output = match schema {
+            Value::Object(schema) => Some(Arc::new(schema)),
+            _ => None,
+        };
+        self
+    }
+
+    /// The JSON Schema of the success value, if the action declares one.
+    pub fn output_schema_object(&self) -> Option<&Map<String, Value>> {
+        self.output.as_deref()
     }
 
     /// Marks the action read-only.

@@ -26,6 +26,7 @@ use crate::router::Router;
 pub struct ToolDef {
     pub(super) name: Cow<'static, str>,
     pub(super) description: Option<String>,
+    pub(super) title: Option<String>,
     pub(super) discriminator: Option<Cow<'static, str>>,
     pub(super) actions: Vec<ActionDef>,
     pub(super) router: Router,
@@ -62,6 +63,7 @@ pub enum Exposition {
 pub struct ToolDefBuilder {
     name: Cow<'static, str>,
     description: Option<String>,
+    title: Option<String>,
     discriminator: Option<Cow<'static, str>>,
     single: bool,
     actions: Vec<ActionDef>,
@@ -77,6 +79,7 @@ impl ToolDef {
         ToolDefBuilder {
             name: name.into(),
             description: None,
+            title: None,
             discriminator: None,
             single: false,
             actions: Vec::new(),
@@ -97,6 +100,19 @@ impl ToolDef {
     /// The tool name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The title, if any: the tool's own, or for a tool of one action, that action's.
+    pub fn title_text(&self) -> Option<&str> {
+        self.title.as_deref().or_else(|| match self.discriminator {
+            None => self.actions.first().and_then(ActionDef::title_text),
+            Some(_) => None,
+        })
+    }
+
+    /// The tool's own title, without its single action's.
+    pub(crate) fn own_title(&self) -> Option<&str> {
+        self.title.as_deref()
     }
 
     /// The description, if any.
@@ -146,6 +162,19 @@ impl ToolDef {
 }
 
 impl ToolDefBuilder {
+    /// Sets the title: the name a host shows people (MCP's `title`). `#[tool(title = "..")]`
+    /// in the macro.
+    ///
+    /// ```
+    /// let billing = mcp_fusion::ToolDef::new("billing").title("Billing").build();
+    /// assert_eq!(billing.to_rmcp().title.as_deref(), Some("Billing"));
+    /// ```
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        let title = title.into();
+        self.title = (!title.is_empty()).then_some(title);
+        self
+    }
+
     /// Sets the description.
     pub fn description(mut self, description: impl Into<String>) -> Self {
         let description = description.into();
@@ -219,6 +248,7 @@ impl ToolDefBuilder {
         ToolDef {
             name: self.name,
             description: self.description,
+            title: self.title,
             discriminator,
             actions,
             router,

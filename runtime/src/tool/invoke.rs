@@ -50,6 +50,24 @@ impl Response {
         Response(CallToolResult::success(vec![ContentBlock::text(text)]))
     }
 
+    /// A JSON result for an action that declares its output
+    /// ([`ActionDef::output`](super::ActionDef::output)): the value as a text block, and as
+    /// `structuredContent` (MCP 2026-07-28: any JSON value, described by the tool's
+    /// `outputSchema`).
+    ///
+    /// ```
+    /// let result = mcp_fusion::Response::structured(&serde_json::json!({"id": "inv_1"})).unwrap().into_result();
+    /// assert_eq!(result.structured_content, Some(serde_json::json!({"id": "inv_1"})));
+    /// assert_eq!(result.content[0].as_text().unwrap().text, r#"{"id":"inv_1"}"#);
+    /// ```
+    pub fn structured<T: serde::Serialize + ?Sized>(value: &T) -> Result<Self, serde_json::Error> {
+        let value = serde_json::to_value(value)?;
+        let text = serde_json::to_string(&value)?;
+        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+        result.structured_content = Some(value);
+        Ok(Response(result))
+    }
+
     /// The result as rmcp's type.
     pub fn into_result(self) -> CallToolResult {
         self.0
@@ -213,7 +231,15 @@ pub(crate) fn finish(
 ) -> CallToolResult {
     let qualified = action.qualified();
     let result = match outcome {
-        Ok(Ok(result)) => result,
+        Ok(Ok(mut result)) => {
+            // Structured content goes with the output schema a tool lists: a flat tool's, or a
+            // single action's; a grouped tool lists none.
+            let listed = matches!(callable, Callable::Flat(_)) || def.discriminator().is_none();
+            if action.output.is_some() && !listed {
+                result.structured_content = None;
+            }
+            result
+        }
         Ok(Err(Failure::Tool(err))) => match err.unexpected_cause() {
             Some(cause) => {
                 let incident = context.incident();

@@ -36,8 +36,8 @@ impl ToolDef {
         }
     }
 
-    /// One action as a tool of its own: its exact schema, description and hints; a deprecated
-    /// action says so, and what to call instead, in its description.
+    /// One action as a tool of its own: its exact schema, title, description, hints and output
+    /// schema; a deprecated action says so, and what to call instead, in its description.
     fn flat_tool(&self, action: &ActionDef) -> rmcp::model::Tool {
         let mut description = action.description.clone().unwrap_or_default();
         if let Some(deprecated) = &action.deprecated {
@@ -58,6 +58,8 @@ impl ToolDef {
         if description.is_empty() {
             tool.description = None;
         }
+        tool.title = action.title.clone();
+        tool.output_schema = action.output.clone();
         let a = action.annotations;
         let hints = [
             (
@@ -92,6 +94,12 @@ impl ToolDef {
         );
         if self.description.is_none() {
             tool.description = None;
+        }
+        tool.title = self.title_text().map(str::to_owned);
+        // One action, one output type: a single-action tool lists its action's output. A
+        // grouped tool has none (one tool, many output types).
+        if self.discriminator().is_none() {
+            tool.output_schema = self.actions.first().and_then(|a| a.output.clone());
         }
         let all = |f: fn(&Annotations) -> Option<bool>| {
             self.actions.iter().all(|a| f(&a.annotations) == Some(true))

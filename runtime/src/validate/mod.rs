@@ -6,6 +6,7 @@
 mod detect;
 mod layout;
 mod message;
+mod mirror;
 mod path;
 mod problem;
 

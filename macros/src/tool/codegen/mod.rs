@@ -120,6 +120,9 @@ fn definition(tool: &Tool) -> TokenStream {
     if let Some(description) = &tool.description {
         def.extend(quote!(.description(#private::docs(#description))));
     }
+    if let Some(title) = &tool.title {
+        def.extend(quote!(.title(#title)));
+    }
     if let Some((discriminator, _)) = &tool.discriminator {
         def.extend(quote!(.discriminator(#discriminator)));
     }
@@ -192,6 +195,15 @@ fn action_def(
     }
     if let Some(ms) = action.heartbeat_ms {
         def.extend(quote!(.heartbeat(#private::Duration::from_millis(#ms))));
+    }
+    if let Some(title) = &action.title {
+        def.extend(quote!(.title(#title)));
+    }
+    if let Some(ty) = &action.output {
+        // Spanned at the success type: one without a JSON Schema is reported there.
+        let span = syn::spanned::Spanned::span(ty);
+        let private = krate.private_at(span);
+        def = quote::quote_spanned!(span=> #private::with_output::<#ty>(#def));
     }
     def
 }

@@ -22,7 +22,10 @@ pub(super) fn call(tool: &Tool) -> TokenStream {
             (Shape::Group, true) => quote!(Self::#method(self, #(#passed),*)),
             (Shape::Group, false) => quote!(Self::#method(#(#passed),*)),
         };
-        let into_output = quote_spanned!(action.ok_span=> #at_ok::IntoOutput::into_output(__value));
+        let into_output = match action.output {
+            Some(_) => quote_spanned!(action.ok_span=> #at_ok::structured_output(__value)),
+            None => quote_spanned!(action.ok_span=> #at_ok::IntoOutput::into_output(__value)),
+        };
         let finish = quote_spanned! {action.output_span=>
             match #at_output::ActionReturn::into_result(__returned) {
                 ::core::result::Result::Ok(__value) => #into_output,

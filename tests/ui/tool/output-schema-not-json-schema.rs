@@ -1,0 +1,14 @@
+use mcp_fusion::{Response, ToolError, tool};
+
+pub struct Reports;
+
+#[tool]
+impl Reports {
+    /// A `Response` has no JSON Schema: it is text, not data.
+    #[action(output_schema)]
+    async fn export(&self) -> Result<Response, ToolError> {
+        Ok(Response::text("done"))
+    }
+}
+
+fn main() {}
