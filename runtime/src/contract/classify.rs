@@ -218,12 +218,7 @@ fn action(old: &ActionContract, new: &ActionContract, sink: &mut Sink) {
         ),
         _ => {}
     }
-    let defs = |v: &Value| (v.get("$defs").cloned(), v.get("definitions").cloned());
-    let roots = Roots {
-        old: &old.input_schema,
-        new: &new.input_schema,
-        same_defs: defs(&old.input_schema) == defs(&new.input_schema),
-    };
+    let roots = Roots::of(&old.input_schema, &new.input_schema);
     schema(roots, &old.input_schema, &new.input_schema, "", 0, sink);
     output::compare(
         name,
@@ -240,6 +235,17 @@ struct Roots<'a> {
     new: &'a Value,
     /// Whether their definitions are equal: then equal nodes are equal whatever they refer to.
     same_defs: bool,
+}
+
+impl<'a> Roots<'a> {
+    fn of(old: &'a Value, new: &'a Value) -> Self {
+        let defs = |v: &Value| (v.get("$defs").cloned(), v.get("definitions").cloned());
+        Roots {
+            old,
+            new,
+            same_defs: defs(old) == defs(new),
+        }
+    }
 }
 
 /// Follows `#/...` references within `root`; the node, and the last reference followed.
@@ -287,22 +293,36 @@ fn compact(value: &Value) -> String {
 
 /// Compares two schema nodes at `path`.
 fn schema(roots: Roots, old: &Value, new: &Value, path: &str, depth: usize, sink: &mut Sink) {
+    followed(roots, old, new, sink, |old, new, sink| {
+        compare(roots, old, new, path, depth, sink);
+    });
+}
+
+/// Runs `compare` on the nodes `old` and `new` point to through their `$ref`s, unless they are
+/// equal (with equal definitions), and once per pair of references along a path: a recursive
+/// definition is compared once.
+fn followed(
+    roots: Roots,
+    old: &Value,
+    new: &Value,
+    sink: &mut Sink,
+    compare: impl FnOnce(&Value, &Value, &mut Sink),
+) {
     let (old, old_ref) = resolve(roots.old, old);
     let (new, new_ref) = resolve(roots.new, new);
     if old == new && roots.same_defs {
         return;
     }
-    // A recursive definition is compared once along a path.
     if let (Some(a), Some(b)) = (old_ref, new_ref) {
         let pair = (a.to_owned(), b.to_owned());
         if sink.following.contains(&pair) {
             return;
         }
         sink.following.push(pair);
-        compare(roots, old, new, path, depth, sink);
+        compare(old, new, sink);
         sink.following.pop();
     } else {
-        compare(roots, old, new, path, depth, sink);
+        compare(old, new, sink);
     }
 }
 

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-use super::{MAX_DEPTH, Sink, list, resolve, types, values};
+use super::{MAX_DEPTH, Roots, Sink, followed, list, types, values};
 use crate::ChangeSeverity::{Breaking, Risky, Safe};
 
 /// Where an output change is: the prefix of every output change's field.
@@ -40,17 +40,8 @@ pub(super) fn compare(name: &str, old: Option<&Value>, new: Option<&Value>, sink
                 "\"{name}\" no longer declares its output: its results carry no structuredContent."
             ),
         ),
-        (Some(old), Some(new)) => {
-            let roots = Roots { old, new };
-            node(roots, old, new, "", 0, sink);
-        }
+        (Some(old), Some(new)) => node(Roots::of(old, new), old, new, "", 0, sink),
     }
-}
-
-#[derive(Clone, Copy)]
-struct Roots<'a> {
-    old: &'a Value,
-    new: &'a Value,
 }
 
 fn field(path: &str) -> String {
@@ -78,22 +69,9 @@ fn child(path: &str, key: &str) -> String {
 }
 
 fn node(roots: Roots, old: &Value, new: &Value, path: &str, depth: usize, sink: &mut Sink) {
-    let (old, old_ref) = resolve(roots.old, old);
-    let (new, new_ref) = resolve(roots.new, new);
-    if old == new && old_ref.is_none() && new_ref.is_none() {
-        return;
-    }
-    if let (Some(a), Some(b)) = (old_ref, new_ref) {
-        let pair = (a.to_owned(), b.to_owned());
-        if sink.following.contains(&pair) {
-            return;
-        }
-        sink.following.push(pair);
+    followed(roots, old, new, sink, |old, new, sink| {
         object(roots, old, new, path, depth, sink);
-        sink.following.pop();
-    } else {
-        object(roots, old, new, path, depth, sink);
-    }
+    });
 }
 
 fn object(roots: Roots, old: &Value, new: &Value, path: &str, depth: usize, sink: &mut Sink) {
