@@ -109,6 +109,7 @@ pub(crate) fn push(result: &mut CallToolResult, mirror: Value) {
 }
 
 /// The mirror objects of a result, in order; empty when it carries none.
+#[cfg(any(feature = "client", feature = "otel"))]
 pub(crate) fn entries(result: &CallToolResult) -> &[Value] {
     match result.meta.as_ref().and_then(|meta| meta.0.get(MIRROR_KEY)) {
         Some(Value::Array(entries)) => entries,

@@ -24,7 +24,9 @@ pub(crate) use builtin::UnknownAction;
 pub(crate) use builtin::new_incident_id;
 pub(crate) use escape::{attr as escape_attr, replace_forbidden, text as escape_text};
 pub use mirror::MIRROR_KEY;
-pub(crate) use mirror::{Envelope, entries as mirror_entries, push as push_mirror};
+#[cfg(any(feature = "client", feature = "otel"))]
+pub(crate) use mirror::entries as mirror_entries;
+pub(crate) use mirror::{Envelope, push as push_mirror};
 pub use parse::{ParsedError, ParsedField, ParsedKind, parse_envelope};
 pub(crate) use render::itoa;
 pub use reverse::FromEnvelope;
