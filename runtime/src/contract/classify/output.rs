@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-use super::{MAX_DEPTH, Roots, Sink, followed, list, types, values};
+use super::{MAX_DEPTH, Roots, Sink, child, followed, list, types, values};
 use crate::ChangeSeverity::{Breaking, Risky, Safe};
 
 /// Where an output change is: the prefix of every output change's field.
@@ -57,14 +57,6 @@ fn who(path: &str) -> String {
         "The output".to_owned()
     } else {
         format!("The output field \"{path}\"")
-    }
-}
-
-fn child(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{path}.{key}")
     }
 }
 
