@@ -824,22 +824,8 @@ async fn output_changes_are_not_told_to_the_model() {
     );
     assert_eq!(diff.max_severity(), Some(Breaking), "{diff}");
 
-    struct Running(ToolDef);
-    impl mcp_fusion::Tool for Running {
-        fn definition(&self) -> &ToolDef {
-            &self.0
-        }
-        fn invoke(
-            &self,
-            _: usize,
-            _: Value,
-            _: mcp_fusion::Context,
-        ) -> mcp_fusion::BoxFuture<'_, Result<CallToolResult, mcp_fusion::Failure>> {
-            Box::pin(async { Ok(CallToolResult::success(vec![])) })
-        }
-    }
     let server = Server::new("s", "1")
-        .tool(Running(running()))
+        .tool(common::Defined(running()))
         .contract_lock(Contract::of_tools([&locked]));
     let mut params = mcp_fusion::rmcp::model::CallToolRequestParams::new("t");
     params.arguments = json!({"action": "a", "n": "x"}).as_object().cloned();

@@ -4,6 +4,9 @@
 
 #![allow(dead_code)] // Argument types whose schemas matter more than their fields.
 
+mod common;
+
+use common::Defined;
 use mcp_fusion::rmcp::model::{CallToolRequestParams, CallToolResult};
 use mcp_fusion::server::Server;
 use mcp_fusion::validate::Schema;
@@ -396,30 +399,13 @@ async fn a_misspelt_flat_tool_is_a_json_rpc_error_with_a_did_you_mean() {
     );
 }
 
-pub struct Broken(mcp_fusion::ToolDef);
-
-impl Tool for Broken {
-    fn definition(&self) -> &mcp_fusion::ToolDef {
-        &self.0
-    }
-
-    fn invoke(
-        &self,
-        _: usize,
-        _: Value,
-        _: mcp_fusion::Context,
-    ) -> mcp_fusion::BoxFuture<'_, Result<CallToolResult, mcp_fusion::Failure>> {
-        Box::pin(async { Ok(CallToolResult::success(vec![])) })
-    }
-}
-
 #[test]
 fn a_schema_that_does_not_compile_is_refused_at_registration() {
     let schema = json!({"type": "object", "properties": {"id": {"type": 12}}});
     let def = mcp_fusion::ToolDef::new("broken")
         .action(mcp_fusion::ActionDef::with_schema("get", schema))
         .build();
-    let refused = Server::new("t", "1").try_tool(Broken(def)).unwrap_err();
+    let refused = Server::new("t", "1").try_tool(Defined(def)).unwrap_err();
     let problem = &refused.problems()[0];
     assert!(
         problem.starts_with("tool \"broken\", action \"broken.get\": the arguments' schema is not valid JSON Schema ("),

@@ -25,3 +25,26 @@ pub fn billing_binary() -> PathBuf {
     );
     binary
 }
+
+/// A tool of a hand-built definition whose every action answers an empty success: for tests of
+/// what a server does with a definition (registration checks, contract notes), not of handlers.
+#[allow(dead_code)] // Not every test file that shares this module registers one.
+pub struct Defined(pub mcp_fusion::ToolDef);
+
+impl mcp_fusion::Tool for Defined {
+    fn definition(&self) -> &mcp_fusion::ToolDef {
+        &self.0
+    }
+
+    fn invoke(
+        &self,
+        _: usize,
+        _: serde_json::Value,
+        _: mcp_fusion::Context,
+    ) -> mcp_fusion::BoxFuture<
+        '_,
+        Result<mcp_fusion::rmcp::model::CallToolResult, mcp_fusion::Failure>,
+    > {
+        Box::pin(async { Ok(mcp_fusion::rmcp::model::CallToolResult::success(vec![])) })
+    }
+}

@@ -31,6 +31,25 @@ impl Sink<'_> {
         self.push_values(severity, field, description, None, None);
     }
 
+    /// A changed description or title of `owner`: COSMETIC, with both texts.
+    fn wording(
+        &mut self,
+        owner: &str,
+        what: &str,
+        before: &Option<String>,
+        after: &Option<String>,
+    ) {
+        if before != after {
+            self.push_values(
+                Cosmetic,
+                &format!("({what})"),
+                format!("The {what} of {owner} changed."),
+                before.clone(),
+                after.clone(),
+            );
+        }
+    }
+
     fn push_values(
         &mut self,
         severity: ChangeSeverity,
@@ -78,24 +97,14 @@ pub(super) fn tool(
         }
         (None, None) => return,
     };
-    if locked.description != running.description {
-        sink.push_values(
-            Cosmetic,
-            "(description)",
-            format!("The description of the tool \"{}\" changed.", running.name),
-            locked.description.clone(),
-            running.description.clone(),
-        );
-    }
-    if locked.title != running.title {
-        sink.push_values(
-            Cosmetic,
-            "(title)",
-            format!("The title of the tool \"{}\" changed.", running.name),
-            locked.title.clone(),
-            running.title.clone(),
-        );
-    }
+    let owner = format!("the tool \"{}\"", running.name);
+    sink.wording(
+        &owner,
+        "description",
+        &locked.description,
+        &running.description,
+    );
+    sink.wording(&owner, "title", &locked.title, &running.title);
     let names: BTreeSet<&str> = locked
         .actions
         .iter()
@@ -135,24 +144,9 @@ fn named<'a>(tool: &'a ToolContract, action: &str) -> Option<&'a ActionContract>
 
 fn action(old: &ActionContract, new: &ActionContract, sink: &mut Sink) {
     let name = &new.name;
-    if old.description != new.description {
-        sink.push_values(
-            Cosmetic,
-            "(description)",
-            format!("The description of \"{name}\" changed."),
-            old.description.clone(),
-            new.description.clone(),
-        );
-    }
-    if old.title != new.title {
-        sink.push_values(
-            Cosmetic,
-            "(title)",
-            format!("The title of \"{name}\" changed."),
-            old.title.clone(),
-            new.title.clone(),
-        );
-    }
+    let owner = format!("\"{name}\"");
+    sink.wording(&owner, "description", &old.description, &new.description);
+    sink.wording(&owner, "title", &old.title, &new.title);
     let (was, is) = (old.annotations, new.annotations);
     let on = |hint: Option<bool>| hint == Some(true);
     if on(was.read_only) != on(is.read_only) {
@@ -594,23 +588,11 @@ fn properties(
         return;
     }
     let empty = Map::new();
-    let props = |m: &Map<String, Value>| {
-        m.get("properties")
-            .and_then(Value::as_object)
-            .unwrap_or(&empty)
-            .clone()
-    };
-    let (was, is) = (props(o), props(n));
-    let required = |m: &Map<String, Value>| -> BTreeSet<String> {
-        m.get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_owned)
-            .collect()
-    };
-    let (was_required, is_required) = (required(o), required(n));
+    let (was, is) = (
+        properties_of(o).unwrap_or(&empty),
+        properties_of(n).unwrap_or(&empty),
+    );
+    let (was_required, is_required) = (required_set(o), required_set(n));
     let closed = n.get("additionalProperties") == Some(&Value::Bool(false));
     let names: BTreeSet<&String> = was
         .keys()
@@ -688,6 +670,23 @@ fn bound(
         a.map(compact),
         b.map(compact),
     );
+}
+
+/// An object schema's `properties`.
+fn properties_of(schema: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    schema.get("properties").and_then(Value::as_object)
+}
+
+/// An object schema's `required` names, as a set.
+fn required_set(schema: &Map<String, Value>) -> BTreeSet<String> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The `type` keyword as a set (empty: any type).

@@ -7,7 +7,9 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-use super::{MAX_DEPTH, Roots, Sink, child, followed, list, types, values};
+use super::{
+    MAX_DEPTH, Roots, Sink, child, followed, list, properties_of, required_set, types, values,
+};
 use crate::ChangeSeverity::{Breaking, Risky, Safe};
 
 /// Where an output change is: the prefix of every output change's field.
@@ -174,21 +176,12 @@ fn properties(
     depth: usize,
     sink: &mut Sink,
 ) {
-    fn props(m: &Map<String, Value>) -> Option<&Map<String, Value>> {
-        m.get("properties").and_then(Value::as_object)
-    }
     let empty = Map::new();
-    let (old_props, new_props) = (props(o).unwrap_or(&empty), props(n).unwrap_or(&empty));
-    let required = |m: &Map<String, Value>| -> BTreeSet<String> {
-        m.get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_owned)
-            .collect()
-    };
-    let (was_required, is_required) = (required(o), required(n));
+    let (old_props, new_props) = (
+        properties_of(o).unwrap_or(&empty),
+        properties_of(n).unwrap_or(&empty),
+    );
+    let (was_required, is_required) = (required_set(o), required_set(n));
     let names: BTreeSet<&String> = old_props.keys().chain(new_props.keys()).collect();
     for name in names {
         let at = child(path, name);
