@@ -3,6 +3,7 @@
 //! escaping. (A validation error's mirror is written by `validate`, which knows its problems.)
 
 use rmcp::model::{CallToolResult, ContentBlock, MetaObject};
+use serde_json::map::Entry;
 use serde_json::{Map, Value};
 
 use super::ToolError;
@@ -32,7 +33,7 @@ impl ToolError {
     ///     "severity": "error", "message": "Slow down <now>.", "retry_after": 5}));
     /// ```
     pub fn mirror(&self) -> Value {
-        let mut out = Map::new();
+        let mut out = Map::with_capacity(8);
         out.insert("kind".into(), "tool_error".into());
         out.insert("code".into(), self.code().as_str().into());
         out.insert("severity".into(), self.severity_level().as_str().into());
@@ -99,11 +100,13 @@ impl Envelope {
 /// Appends one object to a result's mirror, making the array when it is the first.
 pub(crate) fn push(result: &mut CallToolResult, mirror: Value) {
     let meta = result.meta.get_or_insert_with(MetaObject::new);
-    match meta.0.get_mut(MIRROR_KEY) {
-        Some(Value::Array(entries)) => entries.push(mirror),
-        _ => {
-            meta.0
-                .insert(MIRROR_KEY.to_owned(), Value::Array(vec![mirror]));
+    match meta.0.entry(MIRROR_KEY) {
+        Entry::Occupied(mut at) => match at.get_mut() {
+            Value::Array(entries) => entries.push(mirror),
+            other => *other = Value::Array(vec![mirror]),
+        },
+        Entry::Vacant(at) => {
+            at.insert(Value::Array(vec![mirror]));
         }
     }
 }

@@ -275,6 +275,12 @@ impl Problem {
 impl ValidationError {
     /// The envelope's text. `isError` is always true.
     pub fn render(&self) -> String {
+        self.write(None)
+    }
+
+    /// The text; with `mirrored`, each field's mirror object too, from the same path and line
+    /// (each laid out once for both).
+    pub(super) fn write(&self, mut mirrored: Option<&mut Vec<Value>>) -> String {
         let shown = &self.problems[..self.problems.len().min(MAX_FIELDS)];
         let mut out = String::with_capacity(200 + shown.len() * 120);
         out.push_str("<validation_error action=\"");
@@ -287,11 +293,15 @@ impl ValidationError {
             scratch.clear();
             problem.path.write(&mut scratch);
             escape_attr(&mut out, &scratch);
+            let path = mirrored.is_some().then(|| scratch.clone());
             out.push_str("\">");
             scratch.clear();
             problem.write_line(&mut scratch);
             escape_text(&mut out, &scratch);
             out.push_str("</field>\n");
+            if let (Some(fields), Some(path)) = (mirrored.as_deref_mut(), path) {
+                fields.push(super::mirror::field(path, problem, scratch.clone()));
+            }
         }
         if let Some(more) = self
             .problems

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{MAX_FIELDS, RECOVERY, ValidationError};
+use super::{MAX_FIELDS, Problem, RECOVERY, ValidationError};
 use crate::envelope::Envelope;
 
 impl ValidationError {
@@ -21,39 +21,49 @@ impl ValidationError {
     ///     "text": "Too small. You sent: 0. Expected a number >= 1."}]));
     /// ```
     pub fn mirror(&self) -> Value {
-        let problems = self.problems();
-        let fields = problems
+        let fields = self
+            .problems()
             .iter()
             .take(MAX_FIELDS)
-            .map(|problem| {
-                let mut field = Map::new();
-                field.insert("path".into(), problem.path().to_string().into());
-                field.insert("problem".into(), problem.kind().name().into());
-                field.insert("text".into(), problem.line().into());
-                Value::Object(field)
-            })
+            .map(|problem| field(problem.path().to_string(), problem, problem.line()))
             .collect();
-        let mut out = Map::new();
+        self.mirror_with(fields)
+    }
+
+    /// The mirror around its field objects.
+    fn mirror_with(&self, fields: Vec<Value>) -> Value {
+        let mut out = Map::with_capacity(8);
         out.insert("kind".into(), "validation_error".into());
         out.insert("code".into(), "VALIDATION_ERROR".into());
         out.insert("severity".into(), "error".into());
         out.insert("action".into(), self.action().into());
         out.insert("fields".into(), Value::Array(fields));
         out.insert("recovery".into(), RECOVERY.into());
-        if let Some(more) = problems.len().checked_sub(MAX_FIELDS).filter(|&k| k > 0) {
+        let more = self.problems().len().checked_sub(MAX_FIELDS);
+        if let Some(more) = more.filter(|&k| k > 0) {
             out.insert("more".into(), more.into());
         }
         Value::Object(out)
     }
-}
 
-impl ValidationError {
-    /// This error on its way out: its text, its mirror, `isError` set.
+    /// This error on its way out: its text, its mirror, `isError` set; each field's path and
+    /// line are laid out once for both.
     pub(crate) fn envelope(&self) -> Envelope {
+        let mut fields = Vec::with_capacity(self.problems().len().min(MAX_FIELDS));
+        let text = self.write(Some(&mut fields));
         Envelope {
-            text: self.render(),
-            mirror: self.mirror(),
+            text,
+            mirror: self.mirror_with(fields),
             is_error: true,
         }
     }
+}
+
+/// One field's mirror object.
+pub(super) fn field(path: String, problem: &Problem, line: String) -> Value {
+    let mut field = Map::with_capacity(3);
+    field.insert("path".into(), path.into());
+    field.insert("problem".into(), problem.kind().name().into());
+    field.insert("text".into(), line.into());
+    Value::Object(field)
 }
