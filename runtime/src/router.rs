@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::closest::Names;
-use crate::envelope::{ActionList, Envelope, UnknownAction};
+use crate::envelope::{ActionList, Envelope};
 use crate::{Text, ToolError};
 
 /// The actions of a grouped tool and the field that selects one.
@@ -32,8 +32,6 @@ pub struct Router {
     listed: Arc<ActionList>,
     /// Each bare name's position.
     index: HashMap<String, usize>,
-    /// UNKNOWN_ACTION, laid out once.
-    unknown: Arc<UnknownAction>,
 }
 
 /// Why a call names no action.
@@ -52,29 +50,6 @@ pub enum RouteError {
     },
 }
 
-/// A [`RouteError`] that borrows what was sent.
-enum Miss<'v> {
-    Missing,
-    NotAString(&'v Value),
-    Unknown {
-        value: &'v str,
-        closest: Option<usize>,
-    },
-}
-
-impl Miss<'_> {
-    fn into_owned(self) -> RouteError {
-        match self {
-            Miss::Missing => RouteError::Missing,
-            Miss::NotAString(sent) => RouteError::NotAString(sent.clone()),
-            Miss::Unknown { value, closest } => RouteError::UnknownAction {
-                value: value.to_owned(),
-                closest,
-            },
-        }
-    }
-}
-
 impl Router {
     /// A tool's actions (bare names, in declaration order), selected by the field `action`.
     pub fn new<I>(tool: impl Into<String>, actions: I) -> Self
@@ -88,7 +63,6 @@ impl Router {
         let listed = Arc::new(ActionList::new(
             qualified.iter().map(|q| Text::Owned(q.clone())),
         ));
-        let unknown = Arc::new(UnknownAction::new(&tool, &qualified, listed.clone()));
         let mut index = HashMap::with_capacity(actions.len());
         for (i, action) in actions.iter().enumerate() {
             // The first of two equal names wins, as a search in declaration order would.
@@ -101,7 +75,6 @@ impl Router {
             actions: Names::new(&actions),
             qualified,
             listed,
-            unknown,
         }
     }
 
@@ -143,35 +116,11 @@ impl Router {
     /// assert_eq!(router.route_value(Some(&serde_json::json!("list_invoices"))), Ok(0));
     /// ```
     pub fn route_value(&self, discriminator: Option<&Value>) -> Result<usize, RouteError> {
-        self.locate(discriminator).map_err(Miss::into_owned)
-    }
-
-    /// [`Router::route_value`], or the text of the envelope explaining the failure.
-    pub(crate) fn route_or_render(&self, discriminator: Option<&Value>) -> Result<usize, Envelope> {
-        self.locate(discriminator).map_err(|miss| match miss {
-            // The failure a confused model repeats: its text in one buffer.
-            Miss::Unknown { value, closest } => {
-                let text = self.unknown.render(value, closest);
-                let err = self.error(&RouteError::UnknownAction {
-                    value: value.to_owned(),
-                    closest,
-                });
-                Envelope {
-                    text,
-                    mirror: err.mirror(),
-                    is_error: true,
-                }
-            }
-            other => Envelope::of(&self.error(&other.into_owned())),
-        })
-    }
-
-    fn locate<'v>(&self, discriminator: Option<&'v Value>) -> Result<usize, Miss<'v>> {
         let value = match discriminator {
-            None | Some(Value::Null) => return Err(Miss::Missing),
-            Some(Value::String(s)) if s.is_empty() => return Err(Miss::Missing),
+            None | Some(Value::Null) => return Err(RouteError::Missing),
+            Some(Value::String(s)) if s.is_empty() => return Err(RouteError::Missing),
             Some(Value::String(s)) => s,
-            Some(other) => return Err(Miss::NotAString(other)),
+            Some(other) => return Err(RouteError::NotAString(other.clone())),
         };
         if let Some(i) = self.position(value) {
             return Ok(i);
@@ -183,7 +132,16 @@ impl Router {
             return Ok(i);
         }
         let closest = self.actions.closest(bare.unwrap_or(value));
-        Err(Miss::Unknown { value, closest })
+        Err(RouteError::UnknownAction {
+            value: value.to_owned(),
+            closest,
+        })
+    }
+
+    /// [`Router::route_value`], or the envelope explaining the failure.
+    pub(crate) fn route_or_render(&self, discriminator: Option<&Value>) -> Result<usize, Envelope> {
+        self.route_value(discriminator)
+            .map_err(|miss| Envelope::of(&self.error(&miss)))
     }
 
     fn position(&self, name: &str) -> Option<usize> {
@@ -209,9 +167,8 @@ impl Router {
         err.shared_actions(self.listed.clone())
     }
 
-    /// The text of [`Router::error`]'s envelope, byte for byte, for code that routes calls itself
-    /// and sends the text: UNKNOWN_ACTION, the failure a confused model repeats, is assembled
-    /// from pieces laid out when the router was made, so it costs one buffer.
+    /// The text of [`Router::error`]'s envelope, for code that routes calls itself and sends
+    /// the text.
     ///
     /// ```
     /// use mcp_fusion::router::{Router, RouteError};
@@ -221,9 +178,6 @@ impl Router {
     /// assert_eq!(router.render_error(&err), router.error(&err).render());
     /// ```
     pub fn render_error(&self, err: &RouteError) -> String {
-        match err {
-            RouteError::UnknownAction { value, closest } => self.unknown.render(value, *closest),
-            other => self.error(other).render(),
-        }
+        self.error(err).render()
     }
 }

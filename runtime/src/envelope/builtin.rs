@@ -2,14 +2,13 @@
 //! ships with it (AUTH_REQUIRED, UNAUTHORIZED). Each message and hint is written here and
 //! nowhere else.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
 use super::text::{cut, push_escaped, sent as sent_text};
-use super::{ActionList, Text, ToolError, error, escape_text, seconds_up};
+use super::{Text, ToolError, error, seconds_up};
 use crate::ErrorCode;
 
 const CHOOSE_ACTION: &str = "Choose one of the available actions and call the tool again.";
@@ -290,81 +289,6 @@ fn push_json_inside(out: &mut String, value: &str) {
     push_escaped(out, kept, '"');
     if was_cut {
         out.push_str("...");
-    }
-}
-
-/// UNKNOWN_ACTION for one tool, prepared: everything but the sent value is escaped and laid out
-/// once, so a model that keeps naming a wrong action costs one buffer per call. Renders exactly
-/// what [`ToolError::unknown_action`] renders (the pieces come from rendering it).
-#[derive(Debug)]
-pub(crate) struct UnknownAction {
-    /// Up to the value: `<tool_error …>` and `<message>The action "`.
-    head: String,
-    /// From the value to the hint: `" does not exist on tool "…".</message>` and `<recovery>`.
-    middle: String,
-    /// Per action, the hint naming it: `Did you mean "…"? `, escaped.
-    hints: Vec<String>,
-    /// The rest: the recovery's fixed sentence, the available actions, the end tag.
-    tail: String,
-}
-
-impl UnknownAction {
-    /// `qualified` are the names a hint can suggest, by index; `actions` the listed ones.
-    pub(crate) fn new(tool: &str, qualified: &[String], actions: Arc<ActionList>) -> Self {
-        let hints = qualified
-            .iter()
-            .map(|name| {
-                let mut hint = String::new();
-                escape_text(&mut hint, &format!("Did you mean \"{name}\"? "));
-                hint
-            })
-            .collect();
-        let template = ToolError::unknown_action(tool, "", None, std::iter::empty::<Text>())
-            .shared_actions(actions)
-            .render();
-        const OPEN: &str = "<message>The action \"";
-        let value_at = template.find(OPEN).map_or(0, |i| i + OPEN.len());
-        let hint_at = template[value_at..]
-            .find("<recovery>")
-            .map_or(value_at, |i| value_at + i + "<recovery>".len());
-        UnknownAction {
-            head: template[..value_at].to_owned(),
-            middle: template[value_at..hint_at].to_owned(),
-            hints,
-            tail: template[hint_at..].to_owned(),
-        }
-    }
-
-    /// The envelope for `value`, suggesting the action at `closest`.
-    pub(crate) fn render(&self, value: &str, closest: Option<usize>) -> String {
-        let (kept, was_cut) = cut(value);
-        let hint = closest
-            .and_then(|i| self.hints.get(i))
-            .map_or("", String::as_str);
-        let mut out = String::with_capacity(
-            self.head.len()
-                + kept.len()
-                + kept.len() / 4
-                + 3
-                + self.middle.len()
-                + hint.len()
-                + self.tail.len(),
-        );
-        out.push_str(&self.head);
-        if kept.bytes().any(|b| b < b' ' || b == b'"' || b == b'\\') {
-            let mut inside = String::with_capacity(kept.len() + 8);
-            push_escaped(&mut inside, kept, '"');
-            escape_text(&mut out, &inside);
-        } else {
-            escape_text(&mut out, kept);
-        }
-        if was_cut {
-            out.push_str("...");
-        }
-        out.push_str(&self.middle);
-        out.push_str(hint);
-        out.push_str(&self.tail);
-        out
     }
 }
 

@@ -20,7 +20,6 @@ pub use awareness::{
     ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES, inject_contract_awareness,
 };
 pub(crate) use awareness::{awareness_of_invalid, inject_removed_action};
-pub(crate) use builtin::UnknownAction;
 pub(crate) use builtin::new_incident_id;
 pub(crate) use escape::{attr as escape_attr, replace_forbidden, text as escape_text};
 pub use mirror::MIRROR_KEY;
