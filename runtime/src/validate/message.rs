@@ -35,7 +35,7 @@ impl ProblemKind {
             ProblemKind::Format(Format::DateTime) => "Invalid date-time format",
             ProblemKind::Format(Format::Date) => "Invalid date format",
             ProblemKind::Format(Format::Ipv4 | Format::Ipv6) => "Invalid IP address",
-            ProblemKind::Format(Format::Other(_)) | ProblemKind::Pattern { .. } => "Invalid format",
+            ProblemKind::Pattern { .. } => "Invalid format",
             ProblemKind::TooShort { .. } => "Too short",
             ProblemKind::TooLong { .. } => "Too long",
             ProblemKind::TooSmall { .. } => "Too small",
@@ -71,11 +71,6 @@ impl ProblemKind {
                 out.push_str("Expected a key that is ");
                 out.push_str(desc);
             }
-            ProblemKind::Format(Format::Other(name)) => {
-                out.push_str("Expected a string in the \"");
-                out.push_str(name);
-                out.push_str("\" format");
-            }
             ProblemKind::Format(format) => out.push_str(match format {
                 Format::Email => "Expected a valid email address",
                 Format::Uri => "Expected a valid URL (e.g. https://example.com)",
@@ -83,7 +78,7 @@ impl ProblemKind {
                 Format::DateTime => "Expected an ISO 8601 date-time (e.g. 2024-01-15T10:30:00Z)",
                 Format::Date => "Expected an ISO 8601 date (e.g. 2024-01-15)",
                 Format::Ipv4 => "Expected a valid IPv4 address",
-                Format::Ipv6 | Format::Other(_) => "Expected a valid IPv6 address",
+                Format::Ipv6 => "Expected a valid IPv6 address",
             }),
             ProblemKind::Pattern { pattern } => {
                 out.push_str("Expected a string matching the pattern ");

@@ -43,8 +43,14 @@ impl JsonType {
     }
 }
 
-/// A `format` the contract asserts.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// A `format` the contract asserts (ERRORS.md §5): every other format is an annotation.
+///
+/// ```
+/// use mcp_fusion::validate::Format;
+/// assert_eq!(Format::from_name("date-time"), Some(Format::DateTime));
+/// assert_eq!(Format::from_name("hostname"), None);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
     /// `email` (RFC 5321)
     Email,
@@ -60,14 +66,12 @@ pub enum Format {
     Ipv4,
     /// `ipv6`
     Ipv6,
-    /// Any other format the validator asserts, by name.
-    Other(String),
 }
 
 impl Format {
-    /// Reads a `format` keyword value.
-    pub fn from_name(name: &str) -> Self {
-        match name {
+    /// The asserted format a `format` keyword names; `None` for an annotation.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
             "email" => Format::Email,
             "uri" => Format::Uri,
             "uuid" => Format::Uuid,
@@ -75,8 +79,8 @@ impl Format {
             "date" => Format::Date,
             "ipv4" => Format::Ipv4,
             "ipv6" => Format::Ipv6,
-            other => Format::Other(other.to_owned()),
-        }
+            _ => return None,
+        })
     }
 }
 
