@@ -564,6 +564,10 @@ async fn unknown_action_of_a_removed_action_says_it_was_removed() {
     let tool = &mut yesterday.tools[0];
     let mut refund = tool.actions[0].clone();
     refund.name = "billing.refund_invoice".into();
+    tool.actions.push(refund.clone());
+    // A bare name with a dot, like the tool's own prefix: routing reads a value as a bare name
+    // first (§10 rule 7).
+    refund.name = "billing.billing.legacy".into();
     tool.actions.push(refund);
     tool.actions.sort_by(|a, b| a.name.cmp(&b.name));
     let server = billing_server().contract_lock(yesterday);
@@ -592,6 +596,15 @@ async fn unknown_action_of_a_removed_action_says_it_was_removed() {
         assert_eq!(mirror(&result)["contract_changes"], 1);
         assert_eq!(mirror(&result)["code"], "UNKNOWN_ACTION");
     }
+    let legacy = server
+        .call(call("billing.legacy"))
+        .await
+        .expect("the tool exists");
+    let legacy = legacy.content[0].as_text().expect("text").text.clone();
+    assert!(
+        legacy.contains("<contract_awareness action=\"billing.billing.legacy\""),
+        "{legacy}"
+    );
     let other = server
         .call(call("refund_all"))
         .await

@@ -381,14 +381,20 @@ impl Pipeline {
         let (Some(notes), Some(sent)) = (&self.contract, sent) else {
             return envelope;
         };
-        let qualified = match sent
+        // Matched as routing matches (§10 rule 7): the value as a bare name first, then without
+        // a leading `{tool}.`.
+        let bare = format!("{}.{sent}", def.name());
+        let qualified = sent
             .strip_prefix(def.name())
-            .and_then(|r| r.strip_prefix('.'))
-        {
-            Some(_) => sent.to_owned(),
-            None => format!("{}.{sent}", def.name()),
-        };
-        match inject_removed_action(&envelope.text, &qualified, &notes.changes, notes.max) {
+            .filter(|rest| rest.starts_with('.'))
+            .map(|_| sent);
+        let found = [Some(bare.as_str()), qualified]
+            .into_iter()
+            .flatten()
+            .find_map(|action| {
+                inject_removed_action(&envelope.text, action, &notes.changes, notes.max)
+            });
+        match found {
             Some((text, changes)) => envelope.with_contract_changes(text, changes),
             None => envelope,
         }
