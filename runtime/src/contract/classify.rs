@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value};
 
 use super::{ActionContract, ToolContract};
+use crate::validate::pointer::of_reference;
 use crate::{ChangeSeverity, ContractChange};
 
 use ChangeSeverity::{Breaking, Cosmetic, Risky, Safe};
@@ -249,7 +250,7 @@ fn resolve<'a>(root: &'a Value, mut node: &'a Value) -> (&'a Value, Option<&'a s
         let Some(reference) = node.get("$ref").and_then(Value::as_str) else {
             break;
         };
-        match reference.strip_prefix('#').and_then(|p| root.pointer(p)) {
+        match of_reference(reference).and_then(|p| root.pointer(&p)) {
             Some(target) => {
                 node = target;
                 via = Some(reference);

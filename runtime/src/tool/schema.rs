@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value, json};
 
 use super::action::ActionDef;
+use crate::validate::pointer::{escape, of_reference, to_reference, unescape};
 
 /// Gives each integer whose Rust type schemars names in `format` (`uint32`, `int64`, ...) the
 /// bounds of that type, unless the schema already has them: a value the type cannot hold is then
@@ -161,13 +162,14 @@ fn is_empty_object(node: &Map<String, Value>) -> bool {
 }
 
 /// The `$defs` entry a local reference names (`#/$defs/Status` → `Status`).
-fn def_name(pointer: &str) -> Option<String> {
-    let escaped = pointer.strip_prefix("#/$defs/")?;
-    (!escaped.contains('/')).then(|| escaped.replace("~1", "/").replace("~0", "~"))
+fn def_name(reference: &str) -> Option<String> {
+    let pointer = of_reference(reference)?;
+    let escaped = pointer.strip_prefix("/$defs/")?;
+    (!escaped.contains('/')).then(|| unescape(escaped).into_owned())
 }
 
 fn def_pointer(name: &str) -> String {
-    format!("#/$defs/{}", name.replace('~', "~0").replace('/', "~1"))
+    to_reference(&format!("/$defs/{}", escape(name)))
 }
 
 /// Every local reference in a schema: `$defs` names, and `"#"` (the root) as `None`.

@@ -1,7 +1,6 @@
 //! Detection: the `jsonschema` crate finds the failing keywords; this module maps each one to a
 //! [`ProblemKind`] at a [`FieldPath`] and puts them in the contract's order.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
@@ -9,7 +8,9 @@ use std::sync::Arc;
 use jsonschema::error::{ValidationError as Failure, ValidationErrorKind as K};
 use serde_json::{Map, Number, Value};
 
-use super::layout::{self, Layout, Node};
+use super::copy::for_validator;
+use super::layout::{Layout, Node};
+use super::pointer::unescape;
 use super::{FieldPath, Format, PathSegment, Problem, ProblemKind, ValidationError};
 use crate::envelope::text;
 
@@ -64,7 +65,7 @@ impl Schema {
             .with_draft(jsonschema::Draft::Draft202012)
             .should_validate_formats(true)
             .with_keyword("multipleOf", multiple_of::keyword)
-            .build(&layout::for_validator(schema))
+            .build(&for_validator(schema))
             .map_err(|e| SchemaError(e.to_string()))?;
         Ok(Schema {
             validator,
@@ -316,7 +317,11 @@ impl Schema {
                     .map_or_else(|| Arc::from("a value"), |n| n.desc.clone());
                 ProblemKind::InvalidType { desc }
             }
-            K::Format { format } => ProblemKind::Format(Format::from_name(format)),
+            // Only the seven formats are asserted (the validator's copy drops the others).
+            K::Format { format } => match Format::from_name(format) {
+                Some(format) => ProblemKind::Format(format),
+                None => return,
+            },
             K::Pattern { pattern } => ProblemKind::Pattern {
                 pattern: pattern.clone(),
             },
@@ -533,14 +538,6 @@ fn number(limit: &Value) -> Number {
         .as_number()
         .cloned()
         .unwrap_or_else(|| Number::from(0))
-}
-
-fn unescape(segment: &str) -> Cow<'_, str> {
-    if segment.contains('~') {
-        Cow::Owned(segment.replace("~1", "/").replace("~0", "~"))
-    } else {
-        Cow::Borrowed(segment)
-    }
 }
 
 /// `multipleOf` as the contract defines it: integers are tested exactly; otherwise value / m
@@ -828,5 +825,136 @@ mod tests {
         .unwrap()
         .join()
         .unwrap();
+    }
+
+    #[test]
+    fn reference_chains_end_where_they_end() {
+        // Three links across `$defs` and `definitions`, names needing `~0`, `~1` and percent
+        // escapes; a chain that comes back on itself says nothing.
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "a": {"$ref": "#/$defs/one%20~1"},
+                "loop": {"$ref": "#/$defs/L"}
+            },
+            "required": ["a", "loop"],
+            "$defs": {"one /": {"$ref": "#/definitions/two~0"}, "L": {"$ref": "#/$defs/L"}},
+            "definitions": {"two~": {"$ref": "#/$defs/three%25"}},
+            "$comment": "three% is below"
+        });
+        let mut schema = schema;
+        schema["$defs"]["three%"] = json!({"type": "string", "minLength": 2});
+        assert_eq!(
+            lines(schema, json!({})),
+            [
+                (
+                    "a".into(),
+                    "Required field is missing. You sent: (missing). Expected a string of at least 2 characters.".into()
+                ),
+                (
+                    "loop".into(),
+                    "Required field is missing. You sent: (missing). Expected a value.".into()
+                )
+            ]
+        );
+    }
+
+    #[test]
+    fn references_into_alternatives_compile_and_describe() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "t": {"$ref": "#/$defs/Opt/anyOf/1"},
+                "two": {"$ref": "#/$defs/Level/oneOf/1"}
+            },
+            "required": ["t", "two"],
+            "$defs": {
+                "Opt": {"anyOf": [{"type": "null"}, {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}]},
+                "Level": {"oneOf": [{"const": 1}, {"const": 2}]}
+            }
+        });
+        assert_eq!(
+            lines(schema.clone(), json!({})),
+            [
+                (
+                    "t".into(),
+                    "Required field is missing. You sent: (missing). Expected an object with fields n.".into()
+                ),
+                (
+                    "two".into(),
+                    "Required field is missing. You sent: (missing). Expected exactly 2.".into()
+                )
+            ]
+        );
+        assert_eq!(
+            lines(schema, json!({"t": {}, "two": 1})),
+            [
+                (
+                    "t.n".into(),
+                    "Required field is missing. You sent: (missing). Expected an integer.".into()
+                ),
+                (
+                    "two".into(),
+                    "Invalid value. You sent: 1. Expected exactly 2.".into()
+                )
+            ]
+        );
+    }
+
+    #[test]
+    fn alternatives_types_are_their_union_all_the_way_down() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"x": {"anyOf": [{"$ref": "#/$defs/S"}, {"type": "integer"}]}},
+            "required": ["x"],
+            "$defs": {"S": {"anyOf": [{"type": "string"}, {"type": "null"}]}}
+        });
+        assert_eq!(
+            lines(schema, json!({})),
+            [(
+                "x".into(),
+                "Required field is missing. You sent: (missing). Expected a string or an integer or null.".into()
+            )]
+        );
+    }
+
+    #[test]
+    fn or_null_only_where_null_is_valid() {
+        let line = |field: Value, sent: Value| {
+            let schema = json!({"type": "object", "properties": {"s": field}});
+            lines(schema, json!({"s": sent})).remove(0).1
+        };
+        assert_eq!(
+            line(json!({"type": "string", "enum": ["x", null]}), json!(null)),
+            "Invalid type. You sent: null. Expected one of: 'x', null."
+        );
+        assert_eq!(
+            line(
+                json!({"type": ["string", "null"], "enum": ["x", null]}),
+                json!(1)
+            ),
+            "Invalid type. You sent: 1. Expected one of: 'x' or null."
+        );
+        assert_eq!(
+            line(json!({"enum": ["x", null]}), json!(1)),
+            "Invalid option. You sent: 1. Expected one of: 'x', null."
+        );
+    }
+
+    #[test]
+    fn alternatives_that_refer_to_themselves_end() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"x": {"anyOf": [{"$ref": "#/$defs/A"}, {"type": "integer"}]}},
+            "required": ["x"],
+            "$defs": {"A": {"anyOf": [{"anyOf": [{"$ref": "#/$defs/A"}, {"type": "string"}]}, {"type": "null"}]}}
+        });
+        assert_eq!(
+            lines(schema, json!({})),
+            [(
+                "x".into(),
+                "Required field is missing. You sent: (missing). Expected a string or an integer or null.".into()
+            )]
+        );
     }
 }

@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Number, Value};
 
+use super::copy::{STASH, in_copy};
+use super::pointer::{escape, of_reference};
 use super::{JsonType, message};
 use crate::closest::Names;
 use crate::envelope::{itoa, text};
@@ -61,7 +63,7 @@ pub(super) struct Node {
 }
 
 /// Keywords whose value is a map of names to subschemas (`properties` aside).
-const NAMED_SUBSCHEMAS: [&str; 4] = [
+pub(super) const NAMED_SUBSCHEMAS: [&str; 4] = [
     "$defs",
     "definitions",
     "patternProperties",
@@ -69,7 +71,7 @@ const NAMED_SUBSCHEMAS: [&str; 4] = [
 ];
 
 /// Keywords whose value is one subschema (`items` aside).
-const SINGLE_SUBSCHEMAS: [&str; 10] = [
+pub(super) const SINGLE_SUBSCHEMAS: [&str; 10] = [
     "additionalProperties",
     "not",
     "if",
@@ -89,13 +91,26 @@ impl Layout {
     pub(super) fn new(schema: &Value) -> Self {
         let mut layout = Layout::default();
         layout.walk(schema, String::new());
+        // A reference names a place in the schema as advertised; the walk registered each
+        // subschema where the validator's copy has it.
+        let first: Vec<Option<usize>> = layout
+            .nodes
+            .iter()
+            .map(|n| {
+                let pointer = n.reference.as_deref()?;
+                layout.by_location.get(&*in_copy(schema, pointer)).copied()
+            })
+            .collect();
+        // Each reference resolves to the end of its chain, however long; a chain that comes
+        // back on itself resolves to nothing (the reference then says nothing).
         for i in 0..layout.nodes.len() {
-            let target = layout.nodes[i]
-                .reference
-                .as_deref()
-                .and_then(|r| layout.by_location.get(r))
-                .copied();
-            layout.nodes[i].target = target;
+            let mut at = first[i];
+            let mut steps = 0;
+            while let Some(next) = at.and_then(|a| first[a]) {
+                steps += 1;
+                at = (steps <= first.len()).then_some(next);
+            }
+            layout.nodes[i].target = at;
         }
         for i in 0..layout.nodes.len() {
             layout.nodes[i].desc = layout.describe(i, None).into();
@@ -124,7 +139,7 @@ impl Layout {
         if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
             // Read as its target: keywords beside it are ignored (ERRORS.md §5).
             let node = Node {
-                reference: reference.strip_prefix('#').map(percent_decode),
+                reference: of_reference(reference),
                 ..Node::default()
             };
             self.walk_rest(map, &location, true);
@@ -186,9 +201,19 @@ impl Layout {
             node.property_names = Some(self.walk(names, format!("{location}/propertyNames")));
         }
         if let Some((_, t)) = nullable(map) {
+            // Where the validator's copy has them: T at `else`, null at `if`.
             node.nullable = Some(self.walk(t, format!("{location}/else")));
+            self.walk(
+                &serde_json::json!({"type": "null"}),
+                format!("{location}/if"),
+            );
         } else if let Some(constants) = constants(map).filter(|_| node.allowed.is_none()) {
             node.allowed = Some(constants.into());
+            for keyword in ["anyOf", "oneOf"] {
+                if let Some(Value::Array(alternatives)) = map.get(keyword) {
+                    self.walk_all(alternatives, &format!("{location}/{STASH}{keyword}"));
+                }
+            }
         } else {
             for keyword in ["anyOf", "oneOf"] {
                 if let Some(Value::Array(alternatives)) = map.get(keyword) {
@@ -248,15 +273,8 @@ impl Layout {
         &self.nodes[self.resolve_id(id)]
     }
 
-    fn resolve_id(&self, mut id: usize) -> usize {
-        // Bounded: a cycle of references must not loop forever.
-        for _ in 0..32 {
-            match self.nodes[id].target {
-                Some(next) if next != id => id = next,
-                _ => break,
-            }
-        }
-        id
+    fn resolve_id(&self, id: usize) -> usize {
+        self.nodes[id].target.unwrap_or(id)
     }
 
     /// T of a nullable alternative, `$ref` followed.
@@ -303,20 +321,36 @@ impl Layout {
             .contains(&JsonType::Integer)
     }
 
-    /// A schema's declared types: its `type`, or else the union of its alternatives' types.
+    /// A schema's declared types: its `type`, or else the union of its alternatives' types
+    /// (an alternative that is itself alternatives gives theirs; a nullable one, T's and null).
     pub(super) fn types(&self, node: &Node) -> Vec<JsonType> {
-        if let Some(types) = &node.types {
-            return types.clone();
-        }
         let mut out = Vec::new();
-        for &alternative in &node.alternatives {
-            for t in self.resolve(alternative).types.iter().flatten() {
+        self.union(node, &mut out, 0);
+        out
+    }
+
+    fn union(&self, node: &Node, out: &mut Vec<JsonType>, depth: usize) {
+        // Bounded: alternatives may refer back to themselves.
+        if depth > 32 {
+            return;
+        }
+        if let Some(types) = &node.types {
+            for t in types {
                 if !out.contains(t) {
                     out.push(*t);
                 }
             }
+        } else if depth > 0 && node.nullable.is_some() {
+            if let Some(t) = self.nullable(node) {
+                self.union(t, out, depth + 1);
+            }
+            out.retain(|t| *t != JsonType::Null);
+            out.push(JsonType::Null);
+        } else {
+            for &alternative in &node.alternatives {
+                self.union(self.resolve(alternative), out, depth + 1);
+            }
         }
-        out
     }
 
     /// `{desc}` of node `id` (ERRORS.md §5); `noun` stands in for a missing `type`.
@@ -339,8 +373,14 @@ impl Layout {
             message::write_literal(&mut out, value);
             return out;
         }
+        let mut types = self.types(node);
         if let Some(allowed) = &node.allowed {
-            let (values, or_null) = without_null(allowed, Value::is_null);
+            // ` or null` only where null is valid: never where the type excludes it (§10 rule 2).
+            let null_valid = types.is_empty() || types.contains(&JsonType::Null);
+            let (values, or_null) = match null_valid {
+                true => without_null(allowed, Value::is_null),
+                false => (allowed.iter().collect(), false),
+            };
             out.push_str("one of: ");
             message::write_list(&mut out, values.into_iter(), message::write_literal);
             if or_null {
@@ -348,7 +388,6 @@ impl Layout {
             }
             return out;
         }
-        let mut types = self.types(node);
         if types.is_empty() {
             types.extend(noun);
         }
@@ -494,7 +533,7 @@ const ANNOTATIONS: [&str; 10] = [
     "$id",
 ];
 
-fn is_annotation(keyword: &str, value: &Value) -> bool {
+pub(super) fn is_annotation(keyword: &str, value: &Value) -> bool {
     ANNOTATIONS.contains(&keyword)
         || (keyword == "format" && value.as_str().is_none_or(|f| format_noun(f).is_none()))
 }
@@ -502,7 +541,7 @@ fn is_annotation(keyword: &str, value: &Value) -> bool {
 /// A nullable alternative: `anyOf` / `oneOf` of exactly two, one exactly `{"type": "null"}`.
 /// Gives the keyword and T.
 /// Not when the schema already uses `if`/`then`/`else` (the validator's copy needs them).
-fn nullable(map: &Map<String, Value>) -> Option<(&'static str, &Value)> {
+pub(super) fn nullable(map: &Map<String, Value>) -> Option<(&'static str, &Value)> {
     if ["if", "then", "else"].iter().any(|k| map.contains_key(*k)) {
         return None;
     }
@@ -524,7 +563,7 @@ fn nullable(map: &Map<String, Value>) -> Option<(&'static str, &Value)> {
 
 /// Alternatives of constants: `anyOf` / `oneOf` whose alternatives each hold a `const` or an
 /// `enum` beside annotations and a `type`. Gives their values, in order.
-fn constants(map: &Map<String, Value>) -> Option<Vec<Value>> {
+pub(super) fn constants(map: &Map<String, Value>) -> Option<Vec<Value>> {
     ["anyOf", "oneOf"].into_iter().find_map(|keyword| {
         let alternatives = map.get(keyword)?.as_array()?;
         let mut values = Vec::new();
@@ -549,34 +588,6 @@ fn constants(map: &Map<String, Value>) -> Option<Vec<Value>> {
     })
 }
 
-/// A `$ref` fragment as a JSON pointer: `%XX` escapes decoded.
-fn percent_decode(fragment: &str) -> String {
-    if !fragment.contains('%') {
-        return fragment.to_owned();
-    }
-    let bytes = fragment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (
-            bytes[i],
-            bytes.get(i + 1).and_then(|&b| hex(b)),
-            bytes.get(i + 2).and_then(|&b| hex(b)),
-        ) {
-            (b'%', Some(hi), Some(lo)) => {
-                out.push((hi * 16 + lo) as u8);
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 fn types_of(value: &Value) -> Vec<JsonType> {
     let names: Vec<&str> = match value {
         Value::String(name) => vec![name],
@@ -590,65 +601,4 @@ fn types_of(value: &Value) -> Vec<JsonType> {
         }
     }
     out
-}
-
-/// A key as a JSON pointer segment.
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}
-
-/// The copy of a schema the validator compiles, adjusted to the contract (ERRORS.md §5):
-/// - `additionalProperties: false` without `properties` gets an empty `properties`, so every
-///   unexpected key is reported by name rather than as one failing `false` subschema;
-/// - `format` is asserted only for the seven formats the contract names; others are annotations.
-pub(super) fn for_validator(schema: &Value) -> Value {
-    let mut copy = schema.clone();
-    adjust(&mut copy);
-    copy
-}
-
-const ASSERTED_FORMATS: [&str; 7] = ["email", "uri", "uuid", "date-time", "date", "ipv4", "ipv6"];
-
-fn adjust(schema: &mut Value) {
-    let Value::Object(map) = schema else { return };
-    if map.contains_key("$ref") {
-        // Read as its target: keywords beside it other than annotations are ignored.
-        map.retain(|k, v| k == "$ref" || k == "$defs" || k == "definitions" || is_annotation(k, v));
-    }
-    if let Some((keyword, t)) = nullable(map) {
-        // T or null: null passes `if`; any other value is checked against T where it stands.
-        let t = t.clone();
-        map.remove(keyword);
-        map.insert("if".into(), serde_json::json!({"type": "null"}));
-        map.insert("else".into(), t);
-    } else if let Some(values) = constants(map).filter(|_| !map.contains_key("enum")) {
-        // An enum of the constants (the `type` beside each is not checked on its own).
-        map.remove("anyOf");
-        map.remove("oneOf");
-        map.insert("enum".into(), Value::Array(values));
-    }
-    if map.get("additionalProperties") == Some(&Value::Bool(false))
-        && !map.contains_key("properties")
-    {
-        map.insert("properties".into(), Value::Object(Map::new()));
-    }
-    if map
-        .get("format")
-        .and_then(Value::as_str)
-        .is_some_and(|f| !ASSERTED_FORMATS.contains(&f))
-    {
-        map.remove("format");
-    }
-    for (keyword, value) in map.iter_mut() {
-        match (keyword.as_str(), value) {
-            (k, Value::Object(named)) if k == "properties" || NAMED_SUBSCHEMAS.contains(&k) => {
-                named.values_mut().for_each(adjust);
-            }
-            ("items" | "prefixItems" | "allOf" | "anyOf" | "oneOf", Value::Array(list)) => {
-                list.iter_mut().for_each(adjust)
-            }
-            (k, sub) if k == "items" || SINGLE_SUBSCHEMAS.contains(&k) => adjust(sub),
-            _ => {}
-        }
-    }
 }

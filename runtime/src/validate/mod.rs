@@ -3,11 +3,13 @@
 //! (`path`, `problem`) and written as one `<validation_error>` by the §5 message table
 //! (`message`), ERRORS.md §5.
 
+mod copy;
 mod detect;
 mod layout;
 mod message;
 mod mirror;
 mod path;
+pub(crate) mod pointer;
 mod problem;
 
 pub use detect::{Schema, SchemaError};
