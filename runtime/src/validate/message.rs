@@ -276,7 +276,7 @@ impl ValidationError {
     /// The text; with `mirrored`, each field's mirror object too, from the same path and line
     /// (each laid out once for both).
     pub(super) fn write(&self, mut mirrored: Option<&mut Vec<Value>>) -> String {
-        let shown = &self.problems[..self.problems.len().min(MAX_FIELDS)];
+        let shown = &self.problems;
         let mut out = String::with_capacity(200 + shown.len() * 120);
         out.push_str("<validation_error action=\"");
         escape_attr(&mut out, &self.action);
@@ -298,14 +298,9 @@ impl ValidationError {
                 fields.push(super::mirror::field(path, problem, scratch.clone()));
             }
         }
-        if let Some(more) = self
-            .problems
-            .len()
-            .checked_sub(MAX_FIELDS)
-            .filter(|&k| k > 0)
-        {
+        if self.more > 0 {
             out.push_str("<field name=\"(more)\">");
-            write_count(&mut out, "", more as u64, "more problem");
+            write_count(&mut out, "", self.more as u64, "more problem");
             out.push_str(" not shown. Fix the fields above first.</field>\n");
         }
         out.push_str("<recovery>");

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{MAX_FIELDS, Problem, RECOVERY, ValidationError};
+use super::{Problem, RECOVERY, ValidationError};
 use crate::envelope::Envelope;
 
 impl ValidationError {
@@ -24,7 +24,6 @@ impl ValidationError {
         let fields = self
             .problems()
             .iter()
-            .take(MAX_FIELDS)
             .map(|problem| field(problem.path().to_string(), problem, problem.line()))
             .collect();
         self.mirror_with(fields)
@@ -39,9 +38,8 @@ impl ValidationError {
         out.insert("action".into(), self.action().into());
         out.insert("fields".into(), Value::Array(fields));
         out.insert("recovery".into(), RECOVERY.into());
-        let more = self.problems().len().checked_sub(MAX_FIELDS);
-        if let Some(more) = more.filter(|&k| k > 0) {
-            out.insert("more".into(), more.into());
+        if self.more() > 0 {
+            out.insert("more".into(), self.more().into());
         }
         Value::Object(out)
     }
@@ -49,7 +47,7 @@ impl ValidationError {
     /// This error on its way out: its text, its mirror, `isError` set; each field's path and
     /// line are laid out once for both.
     pub(crate) fn envelope(&self) -> Envelope {
-        let mut fields = Vec::with_capacity(self.problems().len().min(MAX_FIELDS));
+        let mut fields = Vec::with_capacity(self.problems().len());
         let text = self.write(Some(&mut fields));
         Envelope {
             text,

@@ -382,15 +382,28 @@ impl Problem {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ValidationError {
     pub(super) action: String,
+    /// The problems shown, at most [`MAX_FIELDS`](super::MAX_FIELDS).
     pub(super) problems: Vec<Problem>,
+    /// How many more were found (the `(more)` line).
+    pub(super) more: usize,
 }
 impl ValidationError {
-    /// Problems of a call to the qualified action `action`, in the order they are to be shown.
-    pub fn new(action: impl Into<String>, problems: Vec<Problem>) -> Self {
+    /// Problems of a call to the qualified action `action`, in the order they are to be shown:
+    /// the first 20 are kept, the rest counted.
+    pub fn new(action: impl Into<String>, mut problems: Vec<Problem>) -> Self {
+        let more = problems.len().saturating_sub(super::MAX_FIELDS);
+        problems.truncate(super::MAX_FIELDS);
         ValidationError {
             action: action.into(),
             problems,
+            more,
         }
+    }
+
+    /// Counts `more` problems found beyond those kept.
+    pub(crate) fn with_more(mut self, more: usize) -> Self {
+        self.more += more;
+        self
     }
 
     /// The qualified action.
@@ -398,9 +411,14 @@ impl ValidationError {
         &self.action
     }
 
-    /// Every problem, in order (only the first 20 are written).
+    /// The problems shown, in order: at most 20.
     pub fn problems(&self) -> &[Problem] {
         &self.problems
+    }
+
+    /// How many problems were found beyond those shown (the `(more)` line's count).
+    pub fn more(&self) -> usize {
+        self.more
     }
 }
 
@@ -411,7 +429,7 @@ impl fmt::Display for ValidationError {
             f,
             "invalid arguments for {}: {} problem(s)",
             self.action,
-            self.problems.len()
+            self.problems.len() + self.more
         )
     }
 }
