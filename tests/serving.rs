@@ -292,3 +292,49 @@ async fn many_distinct_callers_cost_a_bounded_memory() {
         "{warm} MiB after 5,000 callers, {peak} MiB after 40,000"
     );
 }
+
+/// A hundred calls whose trace context would once panic the server (a multi-byte character
+/// where a field of the traceparent starts), then an ordinary call: every one answered. Before,
+/// each such call held its place unanswered, and the 65th stopped the server reading.
+#[tokio::test]
+async fn hostile_trace_contexts_are_answered() {
+    let mut billing = start(&[]).await;
+    let traceparent = format!("0é{}", "a".repeat(52));
+    for id in 0..100 {
+        let mut message = call(id, "list_invoices", json!({}));
+        message["params"]["_meta"] = json!({"traceparent": traceparent});
+        send(&mut billing, &message).await;
+    }
+    send(&mut billing, &call(100, "list_invoices", json!({}))).await;
+    let mut answered = Vec::new();
+    for _ in 0..=100 {
+        let reply = answer(&mut billing).await;
+        assert_eq!(outcome(&reply), "ok", "{reply}");
+        answered.push(reply["id"].as_u64().unwrap());
+    }
+    answered.sort_unstable();
+    assert_eq!(answered, (0..=100).collect::<Vec<u64>>());
+}
+
+/// A request the transport refuses while reading (too deep here) whose id is in flight is
+/// refused as a second request with that id is: the refusal names the rule, and the first
+/// request is still answered.
+#[tokio::test]
+async fn a_refusal_of_an_id_in_flight_names_the_rule() {
+    let mut billing = start(&[]).await;
+    send(
+        &mut billing,
+        &call(7, "export_invoices", json!({"format": "csv"})),
+    )
+    .await;
+    billing.send_line(&too_deep(7)).await.unwrap();
+    let refused = answer(&mut billing).await;
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("already used by a request in flight"),
+        "{message}"
+    );
+    let first = answer(&mut billing).await;
+    assert_eq!((&first["id"], outcome(&first).as_str()), (&json!(7), "ok"));
+}

@@ -17,8 +17,10 @@
 //! transport.)
 
 use rmcp::RoleServer;
-use rmcp::model::{ErrorData, JsonRpcMessage, RequestId};
+use rmcp::model::{ErrorCode, ErrorData, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+
+use super::handler::{MCP_REQUESTS, cut};
 
 /// What to do with one line.
 pub(crate) enum Read {
@@ -54,29 +56,65 @@ pub(crate) fn read(line: &[u8]) -> Read {
     let syntax = error.is_syntax() || error.is_eof();
     match scan_object(line) {
         // A valid request that serde_json cannot hold (too deep, a number beyond f64).
-        Some(Scanned { has_id: true, id }) if syntax => answer(
-            ErrorData::invalid_request(
-                format!("Invalid request: {}", without_position(&error)),
-                None,
-            ),
-            id,
-        ),
+        Some(Scanned {
+            has_id: true, id, ..
+        }) if syntax => answer(ErrorData::invalid_request(unreadable(&error), None), id),
         // Text that is not JSON, as in rmcp, and notifications are never answered.
         _ if syntax => Read::Drop(Unread::NotJson),
         Some(Scanned { has_id: false, .. }) => Read::Drop(Unread::Notification),
+        // A request rmcp cannot read: answered with its id, in the project's words.
+        Some(scanned) => {
+            let error = unread_request(&scanned);
+            answer(error, scanned.id)
+        }
         // JSON that is no message, as in rmcp: Invalid Request, without an id.
-        _ => answer(ErrorData::invalid_request("Invalid request", None), None),
+        None => answer(
+            ErrorData::invalid_request("Invalid request: not a JSON-RPC message", None),
+            None,
+        ),
     }
 }
 
-/// serde_json's message without its ` at line L column C`: a position in text the client
-/// wrote means nothing to it, and depends on how it was written.
-fn without_position(error: &serde_json::Error) -> String {
+/// Why a JSON-RPC request with an id could not be read (JSON-RPC 2.0 §4, §5.1; MCP's params
+/// are objects).
+fn unread_request(scanned: &Scanned) -> ErrorData {
+    let invalid = |why: &str| ErrorData::invalid_request(format!("Invalid request: {why}"), None);
+    if scanned.repeated {
+        return invalid("a member of the message is given twice");
+    }
+    if scanned.id.is_none() {
+        return invalid("an id is a string or an integer");
+    }
+    let Some(method) = scanned.method.as_deref().filter(|_| scanned.version) else {
+        return invalid("a request needs \"jsonrpc\": \"2.0\" and a \"method\" string");
+    };
+    match scanned.params {
+        Some(Params::Scalar) => invalid("\"params\" must be an object or an array"),
+        _ if !MCP_REQUESTS.contains(&method) => ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: {}", cut(method)),
+            None,
+        ),
+        Some(Params::Array) => ErrorData::invalid_params(
+            format!("Invalid params: {method} takes its params as an object"),
+            None,
+        ),
+        Some(Params::Object) => {
+            ErrorData::invalid_params(format!("Invalid params for {method}"), None)
+        }
+        Some(Params::Null) | None => invalid("the message cannot be read"),
+    }
+}
+
+/// A valid request serde_json cannot hold, said in the project's words (no serde wording).
+fn unreadable(error: &serde_json::Error) -> String {
     let text = error.to_string();
-    let position = format!(" at line {} column {}", error.line(), error.column());
-    match text.strip_suffix(&position) {
-        Some(message) => message.to_owned(),
-        None => text,
+    if text.starts_with("recursion limit exceeded") {
+        "Invalid request: the message nests deeper than the 128 levels this server reads".into()
+    } else if text.starts_with("number out of range") {
+        "Invalid request: a number in the message is beyond what a double holds".into()
+    } else {
+        "Invalid request: the message cannot be read".into()
     }
 }
 
@@ -118,11 +156,27 @@ pub(crate) fn without_lone_surrogates(line: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// A line that is one JSON object: whether it has a top-level `id`, and that id if rmcp could
-/// read it.
+/// A line that is one JSON object: whether it has a top-level `id`, that id if rmcp could read
+/// it, its `method` when a string, and what its `params` are.
 struct Scanned {
     has_id: bool,
     id: Option<RequestId>,
+    /// `"jsonrpc": "2.0"`.
+    version: bool,
+    /// A member given twice.
+    repeated: bool,
+    method: Option<String>,
+    params: Option<Params>,
+}
+
+/// The kind of a request's `params`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Params {
+    Object,
+    Array,
+    Null,
+    /// A string, a number or a boolean: never valid JSON-RPC.
+    Scalar,
 }
 
 /// Scans `line` as one JSON object without recursion, so that any depth and any number is
@@ -133,6 +187,10 @@ fn scan_object(line: &[u8]) -> Option<Scanned> {
     let mut scanned = Scanned {
         has_id: false,
         id: None,
+        version: false,
+        repeated: false,
+        method: None,
+        params: None,
     };
     scan.expect(b'{')?;
     if !scan.eat(b'}') {
@@ -141,9 +199,33 @@ fn scan_object(line: &[u8]) -> Option<Scanned> {
             scan.expect(b':')?;
             let start = scan.skip_ws();
             scan.value()?;
-            if key == b"\"id\"" {
-                scanned.has_id = true;
-                scanned.id = serde_json::from_slice(&line[start..scan.at]).ok();
+            let value = &line[start..scan.at];
+            let repeated = |seen: bool| scanned.repeated | seen;
+            match key {
+                // An id given twice is no id the answer can carry.
+                b"\"id\"" if scanned.has_id => {
+                    scanned.repeated = true;
+                    scanned.id = None;
+                }
+                b"\"id\"" => {
+                    scanned.has_id = true;
+                    scanned.id = serde_json::from_slice(value).ok();
+                }
+                b"\"jsonrpc\"" => scanned.version = value == b"\"2.0\"",
+                b"\"method\"" => {
+                    scanned.repeated = repeated(scanned.method.is_some());
+                    scanned.method = serde_json::from_slice(value).ok();
+                }
+                b"\"params\"" => {
+                    scanned.repeated = repeated(scanned.params.is_some());
+                    scanned.params = Some(match value.first() {
+                        Some(b'{') => Params::Object,
+                        Some(b'[') => Params::Array,
+                        Some(b'n') => Params::Null,
+                        _ => Params::Scalar,
+                    })
+                }
+                _ => {}
             }
             if !scan.eat(b',') {
                 scan.expect(b'}')?;
@@ -324,7 +406,7 @@ mod tests {
         );
         assert_eq!(
             answer["error"]["message"],
-            "Invalid request: recursion limit exceeded"
+            "Invalid request: the message nests deeper than the 128 levels this server reads"
         );
         let big = r#"{"jsonrpc":"2.0","id":1e400,"method":"ping"}"#;
         assert_eq!(answered(big).unwrap().get("id"), None);

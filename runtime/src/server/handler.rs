@@ -9,6 +9,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use super::{Called, Server};
+use crate::envelope::new_incident_id;
+use crate::tool::{CatchUnwind, PanicMessage};
 
 /// A call's cancellation as a transport signals it, in the request's extensions: the stdio
 /// transport reads `notifications/cancelled` itself, so that it knows when the cancelled call is
@@ -46,7 +48,61 @@ impl ServerHandler for Server {
         params: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // A panic anywhere on the way to the action (its own is caught nearer, as
+        // INTERNAL_ERROR) still answers the request, and gives back what it held.
+        match CatchUnwind(Box::pin(self.answer_call(params, context))).await {
+            Ok(answer) => answer,
+            Err(panic) => {
+                let incident = new_incident_id();
+                tracing::error!(incident = %incident, cause = %PanicMessage(panic), "tools/call failed before its action ran");
+                Err(ErrorData::internal_error(
+                    format!(
+                        "Internal error: the server could not handle this call (incident {incident})."
+                    ),
+                    None,
+                ))
+            }
+        }
+    }
+
+    /// rmcp reads a standard request whose params do not decode (`tools/call` whose
+    /// `arguments` are not an object, or without a `name`) as a custom one: answer it as what it
+    /// is, Invalid params, rather than Method not found.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let method = request.method.as_str();
+        if method == "tools/call" {
+            return Err(ErrorData::invalid_params(
+                "tools/call takes params {\"name\": string, \"arguments\": object (optional)}",
+                None,
+            ));
+        }
+        if MCP_REQUESTS.contains(&method) {
+            return Err(ErrorData::invalid_params(
+                format!("Invalid params for {method}"),
+                None,
+            ));
+        }
+        Err(ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: {}", cut(method)),
+            None,
+        ))
+    }
+}
+
+impl Server {
+    /// `tools/call`: the pipeline's answer, or the JSON-RPC error of a call that has none.
+    async fn answer_call(
+        &self,
+        params: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
         let name = params.name.clone();
+
         let RequestContext {
             ct,
             id,
@@ -88,43 +144,13 @@ impl ServerHandler for Server {
             Called::UnknownTool => Err(ErrorData::invalid_params(self.unknown_tool(&name), None)),
             Called::Cancelled { action } => {
                 // The server's own record: a call cancelled in a queue never reached middleware.
-                tracing::info!(%id, tool = %name, action = %action, "call cancelled by the client; stopped");
+                tracing::info!(?id, tool = %name, action = %action, "call cancelled by the client; stopped");
                 // Never sent: the transport drops the answer of a cancelled request.
                 Err(ErrorData::new(REQUEST_CANCELLED, "request cancelled", None))
             }
         }
     }
 
-    /// rmcp reads a standard request whose params do not decode (`tools/call` whose
-    /// `arguments` are not an object, or without a `name`) as a custom one: answer it as what it
-    /// is, Invalid params, rather than Method not found.
-    async fn on_custom_request(
-        &self,
-        request: CustomRequest,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CustomResult, ErrorData> {
-        let method = request.method.as_str();
-        if method == "tools/call" {
-            return Err(ErrorData::invalid_params(
-                "tools/call takes params {\"name\": string, \"arguments\": object (optional)}",
-                None,
-            ));
-        }
-        if STANDARD_REQUESTS.contains(&method) {
-            return Err(ErrorData::invalid_params(
-                format!("invalid params for {method}"),
-                None,
-            ));
-        }
-        Err(ErrorData::new(
-            ErrorCode::METHOD_NOT_FOUND,
-            format!("method not found: {}", cut(method)),
-            None,
-        ))
-    }
-}
-
-impl Server {
     /// The JSON-RPC error message for a tool name nothing is registered under (MCP: Invalid
     /// params), with the closest listed name when one is close (ERRORS.md §4, "Close"): under
     /// flat exposition a misspelt action is a misspelt tool.
@@ -146,8 +172,8 @@ impl Server {
 /// The code LSP gives a cancelled request; only ever seen in logs here.
 const REQUEST_CANCELLED: ErrorCode = ErrorCode(-32800);
 
-/// The requests of MCP a client may send a server.
-const STANDARD_REQUESTS: &[&str] = &[
+/// The requests of MCP (2026-07-28) a client may send a server.
+pub(crate) const MCP_REQUESTS: &[&str] = &[
     "initialize",
     "ping",
     "tools/call",
@@ -164,7 +190,7 @@ const STANDARD_REQUESTS: &[&str] = &[
 ];
 
 /// A name the client sent, short enough to echo in an error.
-fn cut(name: &str) -> String {
+pub(crate) fn cut(name: &str) -> String {
     let mut out = String::new();
     crate::envelope::text::push_cut(&mut out, name);
     out

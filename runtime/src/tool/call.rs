@@ -31,24 +31,25 @@ impl TraceContext {
     /// Context level 1: version `00` is exactly `00-{32 hex}-{16 hex}-{2 hex}`, lowercase, ids not
     /// all zero; a later version may append `-` fields; version `ff` is invalid.
     pub fn parse(traceparent: &str, tracestate: Option<&str>) -> Option<Self> {
+        // Read by bytes: a client's string is never sliced at a byte offset, which would panic
+        // inside a multi-byte character.
         let bytes = traceparent.as_bytes();
         if bytes.len() < 55 || (bytes.len() > 55 && bytes[55] != b'-') {
             return None;
         }
-        let version = &traceparent[..2];
-        if !is_hex(version) || version == "ff" || (version == "00" && bytes.len() != 55) {
+        let field = |range: std::ops::Range<usize>| -> Option<&str> {
+            let field = &bytes[range];
+            is_hex(field).then(|| std::str::from_utf8(field).ok())?
+        };
+        let version = field(0..2)?;
+        if version == "ff" || (version == "00" && bytes.len() != 55) {
             return None;
         }
         if bytes[2] != b'-' || bytes[35] != b'-' || bytes[52] != b'-' {
             return None;
         }
-        let trace_id = &traceparent[3..35];
-        let parent_id = &traceparent[36..52];
-        let flags = &traceparent[53..55];
+        let (trace_id, parent_id, flags) = (field(3..35)?, field(36..52)?, field(53..55)?);
         let zero = |id: &str| id.bytes().all(|b| b == b'0');
-        if !is_hex(trace_id) || !is_hex(parent_id) || !is_hex(flags) {
-            return None;
-        }
         if zero(trace_id) || zero(parent_id) {
             return None;
         }
@@ -89,8 +90,8 @@ impl TraceContext {
 }
 
 /// Lowercase hex only (W3C: uppercase is invalid).
-fn is_hex(text: &str) -> bool {
-    !text.is_empty() && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+fn is_hex(text: &[u8]) -> bool {
+    !text.is_empty() && text.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// A `tracestate` per W3C: at most 32 comma-separated `key=value` members, keys of lowercase
@@ -261,6 +262,11 @@ mod tests {
             "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
             "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",
             "<tool_error>-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
+            // Multi-byte characters where a field boundary falls inside them.
+            "0é-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-é",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902é7-01",
+            "0\u{1F600}4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b-01",
         ] {
             assert!(TraceContext::parse(bad, None).is_none(), "{bad}");
         }
@@ -270,6 +276,21 @@ mod tests {
         // A malformed tracestate is dropped, the traceparent kept.
         let trace = TraceContext::parse(valid, Some("Bad Key=1")).unwrap();
         assert_eq!(trace.state(), None);
+    }
+
+    #[test]
+    fn any_character_anywhere_is_refused_without_a_panic() {
+        let valid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        for at in 0..valid.len() {
+            for odd in ["é", "\u{1F600}", "\u{0}", "-", "F"] {
+                for replace in [0, 1] {
+                    let mut sent = valid.to_owned();
+                    sent.replace_range(at..at + replace, odd);
+                    let trace = TraceContext::parse(&sent, Some(&sent));
+                    assert!(trace.is_none() || sent == valid, "{sent}");
+                }
+            }
+        }
     }
 
     #[test]

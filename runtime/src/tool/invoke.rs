@@ -376,7 +376,7 @@ fn internal(
 }
 
 /// A boxed future whose panic comes back as an `Err` instead of unwinding further.
-struct CatchUnwind<'a, T>(BoxFuture<'a, T>);
+pub(crate) struct CatchUnwind<'a, T>(pub(crate) BoxFuture<'a, T>);
 
 impl<T> Future for CatchUnwind<'_, T> {
     type Output = Result<T, Box<dyn Any + Send>>;
@@ -407,7 +407,7 @@ impl fmt::Display for CauseChain<'_> {
 }
 
 /// A panic payload as text, for the log.
-struct PanicMessage(Box<dyn Any + Send>);
+pub(crate) struct PanicMessage(pub(crate) Box<dyn Any + Send>);
 
 impl fmt::Display for PanicMessage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -16,7 +16,9 @@ pub use call::TraceContext;
 pub(crate) use call::{Progress, Reporter, new_span_id};
 pub use context::Context;
 pub use definition::{Exposition, ToolDef, ToolDefBuilder};
-pub(crate) use invoke::{Callable, Prepared, Rejection, Route, catching, finish, prepare};
+pub(crate) use invoke::{
+    Callable, CatchUnwind, PanicMessage, Prepared, Rejection, Route, catching, finish, prepare,
+};
 pub use invoke::{Failure, IntoOutput, Response};
 
 use rmcp::model::CallToolResult;

@@ -93,8 +93,42 @@ impl Server {
     /// # }
     /// ```
     pub async fn serve_stdio_with(self, options: StdioOptions) -> Result<(), ServeError> {
+        let (read, write) = rmcp::transport::stdio_pipes();
+        self.serve_io(read, write, options).await
+    }
+
+    /// Serves the stdio transport (newline-delimited JSON-RPC, every promise of
+    /// [`Server::serve_stdio`]) on any pair of byte streams: a socket, a pipe, an in-memory
+    /// duplex for tests and embedding.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use mcp_fusion::server::{Server, StdioOptions};
+    /// use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    ///
+    /// let (client, server_end) = tokio::io::duplex(1 << 16);
+    /// let (read, write) = tokio::io::split(server_end);
+    /// let serving = tokio::spawn(Server::new("t", "1").serve_io(read, write, StdioOptions::default()));
+    /// let (reply, mut request) = tokio::io::split(client);
+    /// request.write_all(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).await.unwrap();
+    /// request.write_all(b"\n").await.unwrap();
+    /// let mut line = String::new();
+    /// BufReader::new(reply).read_line(&mut line).await.unwrap();
+    /// assert_eq!(line.trim(), r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+    /// # drop(request); let _ = serving.await; }
+    /// ```
+    pub async fn serve_io<R, W>(
+        self,
+        read: R,
+        write: W,
+        options: StdioOptions,
+    ) -> Result<(), ServeError>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
         let drain = options.drain.unwrap_or_else(|| self.longest_deadline());
-        let transport = StdioTransport::new(rmcp::transport::stdio_pipes(), &options, drain);
+        let transport = StdioTransport::new((read, write), &options, drain);
         let running = self
             .serve(transport)
             .await

@@ -36,6 +36,7 @@ use super::StdioOptions;
 use super::lines::{Line, Lines};
 use crate::server::guard::{Read, read};
 use crate::server::handler::ClientCancel;
+use crate::server::handler::cut;
 
 /// A server transport over a byte stream pair such as `rmcp::transport::stdio_pipes()`.
 pub(crate) struct StdioTransport<R> {
@@ -101,14 +102,10 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
         match message {
             JsonRpcMessage::Request(mut request) => {
                 let Entry::Vacant(free) = self.in_flight.entry(request.id.clone()) else {
-                    let error = ErrorData::invalid_request(
-                        format!(
-                            "Invalid request: id {} is already used by a request in flight",
-                            request.id
-                        ),
-                        None,
-                    );
-                    self.hold(&JsonRpcMessage::error(error, Some(request.id)));
+                    self.hold(&JsonRpcMessage::error(
+                        duplicate(&request.id),
+                        Some(request.id),
+                    ));
                     return None;
                 };
                 let cancel = CancellationToken::new();
@@ -172,7 +169,12 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
             );
             return;
         };
-        tracing::warn!(len, max = self.max_line_bytes, %id, "stdio: a request over max_line_bytes was refused");
+        tracing::warn!(
+            len,
+            max = self.max_line_bytes,
+            ?id,
+            "stdio: a request over max_line_bytes was refused"
+        );
         let error = ErrorData::invalid_request(
             format!(
                 "Invalid request: the message is {len} bytes; this server reads at most {} bytes per message",
@@ -183,9 +185,22 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
         self.hold(&JsonRpcMessage::error(error, Some(id)));
     }
 
-    /// Keeps an answer made while reading, with the place its line took.
+    /// Keeps an answer made while reading, with the place its line took. A refusal of a request
+    /// whose id is in flight says so, as a second request with that id is told (its answer can
+    /// be told from the first's only by what it says).
     fn hold(&mut self, answer: &TxJsonRpcMessage<RoleServer>) {
-        self.held = Some((frame(answer), self.place.take()));
+        let in_flight = match answer {
+            JsonRpcMessage::Error(error) => error
+                .id
+                .as_ref()
+                .filter(|id| self.in_flight.contains_key(*id)),
+            _ => None,
+        };
+        let framed = match in_flight {
+            Some(id) => frame(&JsonRpcMessage::error(duplicate(id), Some(id.clone()))),
+            None => frame(answer),
+        };
+        self.held = Some((framed, self.place.take()));
     }
 
     /// Hands the held answer to the writer, then waits for a place for the next line: reading
@@ -325,6 +340,17 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for StdioTransport<R> {
         }
         Ok(())
     }
+}
+
+/// The refusal of a request whose id is already used by a request in flight.
+fn duplicate(id: &RequestId) -> ErrorData {
+    ErrorData::invalid_request(
+        format!(
+            "Invalid request: id {} is already used by a request in flight",
+            cut(&id.to_string())
+        ),
+        None,
+    )
 }
 
 /// A message as one line of output.
