@@ -8,6 +8,8 @@ mod raw_http;
 
 use std::time::Duration;
 
+use mcp_fusion::client::Client;
+
 use raw_http::{Billing, get_invoice, initialize, post, read_reply, read_until, zeros};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -183,11 +185,31 @@ async fn idle_and_slow_connections_are_closed_and_capped() {
         "0.5",
         "--idle-timeout",
         "1",
+        "--body-timeout",
+        "3",
         "--max-connections",
         "20",
     ];
     let billing = start(&args).await;
-    // Twenty connections that send half a request line and stop: the cap is reached.
+    // Twenty connections whose requests are in progress (a body that does not come): the cap
+    // is reached and none of them is idle, so a new connection is refused.
+    let mut busy = Vec::new();
+    for _ in 0..20 {
+        let mut stream = TcpStream::connect(&billing.addr).await.unwrap();
+        let head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+                    Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{";
+        stream.write_all(head.as_bytes()).await.unwrap();
+        busy.push(stream);
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let refused = billing.post_json(&[], &get_invoice(1)).await;
+    assert_eq!(refused.status, 503);
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    drop(busy);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    // Twenty connections that send half a request line and stop are idle: a new connection
+    // takes the place of one of them, and past the header timeout all are closed.
     let mut slow = Vec::new();
     for _ in 0..20 {
         let mut stream = TcpStream::connect(&billing.addr).await.unwrap();
@@ -195,17 +217,15 @@ async fn idle_and_slow_connections_are_closed_and_capped() {
         slow.push(stream);
     }
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let refused = billing.post_json(&[], &get_invoice(1)).await;
-    assert_eq!(refused.status, 503);
-    assert_eq!(refused.header("retry-after"), Some("1"));
-    // Past the header timeout they are closed, and a normal call is served again.
+    let served = billing.post_json(&[], &get_invoice(2)).await;
+    assert_eq!(served.status, 200, "{}", served.body);
     tokio::time::sleep(Duration::from_millis(800)).await;
     for stream in &mut slow {
         let mut rest = Vec::new();
         let closed = timeout(Duration::from_secs(2), stream.read_to_end(&mut rest)).await;
         assert!(closed.is_ok(), "a slow connection is still open");
     }
-    let served = billing.post_json(&[], &get_invoice(2)).await;
+    let served = billing.post_json(&[], &get_invoice(3)).await;
     assert_eq!(served.status, 200, "{}", served.body);
 }
 
@@ -295,4 +315,118 @@ async fn an_idle_stream_is_closed() {
         after >= Duration::from_millis(900) && after < Duration::from_secs(5),
         "closed after {after:?}"
     );
+}
+
+/// A client that writes its whole request before it reads (most simple clients) reads the
+/// refusal of a body over the limit: the server answers 413 at once, then reads and drops what
+/// the client still sends before it closes (a lingering close), so the client gets no reset.
+#[tokio::test]
+async fn a_client_writing_a_body_over_the_limit_reads_the_refusal() {
+    let billing = start(&["--stateless"]).await;
+    for declared in [4usize << 20, 100_000_000] {
+        let mut stream = TcpStream::connect(&billing.addr).await.unwrap();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {declared}\r\n\r\n"
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        let chunk = vec![b' '; 1 << 20];
+        let mut written = 0;
+        while written < declared {
+            let n = chunk.len().min(declared - written);
+            stream
+                .write_all(&chunk[..n])
+                .await
+                .unwrap_or_else(|e| panic!("writing byte {written} of {declared} failed: {e}"));
+            written += n;
+        }
+        let reply = read_reply(&mut stream).await;
+        assert_eq!(reply.status, 413, "{declared} bytes: {reply:?}");
+        assert_eq!(reply.message()["error"]["code"], -32600);
+    }
+}
+
+/// Two requests of one session with the same id: the second is refused, naming the rule, and
+/// the first is still answered (rmcp routes answers by id, so the first would be lost).
+#[tokio::test]
+async fn the_same_id_twice_in_a_session_gets_two_answers() {
+    let billing = start(&[]).await;
+    let session = billing.open_session().await.expect("a session");
+    let headers = raw_http::session_headers(&session);
+    let slow = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "billing", "arguments": {"action": "export_invoices", "format": "csv"}}});
+    let fast = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "billing", "arguments": {"action": "list_invoices"}}});
+    let first = {
+        let (addr, session) = (billing.addr.clone(), session.clone());
+        tokio::spawn(async move {
+            let headers = raw_http::session_headers(&session);
+            post(&addr, &headers, slow.to_string().as_bytes()).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let second = billing.post_json(&headers, &fast).await;
+    let refused = second.message();
+    assert_eq!(
+        (&refused["id"], &refused["error"]["code"]),
+        (&json!(7), &json!(-32600)),
+        "{refused}"
+    );
+    let text = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        text.contains("already used by a request in flight"),
+        "{text}"
+    );
+    let first = timeout(Duration::from_secs(10), first)
+        .await
+        .unwrap()
+        .unwrap();
+    let answered = first.message();
+    assert_eq!(answered["id"], 7, "{answered}");
+    assert_eq!(answered["result"]["isError"], false, "{answered}");
+    // Answered: the id may be used again.
+    let again = billing.post_json(&headers, &fast).await.message();
+    assert_eq!(again["result"]["isError"], false, "{again}");
+}
+
+/// With every connection held by idle sockets, a new client takes the place of the idlest one:
+/// a real MCP client (rmcp's, over HTTP) still lists and calls tools.
+#[tokio::test]
+async fn idle_connections_at_the_cap_make_room_for_a_working_client() {
+    let billing = start(&["--max-connections", "256"]).await;
+    let mut idle = Vec::new();
+    for _ in 0..300 {
+        idle.push(TcpStream::connect(&billing.addr).await.unwrap());
+    }
+    let url = format!("http://{}/mcp", billing.addr);
+    let (client, _connection) = timeout(Duration::from_secs(5), Client::connect_http(&url))
+        .await
+        .expect("connected in time")
+        .expect("connected");
+    let tools = client.list_tools().await.expect("tools listed");
+    assert_eq!(tools.len(), 1);
+    let listed = client
+        .call("billing.list_invoices", json!({}))
+        .await
+        .expect("called");
+    assert_eq!(listed.is_error, Some(false));
+    drop(idle);
+}
+
+/// A hundred calls whose trace context would once panic the server, then an ordinary call: all
+/// answered.
+#[tokio::test]
+async fn hostile_trace_contexts_are_answered() {
+    let billing = start(&["--stateless"]).await;
+    let traceparent = format!("0é{}", "a".repeat(52));
+    for id in 0..100 {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "billing", "arguments": {"action": "list_invoices"},
+                "_meta": {"traceparent": traceparent}}});
+        let reply = billing.post_json(&[], &call).await;
+        assert_eq!(reply.status, 200, "{reply:?}");
+        assert_eq!(reply.message()["result"]["isError"], false);
+    }
+    let reply = billing.post_json(&[], &get_invoice(100)).await;
+    assert_eq!(reply.message()["id"], 100);
 }

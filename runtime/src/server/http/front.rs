@@ -3,6 +3,7 @@
 //! 400 with a JSON-RPC error, never serde's positions), parsed only `max_parsing` at a time,
 //! and the cap on live sessions.
 
+use std::collections::HashSet;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -20,10 +21,13 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, timeout_at};
 
 use super::HttpOptions;
+use super::accept::Guarded;
 use crate::server::Server;
 use crate::server::guard::{Read, Unread, read, without_lone_surrogates};
+use crate::server::handler::cut;
 
-pub(super) type Reply = Response<BoxBody<Bytes, Infallible>>;
+pub(super) type ReplyBody = BoxBody<Bytes, Infallible>;
+pub(super) type Reply = Response<ReplyBody>;
 
 /// The front of one server.
 pub(super) struct Front {
@@ -35,6 +39,28 @@ pub(super) struct Front {
     max_body_bytes: usize,
     body_read_timeout: Duration,
     max_sessions: usize,
+    /// Requests of each session whose answers are not yet written, by session and id.
+    in_flight: Arc<Mutex<HashSet<SessionId>>>,
+}
+
+/// A request of a session: the session's id and the request's.
+type SessionId = (Arc<str>, RequestId);
+
+/// A request's entry among those in flight, removed when its answer is written or dropped.
+struct InFlight {
+    set: Arc<Mutex<HashSet<SessionId>>>,
+    key: Option<SessionId>,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            self.set
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&key);
+        }
+    }
 }
 
 /// A body's place among those being parsed, in the request's extensions: rmcp parses the body
@@ -71,7 +97,48 @@ impl Front {
             max_body_bytes: options.max_body_bytes,
             body_read_timeout: options.body_read_timeout,
             max_sessions: options.max_sessions,
+            in_flight: Arc::default(),
         }
+    }
+
+    /// Takes the place of a request of a session among those in flight; the refusal when a
+    /// request of that session with that id is in flight already (its answer could not be told
+    /// from the first's, which would be lost: rmcp routes answers by id).
+    fn enter(
+        &self,
+        parts: &http::request::Parts,
+        message: &RxJsonRpcMessage<RoleServer>,
+    ) -> Result<Option<InFlight>, Box<Reply>> {
+        let JsonRpcMessage::Request(request) = message else {
+            return Ok(None);
+        };
+        let session = parts
+            .headers
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok());
+        let (false, Some(session)) = (self.stateless, session) else {
+            return Ok(None);
+        };
+        let key = (Arc::<str>::from(session), request.id.clone());
+        let mut set = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if !set.insert(key.clone()) {
+            let error = ErrorData::invalid_request(
+                format!(
+                    "Invalid request: id {} is already used by a request in flight in this session",
+                    cut(&request.id.to_string())
+                ),
+                None,
+            );
+            let message = JsonRpcMessage::error(error, Some(request.id.clone()));
+            return Err(Box::new(json_rpc(StatusCode::BAD_REQUEST, &message)));
+        }
+        Ok(Some(InFlight {
+            set: self.in_flight.clone(),
+            key: Some(key),
+        }))
     }
 
     pub(super) async fn handle(&self, request: Request<Incoming>) -> Reply {
@@ -103,10 +170,14 @@ impl Front {
             Some(rest) => body.slice(body.len() - rest.len()..),
             None => body,
         };
-        match read(&body) {
+        let in_flight = match read(&body) {
             Read::Message(message) => {
                 if let Some(refused) = self.over_session_cap(&parts, &message).await {
                     return refused;
+                }
+                match self.enter(&parts, &message) {
+                    Ok(in_flight) => in_flight,
+                    Err(refused) => return *refused,
                 }
             }
             Read::Answer(answer) => return json_rpc(StatusCode::BAD_REQUEST, &answer),
@@ -123,13 +194,19 @@ impl Front {
                     ErrorData::invalid_request("Invalid request: not a JSON-RPC message", None);
                 return json_rpc(StatusCode::BAD_REQUEST, &JsonRpcMessage::error(error, None));
             }
-        }
+        };
         parts
             .extensions
             .insert(ParsePlace(Arc::new(Mutex::new(place))));
-        self.rmcp
+        let reply = self
+            .rmcp
             .handle(Request::from_parts(parts, Full::new(body)))
-            .await
+            .await;
+        match in_flight {
+            // The id stays taken until the answer is written (or the client goes away).
+            Some(in_flight) => reply.map(|body| Guarded(body, in_flight).boxed()),
+            None => reply,
+        }
     }
 
     /// The whole body within the size limit and the time limit.

@@ -34,7 +34,9 @@ pub(crate) use front::ParsePlace;
 /// Memory at worst, with the defaults: bodies being read, at most `max_connections` × 1 MiB
 /// (256 MiB); bodies being parsed, `max_parsing` at a time, each read twice over (once to
 /// check it, once by rmcp, one after the other) at up to ~130 times its size for JSON of the
-/// smallest values: 2 × 130 MiB; sessions, about 55 KiB each: 256 × 55 KiB (14 MiB).
+/// smallest values: 2 × 130 MiB; arguments that fail validation, one large call at a time at
+/// up to ~200 times its size (`Schema::validate`): 206 MiB for 1 MiB of the smallest wrong
+/// values; sessions, about 55 KiB each: 256 × 55 KiB (14 MiB).
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
     /// No sessions: every request stands alone, so replicas can sit behind a load balancer.
@@ -64,9 +66,18 @@ pub struct HttpOptions {
     /// being handled (60 s by default): a response stream its client stopped reading, say.
     /// Streams of events carry a keep-alive every 15 s, so a live one is never idle.
     pub idle_timeout: Duration,
-    /// How many connections are open at once (256 by default); past it, a new connection is
-    /// answered 503 with `Retry-After` and closed.
+    /// How many connections are open at once (256 by default). Past it, a new connection
+    /// takes the place of the connection idle longest (no request in progress, or a request
+    /// whose head is not complete), which is closed; with none idle it is answered 503 with
+    /// `Retry-After` and closed.
     pub max_connections: usize,
+    /// After a refusal that closes the connection (413, 408, 400, 503 at the connection cap),
+    /// how long what the client still sends is read and dropped before the connection is
+    /// closed (5 s by default), so that a client still writing its request reads the answer
+    /// instead of a reset (nginx's lingering close). Every close lingers at most this long.
+    pub linger_timeout: Duration,
+    /// How many bytes a lingering close reads and drops at most (128 MiB by default).
+    pub linger_max_bytes: u64,
     /// How many sessions live at once (256 by default); past it, `initialize` is answered 503
     /// with `Retry-After` and a JSON-RPC error (-32000) naming the limit.
     pub max_sessions: usize,
@@ -96,6 +107,8 @@ impl Default for HttpOptions {
             body_read_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(60),
             max_connections: 256,
+            linger_timeout: Duration::from_secs(5),
+            linger_max_bytes: 128 << 20,
             max_sessions: 256,
             session_keep_alive: Duration::from_secs(120),
         }
@@ -156,6 +169,8 @@ mod tests {
         assert_eq!(options.body_read_timeout, Duration::from_secs(30));
         assert_eq!(options.idle_timeout, Duration::from_secs(60));
         assert_eq!(options.max_connections, 256);
+        assert_eq!(options.linger_timeout, Duration::from_secs(5));
+        assert_eq!(options.linger_max_bytes, 128 << 20);
         assert_eq!(options.max_sessions, 256);
         assert_eq!(options.session_keep_alive, Duration::from_secs(120));
         assert!(!options.stateless);
