@@ -77,8 +77,41 @@ struct Inner {
     /// The lockfile's contract, when the server was started with one.
     locked: Option<Contract>,
     max_contract_changes: usize,
+    /// Calls whose arguments are large are validated one at a time (see [`LARGE_ARGUMENTS`]).
+    validating: tokio::sync::Semaphore,
     #[cfg(feature = "otel")]
     instruments: otel::Instruments,
+}
+
+/// Arguments of more values than this are validated one call at a time: finding every problem
+/// of wrong arguments costs the validator about 400 bytes per failing keyword, up to ~200 times
+/// the arguments' size (`Schema::validate`), so that cost is paid by one call at a time.
+const LARGE_ARGUMENTS: usize = 4096;
+
+/// Whether `arguments` hold more than [`LARGE_ARGUMENTS`] values (counted up to that).
+fn large(arguments: Option<&serde_json::Map<String, serde_json::Value>>) -> bool {
+    let Some(arguments) = arguments else {
+        return false;
+    };
+    let mut seen = arguments.len();
+    let mut stack: Vec<&serde_json::Value> = arguments.values().take(LARGE_ARGUMENTS + 1).collect();
+    while let Some(value) = stack.pop() {
+        match value {
+            serde_json::Value::Array(items) => {
+                seen += items.len();
+                stack.extend(items.iter().take(LARGE_ARGUMENTS + 1));
+            }
+            serde_json::Value::Object(map) => {
+                seen += map.len();
+                stack.extend(map.values().take(LARGE_ARGUMENTS + 1));
+            }
+            _ => {}
+        }
+        if seen > LARGE_ARGUMENTS {
+            return true;
+        }
+    }
+    seen > LARGE_ARGUMENTS
 }
 
 struct Registered {
@@ -112,6 +145,7 @@ impl Server {
                 expose_causes: false,
                 locked: None,
                 max_contract_changes: DEFAULT_MAX_CHANGES,
+                validating: tokio::sync::Semaphore::new(1),
                 #[cfg(feature = "otel")]
                 instruments: otel::Instruments::new(),
             }),
@@ -166,6 +200,7 @@ impl Server {
         let def = tool.definition();
         let exposition = def.exposition().unwrap_or(inner.exposition);
         let mut problems = def.problems(exposition);
+        problems.extend(pipeline::limit_problems(def, &*inner.rates.store));
         let listed = def.listed(exposition);
         let flat = def.discriminator().is_some() && exposition == Exposition::Flat;
         let names: Vec<(String, Option<usize>)> = match flat {
@@ -414,7 +449,15 @@ impl Server {
             span.record("span_id", tracing::field::display(span_id));
         }
         let call = async {
-            match prepare(tool.definition(), params.arguments, route) {
+            let large = large(params.arguments.as_ref());
+            // Never closed.
+            let gate = match large {
+                true => self.inner.validating.acquire().await.ok(),
+                false => None,
+            };
+            let prepared = prepare(tool.definition(), params.arguments, route);
+            drop(gate);
+            match prepared {
                 Ok(prepared) => {
                     let action = prepared.action.qualified_shared();
                     tracing::Span::current().record("action", tracing::field::display(&action));

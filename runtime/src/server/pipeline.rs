@@ -4,6 +4,7 @@
 //! tool, the same for every tool, generated or written by hand: the tool only runs actions.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::model::{CallToolResult, Extensions, ProgressToken};
 use rmcp::{Peer, RoleServer};
@@ -12,8 +13,8 @@ use serde_json::{Map, Value};
 use crate::envelope::{Envelope, awareness_of_invalid, inject_removed_action};
 use crate::middleware::{CallInfo, Middleware, Next};
 use crate::tool::{
-    Callable, Context, Prepared, Progress, RateLimit, Rejection, Reporter, Tool, ToolDef,
-    TraceContext, catching, finish,
+    ActionDef, Callable, Context, Prepared, Progress, RateLimit, Rejection, Reporter, Tool,
+    ToolDef, TraceContext, catching, finish,
 };
 
 use super::limits::{
@@ -142,12 +143,7 @@ impl Pipeline {
                 max_keys: rates.max_keys,
             }))
         };
-        let slots = |name: &str, limit| {
-            Some(store.concurrency(SlotSpec {
-                name,
-                limit: limit?,
-            }))
-        };
+        let slots = |spec: Option<SlotSpec<'_>>| Some(store.concurrency(spec?));
         let actions = def.actions();
         let pipeline = Pipeline {
             rate: rate(def.name(), def.rate_limit().or(rates.default)),
@@ -156,11 +152,8 @@ impl Pipeline {
                 .map(|a| rate(a.qualified(), a.action_rate_limit()))
                 .collect(),
             key: None,
-            slots: slots(def.name(), def.concurrency()),
-            action_slots: actions
-                .iter()
-                .map(|a| slots(a.qualified(), a.concurrency_limit()))
-                .collect(),
+            slots: slots(tool_slots(def)),
+            action_slots: actions.iter().map(|a| slots(action_slots(a))).collect(),
             middleware,
             expose_causes,
             contract: None,
@@ -173,6 +166,50 @@ impl Pipeline {
             ..pipeline
         }
     }
+}
+
+/// The tool's own concurrency limit, if it has one: its calls' longest deadline is the longest
+/// of its actions', none when an action has none.
+fn tool_slots(def: &ToolDef) -> Option<SlotSpec<'_>> {
+    let deadline = def
+        .actions()
+        .iter()
+        .map(ActionDef::timeout_duration)
+        .try_fold(Duration::ZERO, |longest, d| Some(longest.max(d?)));
+    Some(SlotSpec {
+        name: def.name(),
+        limit: def.concurrency()?,
+        deadline,
+    })
+}
+
+/// An action's own concurrency limit, if it has one.
+fn action_slots(action: &ActionDef) -> Option<SlotSpec<'_>> {
+    Some(SlotSpec {
+        name: action.qualified(),
+        limit: action.concurrency_limit()?,
+        deadline: action.timeout_duration(),
+    })
+}
+
+/// Why the limits of `def` cannot be kept as declared, with the store that keeps them: a
+/// concurrency limit that lets no call run, or one the store refuses.
+pub(crate) fn limit_problems(def: &ToolDef, store: &dyn LimitStore) -> Vec<String> {
+    let specs = std::iter::once(tool_slots(def))
+        .chain(def.actions().iter().map(action_slots))
+        .flatten();
+    let mut problems = Vec::new();
+    for spec in specs {
+        if spec.limit.max_active == 0 {
+            problems.push(format!(
+                "\"{}\": a concurrency limit of 0 calls at once lets no call run; allow at least 1 (#[action(concurrency(max = ..))], ActionDef::concurrency) or remove the limit",
+                spec.name
+            ));
+        } else if let Some(refused) = store.refuses(&spec) {
+            problems.push(format!("\"{}\": {refused}", spec.name));
+        }
+    }
+    problems
 }
 
 impl Pipeline {

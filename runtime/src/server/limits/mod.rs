@@ -55,6 +55,14 @@ pub trait LimitStore: Send + Sync + 'static {
 
     /// The limiter of one concurrency limit, made once when its tool is registered.
     fn concurrency(&self, spec: SlotSpec<'_>) -> Box<dyn ConcurrencyLimiter>;
+
+    /// Why this store cannot keep a concurrency limit as `spec` asks (a lease too short to be
+    /// renewed, say), one sentence naming the fix; `None` when it can. Asked when the tool is
+    /// registered, which then fails with the reason.
+    fn refuses(&self, spec: &SlotSpec<'_>) -> Option<String> {
+        let _ = spec;
+        None
+    }
 }
 
 /// What a store is told of a rate limit.
@@ -78,6 +86,8 @@ pub struct SlotSpec<'a> {
     pub name: &'a str,
     /// The limit.
     pub limit: Concurrency,
+    /// The longest deadline of the calls it limits; `None` when one of them has none.
+    pub deadline: Option<Duration>,
 }
 
 /// Spends calls of one rate limit.

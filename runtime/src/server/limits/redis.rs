@@ -167,6 +167,26 @@ impl RedisStore {
 }
 
 impl LimitStore for RedisStore {
+    fn refuses(&self, spec: &SlotSpec<'_>) -> Option<String> {
+        let inner = &self.inner;
+        let ttl = spec
+            .deadline
+            .map_or(inner.lease_without_deadline, |d| d + inner.lease_margin);
+        // A lease is renewed every third of its time to live, each renewal taking up to the
+        // store's timeout: shorter than three timeouts, it may expire while it is renewed.
+        let shortest = inner
+            .timeout
+            .saturating_mul(3)
+            .max(Duration::from_millis(30));
+        (ttl < shortest).then(|| {
+            format!(
+                "its Redis leases would last {} ms (the deadline plus the lease margin), less than the {} ms (three Redis timeouts) a lease needs to be renewed in time; raise the margin (RedisStore::leases) or lower the timeout (RedisStore::timeout)",
+                ttl.as_millis(),
+                shortest.as_millis()
+            )
+        })
+    }
+
     fn rate_limit(&self, spec: RateSpec<'_>) -> Box<dyn RateLimiter> {
         let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
         let max = spec.limit.max.max(1);
@@ -501,7 +521,7 @@ impl RedisSlots {
             let (store, key, id) = (Arc::clone(&store), key.clone(), id.clone());
             tokio::spawn(async move {
                 let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
-                let mut every = tokio::time::interval(ttl / 3);
+                let mut every = tokio::time::interval((ttl / 3).max(Duration::from_millis(1)));
                 every.tick().await;
                 loop {
                     every.tick().await;
