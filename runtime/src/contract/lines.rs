@@ -42,8 +42,16 @@ pub(super) fn diff(old: &str, new: &str) -> String {
     out
 }
 
+/// The most cells of the table of [`middle`] (16 MiB of it): past that, the differing middle
+/// part is shown as removed, then added.
+const MAX_CELLS: usize = 4 << 20;
+
 /// The longest-common-subsequence edit script of the differing middle part.
 fn middle<'a>(a: &[&'a str], b: &[&'a str]) -> Vec<(char, &'a str)> {
+    if (a.len() + 1).saturating_mul(b.len() + 1) > MAX_CELLS {
+        let removed = a.iter().map(|l| ('-', *l));
+        return removed.chain(b.iter().map(|l| ('+', *l))).collect();
+    }
     // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
     let mut lcs = vec![vec![0u32; b.len() + 1]; a.len() + 1];
     for i in (0..a.len()).rev() {
@@ -91,5 +99,14 @@ mod tests {
         assert_eq!(diff("x\n", "x\ny\n"), "  x\n+ y\n");
         assert_eq!(diff("x\ny\n", "y\n"), "- x\n  y\n");
         assert_eq!(diff("", "z\n"), "+ z\n");
+    }
+
+    #[test]
+    fn large_differences_skip_the_table() {
+        let old: String = (0..5_000).map(|i| format!("old {i}\n")).collect();
+        let new: String = (0..5_000).map(|i| format!("new {i}\n")).collect();
+        let shown = diff(&old, &new);
+        assert_eq!(shown.lines().filter(|l| l.starts_with('-')).count(), 5_000);
+        assert_eq!(shown.lines().filter(|l| l.starts_with('+')).count(), 5_000);
     }
 }

@@ -23,6 +23,11 @@ pub enum LockfileError {
         /// Why.
         source: std::io::Error,
     },
+    /// It is larger than any lockfile this crate writes for a server ([`MAX_LOCKFILE_BYTES`]).
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+    },
     /// It is not JSON of the lockfile's layout.
     Format(serde_json::Error),
     /// It is a lockfile of another layout version.
@@ -43,6 +48,11 @@ impl fmt::Display for LockfileError {
             LockfileError::Io { path, .. } => {
                 write!(f, "cannot read the lockfile {}", path.display())
             }
+            LockfileError::TooLarge { path } => write!(
+                f,
+                "the lockfile {} is over {MAX_LOCKFILE_BYTES} bytes, larger than any this crate writes",
+                path.display()
+            ),
             LockfileError::Format(_) => f.write_str("not an mcp-fusion lockfile"),
             LockfileError::Version { found } => write!(
                 f,
@@ -61,7 +71,9 @@ impl std::error::Error for LockfileError {
         match self {
             LockfileError::Io { source, .. } => Some(source),
             LockfileError::Format(source) => Some(source),
-            LockfileError::Version { .. } | LockfileError::Digest { .. } => None,
+            LockfileError::TooLarge { .. }
+            | LockfileError::Version { .. }
+            | LockfileError::Digest { .. } => None,
         }
     }
 }
@@ -205,6 +217,30 @@ pub(super) fn write(contract: &Contract) -> String {
     text
 }
 
+/// The largest lockfile read (64 MiB): a server of a thousand tools writes a few MiB.
+pub const MAX_LOCKFILE_BYTES: u64 = 64 << 20;
+
+/// A lockfile's text from disk, refused past [`MAX_LOCKFILE_BYTES`] without reading the rest.
+pub(super) fn read_file(path: &std::path::Path) -> Result<String, LockfileError> {
+    use std::io::Read;
+    let io = |source| LockfileError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(MAX_LOCKFILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(io)?;
+    if text.len() as u64 > MAX_LOCKFILE_BYTES {
+        return Err(LockfileError::TooLarge {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(text)
+}
+
 pub(super) fn read(text: &str) -> Result<Contract, LockfileError> {
     let file: File = serde_json::from_str(text).map_err(LockfileError::Format)?;
     if file.lockfile != VERSION {
@@ -257,4 +293,22 @@ pub(super) fn read(text: &str) -> Result<Contract, LockfileError> {
     }
     tools.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(Contract { tools })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_over_the_cap_is_refused_unread() {
+        let path = std::env::temp_dir().join(format!("mcp-fusion-big-{}.lock", std::process::id()));
+        let file = std::fs::File::create(&path).unwrap();
+        file.set_len(MAX_LOCKFILE_BYTES + 1).unwrap();
+        let refused = read_file(&path).unwrap_err();
+        std::fs::remove_file(&path).unwrap();
+        assert!(
+            matches!(refused, LockfileError::TooLarge { .. }),
+            "{refused}"
+        );
+    }
 }

@@ -66,7 +66,7 @@ use serde_json::Value;
 use crate::tool::{Annotations, Deprecation, ToolDef};
 use crate::{ChangeSeverity, ContractChange};
 
-pub use lockfile::LockfileError;
+pub use lockfile::{LockfileError, MAX_LOCKFILE_BYTES};
 
 /// The environment variable that makes [`assert_lockfile`] write the lockfile instead of
 /// failing (`MCP_FUSION_UPDATE_LOCK=1 cargo test`).
@@ -149,12 +149,7 @@ impl Contract {
 
     /// Reads a lockfile from disk.
     pub fn read(path: impl AsRef<Path>) -> Result<Contract, LockfileError> {
-        let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| LockfileError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Contract::from_lockfile(&text)
+        Contract::from_lockfile(&lockfile::read_file(path.as_ref())?)
     }
 
     /// The lockfile's text: JSON, two-space indented, every list and key in a stable order,
@@ -444,7 +439,7 @@ pub fn verify_lockfile<S: ToolSet + ?Sized>(
 ) -> Result<(), LockfileMismatch> {
     let running = Contract::of(server);
     let expected = running.to_lockfile();
-    let found = std::fs::read_to_string(path).ok();
+    let found = lockfile::read_file(path).ok();
     if found.as_deref() == Some(expected.as_str()) {
         return Ok(());
     }
