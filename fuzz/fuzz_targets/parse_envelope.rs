@@ -43,7 +43,7 @@ fn assert_only_xml_chars(parsed: &ParsedError) {
         .chain(&parsed.action)
         .chain(&parsed.actions)
         .chain(parsed.details.iter().flat_map(|(k, v)| [k, v]))
-        .chain(parsed.fields.iter().flat_map(|(n, t)| [n, t]));
+        .chain(parsed.fields.iter().flat_map(|f| [&f.path, &f.text]));
     for s in texts {
         assert!(s.chars().all(is_xml_char), "forbidden character in {s:?}");
     }
