@@ -1,6 +1,8 @@
 //! The server's pipeline around handlers, in process: rate limit, concurrency (FIFO, busy,
 //! cancelled waiters), deadline, middleware (auth), exposed causes.
 
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -394,4 +396,43 @@ async fn causes_stay_in_the_log_unless_exposed() {
 async fn unknown_tools_are_not_envelopes() {
     let server = Server::new("t", "1").tool(Limited);
     assert!(server.call(params("nope", json!({}))).await.is_none());
+}
+
+/// Limits that cannot work are refused when the tool is registered, naming the fix: a
+/// concurrency limit of 0 calls at once (no call would ever run; a Redis store would count
+/// every call as an outage), and Redis leases too short to be renewed in time.
+#[tokio::test(flavor = "current_thread")]
+async fn limits_that_cannot_work_are_registration_errors() {
+    use mcp_fusion::server::limits::{FailPolicy, RedisStore};
+    use mcp_fusion::{ActionDef, ToolDef};
+
+    let none_at_once = ToolDef::new("t")
+        .action(ActionDef::without_arguments("a").concurrency(0, 0))
+        .build();
+    let refused = Server::new("s", "1")
+        .try_tool(common::Defined(none_at_once))
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("lets no call run"),
+        "{refused}"
+    );
+
+    // Connects lazily: no Redis is needed to be refused.
+    let store = RedisStore::new("redis://127.0.0.1:1", FailPolicy::Closed)
+        .unwrap()
+        .leases(Duration::ZERO, Duration::from_secs(30));
+    let quick = ToolDef::new("q")
+        .action(
+            ActionDef::without_arguments("a")
+                .timeout(Duration::from_millis(100))
+                .concurrency(2, 0),
+        )
+        .build();
+    let refused = Server::new("s", "1")
+        .limit_store(store)
+        .try_tool(common::Defined(quick))
+        .unwrap_err();
+    let text = refused.to_string();
+    assert!(text.contains("leases would last 100 ms"), "{text}");
+    assert!(text.contains("RedisStore::leases"), "{text}");
 }
