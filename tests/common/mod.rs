@@ -6,6 +6,7 @@ use std::path::PathBuf;
 /// test file alone does not: build it with `cargo build --example billing`).
 /// `MCP_FUSION_BILLING=path` runs another build of it instead (a release build, an older
 /// commit's).
+#[allow(dead_code)] // Not every test file that shares this module starts the billing server.
 pub fn billing_binary() -> PathBuf {
     if let Some(path) = std::env::var_os("MCP_FUSION_BILLING") {
         return path.into();
