@@ -14,8 +14,9 @@
 mod bench_tool;
 
 use bench_tool::Bench;
+use mcp_fusion::Server;
 use mcp_fusion::rmcp::ServiceExt;
-use mcp_fusion::server::Server;
+use mcp_fusion::server::StdioOptions;
 use mcp_fusion::{ToolError, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -24,16 +25,17 @@ use serde::{Deserialize, Serialize};
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Kept alive while serving: the providers export as long as they live.
     let _telemetry = std::env::args().any(|a| a == "--otel").then(telemetry);
-    let server = Server::new("bench-server", env!("CARGO_PKG_VERSION"))
+    let server = Server::builder("bench-server", env!("CARGO_PKG_VERSION"))
         .tool(Bench)
-        .tool(Users);
+        .tool(Users)
+        .build()?;
     if std::env::args().any(|a| a == "--pipes") {
         let running = server
             .serve(mcp_fusion::rmcp::transport::stdio_pipes())
             .await?;
         running.waiting().await?;
     } else {
-        server.serve_stdio().await?;
+        server.serve_stdio(StdioOptions::default()).await?;
     }
     Ok(())
 }

@@ -2,26 +2,15 @@
 //!
 //! `cargo run --example billing` (an MCP client speaks to it on stdin/stdout; logs go to
 //! stderr), or `cargo run --example billing -- --http 127.0.0.1:8080 [--stateless]` (endpoint
-//! `/mcp`).
-//!
-//! Limits an operator sets: `--rate-limit MAX/SECONDS` (per customer: calls naming the same
-//! `customer_email` share a budget, the others share one; `--rate-limit-keys N` customers
-//! tracked at most), `--no-audit` (no audit middleware);
-//! on stdio, `--max-line-bytes N`, `--max-pending-answers N` and `--drain SECONDS`
-//! (`StdioOptions`); on HTTP, `--max-body-bytes N`, `--max-parsing N`, `--max-connections N`,
-//! `--max-sessions N`, `--header-timeout S`, `--body-timeout S`, `--idle-timeout S` and
-//! `--session-keep-alive S` (`HttpOptions`; seconds may have decimals).
+//! `/mcp`). `cargo run --example billing -- --help` lists every flag with its default.
 //!
 //! With `--redis redis://127.0.0.1:6379` every limit it declares (`export_invoices`: 2 calls
 //! at once; `create_invoice`: 10 calls per minute; `--rate-limit`) is kept in Redis and shared
-//! by every replica started with the same URL and `--redis-prefix P` (default `billing`):
-//! several replicas behind a load balancer, with `--http ADDR --stateless`. When Redis cannot
-//! answer within `--redis-timeout S` (0.25 by default) calls are refused with SERVER_BUSY, or
-//! served with `--fail-open`. `--lease-margin S` (5 by default) is how much longer than the
-//! action's deadline a concurrency lease outlives a replica that died holding it.
+//! by every replica started with the same URL and `--redis-prefix`: several replicas behind a
+//! load balancer, with `--http ADDR --stateless`.
 //!
-//! `--flat` lists each action as an MCP tool of its own (`billing_get_invoice`, ...), with its
-//! title and output schema; successful results then carry `structuredContent`.
+//! SIGTERM or Ctrl-C stops it gracefully: new calls are refused, calls in flight finish
+//! within the drain period (`--drain`), then it exits.
 //!
 //! Logs go to stderr at `info`, with rmcp's own at `warn`; `RUST_LOG` chooses otherwise
 //! (`RUST_LOG=debug`, `RUST_LOG=info,rmcp=info`).
@@ -33,52 +22,121 @@
 #[path = "common/billing.rs"]
 mod billing;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use mcp_fusion::Exposition;
+use clap::Parser;
+use mcp_fusion::Server;
 use mcp_fusion::contract::Contract;
 use mcp_fusion::middleware::Audit;
 use mcp_fusion::server::limits::{FailPolicy, RedisStore};
-use mcp_fusion::server::{HttpOptions, Server, StdioOptions};
+use mcp_fusion::server::{HttpOptions, ServerBuilder, StdioOptions};
+use mcp_fusion::tools::Exposition;
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .init();
-    let args: Vec<String> = std::env::args().collect();
-    let value = |flag: &str| {
-        let at = args.iter().position(|a| a == flag)?;
-        args.get(at + 1).map(String::as_str)
-    };
-    let number = |flag: &str| -> Result<Option<u64>, String> {
-        value(flag)
-            .map(|v| {
-                v.parse()
-                    .map_err(|_| format!("{flag} takes a number, not {v:?}"))
-            })
-            .transpose()
-    };
-    let seconds = |flag: &str| -> Result<Option<Duration>, String> {
-        value(flag)
-            .map(|v| {
-                let s: f64 = v.parse().map_err(|_| format!("{flag} takes seconds"))?;
-                Duration::try_from_secs_f64(s).map_err(|e| format!("{flag}: {e}"))
-            })
-            .transpose()
-    };
-    let mut server = Server::new("billing-server", env!("CARGO_PKG_VERSION"))
-        .instructions("Invoices of a small business. Call billing with an `action`.");
-    if let Some(limit) = value("--rate-limit") {
-        let (max, seconds) = limit
-            .split_once('/')
-            .and_then(|(max, s)| Some((max.parse().ok()?, s.parse().ok()?)))
-            .ok_or("--rate-limit takes MAX/SECONDS, such as 120/60")?;
+/// The billing MCP server: invoices of a small business, on stdio or streamable HTTP.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Args {
+    /// Serve streamable HTTP on this address (endpoint `/mcp`) instead of stdio.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8080")]
+    http: Option<String>,
+    /// HTTP: no sessions, every request stands alone (for replicas behind a load balancer).
+    #[arg(long)]
+    stateless: bool,
+    /// List each action as an MCP tool of its own (`billing_get_invoice`, ...).
+    #[arg(long)]
+    flat: bool,
+    /// A rate limit per customer, MAX calls per SECONDS (calls naming the same
+    /// `customer_email` share a budget).
+    #[arg(long, value_name = "MAX/SECONDS", value_parser = rate_limit)]
+    rate_limit: Option<(u64, u64)>,
+    /// At most this many customers tracked by the rate limit.
+    #[arg(long, value_name = "N", requires = "rate_limit")]
+    rate_limit_keys: Option<usize>,
+    /// No audit middleware.
+    #[arg(long)]
+    no_audit: bool,
+    /// Keep the limits in this Redis, shared by every replica (`redis://127.0.0.1:6379`).
+    #[arg(long, value_name = "URL")]
+    redis: Option<String>,
+    /// The prefix of the limits' keys in Redis.
+    #[arg(long, value_name = "P", default_value = "billing", requires = "redis")]
+    redis_prefix: String,
+    /// Seconds Redis has to answer before it counts as unavailable.
+    #[arg(long, value_name = "S", default_value = "0.25", value_parser = seconds, requires = "redis")]
+    redis_timeout: Duration,
+    /// Serve calls when Redis cannot answer (by default they are refused with SERVER_BUSY).
+    #[arg(long, requires = "redis")]
+    fail_open: bool,
+    /// Seconds a concurrency lease outlives its action's deadline (how long a slot outlives a
+    /// replica that died holding it).
+    #[arg(long, value_name = "S", default_value = "5", value_parser = seconds, requires = "redis")]
+    lease_margin: Duration,
+    /// Serve with this contract lockfile: validation errors tell the model what changed.
+    #[arg(long, value_name = "PATH")]
+    lock: Option<PathBuf>,
+    /// Print what changed since the lockfile at PATH, and exit (1 when something did).
+    #[arg(long, value_name = "PATH")]
+    contract_diff: Option<PathBuf>,
+    /// Write the lockfile to PATH, and exit.
+    #[arg(long, value_name = "PATH")]
+    contract_write: Option<PathBuf>,
+    /// Seconds calls in flight may still run after stdin closes or a shutdown signal
+    /// [default: the longest action deadline].
+    #[arg(long, value_name = "S", value_parser = seconds)]
+    drain: Option<Duration>,
+    /// stdio: the longest message read, in bytes.
+    #[arg(long, value_name = "N", default_value_t = StdioOptions::default().max_line_bytes)]
+    max_line_bytes: usize,
+    /// stdio: how many requests may wait for their answer to be written.
+    #[arg(long, value_name = "N", default_value_t = StdioOptions::default().max_pending_answers)]
+    max_pending_answers: usize,
+    /// HTTP: the largest request body, in bytes.
+    #[arg(long, value_name = "N", default_value_t = HttpOptions::default().max_body_bytes)]
+    max_body_bytes: usize,
+    /// HTTP: how many request bodies are parsed at once.
+    #[arg(long, value_name = "N", default_value_t = HttpOptions::default().max_parsing)]
+    max_parsing: usize,
+    /// HTTP: how many connections are open at once.
+    #[arg(long, value_name = "N", default_value_t = HttpOptions::default().max_connections)]
+    max_connections: usize,
+    /// HTTP: how many sessions live at once.
+    #[arg(long, value_name = "N", default_value_t = HttpOptions::default().max_sessions)]
+    max_sessions: usize,
+    /// HTTP: seconds a client has to send a request's headers.
+    #[arg(long, value_name = "S", default_value = "10", value_parser = seconds)]
+    header_timeout: Duration,
+    /// HTTP: seconds a client has to send a request's body.
+    #[arg(long, value_name = "S", default_value = "30", value_parser = seconds)]
+    body_timeout: Duration,
+    /// HTTP: seconds a connection may stay idle.
+    #[arg(long, value_name = "S", default_value = "60", value_parser = seconds)]
+    idle_timeout: Duration,
+    /// HTTP: seconds a session lives without a message from its client.
+    #[arg(long, value_name = "S", default_value = "120", value_parser = seconds)]
+    session_keep_alive: Duration,
+}
+
+fn seconds(text: &str) -> Result<Duration, String> {
+    let s: f64 = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not seconds"))?;
+    Duration::try_from_secs_f64(s).map_err(|e| e.to_string())
+}
+
+fn rate_limit(text: &str) -> Result<(u64, u64), String> {
+    text.split_once('/')
+        .and_then(|(max, s)| Some((max.parse().ok()?, s.parse().ok()?)))
+        .ok_or_else(|| format!("{text:?}: MAX/SECONDS, such as 120/60"))
+}
+
+/// The server as the flags describe it.
+fn describe(args: &Args) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
+    let mut server = Server::builder("billing-server", env!("CARGO_PKG_VERSION"))
+        .instructions("Invoices of a small business. Call billing with an `action`.")
+        .tool(billing::Billing::seeded());
+    if let Some((max, seconds)) = args.rate_limit {
         server = server
             .rate_limit(max, Duration::from_secs(seconds))
             .rate_limit_key(|call| {
@@ -86,47 +144,82 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
                 Some(customer.to_owned())
             });
     }
-    if let Some(url) = value("--redis") {
-        let policy = match args.iter().any(|a| a == "--fail-open") {
-            true => FailPolicy::Open,
-            false => FailPolicy::Closed,
-        };
-        let mut store = RedisStore::new(url, policy)?
-            .prefix(value("--redis-prefix").unwrap_or("billing"))
-            .timeout(seconds("--redis-timeout")?.unwrap_or(Duration::from_millis(250)));
-        if let Some(margin) = seconds("--lease-margin")? {
-            store = store.leases(margin, Duration::from_secs(30));
-        }
+    if let Some(max) = args.rate_limit_keys {
+        server = server.max_rate_limit_keys(max);
+    }
+    if let Some(url) = &args.redis {
+        let store = RedisStore::builder(url.as_str())
+            .fail(match args.fail_open {
+                true => FailPolicy::Open,
+                false => FailPolicy::Closed,
+            })
+            .prefix(args.redis_prefix.as_str())
+            .timeout(args.redis_timeout)
+            .leases(args.lease_margin, Duration::from_secs(30))
+            .build()?;
         server = server.limit_store(store);
     }
-    if let Some(max) = number("--rate-limit-keys")? {
-        server = server.max_rate_limit_keys(max as usize);
-    }
-    if !args.iter().any(|a| a == "--no-audit") {
+    if !args.no_audit {
         server = server.middleware(Audit);
     }
-    if args.iter().any(|a| a == "--flat") {
+    if args.flat {
         server = server.exposition(Exposition::Flat);
     }
-    let mut server = server.tool(billing::Billing::seeded());
-    if let Some(status) = mcp_fusion::contract::command(&server, args.iter().cloned()) {
-        return Ok(status);
-    }
-    if let Some(lockfile) = value("--lock") {
+    if let Some(lockfile) = &args.lock {
         server = server.contract_lock(Contract::read(lockfile)?);
     }
-    let http = args.iter().any(|a| a == "--http");
-    match http.then(|| value("--http").unwrap_or("127.0.0.1:8080")) {
+    Ok(server)
+}
+
+/// SIGTERM (what an orchestrator sends) or Ctrl-C.
+async fn stop_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                term.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+    tracing::info!("billing: stopping");
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let args = Args::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+    let server = describe(&args)?;
+    if let Some(status) = mcp_fusion::contract::command(&server, std::env::args()) {
+        return Ok(status);
+    }
+    let server = server.build()?;
+    match &args.http {
         None => {
-            let defaults = StdioOptions::default();
-            let options = StdioOptions {
-                max_line_bytes: number("--max-line-bytes")?
-                    .map_or(defaults.max_line_bytes, |n| n as usize),
-                max_pending_answers: number("--max-pending-answers")?
-                    .map_or(defaults.max_pending_answers, |n| n as usize),
-                drain: number("--drain")?.map(Duration::from_secs),
-            };
-            server.serve_stdio_with(options).await?
+            let mut options = StdioOptions::default();
+            options.max_line_bytes = args.max_line_bytes;
+            options.max_pending_answers = args.max_pending_answers;
+            options.drain = args.drain;
+            server
+                .serve_stdio(options)
+                .with_graceful_shutdown(stop_signal())
+                .await?;
         }
         Some(addr) => {
             let listener = tokio::net::TcpListener::bind(addr).await?;
@@ -134,23 +227,21 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
                 "billing: streamable HTTP on http://{}/mcp",
                 listener.local_addr()?
             );
-            let d = HttpOptions::default();
-            let options = HttpOptions {
-                stateless: args.iter().any(|a| a == "--stateless"),
-                max_body_bytes: number("--max-body-bytes")?
-                    .map_or(d.max_body_bytes, |n| n as usize),
-                max_parsing: number("--max-parsing")?.map_or(d.max_parsing, |n| n as usize),
-                max_connections: number("--max-connections")?
-                    .map_or(d.max_connections, |n| n as usize),
-                max_sessions: number("--max-sessions")?.map_or(d.max_sessions, |n| n as usize),
-                header_read_timeout: seconds("--header-timeout")?.unwrap_or(d.header_read_timeout),
-                body_read_timeout: seconds("--body-timeout")?.unwrap_or(d.body_read_timeout),
-                idle_timeout: seconds("--idle-timeout")?.unwrap_or(d.idle_timeout),
-                session_keep_alive: seconds("--session-keep-alive")?
-                    .unwrap_or(d.session_keep_alive),
-                ..d
-            };
-            server.serve_http(listener, options).await?;
+            let mut options = HttpOptions::default();
+            options.stateless = args.stateless;
+            options.max_body_bytes = args.max_body_bytes;
+            options.max_parsing = args.max_parsing;
+            options.max_connections = args.max_connections;
+            options.max_sessions = args.max_sessions;
+            options.header_read_timeout = args.header_timeout;
+            options.body_read_timeout = args.body_timeout;
+            options.idle_timeout = args.idle_timeout;
+            options.session_keep_alive = args.session_keep_alive;
+            options.drain = args.drain;
+            server
+                .serve_http(listener, options)
+                .with_graceful_shutdown(stop_signal())
+                .await?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -214,7 +214,7 @@ async fn start(dir: &Path, target: &Target, warmup: usize, verbose: bool) -> Res
         .spawn()?;
     let pid = transport.id().ok_or("the server has no pid")?;
     let (client, connection) = Client::connect(transport).await?;
-    let client = client.throw_on_error(false);
+    let client = client;
 
     let tools = client.list_tools().await?;
     let bench = tools
@@ -262,13 +262,13 @@ async fn start(dir: &Path, target: &Target, warmup: usize, verbose: bool) -> Res
 /// The `users` tool of workload 3 answers a valid user and rejects the four problems.
 async fn check_users(client: &Client) -> Result<(), Error> {
     let user = json!({"email":"jane@example.com","age":34,"role":"editor","address":{"street":"1 Main St","city":"Springfield","zip":"12345"},"tags":["alpha","beta","gamma"],"name":"Jane Doe"});
-    let result = client.call("users.create", user.clone()).await?;
+    let result = client.call_raw("users.create", user.clone()).await?;
     let echoed: Value = serde_json::from_str(&first_text(&result).unwrap_or_default())?;
     if result.is_error == Some(true) || echoed != user {
         return Err(format!("users.create failed on a valid user: {result:?}").into());
     }
     let invalid = json!({"email":"not-an-email","age":12,"role":"superuser","address":{"street":"1 Main St","city":"Springfield","zip":"12345"},"tags":["alpha","beta","gamma"],"name":"Jane Doe","nickname":"JD"});
-    let result = client.call("users.create", invalid).await?;
+    let result = client.call_raw("users.create", invalid).await?;
     let text = first_text(&result).unwrap_or_default();
     let fields = text
         .lines()

@@ -13,8 +13,8 @@ mod redis_server;
 
 use std::time::{Duration, Instant};
 
+use mcp_fusion::Server;
 use mcp_fusion::rmcp::model::CallToolRequestParams;
-use mcp_fusion::server::Server;
 use mcp_fusion::server::limits::{FailPolicy, MemoryStore, RedisStore};
 use mcp_fusion::{ToolError, tool};
 
@@ -65,12 +65,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let calls = args.first().copied().unwrap_or(2000);
     let rounds = args.get(1).copied().unwrap_or(10);
     let redis = redis_server::RedisServer::start()?;
-    let memory = Server::new("memory", "1")
+    let memory = Server::builder("memory", "1")
         .limit_store(MemoryStore::new())
-        .tool(Limited);
-    let shared = Server::new("redis", "1")
-        .limit_store(RedisStore::new(&redis.url(), FailPolicy::Closed)?)
-        .tool(Limited);
+        .tool(Limited)
+        .build()?;
+    let shared = Server::builder("redis", "1")
+        .limit_store(
+            RedisStore::builder(redis.url())
+                .fail(FailPolicy::Closed)
+                .build()?,
+        )
+        .tool(Limited)
+        .build()?;
 
     println!("{calls} calls × {rounds} rounds per row, interleaved; Redis on loopback");
     println!(

@@ -2,7 +2,7 @@
 //!
 //! `cargo run --example single_tool`
 
-use mcp_fusion::{ErrorCode, Tool, ToolError, error, tool};
+use mcp_fusion::{ErrorCode, Tool, ToolError, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -29,7 +29,7 @@ async fn get_weather(args: City) -> Result<Weather, ToolError> {
             city: args.city,
             celsius: 21.5,
         }),
-        _ => Err(error(
+        _ => Err(ToolError::new(
             ErrorCode::NOT_FOUND,
             format!("No weather station in {}.", args.city),
         )

@@ -314,7 +314,7 @@ async fn worker(
             echo,
         } = plan(index);
         let started = Instant::now();
-        let answer = tokio::time::timeout(CALL_TIMEOUT, client.call(&target, arguments)).await;
+        let answer = tokio::time::timeout(CALL_TIMEOUT, client.call_raw(&target, arguments)).await;
         let latency = started.elapsed();
         let (kind, problem) = match answer {
             Ok(Ok(result)) => judge(expect, echo.as_deref(), result),
@@ -458,7 +458,7 @@ async fn start(dir: &Path) -> Result<(Client, Connection, u32, ChildStderr), Err
     let pid = transport.id().ok_or("the server has no pid")?;
     let stderr = stderr.ok_or("the server's stderr was not captured")?;
     let (client, connection) = Client::connect(transport).await?;
-    Ok((client.throw_on_error(false), connection, pid, stderr))
+    Ok((client, connection, pid, stderr))
 }
 
 // ---- the report ----

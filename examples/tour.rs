@@ -8,30 +8,30 @@
 mod billing;
 
 use billing::BillingError;
+use mcp_fusion::Server;
 use mcp_fusion::client::{CallError, Client, ClientError};
 use mcp_fusion::contract::{Contract, Diff};
 use mcp_fusion::middleware::Audit;
 use mcp_fusion::rmcp::model::CallToolResult;
-use mcp_fusion::server::Server;
+use mcp_fusion::server::StdioOptions;
 use serde_json::{Value, json};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == "--serve") {
-        let mut server = Server::new("billing-server", env!("CARGO_PKG_VERSION"))
+        let mut server = Server::builder("billing-server", env!("CARGO_PKG_VERSION"))
             .middleware(Audit)
             .tool(billing::Billing::seeded());
         if let Some(at) = args.iter().position(|a| a == "--lock") {
             server = server.contract_lock(Contract::read(&args[at + 1])?);
         }
-        return Ok(server.serve_stdio().await?);
+        return Ok(server.build()?.serve_stdio(StdioOptions::default()).await?);
     }
 
     let mut command = tokio::process::Command::new(std::env::current_exe()?);
     command.arg("--serve").stderr(std::process::Stdio::null());
     let (client, connection) = Client::spawn(command).await?;
-    let client = client.throw_on_error(false);
 
     section("tools/list: the billing tool, its actions and the schema the model sees");
     for tool in client.list_tools().await? {
@@ -60,7 +60,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     )
     .await;
     let missing = client
-        .call("billing.get_invoice", json!({"id": "inv_2026_9999"}))
+        .call_raw("billing.get_invoice", json!({"id": "inv_2026_9999"}))
         .await?;
     println!(
         "and what a host or a typed client reads, the same facts as JSON in _meta:\n\n{}",
@@ -139,7 +139,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     section("8. The typed client: envelopes come back as Rust errors");
-    let strict = client.clone().throw_on_error(true);
+    let strict = client.clone();
     match strict
         .call("billing.get_invoice", json!({"id": "inv_2026_0404"}))
         .await
@@ -174,7 +174,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let old = billing::contract_before_currency();
     let lockfile = std::env::temp_dir().join(format!("tour-{}.lock", std::process::id()));
     std::fs::write(&lockfile, old.to_lockfile())?;
-    let running = Server::new("billing-server", "").tool(billing::Billing::seeded());
+    let running = Server::builder("billing-server", "").tool(billing::Billing::seeded());
     println!(
         "the lockfile of yesterday's deployment vs today's server:\n\n{}",
         Diff::between(&old, &Contract::of(&running))
@@ -190,12 +190,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "amount_cents": 4200,
         "lines": [{"description": "Consulting", "quantity": 1}],
     });
-    call(
-        &healing.throw_on_error(false),
-        "billing.create_invoice",
-        yesterday,
-    )
-    .await;
+    call(&healing, "billing.create_invoice", yesterday).await;
     drop(connection);
     std::fs::remove_file(&lockfile)?;
     Ok(())
@@ -203,7 +198,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 async fn call(client: &Client, target: &str, arguments: Value) {
     println!("call {target} {arguments}\n");
-    match client.call(target, arguments).await {
+    match client.call_raw(target, arguments).await {
         Ok(result) => show(&result),
         Err(e) => println!("{e}\n"),
     }

@@ -13,13 +13,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use mcp_fusion::client::{MIRROR_KEY, ParsedError, parse_envelope};
+use mcp_fusion::contract::{ChangeSeverity, ContractChange, inject_contract_awareness};
 use mcp_fusion::rmcp::model::CallToolResult;
 use mcp_fusion::router::Router;
 use mcp_fusion::validate::Schema;
-use mcp_fusion::{
-    ChangeSeverity, ContractChange, ErrorCode, MIRROR_KEY, ParsedError, Severity, error,
-    inject_contract_awareness, parse_envelope,
-};
+use mcp_fusion::{ErrorCode, Severity, ToolError};
 use serde_json::{Value, json};
 
 fn main() -> ExitCode {
@@ -214,7 +213,7 @@ fn str_of(v: &Value) -> &str {
 fn tool_error(input: &Value, mirrors: &mut Mirrors) -> Value {
     let code =
         ErrorCode::custom(str_of(&input["code"]).to_owned()).expect("codes in vectors are valid");
-    let mut err = error(code, str_of(&input["message"]).to_owned());
+    let mut err = ToolError::new(code, str_of(&input["message"]).to_owned());
     if let Some(severity) = input["severity"].as_str() {
         err = err.severity(Severity::parse(severity).expect("a known severity"));
     }
@@ -278,13 +277,14 @@ fn contract_awareness(input: &Value) -> Value {
         .as_array()
         .into_iter()
         .flatten()
-        .map(|d| ContractChange {
-            severity: ChangeSeverity::parse(str_of(&d["severity"])).expect("a known severity"),
-            field: str_of(&d["field"]).to_owned(),
-            description: str_of(&d["description"]).to_owned(),
-            before: d["before"].as_str().map(str::to_owned),
-            after: d["after"].as_str().map(str::to_owned),
-            action: d["action"].as_str().map(str::to_owned),
+        .map(|d| {
+            let severity = ChangeSeverity::parse(str_of(&d["severity"])).expect("a known severity");
+            let mut change =
+                ContractChange::new(severity, str_of(&d["field"]), str_of(&d["description"]));
+            change.before = d["before"].as_str().map(str::to_owned);
+            change.after = d["after"].as_str().map(str::to_owned);
+            change.action = d["action"].as_str().map(str::to_owned);
+            change
         })
         .collect();
     let envelope_text = str_of(&input["envelope"]);

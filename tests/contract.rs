@@ -6,15 +6,16 @@ mod common;
 
 use std::path::PathBuf;
 
+use mcp_fusion::Server;
 use mcp_fusion::client::{Client, ToolCallError};
+use mcp_fusion::client::{MIRROR_KEY, parse_envelope};
+use mcp_fusion::contract::ChangeSeverity;
 use mcp_fusion::contract::{
     Contract, Diff, LockfileError, LockfileMismatch, assert_lockfile, verify_lockfile,
 };
 use mcp_fusion::rmcp::model::CallToolResult;
-use mcp_fusion::server::Server;
-use mcp_fusion::{
-    ActionDef, ChangeSeverity, MIRROR_KEY, ParsedError, ParsedField, ToolDef, parse_envelope,
-};
+use mcp_fusion::server::ServerBuilder;
+use mcp_fusion::tools::{ActionDef, ActionDefBuilder, ToolDef};
 use serde_json::{Value, json};
 
 #[path = "../examples/common/billing.rs"]
@@ -23,8 +24,12 @@ mod billing;
 
 use ChangeSeverity::{Breaking, Cosmetic, Risky, Safe};
 
+fn billing() -> ServerBuilder {
+    Server::builder("billing-server", "1").tool(billing::Billing::seeded())
+}
+
 fn billing_server() -> Server {
-    Server::new("billing-server", "1").tool(billing::Billing::seeded())
+    billing().build().expect("the billing server builds")
 }
 
 fn shipped_lockfile() -> PathBuf {
@@ -119,7 +124,7 @@ fn the_check_explains_a_change_and_updates_on_request() {
 }
 
 /// One action `t.a` before and after.
-fn changes(before: ActionDef, after: ActionDef) -> Vec<(ChangeSeverity, String)> {
+fn changes(before: ActionDefBuilder, after: ActionDefBuilder) -> Vec<(ChangeSeverity, String)> {
     let tool = |action| ToolDef::new("t").action(action).build();
     let (before, after) = (tool(before), tool(after));
     Diff::between(
@@ -131,12 +136,12 @@ fn changes(before: ActionDef, after: ActionDef) -> Vec<(ChangeSeverity, String)>
     .collect()
 }
 
-fn with(schema: Value) -> ActionDef {
+fn with(schema: Value) -> ActionDefBuilder {
     ActionDef::with_schema("a", schema)
 }
 
 /// A closed object with these properties and required fields.
-fn object(properties: Value, required: &[&str]) -> ActionDef {
+fn object(properties: Value, required: &[&str]) -> ActionDefBuilder {
     with(json!({
         "type": "object",
         "additionalProperties": false,
@@ -146,15 +151,15 @@ fn object(properties: Value, required: &[&str]) -> ActionDef {
 }
 
 /// A closed object with one optional field of this schema.
-fn field(schema: Value) -> ActionDef {
+fn field(schema: Value) -> ActionDefBuilder {
     object(json!({ "x": schema }), &[])
 }
 
 /// A row of the table: its name, the action before and after, the changes expected.
 type Row = (
     &'static str,
-    ActionDef,
-    ActionDef,
+    ActionDefBuilder,
+    ActionDefBuilder,
     Vec<(ChangeSeverity, &'static str)>,
 );
 
@@ -492,7 +497,7 @@ fn tools_and_actions_added_or_removed() {
 /// the validation error of the affected action, and only there.
 #[tokio::test(flavor = "current_thread")]
 async fn an_older_lockfile_heals_the_models_arguments() {
-    let server = billing_server().contract_lock(before_currency());
+    let server = billing().contract_lock(before_currency()).build().unwrap();
     let call = |action: &str, arguments: Value| {
         let mut arguments = arguments;
         arguments["action"] = json!(action);
@@ -526,16 +531,25 @@ async fn an_older_lockfile_heals_the_models_arguments() {
     );
     // The mirror counts the block's changes (ERRORS.md §9), as the text does.
     assert_eq!(mirror(&result)["contract_changes"], 1);
+    // The mirror's reading is the text's, with each field's row of §5.
+    let read = ToolCallError::from_result(result).error;
+    let from_text = parse_envelope(&text);
     assert_eq!(
-        ToolCallError::from_result(result).error,
-        ParsedError {
-            fields: vec![ParsedField {
-                path: "currency".into(),
-                problem: Some("missing".into()),
-                text: "Required field is missing. You sent: (missing). Expected one of: 'EUR', 'USD', 'GBP'.".into(),
-            }],
-            ..parse_envelope(&text)
-        }
+        (read.code.as_str(), &read.action),
+        (from_text.code.as_str(), &from_text.action)
+    );
+    let fields: Vec<_> = read
+        .fields
+        .iter()
+        .map(|f| (f.path.as_str(), f.problem.as_deref(), f.text.as_str()))
+        .collect();
+    assert_eq!(
+        fields,
+        [(
+            "currency",
+            Some("missing"),
+            "Required field is missing. You sent: (missing). Expected one of: 'EUR', 'USD', 'GBP'."
+        )]
     );
 
     // Another action's validation error is untouched.
@@ -570,7 +584,7 @@ async fn unknown_action_of_a_removed_action_says_it_was_removed() {
     refund.name = "billing.billing.legacy".into();
     tool.actions.push(refund);
     tool.actions.sort_by(|a, b| a.name.cmp(&b.name));
-    let server = billing_server().contract_lock(yesterday);
+    let server = billing().contract_lock(yesterday).build().unwrap();
     let call = |action: &str| {
         let mut params = mcp_fusion::rmcp::model::CallToolRequestParams::new("billing");
         params.arguments = json!({"action": action}).as_object().cloned();
@@ -629,9 +643,8 @@ async fn the_billing_server_reads_its_lockfile_from_the_command_line() {
         .arg(&old)
         .stderr(std::process::Stdio::null());
     let (client, connection) = Client::spawn(command).await.expect("the server starts");
-    let client = client.throw_on_error(false);
     let result = client
-        .call(
+        .call_raw(
             "billing.create_invoice",
             json!({"customer_email": "ada@example.com", "amount_cents": 1200, "lines": [{"description": "Consulting", "quantity": 1}]}),
         )
@@ -669,12 +682,12 @@ async fn the_billing_server_reads_its_lockfile_from_the_command_line() {
 }
 
 /// An action whose success value has this schema.
-fn returning(schema: Value) -> ActionDef {
+fn returning(schema: Value) -> ActionDefBuilder {
     ActionDef::without_arguments("a").output_schema(schema)
 }
 
 /// An object output with these properties, all required unless listed in `optional`.
-fn output(properties: Value, optional: &[&str]) -> ActionDef {
+fn output(properties: Value, optional: &[&str]) -> ActionDefBuilder {
     let required: Vec<&String> = properties
         .as_object()
         .into_iter()
@@ -822,11 +835,13 @@ async fn output_changes_are_not_told_to_the_model() {
         .build();
     let running = || {
         ToolDef::new("t")
+            .description("A tool.")
             .action(
                 ActionDef::with_schema(
                     "a",
                     json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
                 )
+                .description("An action.")
                 .output_schema(json!({"type": "object", "properties": {}})),
             )
             .build()
@@ -837,9 +852,11 @@ async fn output_changes_are_not_told_to_the_model() {
     );
     assert_eq!(diff.max_severity(), Some(Breaking), "{diff}");
 
-    let server = Server::new("s", "1")
+    let server = Server::builder("s", "1")
         .tool(common::Defined(running()))
-        .contract_lock(Contract::of_tools([&locked]));
+        .contract_lock(Contract::of_tools([&locked]))
+        .build()
+        .unwrap();
     let mut params = mcp_fusion::rmcp::model::CallToolRequestParams::new("t");
     params.arguments = json!({"action": "a", "n": "x"}).as_object().cloned();
     let result = server.call(params).await.expect("the tool exists");

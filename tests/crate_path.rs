@@ -12,9 +12,9 @@ mod shim {
         /// Shadows the glob import: the derive's messages are marked when built through here.
         pub fn error(
             code: ::mcp_fusion::ErrorCode,
-            message: impl Into<::mcp_fusion::Text>,
+            message: impl Into<::mcp_fusion::errors::Text>,
         ) -> ::mcp_fusion::ToolError {
-            ::mcp_fusion::error(code, message).detail("via", "shim")
+            ::mcp_fusion::ToolError::new(code, message).detail("via", "shim")
         }
     }
 }
@@ -31,8 +31,10 @@ struct Args {}
 
 struct Renamed;
 
+/// A tool reached through the shim.
 #[shim::tool(crate = shim)]
 impl Renamed {
+    /// Pings.
     async fn ping(&self, _args: Args) -> Result<&'static str, Problem> {
         Ok("pong")
     }

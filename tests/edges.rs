@@ -2,10 +2,11 @@
 
 use std::time::Duration;
 
+use mcp_fusion::errors::with_warning;
 use mcp_fusion::rmcp::model::{CallToolResult, ContentBlock};
 use mcp_fusion::router::Router;
 use mcp_fusion::validate::{FieldPath, Problem, Schema, ValidationError};
-use mcp_fusion::{ErrorCode, Severity, ToolError, error, with_warning};
+use mcp_fusion::{ErrorCode, Severity, ToolError};
 use serde_json::{Map, Value, json};
 
 const RECOVERY: &str =
@@ -225,7 +226,7 @@ fn item_counts_singular_and_plural() {
 #[test]
 fn retry_after_singular_and_plural() {
     let retry = |secs: f64| {
-        error(ErrorCode::SERVER_BUSY, "Busy.")
+        ToolError::new(ErrorCode::SERVER_BUSY, "Busy.")
             .retry_after(secs)
             .render()
     };
@@ -560,19 +561,23 @@ fn known_fields_list_over_twenty_ends_without_period() {
 fn builder_recovery() {
     let head = "<tool_error code=\"CONFLICT\" severity=\"error\">\n<message>m</message>\n";
     assert_eq!(
-        error(ErrorCode::CONFLICT, "m").suggest("").render(),
+        ToolError::new(ErrorCode::CONFLICT, "m")
+            .suggest("")
+            .render(),
         format!("{head}</tool_error>")
     );
     // Only the empty string is dropped; text is never trimmed.
     assert_eq!(
-        error(ErrorCode::CONFLICT, "m").suggest(" ").render(),
+        ToolError::new(ErrorCode::CONFLICT, "m")
+            .suggest(" ")
+            .render(),
         format!("{head}<recovery> </recovery>\n</tool_error>")
     );
 }
 
 #[test]
 fn builder_actions_drop_empty_and_duplicates_across_calls() {
-    let err = error(ErrorCode::NOT_FOUND, "m")
+    let err = ToolError::new(ErrorCode::NOT_FOUND, "m")
         .actions(["a.b", "", "A.b"])
         .actions([" ", "a.b", "A.b", "c.d"]);
     let expected = "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n<message>m</message>\n\
@@ -583,7 +588,7 @@ fn builder_actions_drop_empty_and_duplicates_across_calls() {
 
 #[test]
 fn builder_details_keep_first_position_and_last_value() {
-    let err = error(ErrorCode::NOT_FOUND, "m")
+    let err = ToolError::new(ErrorCode::NOT_FOUND, "m")
         .detail("a", "1")
         .detail("b", "2")
         .detail("a", "3")
@@ -597,7 +602,7 @@ fn builder_details_keep_first_position_and_last_value() {
 #[test]
 fn builder_retry_after_bounds() {
     let secs = |err: ToolError| err.retry_after_secs();
-    let base = || error(ErrorCode::RATE_LIMITED, "m");
+    let base = || ToolError::new(ErrorCode::RATE_LIMITED, "m");
     assert_eq!(secs(base().retry_after(0)), None);
     assert_eq!(secs(base().retry_after(-1)), None);
     assert_eq!(secs(base().retry_after(i64::MIN)), None);
@@ -637,7 +642,7 @@ fn severity_decides_is_error() {
         (Severity::Error, true),
         (Severity::Critical, true),
     ] {
-        let err = error(ErrorCode::CONFLICT, "m").severity(severity);
+        let err = ToolError::new(ErrorCode::CONFLICT, "m").severity(severity);
         assert_eq!(err.is_error(), is_error);
         let head = format!(
             "<tool_error code=\"CONFLICT\" severity=\"{}\">\n",
@@ -645,10 +650,18 @@ fn severity_decides_is_error() {
         );
         assert!(err.render().starts_with(&head));
     }
-    assert!(!error(ErrorCode::CONFLICT, "m").warning().is_error());
-    assert!(error(ErrorCode::CONFLICT, "m").critical().is_error());
     assert!(
-        error(ErrorCode::CONFLICT, "m")
+        !ToolError::new(ErrorCode::CONFLICT, "m")
+            .warning()
+            .is_error()
+    );
+    assert!(
+        ToolError::new(ErrorCode::CONFLICT, "m")
+            .critical()
+            .is_error()
+    );
+    assert!(
+        ToolError::new(ErrorCode::CONFLICT, "m")
             .warning()
             .critical()
             .is_error()
@@ -675,9 +688,11 @@ fn texts(result: &CallToolResult) -> Vec<String> {
 #[test]
 fn call_tool_result_carries_one_envelope() {
     let errors = [
-        error(ErrorCode::NOT_FOUND, "m"),
-        error(ErrorCode::DEPRECATED, "old").warning(),
-        error(ErrorCode::CONFLICT, "<&>").critical().retry_after(3),
+        ToolError::new(ErrorCode::NOT_FOUND, "m"),
+        ToolError::new(ErrorCode::DEPRECATED, "old").warning(),
+        ToolError::new(ErrorCode::CONFLICT, "<&>")
+            .critical()
+            .retry_after(3),
     ];
     for err in &errors {
         let result = CallToolResult::from(err);
@@ -731,7 +746,7 @@ fn a_warning_is_appended_last() {
 #[test]
 fn an_error_passed_as_warning_replaces_the_result() {
     let ok = CallToolResult::success(vec![ContentBlock::text("data")]);
-    let err = error(ErrorCode::CONFLICT, "m");
+    let err = ToolError::new(ErrorCode::CONFLICT, "m");
     let result = with_warning(ok, &err);
     assert_eq!(result.is_error, Some(true));
     assert_eq!(texts(&result), [err.render()]);

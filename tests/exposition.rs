@@ -7,10 +7,11 @@
 mod common;
 
 use common::Defined;
+use mcp_fusion::Server;
 use mcp_fusion::rmcp::model::{CallToolRequestParams, CallToolResult};
-use mcp_fusion::server::Server;
+use mcp_fusion::tools::Exposition;
 use mcp_fusion::validate::Schema;
-use mcp_fusion::{Exposition, Tool, ToolError, tool};
+use mcp_fusion::{Tool, ToolError, tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -128,7 +129,7 @@ impl Tickets {
     /// Fails, pointing at another action.
     async fn fail(&self) -> Result<(), ToolError> {
         Err(
-            mcp_fusion::error(mcp_fusion::ErrorCode::NOT_FOUND, "No such ticket.")
+            mcp_fusion::ToolError::new(mcp_fusion::ErrorCode::NOT_FOUND, "No such ticket.")
                 .actions([Tickets::ACTIONS.list]),
         )
     }
@@ -258,7 +259,7 @@ fn tagged_enum_and_recursive_arguments_are_listed_faithfully() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn unknown_fields_are_reported_without_deny_unknown_fields() {
-    let server = Server::new("t", "1").tool(Tickets);
+    let server = Server::builder("t", "1").tool(Tickets).build().unwrap();
     let (failed, text) = call(&server, "tickets", json!({"action": "list", "limt": 5})).await;
     assert!(failed, "{text}");
     assert!(
@@ -310,7 +311,7 @@ impl Flat {
     #[action(destructive)]
     async fn cancel(&self) -> Result<(), ToolError> {
         Err(
-            mcp_fusion::error(mcp_fusion::ErrorCode::CONFLICT, "Already paid.")
+            mcp_fusion::ToolError::new(mcp_fusion::ErrorCode::CONFLICT, "Already paid.")
                 .actions([Flat::ACTIONS.get]),
         )
     }
@@ -318,7 +319,7 @@ impl Flat {
 
 #[tokio::test(flavor = "current_thread")]
 async fn flat_tools_are_listed_and_called_by_their_own_names() {
-    let server = Server::new("t", "1").tool(Flat);
+    let server = Server::builder("t", "1").tool(Flat).build().unwrap();
     let tools = listed(&server);
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(names, ["flat_get", "flat_void", "flat_cancel"]);
@@ -381,7 +382,7 @@ async fn a_misspelt_flat_tool_is_a_json_rpc_error_with_a_did_you_mean() {
     use mcp_fusion::rmcp::ServiceExt;
 
     let (server_io, client_io) = tokio::io::duplex(1 << 16);
-    let server = Server::new("t", "1").tool(Flat);
+    let server = Server::builder("t", "1").tool(Flat).build().unwrap();
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {
             let _ = running.waiting().await;
@@ -402,10 +403,14 @@ async fn a_misspelt_flat_tool_is_a_json_rpc_error_with_a_did_you_mean() {
 #[test]
 fn a_schema_that_does_not_compile_is_refused_at_registration() {
     let schema = json!({"type": "object", "properties": {"id": {"type": 12}}});
-    let def = mcp_fusion::ToolDef::new("broken")
-        .action(mcp_fusion::ActionDef::with_schema("get", schema))
+    let def = mcp_fusion::tools::ToolDef::new("broken")
+        .description("Broken.")
+        .action(mcp_fusion::tools::ActionDef::with_schema("get", schema).description("Gets."))
         .build();
-    let refused = Server::new("t", "1").try_tool(Defined(def)).unwrap_err();
+    let refused = Server::builder("t", "1")
+        .tool(Defined(def))
+        .build()
+        .unwrap_err();
     let problem = &refused.problems()[0];
     assert!(
         problem.starts_with("tool \"broken\", action \"broken.get\": the arguments' schema is not valid JSON Schema ("),
@@ -419,9 +424,11 @@ fn a_schema_that_does_not_compile_is_refused_at_registration() {
 
 #[test]
 fn the_server_chooses_the_exposition_of_tools_that_do_not() {
-    let server = Server::new("t", "1")
+    let server = Server::builder("t", "1")
         .exposition(Exposition::Flat)
-        .tool(Tickets);
+        .tool(Tickets)
+        .build()
+        .unwrap();
     let names: Vec<String> = server
         .definitions()
         .flat_map(|d| d.listed(Exposition::Flat))
@@ -462,10 +469,13 @@ impl Collides {
 
 #[test]
 fn registration_names_the_tool_action_field_and_fix() {
-    let refused = Server::new("t", "1").try_tool(Collides).unwrap_err();
+    let refused = Server::builder("t", "1")
+        .tool(Collides)
+        .build()
+        .unwrap_err();
     assert_eq!(
         refused.to_string(),
-        "cannot register tool \"collides\":\n\
+        "cannot build the MCP server:\n\
          - tool \"collides\", action \"collides.reassign\": the argument field \"action\" has the \
          name of the discriminator, which chooses the action, so the action could never receive \
          it; rename the field (#[serde(rename = \"...\")]) or the discriminator (#[tool(discriminator \
@@ -479,14 +489,15 @@ fn registration_names_the_tool_action_field_and_fix() {
 
 #[test]
 fn a_name_already_taken_is_refused() {
-    let refused = Server::new("t", "1")
+    let refused = Server::builder("t", "1")
         .tool(Tickets)
-        .try_tool(Tickets)
+        .tool(Tickets)
+        .build()
         .unwrap_err();
     assert_eq!(
         refused.to_string(),
-        "cannot register tool \"tickets\":\n- the tool \"tickets\": a tool of this name is \
-         already registered; rename one (#[tool(name = \"...\")], #[action(name = \"...\")])"
+        "cannot build the MCP server:\n- the tool \"tickets\": another tool has this name; \
+         rename one (#[tool(name = \"...\")], #[action(name = \"...\")])"
     );
 }
 
@@ -498,25 +509,18 @@ async fn flat_get() -> Result<(), ToolError> {
 
 #[test]
 fn a_flat_name_already_taken_is_refused() {
-    let refused = Server::new("t", "1")
+    let refused = Server::builder("t", "1")
         .tool(FlatGetTool)
-        .try_tool(Flat)
+        .tool(Flat)
+        .build()
         .unwrap_err();
     assert_eq!(
         refused.problems(),
         [
-            "the flat tool \"flat_get\" (action \"flat.get\"): a tool of this name is already \
-          registered; rename one (#[tool(name = \"...\")], #[action(name = \"...\")])"
+            "the flat tool \"flat_get\" (action \"flat.get\"): another tool has this name; \
+          rename one (#[tool(name = \"...\")], #[action(name = \"...\")])"
         ]
     );
-}
-
-#[test]
-#[should_panic(
-    expected = "cannot register tool \"collides\":\n- tool \"collides\", action \"collides.reassign\""
-)]
-fn registering_a_tool_that_cannot_be_served_panics() {
-    let _ = Server::new("t", "1").tool(Collides);
 }
 
 pub struct Renamed;
@@ -532,7 +536,7 @@ impl Renamed {
 
 #[test]
 fn a_renamed_discriminator_colliding_with_a_field_is_refused_unless_flat() {
-    let refused = Server::new("t", "1").try_tool(Renamed).unwrap_err();
+    let refused = Server::builder("t", "1").tool(Renamed).build().unwrap_err();
     assert_eq!(refused.problems().len(), 1);
     assert!(
         refused.problems()[0].starts_with(
@@ -541,9 +545,10 @@ fn a_renamed_discriminator_colliding_with_a_field_is_refused_unless_flat() {
         "{refused}"
     );
     assert!(
-        Server::new("t", "1")
+        Server::builder("t", "1")
             .exposition(Exposition::Flat)
-            .try_tool(Renamed)
+            .tool(Renamed)
+            .build()
             .is_ok()
     );
 }
@@ -577,7 +582,7 @@ impl Finder {
 
 #[tokio::test(flavor = "current_thread")]
 async fn flattened_arguments_are_listed_and_closed() {
-    let server = Server::new("t", "1").tool(Finder);
+    let server = Server::builder("t", "1").tool(Finder).build().unwrap();
     let schema = Value::Object(Finder.definition().input_schema().clone());
     for field in ["query", "limit", "cursor"] {
         assert!(

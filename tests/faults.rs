@@ -7,12 +7,14 @@ use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use mcp_fusion::Server;
 use mcp_fusion::client::{Client, Connection};
+use mcp_fusion::client::{ParsedError, parse_envelope};
 use mcp_fusion::middleware::{Audit, CallInfo, Middleware, Next};
 use mcp_fusion::rmcp::ServiceExt;
 use mcp_fusion::rmcp::model::CallToolResult;
-use mcp_fusion::server::Server;
-use mcp_fusion::{BoxFuture, Failure, ParsedError, ToolError, parse_envelope, tool};
+use mcp_fusion::tools::{BoxFuture, Failure};
+use mcp_fusion::{ToolError, tool};
 use serde_json::{Value, json};
 
 const PASSWORD: &str = "hunter2-Secr3t";
@@ -110,7 +112,7 @@ impl Middleware for Leaky {
 }
 
 fn server(expose: bool) -> Server {
-    Server::new("vault-server", "1")
+    Server::builder("vault-server", "1")
         .expose_causes(expose)
         .rate_limit_key(|info| {
             info.arguments()
@@ -122,6 +124,8 @@ fn server(expose: bool) -> Server {
         .middleware(Leaky)
         .tool(Vault)
         .tool(Meter)
+        .build()
+        .unwrap()
 }
 
 /// What `tracing` writes, for every test of this file: one global subscriber, since a
@@ -169,7 +173,7 @@ async fn connect(expose: bool) -> (Client, Connection) {
         }
     });
     let (client, connection) = Client::connect(client_end).await.expect("connects");
-    (client.throw_on_error(false), connection)
+    (client, connection)
 }
 
 /// Every text block of a result, joined.
@@ -225,7 +229,7 @@ async fn secrets_stay_in_the_log() {
             format!("session store unreachable with token {TOKEN}"),
         ),
     ] {
-        let result = client.call(action, json!({})).await.unwrap();
+        let result = client.call_raw(action, json!({})).await.unwrap();
         assert_eq!(result.is_error, Some(true));
         let text = text(&result);
         assert_no_secret(&text);
@@ -247,20 +251,20 @@ async fn secrets_stay_in_the_log() {
         assert!(line.contains(&logged), "{line}");
     }
 
-    let late = client.call("vault.stall", json!({})).await.unwrap();
+    let late = client.call_raw("vault.stall", json!({})).await.unwrap();
     let late = text(&late);
     assert_no_secret(&late);
     assert_eq!(parse_envelope(&late).code, "TIMEOUT", "{late}");
 
     // Served after all of it.
-    let pong = client.call("vault.ping", json!({})).await.unwrap();
+    let pong = client.call_raw("vault.ping", json!({})).await.unwrap();
     assert_eq!(text(&pong), "\"pong\"");
 }
 
 #[tokio::test(flavor = "current_thread")]
 async fn the_rate_limiter_never_echoes_its_key() {
     let (client, _connection) = connect(false).await;
-    let read = || client.call("meter.read", json!({"api_key": API_KEY}));
+    let read = || client.call_raw("meter.read", json!({"api_key": API_KEY}));
     // The meter's budget is 2 calls an hour per key; the first two of this key pass.
     for _ in 0..2 {
         assert_eq!(read().await.unwrap().is_error, Some(false));
@@ -270,7 +274,7 @@ async fn the_rate_limiter_never_echoes_its_key() {
     assert_no_secret(&limited);
     // Another key still has its budget.
     let other = client
-        .call("meter.read", json!({"api_key": "key_other"}))
+        .call_raw("meter.read", json!({"api_key": "key_other"}))
         .await
         .unwrap();
     assert_eq!(other.is_error, Some(false));
@@ -279,7 +283,7 @@ async fn the_rate_limiter_never_echoes_its_key() {
 #[tokio::test(flavor = "current_thread")]
 async fn exposed_causes_are_for_local_development_only() {
     let (client, _connection) = connect(true).await;
-    let result = client.call("vault.query", json!({})).await.unwrap();
+    let result = client.call_raw("vault.query", json!({})).await.unwrap();
     let parsed = parse_envelope(&text(&result));
     assert_eq!(
         parsed.details.last(),

@@ -6,10 +6,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use mcp_fusion::Server;
+use mcp_fusion::client::parse_envelope;
 use mcp_fusion::middleware::{Auth, AuthDecision};
 use mcp_fusion::rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
-use mcp_fusion::server::Server;
-use mcp_fusion::{ActionDef, BoxFuture, Context, Failure, Tool, ToolDef, parse_envelope};
+use mcp_fusion::tools::{ActionDef, BoxFuture, Failure, ToolDef};
+use mcp_fusion::{Context, Tool};
 use serde_json::{Value, json};
 
 /// Four actions: `echo` answers, `boom` panics, `slow` sleeps a minute, `eager` panics before
@@ -20,13 +22,19 @@ struct Manual {
 }
 
 impl Manual {
-    fn new(limits: impl FnOnce(mcp_fusion::ToolDefBuilder) -> mcp_fusion::ToolDefBuilder) -> Self {
+    fn new(
+        limits: impl FnOnce(mcp_fusion::tools::ToolDefBuilder) -> mcp_fusion::tools::ToolDefBuilder,
+    ) -> Self {
         let def = ToolDef::new("manual")
             .description("Written by hand.")
-            .action(ActionDef::without_arguments("echo"))
-            .action(ActionDef::without_arguments("boom"))
-            .action(ActionDef::without_arguments("slow").timeout(Duration::from_millis(50)))
-            .action(ActionDef::without_arguments("eager"));
+            .action(ActionDef::without_arguments("echo").description("Echoes its action."))
+            .action(ActionDef::without_arguments("boom").description("Panics."))
+            .action(
+                ActionDef::without_arguments("slow")
+                    .description("Sleeps past its deadline.")
+                    .timeout(Duration::from_millis(50)),
+            )
+            .action(ActionDef::without_arguments("eager").description("Panics before its future."));
         Manual {
             def: limits(def).build(),
             ran: Arc::default(),
@@ -80,11 +88,13 @@ fn text(result: &CallToolResult) -> String {
 async fn middleware_refuses_before_the_hand_written_action_runs() {
     let tool = Manual::new(|d| d);
     let ran = tool.ran.clone();
-    let server = Server::new("s", "1")
+    let server = Server::builder("s", "1")
         .middleware(Auth::new(|_| {
             AuthDecision::Refused("The token has expired.".into())
         }))
-        .tool(tool);
+        .tool(tool)
+        .build()
+        .unwrap();
     let result = server.call(call("echo")).await.expect("the tool exists");
     assert_eq!(result.is_error, Some(true));
     let parsed = parse_envelope(&text(&result));
@@ -95,7 +105,10 @@ async fn middleware_refuses_before_the_hand_written_action_runs() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_hand_written_panic_is_internal_error_and_the_server_goes_on() {
-    let server = Server::new("s", "1").tool(Manual::new(|d| d));
+    let server = Server::builder("s", "1")
+        .tool(Manual::new(|d| d))
+        .build()
+        .unwrap();
     let result = server.call(call("boom")).await.expect("the tool exists");
     assert_eq!(result.is_error, Some(true));
     let body = text(&result);
@@ -127,7 +140,7 @@ async fn a_hand_written_panic_is_internal_error_and_the_server_goes_on() {
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn limits_and_deadline_apply_to_a_hand_written_tool() {
     let limited = Manual::new(|d| d.rate_limit(3, Duration::from_secs(60)).concurrency(1, 0));
-    let server = Server::new("s", "1").tool(limited);
+    let server = Server::builder("s", "1").tool(limited).build().unwrap();
     // The deadline: the slow action is cancelled after 50 ms.
     let timeout = server.call(call("slow")).await.expect("the tool exists");
     assert_eq!(parse_envelope(&text(&timeout)).code, "TIMEOUT");

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use mcp_fusion::{ParsedKind, parse_envelope};
+use mcp_fusion::client::{ParsedKind, parse_envelope};
 use roxmltree::{Document, Node, NodeType, ParsingOptions};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value, json};

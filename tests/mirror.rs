@@ -7,11 +7,13 @@
 
 use std::time::Duration;
 
+use mcp_fusion::Server;
 use mcp_fusion::client::{Client, ToolCallError, warnings};
+use mcp_fusion::client::{MIRROR_KEY, ParsedError, ParsedKind, parse_envelope};
 use mcp_fusion::rmcp::model::CallToolResult;
-use mcp_fusion::server::Server;
 use mcp_fusion::server::limits::{FailPolicy, RedisStore};
-use mcp_fusion::{Context, MIRROR_KEY, ParsedError, ParsedKind, ToolError, parse_envelope, tool};
+use mcp_fusion::server::{StdioOptions, ToolSettings};
+use mcp_fusion::{Context, ToolError, tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -101,13 +103,16 @@ async fn serve() {
         .and_then(|l| l.local_addr())
         .expect("a free port")
         .port();
-    let store = RedisStore::new(&format!("redis://127.0.0.1:{port}"), FailPolicy::Closed)
+    let store = RedisStore::builder(format!("redis://127.0.0.1:{port}"))
+        .fail(FailPolicy::Closed)
+        .build()
         .expect("a well-formed URL");
-    Server::new("mirror", "1")
+    Server::builder("mirror", "1")
         .tool(Faults)
-        .limit_store(store)
-        .tool(Ledger)
-        .serve_stdio()
+        .tool_with(Ledger, ToolSettings::new().limit_store(store))
+        .build()
+        .expect("the server builds")
+        .serve_stdio(StdioOptions::default())
         .await
         .expect("the server runs");
 }
@@ -150,7 +155,7 @@ fn read(result: &CallToolResult) -> Vec<ParsedError> {
 }
 
 async fn failed(client: &Client, target: &str, arguments: Value) -> ParsedError {
-    let result = client.call(target, arguments).await.expect("answered");
+    let result = client.call_raw(target, arguments).await.expect("answered");
     assert_eq!(result.is_error, Some(true), "{target}: {result:?}");
     let mut read = read(&result);
     assert_eq!(read.len(), 1, "an error carries exactly one envelope");
@@ -163,7 +168,7 @@ async fn run() {
     let mut command = tokio::process::Command::new(std::env::current_exe().expect("this test"));
     command.arg("--serve").stderr(std::process::Stdio::null());
     let (client, _connection) = Client::spawn(command).await.expect("the server starts");
-    let client = client.throw_on_error(false);
+    let client = client;
     let mut codes = Vec::new();
 
     let missing = failed(&client, "faults", json!({})).await;
@@ -194,7 +199,7 @@ async fn run() {
 
     codes.push(failed(&client, "faults.slow", json!({})).await.code);
 
-    let (first, second) = tokio::join!(client.call("faults.single", json!({})), async {
+    let (first, second) = tokio::join!(client.call_raw("faults.single", json!({})), async {
         tokio::time::sleep(Duration::from_millis(100)).await;
         failed(&client, "faults.single", json!({})).await
     });
@@ -210,7 +215,7 @@ async fn run() {
     );
 
     let _ = client
-        .call("faults.scarce", json!({}))
+        .call_raw("faults.scarce", json!({}))
         .await
         .expect("answered");
     let limited = failed(&client, "faults.scarce", json!({})).await;
@@ -220,7 +225,7 @@ async fn run() {
     codes.push(failed(&client, "faults.lookup", json!({})).await.code);
 
     let deprecated = client
-        .call("faults.legacy", json!({}))
+        .call_raw("faults.legacy", json!({}))
         .await
         .expect("answered");
     assert_eq!(deprecated.is_error, Some(false));

@@ -9,13 +9,13 @@ mod raw_billing;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_fusion::Server;
 use mcp_fusion::rmcp::model::{
     CallToolRequestParams, NumberOrString, ProgressNotificationParam, ProgressToken,
     RequestMetaObject,
 };
 use mcp_fusion::rmcp::service::NotificationContext;
 use mcp_fusion::rmcp::{ClientHandler, RoleClient, ServiceExt};
-use mcp_fusion::server::Server;
 use mcp_fusion::{Context, ToolError, tool};
 use serde_json::{Value, json};
 
@@ -149,9 +149,11 @@ async fn in_process(
     recorder: Recorder,
 ) -> mcp_fusion::rmcp::service::RunningService<RoleClient, Recorder> {
     let (server_io, client_io) = tokio::io::duplex(1 << 16);
-    let server = Server::new("slow-server", "1")
+    let server = Server::builder("slow-server", "1")
         .progress_interval(Duration::from_millis(10))
-        .tool(Slow);
+        .tool(Slow)
+        .build()
+        .unwrap();
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {
             let _ = running.waiting().await;

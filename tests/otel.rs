@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
+use mcp_fusion::Server;
 use mcp_fusion::rmcp::ServiceExt;
 use mcp_fusion::rmcp::model::{CallToolRequestParams, RequestMetaObject};
-use mcp_fusion::server::Server;
 use mcp_fusion::{ToolError, tool};
 use opentelemetry::trace::{SpanKind, TracerProvider as _};
 use opentelemetry::{KeyValue, Value as OtelValue};
@@ -82,7 +82,10 @@ async fn spans_attributes_and_metrics_follow_the_conventions() {
     opentelemetry::global::set_meter_provider(meter_provider.clone());
 
     // The server after the providers: its instruments come from the global meter provider.
-    let server = Server::new("ledger-server", "1").tool(Ledger);
+    let server = Server::builder("ledger-server", "1")
+        .tool(Ledger)
+        .build()
+        .unwrap();
     let (server_io, client_io) = tokio::io::duplex(1 << 16);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {

@@ -5,11 +5,12 @@
 
 mod common;
 
+use mcp_fusion::Server;
 use mcp_fusion::client::{Client, Connection};
 use mcp_fusion::rmcp::model::{CallToolRequestParams, CallToolResult};
-use mcp_fusion::server::Server;
+use mcp_fusion::tools::Exposition;
 use mcp_fusion::validate::Schema;
-use mcp_fusion::{Context, ErrorCode, Exposition, Tool, ToolError, error, tool};
+use mcp_fusion::{Context, ErrorCode, Tool, ToolError, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -20,7 +21,7 @@ async fn billing(flags: &[&str]) -> (Client, Connection) {
     let (client, connection) = Client::spawn(command)
         .await
         .expect("the billing server starts");
-    (client.throw_on_error(false), connection)
+    (client, connection)
 }
 
 /// Calls an MCP tool by its own name (a flat action's).
@@ -77,7 +78,7 @@ async fn flat_billing_lists_titles_and_output_schemas_and_answers_with_structure
     assert!(found.meta.is_none(), "no envelope, no mirror");
 
     // The typed client reads structuredContent, or the text when there is none.
-    let strict = client.clone().throw_on_error(true);
+    let strict = client.clone();
     let paid: Value = strict
         .call_as("billing_pay_invoice", json!({"id": "inv_2026_0002"}))
         .await
@@ -159,7 +160,7 @@ async fn weather(args: City, f: Context) -> Result<Weather, ToolError> {
                 .error(ErrorCode::DEPRECATED, "This station closed.")
                 .warning())
         }
-        _ => Err(error(ErrorCode::NOT_FOUND, "No station there.")),
+        _ => Err(ToolError::new(ErrorCode::NOT_FOUND, "No station there.")),
     }
 }
 
@@ -194,9 +195,11 @@ async fn a_single_action_tool_lists_its_output_as_it_serializes() {
     assert!(failed.structured_content.is_none());
 
     // Served, the same.
-    let server = Server::new("w", "1")
+    let server = Server::builder("w", "1")
         .exposition(Exposition::Flat)
-        .tool(WeatherTool);
+        .tool(WeatherTool)
+        .build()
+        .unwrap();
     let mut params = CallToolRequestParams::new("weather");
     params.arguments = json!({"city": "Lyon"}).as_object().cloned();
     let served = server.call(params).await.expect("the tool exists");

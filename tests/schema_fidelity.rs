@@ -7,8 +7,8 @@
 //! - flat: an object validates against the advertised tool schema exactly when it validates
 //!   against the action's own.
 
+use mcp_fusion::tools::{ActionDef, Exposition, ToolDef};
 use mcp_fusion::validate::Schema;
-use mcp_fusion::{ActionDef, Exposition, ToolDef};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -154,10 +154,11 @@ fn tool(specs: &[Spec]) -> (ToolDef, Vec<Value>) {
         if !closed {
             action = action.open_arguments();
         }
-        own.push(action.schema().clone());
         builder = builder.action(action);
     }
-    (builder.build(), own)
+    let def = builder.build();
+    own.extend(def.actions().iter().map(|a| a.schema().clone()));
+    (def, own)
 }
 
 /// The alternatives of an advertised field: itself, or each of its `anyOf` when it notes that

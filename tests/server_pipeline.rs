@@ -7,10 +7,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use mcp_fusion::Server;
+use mcp_fusion::client::parse_envelope;
 use mcp_fusion::middleware::{Audit, Auth, AuthDecision};
 use mcp_fusion::rmcp::model::{CallToolRequestParams, CallToolResult};
-use mcp_fusion::server::Server;
-use mcp_fusion::{ToolError, parse_envelope, tool};
+use mcp_fusion::{ToolError, tool};
 use serde_json::{Value, json};
 
 struct Slow {
@@ -121,7 +122,7 @@ fn slow() -> Slow {
 async fn a_burst_is_answered_once_per_call_busy_beyond_the_queue() {
     let tool = slow();
     let peak = tool.peak.clone();
-    let server = Server::new("t", "1").tool(tool);
+    let server = Server::builder("t", "1").tool(tool).build().unwrap();
     let calls = (0..10).map(|_| {
         let server = server.clone();
         tokio::spawn(async move {
@@ -163,7 +164,7 @@ async fn futures_join<T: Send + 'static>(
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_cancelled_waiter_leaves_the_queue() {
-    let server = Server::new("t", "1").tool(slow());
+    let server = Server::builder("t", "1").tool(slow()).build().unwrap();
     let running: Vec<_> = (0..2)
         .map(|_| {
             let server = server.clone();
@@ -206,7 +207,7 @@ async fn a_cancelled_waiter_leaves_the_queue() {
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn deadlines_cancel_the_handler() {
-    let server = Server::new("t", "1").tool(slow());
+    let server = Server::builder("t", "1").tool(slow()).build().unwrap();
     let result = server
         .call(params("slow", json!({"action": "stuck"})))
         .await
@@ -221,7 +222,7 @@ async fn deadlines_cancel_the_handler() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn rate_limits_answer_with_the_exact_wait() {
-    let server = Server::new("t", "1").tool(Limited);
+    let server = Server::builder("t", "1").tool(Limited).build().unwrap();
     for _ in 0..2 {
         let result = server
             .call(params("limited", json!({"action": "ping"})))
@@ -253,7 +254,7 @@ async fn rate_limits_answer_with_the_exact_wait() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn keyed_rate_limits_keep_budgets_apart_and_never_echo_the_key() {
-    let server = Server::new("t", "1")
+    let server = Server::builder("t", "1")
         .rate_limit_key(|info| {
             info.arguments()
                 .get("user")
@@ -261,7 +262,9 @@ async fn keyed_rate_limits_keep_budgets_apart_and_never_echo_the_key() {
                 .map(|u| format!("user-key-{u}"))
         })
         .middleware(Audit)
-        .tool(Limited);
+        .tool(Limited)
+        .build()
+        .unwrap();
     let call = |user: &str| params("limited", json!({"action": "ping", "user": user}));
     for _ in 0..2 {
         assert_eq!(
@@ -285,12 +288,14 @@ async fn keyed_rate_limits_keep_budgets_apart_and_never_echo_the_key() {
 /// turns into one bucket for everyone.
 #[tokio::test(flavor = "current_thread")]
 async fn keyed_rate_limits_see_the_arguments_without_middleware() {
-    let server = Server::new("t", "1")
+    let server = Server::builder("t", "1")
         .rate_limit_key(|info| {
             let user = info.arguments().get("user")?.as_str()?;
             Some(user.to_owned())
         })
-        .tool(Limited);
+        .tool(Limited)
+        .build()
+        .unwrap();
     let mut outcomes = Vec::new();
     for user in ["alice", "alice", "bob", "carol", "alice"] {
         let call = params("limited", json!({"action": "ping", "user": user}));
@@ -303,7 +308,7 @@ async fn keyed_rate_limits_see_the_arguments_without_middleware() {
 /// An action's own limit spends only that action's budget.
 #[tokio::test(flavor = "current_thread")]
 async fn an_action_rate_limit_leaves_the_other_actions_alone() {
-    let server = Server::new("t", "1").tool(Invoices);
+    let server = Server::builder("t", "1").tool(Invoices).build().unwrap();
     let call = |action: &str| params("invoices", json!({ "action": action }));
     for _ in 0..2 {
         assert_eq!(
@@ -328,7 +333,7 @@ async fn an_action_rate_limit_leaves_the_other_actions_alone() {
 /// A call the action's budget refuses costs nothing of the tool's.
 #[tokio::test(flavor = "current_thread")]
 async fn a_call_refused_by_the_action_budget_leaves_the_tool_budget_whole() {
-    let server = Server::new("t", "1").tool(Budgeted);
+    let server = Server::builder("t", "1").tool(Budgeted).build().unwrap();
     let call = |action: &str| params("budgeted", json!({ "action": action }));
     let mut refused = Vec::new();
     for action in ["create", "create", "create", "list", "list", "list", "list"] {
@@ -341,10 +346,12 @@ async fn a_call_refused_by_the_action_budget_leaves_the_tool_budget_whole() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn auth_middleware_refuses_before_the_handler() {
-    let server = Server::new("t", "1")
+    let server = Server::builder("t", "1")
         .middleware(Audit)
         .middleware(Auth::new(|_| AuthDecision::Required))
-        .tool(Limited);
+        .tool(Limited)
+        .build()
+        .unwrap();
     let parsed = parse_envelope(&text(
         &server
             .call(params("limited", json!({"action": "ping"})))
@@ -352,11 +359,13 @@ async fn auth_middleware_refuses_before_the_handler() {
             .unwrap(),
     ));
     assert_eq!(parsed.code, "AUTH_REQUIRED");
-    let server = Server::new("t", "1")
+    let server = Server::builder("t", "1")
         .middleware(Auth::new(|_| {
             AuthDecision::Refused("The token expired.".into())
         }))
-        .tool(Limited);
+        .tool(Limited)
+        .build()
+        .unwrap();
     let parsed = parse_envelope(&text(
         &server
             .call(params("limited", json!({"action": "ping"})))
@@ -371,7 +380,7 @@ async fn auth_middleware_refuses_before_the_handler() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn causes_stay_in_the_log_unless_exposed() {
-    let hidden = Server::new("t", "1").tool(slow());
+    let hidden = Server::builder("t", "1").tool(slow()).build().unwrap();
     let text_hidden = text(
         &hidden
             .call(params("slow", json!({"action": "leak"})))
@@ -379,7 +388,11 @@ async fn causes_stay_in_the_log_unless_exposed() {
             .unwrap(),
     );
     assert!(text_hidden.contains("INTERNAL_ERROR") && !text_hidden.contains("hunter2"));
-    let exposed = Server::new("t", "1").expose_causes(true).tool(slow());
+    let exposed = Server::builder("t", "1")
+        .expose_causes(true)
+        .tool(slow())
+        .build()
+        .unwrap();
     let parsed = parse_envelope(&text(
         &exposed
             .call(params("slow", json!({"action": "leak"})))
@@ -394,7 +407,7 @@ async fn causes_stay_in_the_log_unless_exposed() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn unknown_tools_are_not_envelopes() {
-    let server = Server::new("t", "1").tool(Limited);
+    let server = Server::builder("t", "1").tool(Limited).build().unwrap();
     assert!(server.call(params("nope", json!({}))).await.is_none());
 }
 
@@ -404,13 +417,14 @@ async fn unknown_tools_are_not_envelopes() {
 #[tokio::test(flavor = "current_thread")]
 async fn limits_that_cannot_work_are_registration_errors() {
     use mcp_fusion::server::limits::{FailPolicy, RedisStore};
-    use mcp_fusion::{ActionDef, ToolDef};
+    use mcp_fusion::tools::{ActionDef, ToolDef};
 
     let none_at_once = ToolDef::new("t")
         .action(ActionDef::without_arguments("a").concurrency(0, 0))
         .build();
-    let refused = Server::new("s", "1")
-        .try_tool(common::Defined(none_at_once))
+    let refused = Server::builder("s", "1")
+        .tool(common::Defined(none_at_once))
+        .build()
         .unwrap_err();
     assert!(
         refused.to_string().contains("lets no call run"),
@@ -418,9 +432,11 @@ async fn limits_that_cannot_work_are_registration_errors() {
     );
 
     // Connects lazily: no Redis is needed to be refused.
-    let store = RedisStore::new("redis://127.0.0.1:1", FailPolicy::Closed)
-        .unwrap()
-        .leases(Duration::ZERO, Duration::from_secs(30));
+    let store = RedisStore::builder("redis://127.0.0.1:1")
+        .fail(FailPolicy::Closed)
+        .leases(Duration::ZERO, Duration::from_secs(30))
+        .build()
+        .unwrap();
     let quick = ToolDef::new("q")
         .action(
             ActionDef::without_arguments("a")
@@ -428,9 +444,10 @@ async fn limits_that_cannot_work_are_registration_errors() {
                 .concurrency(2, 0),
         )
         .build();
-    let refused = Server::new("s", "1")
+    let refused = Server::builder("s", "1")
         .limit_store(store)
-        .try_tool(common::Defined(quick))
+        .tool(common::Defined(quick))
+        .build()
         .unwrap_err();
     let text = refused.to_string();
     assert!(text.contains("leases would last 100 ms"), "{text}");

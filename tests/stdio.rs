@@ -5,8 +5,8 @@
 
 mod common;
 
+use mcp_fusion::client::parse_envelope;
 use mcp_fusion::client::{Client, Connection, ToolCallError};
-use mcp_fusion::parse_envelope;
 use serde_json::{Value, json};
 
 async fn connect() -> (Client, Connection) {
@@ -15,12 +15,12 @@ async fn connect() -> (Client, Connection) {
     let (client, connection) = Client::spawn(command)
         .await
         .expect("the billing server starts");
-    (client.throw_on_error(false), connection)
+    (client, connection)
 }
 
 async fn envelope(client: &Client, target: &str, arguments: Value) -> (bool, Vec<String>) {
     let result = client
-        .call(target, arguments)
+        .call_raw(target, arguments)
         .await
         .expect("the call completes");
     let texts = result
@@ -111,7 +111,7 @@ async fn envelopes_over_a_real_transport() {
     assert_eq!(parse_envelope(&texts[1]).code, "DEPRECATED");
 
     // An unknown tool is a JSON-RPC error, not an envelope; the server keeps serving.
-    assert!(client.call("payments.refund", json!({})).await.is_err());
+    assert!(client.call_raw("payments.refund", json!({})).await.is_err());
     let (is_error, _) = envelope(&client, "billing.list_invoices", json!({})).await;
     assert!(!is_error);
 }

@@ -76,8 +76,8 @@ fn question_mark_sends_the_envelope_intact() {
 
 use std::error::Error as _;
 
+use mcp_fusion::Server;
 use mcp_fusion::rmcp::model::CallToolRequestParams;
-use mcp_fusion::server::Server;
 use mcp_fusion::tool;
 
 #[derive(Debug, ToolErrors)]
@@ -149,7 +149,7 @@ impl Ledger {
 
 #[tokio::test(flavor = "current_thread")]
 async fn an_internal_variant_is_answered_through_the_incident_path() {
-    let server = Server::new("t", "1").tool(Ledger);
+    let server = Server::builder("t", "1").tool(Ledger).build().unwrap();
     let mut params = CallToolRequestParams::new("ledger");
     params.arguments = serde_json::json!({"action": "read"}).as_object().cloned();
     let result = server.call(params).await.unwrap();
@@ -169,7 +169,8 @@ async fn an_internal_variant_is_answered_through_the_incident_path() {
 mod read_back {
     //! `#[tool_error(from_envelope)]`: what a server sends, a client reads back as the variant.
 
-    use mcp_fusion::{FromEnvelope, ToolError, ToolErrors, error, parse_envelope};
+    use mcp_fusion::client::{FromEnvelope, parse_envelope};
+    use mcp_fusion::{ToolError, ToolErrors};
 
     #[derive(Debug, PartialEq, ToolErrors)]
     #[tool_error(from_envelope)]
@@ -232,10 +233,10 @@ mod read_back {
         // INTERNAL_ERROR carries no cause to read back.
         assert_eq!(round_trip(Payments::Bank("no".into())), None);
         let foreign = [
-            error(mcp_fusion::ErrorCode::NOT_FOUND, "No card ending in 1.")
+            ToolError::new(mcp_fusion::ErrorCode::NOT_FOUND, "No card ending in 1.")
                 .detail("cardLast4", "1"),
-            error(mcp_fusion::ErrorCode::CONFLICT, "Something else entirely."),
-            error(mcp_fusion::ErrorCode::NOT_FOUND, "No card ending in 1.")
+            ToolError::new(mcp_fusion::ErrorCode::CONFLICT, "Something else entirely."),
+            ToolError::new(mcp_fusion::ErrorCode::NOT_FOUND, "No card ending in 1.")
                 .detail("cardLast4", "1")
                 .detail("attempt", "many"),
         ];

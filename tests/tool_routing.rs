@@ -1,7 +1,8 @@
 //! `#[tool]` behaviour through `Tool::call`: dispatch, missing or unknown action with a
 //! suggestion, validation before decoding, errors of every kind, warnings, panics.
 
-use mcp_fusion::{Context, ErrorCode, Tool, ToolError, ToolErrors, error, parse_envelope, tool};
+use mcp_fusion::client::parse_envelope;
+use mcp_fusion::{Context, ErrorCode, Tool, ToolError, ToolErrors, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -268,10 +269,7 @@ async fn other_errors_and_panics_become_internal_errors_without_leaking() {
 fn definition_schema_and_annotations() {
     let def = Billing.definition();
     assert_eq!(def.name(), "billing");
-    assert_eq!(
-        def.description_text(),
-        Some("Invoices of the billing system.")
-    );
+    assert_eq!(def.description(), Some("Invoices of the billing system."));
     assert_eq!(
         def.concurrency().map(|c| (c.max_active, c.max_queued)),
         Some((2, 2))
@@ -295,7 +293,7 @@ fn definition_schema_and_annotations() {
         "The invoice ID, such as `inv_2026_0001`. (For get_invoice, void_invoice, cancel_invoice; required by get_invoice, void_invoice, cancel_invoice.)"
     );
     assert_eq!(
-        def.actions()[1].description_text(),
+        def.actions()[1].description(),
         Some("Gets one invoice by ID.")
     );
     assert_eq!(
@@ -310,7 +308,7 @@ fn definition_schema_and_annotations() {
 #[tool(read_only)]
 async fn get_weather(args: City) -> Result<Weather, ToolError> {
     if args.city == "Atlantis" {
-        return error(ErrorCode::NOT_FOUND, "No such city.")
+        return ToolError::new(ErrorCode::NOT_FOUND, "No such city.")
             .actions([GetWeatherTool::ACTIONS.get_weather])
             .into();
     }

@@ -63,7 +63,11 @@ impl Quota {
 }
 
 fn server() -> Server {
-    Server::new("work-server", "1").tool(Work).tool(Quota)
+    Server::builder("work-server", "1")
+        .tool(Work)
+        .tool(Quota)
+        .build()
+        .unwrap()
 }
 
 async fn over_duplex() -> (Client, Connection) {
@@ -76,7 +80,7 @@ async fn over_duplex() -> (Client, Connection) {
     let (client, connection) = Client::connect(client_end)
         .await
         .expect("the client connects");
-    (client.throw_on_error(false), connection)
+    (client, connection)
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -109,7 +113,7 @@ async fn a_thousand_calls_are_each_answered_once() {
 #[tokio::test(flavor = "current_thread")]
 async fn after_a_panic_the_next_call_is_served() {
     let (client, _connection) = over_duplex().await;
-    let crashed = client.call("work.crash", json!({})).await.unwrap();
+    let crashed = client.call_raw("work.crash", json!({})).await.unwrap();
     let error = ToolCallError::from_result(crashed);
     assert_eq!(error.code(), "INTERNAL_ERROR");
     assert!(!format!("{:?}", error.raw).contains("crashed"));
@@ -121,13 +125,9 @@ async fn after_a_panic_the_next_call_is_served() {
 async fn http_server(stateless: bool) -> (String, std::net::SocketAddr) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(server().serve_http(
-        listener,
-        HttpOptions {
-            stateless,
-            ..HttpOptions::default()
-        },
-    ));
+    let mut options = HttpOptions::default();
+    options.stateless = stateless;
+    tokio::spawn(server().serve_http(listener, options).into_future());
     (format!("http://{addr}/mcp"), addr)
 }
 
@@ -136,12 +136,13 @@ async fn http_server(stateless: bool) -> (String, std::net::SocketAddr) {
 async fn served_over_http(stateless: bool) {
     let (url, _) = http_server(stateless).await;
     let (client, connection) = Client::connect_http(&url).await.expect("connects");
-    let client = client.throw_on_error(false);
+    let client = client;
     let tools = client.list_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
     assert_eq!(names, ["work", "quota"]);
 
-    let unknown = ToolCallError::from_result(client.call("work.slwo", json!({})).await.unwrap());
+    let unknown =
+        ToolCallError::from_result(client.call_raw("work.slwo", json!({})).await.unwrap());
     assert_eq!(unknown.code(), "UNKNOWN_ACTION");
     assert_eq!(
         unknown.error.recovery.as_deref(),
@@ -149,7 +150,8 @@ async fn served_over_http(stateless: bool) {
             "Did you mean \"work.slow\"? Choose one of the available actions and call the tool again."
         )
     );
-    let crashed = ToolCallError::from_result(client.call("work.crash", json!({})).await.unwrap());
+    let crashed =
+        ToolCallError::from_result(client.call_raw("work.crash", json!({})).await.unwrap());
     assert_eq!(crashed.code(), "INTERNAL_ERROR");
     let pong: String = client.call_as("work.ping", json!({})).await.unwrap();
     assert_eq!(pong, "pong");
@@ -249,14 +251,15 @@ impl Hang {
 async fn stateless_http_stops_the_handler_when_the_client_goes() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let options = HttpOptions {
-        stateless: true,
-        ..HttpOptions::default()
-    };
+    let mut options = HttpOptions::default();
+    options.stateless = true;
     tokio::spawn(
-        Server::new("t", "1")
+        Server::builder("t", "1")
             .tool(Hang)
-            .serve_http(listener, options),
+            .build()
+            .unwrap()
+            .serve_http(listener, options)
+            .into_future(),
     );
     let body = json!({
         "jsonrpc": "2.0", "id": 1, "method": "tools/call",
@@ -293,9 +296,9 @@ async fn the_runtime_envelopes_over_a_transport() {
     let (client, _connection) = over_duplex().await;
     let code =
         |result: mcp_fusion::rmcp::model::CallToolResult| ToolCallError::from_result(result).error;
-    let missing = code(client.call("work", json!({})).await.unwrap());
+    let missing = code(client.call_raw("work", json!({})).await.unwrap());
     assert_eq!(missing.code, "MISSING_DISCRIMINATOR");
-    let timeout = code(client.call("work.stuck", json!({})).await.unwrap());
+    let timeout = code(client.call_raw("work.stuck", json!({})).await.unwrap());
     assert_eq!(
         (timeout.code.as_str(), timeout.message.as_str()),
         (
@@ -303,13 +306,17 @@ async fn the_runtime_envelopes_over_a_transport() {
             "The action \"work.stuck\" did not finish within 1 second."
         )
     );
-    let required = code(client.call("work.lookup", json!({})).await.unwrap());
+    let required = code(client.call_raw("work.lookup", json!({})).await.unwrap());
     assert_eq!(required.code, "MISSING_REQUIRED_FIELD");
     assert_eq!(
-        client.call("quota.once", json!({})).await.unwrap().is_error,
+        client
+            .call_raw("quota.once", json!({}))
+            .await
+            .unwrap()
+            .is_error,
         Some(false)
     );
-    let limited = code(client.call("quota.once", json!({})).await.unwrap());
+    let limited = code(client.call_raw("quota.once", json!({})).await.unwrap());
     assert_eq!(limited.code, "RATE_LIMITED");
     assert!(limited.retry_after.is_some_and(|s| s > 3500), "{limited:?}");
 }

@@ -175,7 +175,7 @@ pub fn outcome(answer: &Value) -> String {
     let result = &answer["result"];
     if result["isError"] == true {
         let text = result["content"][0]["text"].as_str().unwrap_or_default();
-        return mcp_fusion::parse_envelope(text).code;
+        return mcp_fusion::client::parse_envelope(text).code;
     }
     if result.is_object() {
         return "ok".into();

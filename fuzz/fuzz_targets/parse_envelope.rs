@@ -5,7 +5,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_fusion::{ErrorCode, ParsedError, ParsedKind, Severity, error, parse_envelope};
+use mcp_fusion::{ErrorCode, Severity, ToolError};
+use mcp_fusion::client::{ParsedError, ParsedKind, parse_envelope};
 use mcp_fusion_fuzz::is_xml_char;
 
 fuzz_target!(|data: &[u8]| {
@@ -55,7 +56,7 @@ fn round_trip(parsed: &ParsedError) {
     let Ok(code) = parsed.code.parse::<ErrorCode>() else {
         return;
     };
-    let mut err = error(code, parsed.message.clone())
+    let mut err = ToolError::new(code, parsed.message.clone())
         .severity(parsed.severity)
         .actions(parsed.actions.iter().cloned())
         .details(parsed.details.iter().cloned());

@@ -82,7 +82,7 @@ static SESSION: LazyLock<Mutex<Session>> = LazyLock::new(|| {
         max_line_bytes: 64 << 10,
         ..StdioOptions::default()
     };
-    runtime.spawn(Server::new("fuzz", "1").tool(Shop).serve_io(server_read, server_write, options));
+    runtime.spawn(Server::builder("fuzz", "1").tool(Shop).serve_io(server_read, server_write, options));
     let (read, write) = tokio::io::split(client);
     let mut session = Session {
         runtime,

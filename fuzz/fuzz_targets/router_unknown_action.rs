@@ -8,7 +8,7 @@
 use arbitrary::{Arbitrary, Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use mcp_fusion::router::{RouteError, Router};
-use mcp_fusion::{ParsedError, parse_envelope};
+use mcp_fusion::client::{ParsedError, parse_envelope};
 use mcp_fusion_fuzz::{JsonBuilder, text, well_formed};
 use serde_json::Value;
 

@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 use arbitrary::{Arbitrary, Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use mcp_fusion::validate::{MAX_FIELDS, Schema};
-use mcp_fusion::{ParsedKind, parse_envelope};
+use mcp_fusion::client::{ParsedKind, parse_envelope};
 use mcp_fusion_fuzz::{JsonBuilder, text, well_formed, xml_replaced};
 use serde_json::{Value, json};
 

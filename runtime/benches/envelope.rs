@@ -3,10 +3,10 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use mcp_fusion::{ErrorCode, ToolError, error};
+use mcp_fusion::{ErrorCode, ToolError};
 
 fn full() -> ToolError {
-    error(
+    ToolError::new(
         ErrorCode::NOT_FOUND,
         "Project 'proj_8f3a2c' does not exist.",
     )
@@ -20,9 +20,9 @@ fn envelope(c: &mut Criterion) {
     let mut group = c.benchmark_group("envelope");
     let full = full();
     group.bench_function("full", |b| b.iter(|| black_box(&full).render()));
-    let minimal = error(ErrorCode::NOT_FOUND, "Project not found.");
+    let minimal = ToolError::new(ErrorCode::NOT_FOUND, "Project not found.");
     group.bench_function("minimal", |b| b.iter(|| black_box(&minimal).render()));
-    let escape_4k = error(ErrorCode::NOT_FOUND, "a < b && c > d; ".repeat(256));
+    let escape_4k = ToolError::new(ErrorCode::NOT_FOUND, "a < b && c > d; ".repeat(256));
     group.bench_function("escape_4k", |b| b.iter(|| black_box(&escape_4k).render()));
     group.finish();
 }

@@ -9,10 +9,10 @@ use crate::validate::ValidationError;
 
 impl From<&ToolError> for CallToolResult {
     /// ```
-    /// use mcp_fusion::{error, ErrorCode};
+    /// use mcp_fusion::{ErrorCode, ToolError};
     /// use mcp_fusion::rmcp::model::CallToolResult;
     ///
-    /// let result = CallToolResult::from(&error(ErrorCode::NOT_FOUND, "No invoice with that ID"));
+    /// let result = CallToolResult::from(&ToolError::new(ErrorCode::NOT_FOUND, "No invoice with that ID"));
     /// assert_eq!(result.is_error, Some(true));
     /// assert_eq!(result.content.len(), 1);
     /// assert!(result.structured_content.is_none());
@@ -55,7 +55,8 @@ impl From<ValidationError> for CallToolResult {
 /// a failed call carries exactly one envelope.
 ///
 /// ```
-/// use mcp_fusion::{ToolError, with_warning};
+/// use mcp_fusion::ToolError;
+/// use mcp_fusion::errors::with_warning;
 /// use mcp_fusion::rmcp::model::{CallToolResult, ContentBlock};
 ///
 /// let ok = CallToolResult::success(vec![ContentBlock::text("{\"id\":\"inv_1\"}")]);

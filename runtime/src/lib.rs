@@ -6,17 +6,17 @@
 //! contract of `ERRORS.md`, reproduced byte for byte.
 //!
 //! ```
-//! use mcp_fusion::{error, ErrorCode};
+//! use mcp_fusion::{ErrorCode, ToolError};
 //! use mcp_fusion::rmcp::model::CallToolResult;
 //!
-//! let err = error(ErrorCode::RATE_LIMITED, "Too many exports at once.")
+//! let err = ToolError::new(ErrorCode::RATE_LIMITED, "Too many exports at once.")
 //!     .suggest("Wait, then export again.")
 //!     .retry_after(30);
 //! let result = CallToolResult::from(&err);
 //! assert_eq!(result.is_error, Some(true));
 //!
 //! // A client reads it back.
-//! let parsed = mcp_fusion::parse_envelope(&err.render());
+//! let parsed = mcp_fusion::client::parse_envelope(&err.render());
 //! assert_eq!(parsed.code, "RATE_LIMITED");
 //! assert_eq!(parsed.retry_after, Some(30));
 //! ```
@@ -30,7 +30,7 @@
 //! before they are decoded, and every failure becomes its envelope.
 //!
 //! ```
-//! use mcp_fusion::{tool, Context, ErrorCode, Tool, ToolError};
+//! use mcp_fusion::{Context, ErrorCode, Tool, ToolError, tool};
 //! use schemars::JsonSchema;
 //! use serde::Deserialize;
 //!
@@ -178,7 +178,6 @@ extern crate self as mcp_fusion;
 #[path = "private.rs"]
 pub mod __private;
 mod call_result;
-#[cfg(feature = "client")]
 pub mod client;
 mod closest;
 pub mod contract;
@@ -190,13 +189,36 @@ pub mod server;
 mod tool;
 pub mod validate;
 
-pub use call_result::with_warning;
-pub use envelope::{
-    ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES, FromEnvelope, MIRROR_KEY, ParsedError,
-    ParsedField, ParsedKind, RetryAfter, Text, ToolError, error, inject_contract_awareness,
-    parse_envelope,
-};
-pub use error::{ErrorCode, InvalidCode, Severity};
+/// The envelope a handler returns, and what building one takes: [`ToolError`] (also at the
+/// root) with [`ErrorCode`] and [`Severity`]; [`Text`] and [`RetryAfter`], the types its
+/// builder takes; [`InvalidCode`], a custom code that is not `[A-Z][A-Z0-9_]*`;
+/// [`with_warning`], a warning appended to a successful result.
+pub mod errors {
+    pub use crate::call_result::with_warning;
+    pub use crate::envelope::{RetryAfter, Text, ToolError};
+    pub use crate::error::{ErrorCode, InvalidCode, Severity};
+}
+
+/// What a tool is made of, for tools written by hand and for reading definitions: [`Tool`]
+/// (also at the root), [`ToolDef`] and [`ActionDef`] with their builders, what an action
+/// returns ([`Response`], [`IntoOutput`], [`Failure`]) and gets ([`Context`], also at the root,
+/// with the client's [`TraceContext`]).
+pub mod tools {
+    pub use crate::tool::{
+        ActionDef, ActionDefBuilder, ActionRef, Annotations, BoxFuture, Concurrency, Context,
+        Deprecation, Exposition, Failure, IntoOutput, RateLimit, Response, SingleToolDefBuilder,
+        Tool, ToolDef, ToolDefBuilder, TraceContext,
+    };
+}
+
+/// The error a handler returns, rendered as `<tool_error>`: built with [`ToolError::new`] (or
+/// [`Context::error`] in a handler), then `.suggest(..)`, `.actions(..)`, `.details(..)`,
+/// `.retry_after(..)`, `.severity(..)`.
+pub use envelope::ToolError;
+/// An error code: the canonical ones as constants (`ErrorCode::NOT_FOUND`), custom ones checked.
+pub use error::ErrorCode;
+/// `warning`, `error` or `critical`: whether the call fails, and how hard.
+pub use error::Severity;
 /// Maps a domain error enum to codes, messages and recovery hints; see the
 /// [crate docs](crate#domain-errors-derivetoolerrors).
 pub use mcp_fusion_macros::ToolErrors;
@@ -205,10 +227,12 @@ pub use mcp_fusion_macros::ToolErrors;
 pub use mcp_fusion_macros::tool;
 /// The official Rust MCP SDK this crate plugs into, re-exported so versions always match.
 pub use rmcp;
-pub use tool::{
-    ActionDef, ActionRef, Annotations, BoxFuture, Concurrency, Context, Deprecation, Exposition,
-    Failure, IntoOutput, RateLimit, Response, Tool, ToolDef, ToolDefBuilder, TraceContext,
-};
+/// The MCP server that serves tools: [`Server::builder`], then stdio or streamable HTTP.
+pub use server::Server;
+/// What an action's handler gets besides its arguments (`f: Context`).
+pub use tool::Context;
+/// A tool an MCP server can list and call; `#[tool]` implements it.
+pub use tool::Tool;
 
 // The README's examples are compiled and run as doc tests, with the features they use (the
 // workspace's tests enable them all).

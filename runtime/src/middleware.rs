@@ -109,7 +109,7 @@ impl<'a> Next<'a> {
 ///
 /// ```
 /// use mcp_fusion::middleware::{CallInfo, Middleware, Next};
-/// use mcp_fusion::{BoxFuture, Failure};
+/// use mcp_fusion::tools::{BoxFuture, Failure};
 /// use mcp_fusion::rmcp::model::CallToolResult;
 ///
 /// /// Refuses every call on weekends.

@@ -15,10 +15,17 @@ pub use core;
 pub use rmcp::model::CallToolResult;
 pub use serde_json::{Map, Value};
 
+pub use crate::envelope::{FromEnvelope, ParsedError};
 pub use crate::tool::{
-    ActionDef, ActionRef, BoxFuture, Context, Exposition, Failure, IntoOutput, Tool, ToolDef,
+    ActionDef, ActionDefBuilder, ActionRef, BoxFuture, Context, Exposition, Failure, IntoOutput,
+    Tool, ToolDef,
 };
-pub use crate::{ErrorCode, FromEnvelope, ParsedError, Severity, ToolError, error};
+pub use crate::{ErrorCode, Severity, ToolError};
+
+/// Starts an error of a `ToolErrors` variant.
+pub fn error(code: ErrorCode, message: impl Into<crate::errors::Text>) -> ToolError {
+    ToolError::new(code, message)
+}
 
 /// What `#[tool_error(from_envelope)]` reads an envelope with.
 pub mod reverse {
@@ -56,21 +63,21 @@ pub trait StructuredOutput: serde::Serialize {}
 impl<T: serde::Serialize> StructuredOutput for T {}
 
 /// The definition of an action whose success value is `T`, declared as its output.
-pub fn with_output<T: OutputSchema>(action: ActionDef) -> ActionDef {
+pub fn with_output<T: OutputSchema>(action: ActionDefBuilder) -> ActionDefBuilder {
     action.output::<T>()
 }
 
 /// The result of an action that declares its output: its value as text and as structured
 /// content.
 pub fn structured_output<T: StructuredOutput>(value: T) -> Result<CallToolResult, Failure> {
-    crate::Response::structured(&value)
-        .map(crate::Response::into_result)
+    crate::tools::Response::structured(&value)
+        .map(crate::tools::Response::into_result)
         .map_err(|e| Failure::Internal(Box::new(e)))
 }
 
 /// The definition of an action whose arguments are `T`: the one place the arguments' traits
 /// are required, spanned at the user's type, so that a type that lacks them is reported once.
-pub fn action_def<T: ActionArgs>(name: &'static str) -> ActionDef {
+pub fn action_def<T: ActionArgs>(name: &'static str) -> ActionDefBuilder {
     ActionDef::new::<T>(name)
 }
 

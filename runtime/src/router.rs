@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::ToolError;
 use crate::closest::Names;
 use crate::envelope::{ActionList, Envelope};
-use crate::{Text, ToolError};
+use crate::errors::Text;
 
 /// The actions of a grouped tool and the field that selects one.
 ///
@@ -36,6 +37,7 @@ pub struct Router {
 
 /// Why a call names no action.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum RouteError {
     /// The discriminator is absent, `null` or `""`.
     Missing,

@@ -30,10 +30,10 @@ pub fn billing_binary() -> PathBuf {
 /// A tool of a hand-built definition whose every action answers an empty success: for tests of
 /// what a server does with a definition (registration checks, contract notes), not of handlers.
 #[allow(dead_code)] // Not every test file that shares this module registers one.
-pub struct Defined(pub mcp_fusion::ToolDef);
+pub struct Defined(pub mcp_fusion::tools::ToolDef);
 
 impl mcp_fusion::Tool for Defined {
-    fn definition(&self) -> &mcp_fusion::ToolDef {
+    fn definition(&self) -> &mcp_fusion::tools::ToolDef {
         &self.0
     }
 
@@ -42,9 +42,9 @@ impl mcp_fusion::Tool for Defined {
         _: usize,
         _: serde_json::Value,
         _: mcp_fusion::Context,
-    ) -> mcp_fusion::BoxFuture<
+    ) -> mcp_fusion::tools::BoxFuture<
         '_,
-        Result<mcp_fusion::rmcp::model::CallToolResult, mcp_fusion::Failure>,
+        Result<mcp_fusion::rmcp::model::CallToolResult, mcp_fusion::tools::Failure>,
     > {
         Box::pin(async { Ok(mcp_fusion::rmcp::model::CallToolResult::success(vec![])) })
     }

@@ -2,7 +2,8 @@
 //! A flat tool (one MCP tool per action) whose actions are open to undeclared fields, compiled
 //! under `deny(warnings, missing_docs, unused_qualifications)`.
 
-use mcp_fusion::{Exposition, Tool, ToolError, tool};
+use mcp_fusion::{Tool, ToolError, tool};
+use mcp_fusion::tools::Exposition;
 use schemars::JsonSchema;
 use serde::Deserialize;
 

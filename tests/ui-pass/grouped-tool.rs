@@ -2,7 +2,8 @@
 //! A tool grouping several actions on an impl block, with an error enum that names one of its
 //! actions, compiled under `deny(warnings, missing_docs, unused_qualifications)`.
 
-use mcp_fusion::{ActionRef, Context, Tool, ToolError, ToolErrors, tool};
+use mcp_fusion::{Context, Tool, ToolError, ToolErrors, tool};
+use mcp_fusion::tools::ActionRef;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};

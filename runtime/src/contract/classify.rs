@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value};
 
 use super::{ActionContract, ToolContract};
+use crate::contract::{ChangeSeverity, ContractChange};
 use crate::validate::pointer::of_reference;
-use crate::{ChangeSeverity, ContractChange};
 
 use ChangeSeverity::{Breaking, Cosmetic, Risky, Safe};
 

@@ -15,6 +15,7 @@ const VERSION: u32 = 1;
 
 /// Why a lockfile cannot be used.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum LockfileError {
     /// It cannot be read from disk.
     Io {

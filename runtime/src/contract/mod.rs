@@ -38,7 +38,7 @@
 //!
 //! ```
 //! use mcp_fusion::contract::{Contract, Diff};
-//! use mcp_fusion::{ActionDef, ToolDef};
+//! use mcp_fusion::tools::{ActionDef, ToolDef};
 //!
 //! let tool = ToolDef::new("billing")
 //!     .action(ActionDef::without_arguments("list_invoices").read_only())
@@ -64,8 +64,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::tool::{Annotations, Deprecation, ToolDef};
-use crate::{ChangeSeverity, ContractChange};
 
+pub use crate::envelope::{
+    ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES, inject_contract_awareness,
+};
 pub use lockfile::{LockfileError, MAX_LOCKFILE_BYTES};
 
 /// The environment variable that makes [`assert_lockfile`] write the lockfile instead of
@@ -73,7 +75,8 @@ pub use lockfile::{LockfileError, MAX_LOCKFILE_BYTES};
 pub const UPDATE_ENV: &str = "MCP_FUSION_UPDATE_LOCK";
 
 /// The contract of a server: its tools, sorted by name.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct Contract {
     /// The tools, sorted by name.
     pub tools: Vec<ToolContract>,
@@ -81,6 +84,7 @@ pub struct Contract {
 
 /// One tool's contract: its description and its actions, sorted by qualified name.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ToolContract {
     /// The tool's name.
     pub name: String,
@@ -94,6 +98,7 @@ pub struct ToolContract {
 
 /// One action's contract.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ActionContract {
     /// The qualified name (`tool.action`).
     pub name: String,
@@ -119,7 +124,7 @@ pub struct ActionContract {
 ///
 /// ```
 /// use mcp_fusion::contract::{Contract, ToolSet};
-/// use mcp_fusion::{ActionDef, ToolDef};
+/// use mcp_fusion::tools::{ActionDef, ToolDef};
 /// let tools = [ToolDef::new("t").action(ActionDef::without_arguments("a")).build()];
 /// assert_eq!(Contract::of(&tools[..]).tools[0].actions[0].name, "t.a");
 /// ```
@@ -188,14 +193,14 @@ impl ToolContract {
                 required.sort();
                 ActionContract {
                     name: action.qualified().to_owned(),
-                    description: action.description_text().map(str::to_owned),
+                    description: action.description().map(str::to_owned),
                     input_schema,
                     required,
                     annotations: action.annotations(),
                     deprecation: action.deprecation().cloned(),
-                    title: action.title_text().map(str::to_owned),
+                    title: action.title().map(str::to_owned),
                     output_schema: action
-                        .output_schema_object()
+                        .output_schema()
                         .map(|schema| canonical(&Value::Object(schema.clone()))),
                 }
             })
@@ -203,7 +208,7 @@ impl ToolContract {
         actions.sort_by(|a, b| a.name.cmp(&b.name));
         ToolContract {
             name: def.name().to_owned(),
-            description: def.description_text().map(str::to_owned),
+            description: def.description().map(str::to_owned),
             title: def.own_title().map(str::to_owned),
             actions,
         }
@@ -247,7 +252,8 @@ fn canonical(value: &Value) -> Value {
 ///
 /// ```
 /// use mcp_fusion::contract::{Contract, Diff};
-/// use mcp_fusion::{ActionDef, ChangeSeverity, ToolDef};
+/// use mcp_fusion::contract::ChangeSeverity;
+/// use mcp_fusion::tools::{ActionDef, ToolDef};
 ///
 /// let before = ToolDef::new("billing").action(ActionDef::without_arguments("list").read_only()).build();
 /// let after = ToolDef::new("billing").action(ActionDef::without_arguments("list")).build();
@@ -349,7 +355,7 @@ impl fmt::Display for Diff {
 /// `MCP_FUSION_UPDATE_LOCK=1` is set, which (re)writes it.
 ///
 /// ```no_run
-/// # let server = mcp_fusion::server::Server::new("billing-server", "1.0.0");
+/// # let server = mcp_fusion::Server::builder("billing-server", "1.0.0");
 /// mcp_fusion::contract::assert_lockfile(&server, concat!(env!("CARGO_MANIFEST_DIR"), "/mcp-fusion.lock"));
 /// ```
 #[track_caller]
@@ -425,7 +431,7 @@ impl std::error::Error for LockfileMismatch {
 /// `update`, was written); otherwise the message explaining the difference.
 ///
 /// ```
-/// let server = mcp_fusion::server::Server::new("empty", "1.0.0");
+/// let server = mcp_fusion::Server::builder("empty", "1.0.0");
 /// let path = std::env::temp_dir().join("mcp-fusion-doc-missing.lock");
 /// let _ = std::fs::remove_file(&path);
 /// let err = mcp_fusion::contract::verify_lockfile(&server, &path, false).unwrap_err();
@@ -470,7 +476,7 @@ pub fn verify_lockfile<S: ToolSet + ?Sized>(
 /// something did), `--contract-write PATH` writes the lockfile. `None` when neither was given.
 ///
 /// ```no_run
-/// # fn server() -> mcp_fusion::server::Server { unimplemented!() }
+/// # fn server() -> mcp_fusion::Server { unimplemented!() }
 /// fn main() -> std::process::ExitCode {
 ///     if let Some(status) = mcp_fusion::contract::command(&server(), std::env::args()) {
 ///         return status;

@@ -50,6 +50,7 @@ impl fmt::Display for ChangeSeverity {
 
 /// One change between the locked contract and the running one.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ContractChange {
     /// How much it can break.
     pub severity: ChangeSeverity,
@@ -65,6 +66,50 @@ pub struct ContractChange {
     pub action: Option<String>,
 }
 
+impl ContractChange {
+    /// A change of the whole tool: `field` changed, said in words by `description`.
+    ///
+    /// ```
+    /// use mcp_fusion::contract::{ChangeSeverity, ContractChange};
+    /// let change = ContractChange::new(ChangeSeverity::Breaking, "currency", "The field \"currency\" was added and is required.")
+    ///     .of_action("billing.create_invoice")
+    ///     .after("one of: 'EUR', 'USD'");
+    /// assert_eq!(change.action.as_deref(), Some("billing.create_invoice"));
+    /// ```
+    pub fn new(
+        severity: ChangeSeverity,
+        field: impl Into<String>,
+        description: impl Into<String>,
+    ) -> Self {
+        ContractChange {
+            severity,
+            field: field.into(),
+            description: description.into(),
+            before: None,
+            after: None,
+            action: None,
+        }
+    }
+
+    /// The change belongs to this qualified action (`billing.create_invoice`).
+    pub fn of_action(mut self, action: impl Into<String>) -> Self {
+        self.action = Some(action.into());
+        self
+    }
+
+    /// The old value.
+    pub fn before(mut self, before: impl Into<String>) -> Self {
+        self.before = Some(before.into());
+        self
+    }
+
+    /// The new value.
+    pub fn after(mut self, after: impl Into<String>) -> Self {
+        self.after = Some(after.into());
+        self
+    }
+}
+
 /// How many changes a block shows unless configured otherwise.
 pub const DEFAULT_MAX_CHANGES: usize = 5;
 
@@ -73,16 +118,10 @@ pub const DEFAULT_MAX_CHANGES: usize = 5;
 /// Any other envelope, or one with no such change, comes back unchanged.
 ///
 /// ```
-/// use mcp_fusion::{ChangeSeverity, ContractChange, inject_contract_awareness};
+/// use mcp_fusion::contract::{ChangeSeverity, ContractChange, inject_contract_awareness};
 /// let envelope = "<validation_error action=\"billing.create_invoice\">\n<recovery>Fix it.</recovery>\n</validation_error>";
-/// let changes = [ContractChange {
-///     severity: ChangeSeverity::Breaking,
-///     field: "currency".into(),
-///     description: "The field \"currency\" is now required.".into(),
-///     before: None,
-///     after: None,
-///     action: Some("billing.create_invoice".into()),
-/// }];
+/// let changes = [ContractChange::new(ChangeSeverity::Breaking, "currency", "The field \"currency\" is now required.")
+///     .of_action("billing.create_invoice")];
 /// let text = inject_contract_awareness(envelope, "billing.create_invoice", &changes, 5);
 /// assert!(text.contains("<contract_awareness action=\"billing.create_invoice\" changes=\"1\" max_severity=\"BREAKING\">"));
 /// assert!(text.ends_with("</contract_awareness>\n</validation_error>"));

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 
 use super::text::{cut, push_escaped, sent as sent_text};
-use super::{Text, ToolError, error, seconds_up};
+use super::{Text, ToolError, seconds_up};
 use crate::ErrorCode;
 
 const CHOOSE_ACTION: &str = "Choose one of the available actions and call the tool again.";
@@ -27,7 +27,7 @@ impl ToolError {
         I: IntoIterator,
         I::Item: Into<Text>,
     {
-        error(
+        ToolError::new(
             ErrorCode::MISSING_DISCRIMINATOR,
             format!("The required field \"{discriminator}\" is missing."),
         )
@@ -55,7 +55,7 @@ impl ToolError {
         if !message.ends_with("...") {
             message.push('.');
         }
-        error(ErrorCode::MISSING_DISCRIMINATOR, message)
+        ToolError::new(ErrorCode::MISSING_DISCRIMINATOR, message)
             .suggest(format!(
                 "Add the \"{discriminator}\" field {ADD_DISCRIMINATOR}"
             ))
@@ -83,7 +83,7 @@ impl ToolError {
             Some(best) => format!("Did you mean \"{best}\"? {CHOOSE_ACTION}").into(),
             None => CHOOSE_ACTION.into(),
         };
-        error(ErrorCode::UNKNOWN_ACTION, message)
+        ToolError::new(ErrorCode::UNKNOWN_ACTION, message)
             .suggest(recovery)
             .actions(actions)
     }
@@ -95,7 +95,7 @@ impl ToolError {
     /// assert_eq!(err.message(), "The action \"billing.get_invoice\" requires authentication.");
     /// ```
     pub fn auth_required(qualified_action: &str) -> Self {
-        error(
+        ToolError::new(
             ErrorCode::AUTH_REQUIRED,
             format!("The action \"{qualified_action}\" requires authentication."),
         )
@@ -109,7 +109,7 @@ impl ToolError {
     /// assert_eq!(err.recovery(), Some("Do not retry with the same credentials; ask the user to check them."));
     /// ```
     pub fn unauthorized(reason: impl Into<Text>) -> Self {
-        error(ErrorCode::UNAUTHORIZED, reason)
+        ToolError::new(ErrorCode::UNAUTHORIZED, reason)
             .suggest("Do not retry with the same credentials; ask the user to check them.")
     }
 
@@ -122,7 +122,7 @@ impl ToolError {
     /// assert_eq!(err.detail_pairs().collect::<Vec<_>>(), [("incident", "inc_42")]);
     /// ```
     pub fn internal(qualified_action: &str, incident: &str, cause: Option<&str>) -> Self {
-        let err = error(
+        let err = ToolError::new(
             ErrorCode::INTERNAL_ERROR,
             format!("The action \"{qualified_action}\" failed unexpectedly."),
         )
@@ -144,7 +144,7 @@ impl ToolError {
     /// assert_eq!(err.retry_after_secs(), Some(1));
     /// ```
     pub fn server_busy(tool: &str, active: usize, queued: usize, retry_after_secs: u32) -> Self {
-        error(ErrorCode::SERVER_BUSY, format!("Tool \"{tool}\" is at capacity ({active} active, {queued} queued)."))
+        ToolError::new(ErrorCode::SERVER_BUSY, format!("Tool \"{tool}\" is at capacity ({active} active, {queued} queued)."))
             .suggest("Send fewer calls at once: wait for pending calls to finish, then retry sequentially or in smaller batches.")
             .retry_after(retry_after_secs.max(1))
     }
@@ -157,7 +157,7 @@ impl ToolError {
     /// assert_eq!(err.retry_after_secs(), Some(1));
     /// ```
     pub fn limits_unavailable(tool: &str, retry_after_secs: u32) -> Self {
-        error(
+        ToolError::new(
             ErrorCode::SERVER_BUSY,
             format!("Tool \"{tool}\" cannot take calls right now."),
         )
@@ -182,7 +182,7 @@ impl ToolError {
         } else {
             format!("{secs} seconds")
         };
-        error(
+        ToolError::new(
             ErrorCode::RATE_LIMITED,
             format!(
                 "Rate limit exceeded: at most {max} calls per {}.",
@@ -200,7 +200,7 @@ impl ToolError {
     /// assert_eq!(err.message(), "The action \"billing.export_invoices\" did not finish within 2 seconds.");
     /// ```
     pub fn timeout(qualified_action: &str, deadline: Duration) -> Self {
-        error(
+        ToolError::new(
             ErrorCode::TIMEOUT,
             format!(
                 "The action \"{qualified_action}\" did not finish within {}.",
@@ -227,7 +227,7 @@ impl ToolError {
             Some(note) if !note.is_empty() => note.to_owned(),
             _ => format!("The action \"{qualified_action}\" is deprecated."),
         };
-        let err = error(ErrorCode::DEPRECATED, message).warning();
+        let err = ToolError::new(ErrorCode::DEPRECATED, message).warning();
         match replacement {
             Some(replacement) => err
                 .suggest(format!("Use {replacement} instead."))
@@ -243,7 +243,7 @@ impl ToolError {
     /// assert_eq!(err.recovery(), Some("Provide the \"workspace_id\" parameter and retry."));
     /// ```
     pub fn missing_required_field(field: &str) -> Self {
-        error(
+        ToolError::new(
             ErrorCode::MISSING_REQUIRED_FIELD,
             format!("Required field \"{field}\" is missing."),
         )

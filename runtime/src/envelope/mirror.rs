@@ -12,10 +12,11 @@ use super::ToolError;
 /// order of the text blocks.
 ///
 /// ```
-/// use mcp_fusion::{error, ErrorCode, MIRROR_KEY};
+/// use mcp_fusion::{ErrorCode, ToolError};
+/// use mcp_fusion::client::MIRROR_KEY;
 /// use mcp_fusion::rmcp::model::CallToolResult;
 ///
-/// let result = CallToolResult::from(error(ErrorCode::NOT_FOUND, "No invoice inv_9.").detail("requestedId", "inv_9"));
+/// let result = CallToolResult::from(ToolError::new(ErrorCode::NOT_FOUND, "No invoice inv_9.").detail("requestedId", "inv_9"));
 /// let mirror = &result.meta.as_ref().unwrap().0[MIRROR_KEY][0];
 /// assert_eq!(mirror["code"], "NOT_FOUND");
 /// assert_eq!(mirror["details"], serde_json::json!([["requestedId", "inv_9"]]));
@@ -27,8 +28,8 @@ impl ToolError {
     /// and `recovery`, `actions`, `details`, `retry_after` when the envelope has them.
     ///
     /// ```
-    /// use mcp_fusion::{error, ErrorCode};
-    /// let mirror = error(ErrorCode::RATE_LIMITED, "Slow down <now>.").retry_after(5).mirror();
+    /// use mcp_fusion::{ErrorCode, ToolError};
+    /// let mirror = ToolError::new(ErrorCode::RATE_LIMITED, "Slow down <now>.").retry_after(5).mirror();
     /// assert_eq!(mirror, serde_json::json!({"kind": "tool_error", "code": "RATE_LIMITED",
     ///     "severity": "error", "message": "Slow down <now>.", "retry_after": 5}));
     /// ```

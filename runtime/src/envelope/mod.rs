@@ -37,8 +37,8 @@ pub use reverse::FromEnvelope;
 /// [`ActionRef`]: crate::ActionRef
 ///
 /// ```
-/// fn not_found(what: impl Into<mcp_fusion::Text>) -> mcp_fusion::ToolError {
-///     mcp_fusion::error(mcp_fusion::ErrorCode::NOT_FOUND, what)
+/// fn not_found(what: impl Into<mcp_fusion::errors::Text>) -> mcp_fusion::ToolError {
+///     mcp_fusion::ToolError::new(mcp_fusion::ErrorCode::NOT_FOUND, what)
 /// }
 /// assert_eq!(not_found("No such invoice.").message(), "No such invoice.");
 /// ```
@@ -52,11 +52,11 @@ pub type Text = Cow<'static, str>;
 /// success data by mistake.
 ///
 /// ```
-/// use mcp_fusion::{error, ErrorCode};
+/// use mcp_fusion::{ErrorCode, ToolError};
 ///
 /// fn get_project(id: &str) -> Result<String, mcp_fusion::ToolError> {
 ///     if id != "proj_1" {
-///         return error(ErrorCode::NOT_FOUND, format!("Project '{id}' does not exist."))
+///         return ToolError::new(ErrorCode::NOT_FOUND, format!("Project '{id}' does not exist."))
 ///             .suggest("Call projects.list first to get valid IDs, then retry.")
 ///             .actions(["projects.list"])
 ///             .detail("project_id", id.to_owned())
@@ -108,31 +108,32 @@ impl PartialEq for Cause {
 
 impl Eq for Cause {}
 
-/// Starts a `<tool_error>` with its code and message; severity `error` until told otherwise.
-///
-/// ```
-/// use mcp_fusion::{error, ErrorCode};
-/// let err = error(ErrorCode::NOT_FOUND, "Project not found.");
-/// assert_eq!(err.render(), "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n<message>Project not found.</message>\n</tool_error>");
-/// ```
-pub fn error(code: ErrorCode, message: impl Into<Text>) -> ToolError {
-    ToolError(Box::new(Inner {
-        code,
-        severity: Severity::Error,
-        message: message.into(),
-        recovery: None,
-        actions: Actions::Listed(Vec::new()),
-        details: Vec::new(),
-        retry_after: None,
-        cause: None,
-    }))
-}
-
 impl ToolError {
+    /// Starts a `<tool_error>` with its code and message; severity `error` until told
+    /// otherwise. In a handler, `f.error(..)` does the same.
+    ///
+    /// ```
+    /// use mcp_fusion::{ErrorCode, ToolError};
+    /// let err = ToolError::new(ErrorCode::NOT_FOUND, "Project not found.");
+    /// assert_eq!(err.render(), "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n<message>Project not found.</message>\n</tool_error>");
+    /// ```
+    pub fn new(code: ErrorCode, message: impl Into<Text>) -> ToolError {
+        ToolError(Box::new(Inner {
+            code,
+            severity: Severity::Error,
+            message: message.into(),
+            recovery: None,
+            actions: Actions::Listed(Vec::new()),
+            details: Vec::new(),
+            retry_after: None,
+            cause: None,
+        }))
+    }
+
     /// Sets the recovery hint: what the model should do next. An empty hint is not written.
     ///
     /// ```
-    /// let err = mcp_fusion::error(mcp_fusion::ErrorCode::CONFLICT, "Already paid.").suggest("Check the status first.");
+    /// let err = mcp_fusion::ToolError::new(mcp_fusion::ErrorCode::CONFLICT, "Already paid.").suggest("Check the status first.");
     /// assert_eq!(err.recovery(), Some("Check the status first."));
     /// ```
     pub fn suggest(mut self, recovery: impl Into<Text>) -> Self {
@@ -145,7 +146,7 @@ impl ToolError {
     /// dropped and exact duplicates keep their first place.
     ///
     /// ```
-    /// let err = mcp_fusion::error(mcp_fusion::ErrorCode::NOT_FOUND, "No invoice.")
+    /// let err = mcp_fusion::ToolError::new(mcp_fusion::ErrorCode::NOT_FOUND, "No invoice.")
     ///     .actions(["billing.list_invoices", "", "billing.list_invoices"]);
     /// assert_eq!(err.available_actions().collect::<Vec<_>>(), ["billing.list_invoices"]);
     /// ```
@@ -167,7 +168,7 @@ impl ToolError {
     /// Adds one detail. Setting a key again keeps its first position and takes the new value.
     ///
     /// ```
-    /// let err = mcp_fusion::error(mcp_fusion::ErrorCode::CONFLICT, "Busy.")
+    /// let err = mcp_fusion::ToolError::new(mcp_fusion::ErrorCode::CONFLICT, "Busy.")
     ///     .detail("a", "1").detail("b", "2").detail("a", "3");
     /// assert_eq!(err.detail_pairs().collect::<Vec<_>>(), [("a", "3"), ("b", "2")]);
     /// ```
@@ -183,7 +184,7 @@ impl ToolError {
     /// Adds several details, in order, with the same rule as [`ToolError::detail`].
     ///
     /// ```
-    /// let err = mcp_fusion::error(mcp_fusion::ErrorCode::CONFLICT, "Busy.")
+    /// let err = mcp_fusion::ToolError::new(mcp_fusion::ErrorCode::CONFLICT, "Busy.")
     ///     .details([("invoice_id", "inv_1"), ("status", "paid")]);
     /// assert_eq!(err.detail_pairs().count(), 2);
     /// ```
@@ -203,10 +204,10 @@ impl ToolError {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use mcp_fusion::{error, ErrorCode};
-    /// assert_eq!(error(ErrorCode::RATE_LIMITED, "Slow down.").retry_after(1.2).retry_after_secs(), Some(2));
-    /// assert_eq!(error(ErrorCode::RATE_LIMITED, "Slow down.").retry_after(Duration::from_millis(1500)).retry_after_secs(), Some(2));
-    /// assert_eq!(error(ErrorCode::RATE_LIMITED, "Slow down.").retry_after(0).retry_after_secs(), None);
+    /// use mcp_fusion::{ErrorCode, ToolError};
+    /// assert_eq!(ToolError::new(ErrorCode::RATE_LIMITED, "Slow down.").retry_after(1.2).retry_after_secs(), Some(2));
+    /// assert_eq!(ToolError::new(ErrorCode::RATE_LIMITED, "Slow down.").retry_after(Duration::from_millis(1500)).retry_after_secs(), Some(2));
+    /// assert_eq!(ToolError::new(ErrorCode::RATE_LIMITED, "Slow down.").retry_after(0).retry_after_secs(), None);
     /// ```
     pub fn retry_after(mut self, after: impl RetryAfter) -> Self {
         self.0.retry_after = after.whole_seconds();
@@ -216,8 +217,8 @@ impl ToolError {
     /// Sets the severity.
     ///
     /// ```
-    /// use mcp_fusion::{error, ErrorCode, Severity};
-    /// assert_eq!(error(ErrorCode::CONFLICT, "x").severity(Severity::Critical).severity_level(), Severity::Critical);
+    /// use mcp_fusion::{ErrorCode, Severity, ToolError};
+    /// assert_eq!(ToolError::new(ErrorCode::CONFLICT, "x").severity(Severity::Critical).severity_level(), Severity::Critical);
     /// ```
     pub fn severity(mut self, severity: Severity) -> Self {
         self.0.severity = severity;
@@ -227,7 +228,7 @@ impl ToolError {
     /// Makes this a warning: the call stays successful (`isError` false) and still guides the model.
     ///
     /// ```
-    /// assert!(!mcp_fusion::error(mcp_fusion::ErrorCode::DEPRECATED, "Old.").warning().is_error());
+    /// assert!(!mcp_fusion::ToolError::new(mcp_fusion::ErrorCode::DEPRECATED, "Old.").warning().is_error());
     /// ```
     pub fn warning(self) -> Self {
         self.severity(Severity::Warning)
@@ -236,7 +237,7 @@ impl ToolError {
     /// Makes this critical: do not retry blindly, escalate.
     ///
     /// ```
-    /// assert!(mcp_fusion::error(mcp_fusion::ErrorCode::CONFLICT, "Ledger mismatch.").critical().is_error());
+    /// assert!(mcp_fusion::ToolError::new(mcp_fusion::ErrorCode::CONFLICT, "Ledger mismatch.").critical().is_error());
     /// ```
     pub fn critical(self) -> Self {
         self.severity(Severity::Critical)
@@ -303,8 +304,8 @@ impl ToolError {
     /// The envelope's text, exactly as ERRORS.md §3 lays it out.
     ///
     /// ```
-    /// use mcp_fusion::{error, ErrorCode};
-    /// let text = error(ErrorCode::RATE_LIMITED, "Too fast.").retry_after(1).render();
+    /// use mcp_fusion::{ErrorCode, ToolError};
+    /// let text = ToolError::new(ErrorCode::RATE_LIMITED, "Too fast.").retry_after(1).render();
     /// assert!(text.ends_with("<retry_after>1 second</retry_after>\n</tool_error>"));
     /// ```
     pub fn render(&self) -> String {
@@ -325,7 +326,7 @@ impl ToolError {
     /// ```
     pub fn unexpected(cause: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
         let cause: Box<dyn std::error::Error + Send + Sync> = cause.into();
-        let mut err = error(ErrorCode::INTERNAL_ERROR, "The action failed unexpectedly.");
+        let mut err = ToolError::new(ErrorCode::INTERNAL_ERROR, "The action failed unexpectedly.");
         err.0.cause = Some(Cause(std::sync::Arc::from(cause)));
         err
     }
@@ -430,7 +431,7 @@ impl ActionList {
 /// [`Duration`]. Fractions round up; zero or less means "no delay".
 ///
 /// ```
-/// use mcp_fusion::RetryAfter;
+/// use mcp_fusion::errors::RetryAfter;
 /// assert_eq!(2.001_f64.whole_seconds(), Some(3));
 /// assert_eq!((-5_i64).whole_seconds(), None);
 /// assert_eq!(u64::MAX.whole_seconds(), Some(u32::MAX));

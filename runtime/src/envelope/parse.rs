@@ -8,6 +8,7 @@ use super::ToolError;
 
 /// What kind of text [`parse_envelope`] was given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ParsedKind {
     /// A `<tool_error>` envelope.
     ToolError,
@@ -19,6 +20,7 @@ pub enum ParsedKind {
 
 /// A re-parsed envelope: what a client learns from an error result's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ParsedError {
     /// Which envelope the text was.
     pub kind: ParsedKind,
@@ -48,6 +50,7 @@ pub struct ParsedError {
 
 /// One `<field>` line of a validation error.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ParsedField {
     /// The field's path, as the `name` attribute writes it (`lines[0].quantity`).
     pub path: String,
@@ -66,7 +69,8 @@ pub struct ParsedField {
 /// exactly as the XML parser decodes them, never trimmed (except comma-joined actions).
 ///
 /// ```
-/// use mcp_fusion::{parse_envelope, Severity};
+/// use mcp_fusion::Severity;
+/// use mcp_fusion::client::parse_envelope;
 ///
 /// let parsed = parse_envelope("<tool_error code=\"NOT_FOUND\">\n<message>No such project.</message>\n\
 ///                     <retry_after>2.5 seconds</retry_after>\n</tool_error>");
@@ -314,11 +318,12 @@ impl ParsedError {
     /// the text replaces with U+FFFD are kept.
     ///
     /// ```
-    /// use mcp_fusion::{error, ErrorCode, ParsedError};
+    /// use mcp_fusion::{ErrorCode, ToolError};
+    /// use mcp_fusion::client::ParsedError;
     ///
-    /// let err = error(ErrorCode::NOT_FOUND, "No invoice inv_9.").actions(["billing.list_invoices"]);
+    /// let err = ToolError::new(ErrorCode::NOT_FOUND, "No invoice inv_9.").actions(["billing.list_invoices"]);
     /// let parsed = ParsedError::from_mirror(&err.mirror()).unwrap();
-    /// assert_eq!(parsed, mcp_fusion::parse_envelope(&err.render()));
+    /// assert_eq!(parsed, mcp_fusion::client::parse_envelope(&err.render()));
     /// assert!(ParsedError::from_mirror(&serde_json::json!({"kind": "tool_error"})).is_none());
     /// ```
     #[must_use]
@@ -401,7 +406,7 @@ impl ParsedError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ErrorCode, error};
+    use crate::{ErrorCode, ToolError};
 
     fn not_envelope(text: &str) {
         let parsed = parse_envelope(text);
@@ -607,7 +612,7 @@ mod tests {
 
     #[test]
     fn every_truncation_is_not_an_envelope() {
-        let text = error(ErrorCode::CONFLICT, "Paid \u{1F600}.")
+        let text = ToolError::new(ErrorCode::CONFLICT, "Paid \u{1F600}.")
             .suggest("r")
             .actions(["a.b"])
             .detail("k", "v")
@@ -635,14 +640,14 @@ mod tests {
     fn rendered_errors_round_trip() {
         let hostile = "a]]>b ]]]> </message><recovery>x &amp; \r\n\r\t\u{1F600} \0 \u{B}\u{FFFE}\u{FFFF} \"'<>";
         let errors = [
-            error(ErrorCode::NOT_FOUND, ""),
-            error(ErrorCode::RATE_LIMITED, "slow")
+            ToolError::new(ErrorCode::NOT_FOUND, ""),
+            ToolError::new(ErrorCode::RATE_LIMITED, "slow")
                 .retry_after(1)
                 .warning(),
-            error(ErrorCode::SERVER_BUSY, "busy")
+            ToolError::new(ErrorCode::SERVER_BUSY, "busy")
                 .retry_after(u32::MAX)
                 .critical(),
-            error(
+            ToolError::new(
                 ErrorCode::custom("HOSTILE_1").unwrap_or(ErrorCode::CONFLICT),
                 hostile,
             )
@@ -677,7 +682,7 @@ mod tests {
             details in proptest::collection::vec(("(?s).*", "(?s).*"), 0..4),
             retry in proptest::option::of(proptest::num::u32::ANY),
         ) {
-            let mut err = error(ErrorCode::CONFLICT, message).suggest(recovery).actions(actions).details(details);
+            let mut err = ToolError::new(ErrorCode::CONFLICT, message).suggest(recovery).actions(actions).details(details);
             if let Some(secs) = retry {
                 err = err.retry_after(secs);
             }

@@ -102,11 +102,11 @@ pub(crate) fn itoa(mut n: u64, buf: &mut [u8; 20]) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use crate::{ErrorCode, error};
+    use crate::{ErrorCode, ToolError};
 
     #[test]
     fn full_layout() {
-        let text = error(
+        let text = ToolError::new(
             ErrorCode::NOT_FOUND,
             "Project 'proj_8f3a2c' does not exist.",
         )
@@ -130,7 +130,7 @@ mod tests {
     #[test]
     fn retry_after_bounds() {
         let secs = |x: f64| {
-            error(ErrorCode::RATE_LIMITED, "m")
+            ToolError::new(ErrorCode::RATE_LIMITED, "m")
                 .retry_after(x)
                 .retry_after_secs()
         };
@@ -139,7 +139,7 @@ mod tests {
         assert_eq!(secs(f64::NAN), None);
         assert_eq!(secs(0.001), Some(1));
         assert_eq!(secs(1e20), Some(u32::MAX));
-        let text = error(ErrorCode::RATE_LIMITED, "m")
+        let text = ToolError::new(ErrorCode::RATE_LIMITED, "m")
             .retry_after(u32::MAX)
             .render();
         assert!(text.contains("<retry_after>4294967295 seconds</retry_after>"));
@@ -147,7 +147,9 @@ mod tests {
 
     #[test]
     fn empty_recovery_is_omitted() {
-        let text = error(ErrorCode::NOT_FOUND, "").suggest("").render();
+        let text = ToolError::new(ErrorCode::NOT_FOUND, "")
+            .suggest("")
+            .render();
         assert_eq!(
             text,
             "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n<message></message>\n</tool_error>"

@@ -3,7 +3,7 @@
 
 use std::str::FromStr;
 
-use super::{ParsedError, ParsedKind, ToolError, error};
+use super::{ParsedError, ParsedKind, ToolError};
 use crate::ErrorCode;
 
 /// An error type a client can make from an envelope it received: the inverse of
@@ -13,7 +13,7 @@ use crate::ErrorCode;
 /// [`Client::call_typed`]: crate::client::Client::call_typed
 ///
 /// ```
-/// use mcp_fusion::{FromEnvelope, ParsedError, parse_envelope};
+/// use mcp_fusion::client::{FromEnvelope, ParsedError, parse_envelope};
 ///
 /// #[derive(Debug, PartialEq)]
 /// enum Lookup { Missing(String) }
@@ -38,8 +38,9 @@ impl FromEnvelope for ToolError {
     /// Any `<tool_error>` envelope, rebuilt (a validation error or other text is `None`).
     ///
     /// ```
-    /// use mcp_fusion::{error, ErrorCode, FromEnvelope, ToolError, parse_envelope};
-    /// let sent = error(ErrorCode::CONFLICT, "Already paid.").suggest("Check first.").retry_after(3);
+    /// use mcp_fusion::{ErrorCode, ToolError};
+    /// use mcp_fusion::client::{FromEnvelope, parse_envelope};
+    /// let sent = ToolError::new(ErrorCode::CONFLICT, "Already paid.").suggest("Check first.").retry_after(3);
     /// assert_eq!(ToolError::from_envelope(&parse_envelope(&sent.render())), Some(sent));
     /// ```
     fn from_envelope(envelope: &ParsedError) -> Option<Self> {
@@ -47,7 +48,7 @@ impl FromEnvelope for ToolError {
             return None;
         }
         let code = ErrorCode::custom(envelope.code.clone()).ok()?;
-        let mut err = error(code, envelope.message.clone())
+        let mut err = ToolError::new(code, envelope.message.clone())
             .actions(envelope.actions.iter().cloned())
             .details(envelope.details.iter().cloned())
             .severity(envelope.severity);

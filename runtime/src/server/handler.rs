@@ -12,6 +12,12 @@ use super::{Called, Server};
 use crate::envelope::new_incident_id;
 use crate::tool::{CatchUnwind, PanicMessage};
 
+/// A call read after a graceful shutdown began, in the request's extensions: refused with
+/// SERVER_BUSY (the stdio transport; over HTTP the front answers 503 itself).
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(feature = "stdio"), allow(dead_code))]
+pub(crate) struct ShuttingDown;
+
 /// A call's cancellation as a transport signals it, in the request's extensions: the stdio
 /// transport reads `notifications/cancelled` itself, so that it knows when the cancelled call is
 /// done with its id (rmcp's own token, `RequestContext::ct`, is honoured too).
@@ -115,7 +121,7 @@ impl Server {
         // trace context (SEP-414), parsed strictly and otherwise ignored.
         let trace = meta
             .get_traceparent()
-            .and_then(|parent| crate::TraceContext::parse(parent, meta.get_tracestate()))
+            .and_then(|parent| crate::tools::TraceContext::parse(parent, meta.get_tracestate()))
             .map(|trace| (trace, crate::tool::new_span_id()));
         let request = super::Request {
             progress: meta.get_progress_token().map(|token| (token, peer)),

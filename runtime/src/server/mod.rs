@@ -2,7 +2,7 @@
 //! schema and annotations; `tools/call` runs the pipeline of ERRORS.md §4 with the server's
 //! limits and middleware around each handler.
 
-mod contract;
+mod builder;
 #[cfg(any(feature = "stdio", feature = "http"))]
 mod guard;
 mod handler;
@@ -20,43 +20,36 @@ use std::sync::Arc;
 
 use rmcp::model::{CallToolRequestParams, Implementation};
 
+pub use builder::{BuildError, ServerBuilder, ToolSettings};
 #[cfg(feature = "http")]
 pub use http::HttpOptions;
-pub(crate) use pipeline::ContractNotes;
+#[cfg(feature = "http")]
+pub use http::HttpService;
 pub(crate) use pipeline::Pipeline;
-use pipeline::RateConfig;
 pub use pipeline::RateLimitKey;
 pub(crate) use pipeline::Request;
 #[cfg(feature = "stdio")]
 pub use stdio::StdioOptions;
 
-use crate::DEFAULT_MAX_CHANGES;
-use crate::contract::{Contract, ToolSet};
-use crate::middleware::{CallInfo, Middleware};
-use crate::tool::{Exposition, Route, Tool, ToolDef, prepare};
+use crate::contract::ToolSet;
+use crate::tool::{BoxFuture, Route, Tool, ToolDef, prepare};
 
-/// An MCP server of tools built with this crate.
+/// An MCP server of tools built with this crate: described with [`Server::builder`], then
+/// immutable and cheap to clone (every clone is the same server).
 ///
 /// ```
-/// use mcp_fusion::middleware::Audit;
-/// use mcp_fusion::server::Server;
-/// use mcp_fusion::{tool, ToolError};
-///
-/// struct Clock;
+/// use mcp_fusion::{Server, ToolError, tool};
 ///
 /// /// The time.
 /// #[tool]
-/// impl Clock {
-///     /// Seconds since the epoch.
-///     #[action(read_only)]
-///     async fn now(&self) -> Result<u64, ToolError> {
-///         Ok(1_764_000_000)
-///     }
+/// async fn now() -> Result<u64, ToolError> {
+///     Ok(1_764_000_000)
 /// }
 ///
-/// let server = Server::new("clock", "1.0.0").middleware(Audit).tool(Clock);
-/// assert_eq!(server.tool_names().collect::<Vec<_>>(), ["clock"]);
-/// // `server.serve_stdio().await` serves it on stdin/stdout.
+/// let server = Server::builder("clock", "1.0.0").tool(NowTool).build()?;
+/// assert_eq!(server.tool_names().collect::<Vec<_>>(), ["now"]);
+/// // `server.serve_stdio(StdioOptions::default()).await` serves it on stdin/stdout.
+/// # Ok::<(), mcp_fusion::server::BuildError>(())
 /// ```
 #[derive(Clone)]
 pub struct Server {
@@ -67,16 +60,8 @@ struct Inner {
     info: Implementation,
     instructions: Option<String>,
     tools: Vec<Registered>,
-    /// Each MCP tool name: the registered tool, and for a flat tool the action it names.
+    /// Each MCP tool name: the tool, and for a flat tool the action it names.
     by_name: HashMap<String, (usize, Option<usize>)>,
-    /// The exposition of tools that choose none.
-    exposition: Exposition,
-    middleware: Vec<Arc<dyn Middleware>>,
-    rates: RateConfig,
-    expose_causes: bool,
-    /// The lockfile's contract, when the server was started with one.
-    locked: Option<Contract>,
-    max_contract_changes: usize,
     /// Calls whose arguments are large are validated one at a time (see [`LARGE_ARGUMENTS`]).
     validating: tokio::sync::Semaphore,
     #[cfg(feature = "otel")]
@@ -131,251 +116,14 @@ impl std::fmt::Debug for Server {
 }
 
 impl Server {
-    /// A server named `name`, version `version`, with no tools yet.
-    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
-        Server {
-            inner: Arc::new(Inner {
-                info: Implementation::new(name, version),
-                instructions: None,
-                tools: Vec::new(),
-                by_name: HashMap::new(),
-                exposition: Exposition::Grouped,
-                middleware: Vec::new(),
-                rates: RateConfig::default(),
-                expose_causes: false,
-                locked: None,
-                max_contract_changes: DEFAULT_MAX_CHANGES,
-                validating: tokio::sync::Semaphore::new(1),
-                #[cfg(feature = "otel")]
-                instruments: otel::Instruments::new(),
-            }),
-        }
-    }
-
-    fn inner(&mut self) -> &mut Inner {
-        Arc::get_mut(&mut self.inner).expect("a server is configured before it is cloned to serve")
-    }
-
-    /// Registers a tool. Its limits and the middleware registered so far apply to it.
-    ///
-    /// # Panics
-    ///
-    /// When the tool cannot be served as it advertises itself, or its name (or, served flat, an
-    /// action's tool name) is taken: the message names the tool, the action, the field and the
-    /// fix, as [`Server::try_tool`] returns it.
-    pub fn tool(self, tool: impl Tool) -> Self {
-        match self.try_tool(tool) {
-            Ok(server) => server,
-            Err(error) => panic!("{error}"),
-        }
-    }
-
-    /// Registers a tool, or says why it cannot be served: a field named like the
-    /// discriminator, arguments that are no object, a schema that does not compile, a name
-    /// already taken.
-    ///
-    /// ```
-    /// use mcp_fusion::server::Server;
-    /// use mcp_fusion::{ActionDef, BoxFuture, Context, Failure, Tool, ToolDef};
-    /// use mcp_fusion::rmcp::model::CallToolResult;
-    ///
-    /// struct Tickets(ToolDef);
-    ///
-    /// impl Tool for Tickets {
-    ///     fn definition(&self) -> &ToolDef {
-    ///         &self.0
-    ///     }
-    ///     fn invoke(&self, _: usize, _: serde_json::Value, _: Context) -> BoxFuture<'_, Result<CallToolResult, Failure>> {
-    ///         Box::pin(async { Ok(CallToolResult::success(vec![])) })
-    ///     }
-    /// }
-    ///
-    /// let schema = serde_json::json!({"type": "object", "properties": {"action": {"type": "string"}}});
-    /// let tickets = ToolDef::new("tickets").action(ActionDef::with_schema("move", schema)).build();
-    /// let refused = Server::new("t", "1").try_tool(Tickets(tickets)).unwrap_err();
-    /// assert!(refused.to_string().contains("the argument field \"action\" has the name of the discriminator"));
-    /// ```
-    pub fn try_tool(mut self, tool: impl Tool) -> Result<Self, RegistrationError> {
-        let inner = self.inner();
-        let def = tool.definition();
-        let exposition = def.exposition().unwrap_or(inner.exposition);
-        let mut problems = def.problems(exposition);
-        problems.extend(pipeline::limit_problems(def, &*inner.rates.store));
-        let listed = def.listed(exposition);
-        let flat = def.discriminator().is_some() && exposition == Exposition::Flat;
-        let names: Vec<(String, Option<usize>)> = match flat {
-            true => listed
-                .iter()
-                .enumerate()
-                .map(|(i, t)| (t.name.to_string(), Some(i)))
-                .collect(),
-            false => vec![(def.name().to_owned(), None)],
-        };
-        for (name, action) in &names {
-            if inner.by_name.contains_key(name) {
-                let what = match action {
-                    Some(i) => format!(
-                        "the flat tool \"{name}\" (action \"{}\")",
-                        def.actions()[*i].qualified()
-                    ),
-                    None => format!("the tool \"{name}\""),
-                };
-                problems.push(format!(
-                    "{what}: a tool of this name is already registered; rename one (#[tool(name = \"...\")], #[action(name = \"...\")])"
-                ));
-            }
-        }
-        if !problems.is_empty() {
-            return Err(RegistrationError {
-                tool: def.name().to_owned(),
-                problems,
-            });
-        }
-        let mut pipeline = Pipeline::new(
-            def,
-            inner.middleware.clone(),
-            &inner.rates,
-            inner.expose_causes,
-        );
-        pipeline.flat = flat;
-        let index = inner.tools.len();
-        for (name, action) in names {
-            inner.by_name.insert(name, (index, action));
-        }
-        inner.tools.push(Registered {
-            tool: Arc::new(tool),
-            pipeline: Arc::new(pipeline),
-            listed,
-        });
-        self.note_contract_changes();
-        Ok(self)
-    }
-
-    /// How tools of several actions that choose none (`#[tool(exposition = "..")]`) are shown
-    /// and called, for the tools registered after it: one MCP tool each with an `action` field
-    /// (grouped, the default), or one MCP tool per action named `{tool}_{action}` (flat).
-    ///
-    /// ```
-    /// use mcp_fusion::Exposition;
-    /// use mcp_fusion::server::Server;
-    ///
-    /// let server = Server::new("billing-server", "1.0.0").exposition(Exposition::Flat);
-    /// # let _ = server;
-    /// ```
-    pub fn exposition(mut self, exposition: Exposition) -> Self {
-        self.inner().exposition = exposition;
-        self
-    }
-
-    /// The registered tools' definitions, in order (also as [`ToolSet`], for the contract).
-    pub fn definitions(&self) -> impl Iterator<Item = &ToolDef> {
-        self.inner.tools.iter().map(|t| t.tool.definition())
-    }
-
-    /// Adds middleware around the handlers of the tools registered after it, outermost first.
-    pub fn middleware(mut self, middleware: impl Middleware) -> Self {
-        self.inner().middleware.push(Arc::new(middleware));
-        self
-    }
-
-    /// Keys rate limits by caller (for the tools registered after it): calls with the same key
-    /// share a budget; calls without one share the tool's. The key sees the call's arguments
-    /// whatever middleware is registered, is never echoed and never kept (only its hash is).
-    ///
-    /// ```
-    /// use mcp_fusion::server::Server;
-    ///
-    /// let server = Server::new("billing-server", "1.0.0").rate_limit_key(|call| {
-    ///     let customer = call.arguments().get("customer_email")?.as_str()?;
-    ///     Some(customer.to_owned())
-    /// });
-    /// # let _ = server;
-    /// ```
-    pub fn rate_limit_key(
-        mut self,
-        key: impl Fn(&CallInfo) -> Option<String> + Send + Sync + 'static,
-    ) -> Self {
-        self.inner().rates.key = Some(Arc::new(key));
-        self
-    }
-
-    /// A rate limit of `max` calls per `window` for each tool registered after it that declares
-    /// none with `#[tool(rate_limit(..))]`; per caller with [`Server::rate_limit_key`].
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use mcp_fusion::server::Server;
-    ///
-    /// let server = Server::new("billing-server", "1.0.0").rate_limit(120, Duration::from_secs(60));
-    /// # let _ = server;
-    /// ```
-    pub fn rate_limit(mut self, max: u64, window: std::time::Duration) -> Self {
-        self.inner().rates.default = Some(crate::tool::RateLimit { max, window });
-        self
-    }
-
-    /// How many distinct rate-limit keys each keyed limit (of the tools registered after it)
-    /// tracks at once in memory; 100,000 by default, at most 64 bytes each (a Redis store
-    /// keeps one key per caller, expiring once the caller's budget is full again). Keys whose budget is back to full are
-    /// forgotten; past the cap, calls under a key not yet tracked share one overflow budget
-    /// (a caller already tracked keeps its own).
-    ///
-    /// ```
-    /// use mcp_fusion::server::Server;
-    ///
-    /// let server = Server::new("billing-server", "1.0.0").max_rate_limit_keys(10_000);
-    /// # let _ = server;
-    /// ```
-    pub fn max_rate_limit_keys(mut self, max: usize) -> Self {
-        self.inner().rates.max_keys = max;
-        self
-    }
-
-    /// Keeps the limits of the tools registered after it in `store`: [`limits::MemoryStore`]
-    /// (the default: this process only) or `limits::RedisStore` (feature `redis`: every
-    /// replica that shares the Redis shares the limits).
-    ///
-    /// ```
-    /// use mcp_fusion::server::Server;
-    /// use mcp_fusion::server::limits::MemoryStore;
-    ///
-    /// let server = Server::new("billing-server", "1.0.0").limit_store(MemoryStore::new());
-    /// # let _ = server;
-    /// ```
-    pub fn limit_store(mut self, store: impl limits::LimitStore) -> Self {
-        self.inner().rates.store = Arc::new(store);
-        self
-    }
-
-    /// The least time between two progress notifications of one call (100 ms by default);
-    /// reports closer together are dropped, except a call's last (`done == total`).
-    ///
-    /// ```
-    /// let server = mcp_fusion::server::Server::new("billing-server", "1.0.0")
-    ///     .progress_interval(std::time::Duration::from_millis(250));
-    /// # let _ = server;
-    /// ```
-    pub fn progress_interval(mut self, interval: std::time::Duration) -> Self {
-        self.inner().rates.progress_interval = interval;
-        self
-    }
-
-    /// Sends the cause of INTERNAL_ERROR to the model as detail `cause` (for the tools
-    /// registered after it). For local development only: causes can hold secrets.
-    pub fn expose_causes(mut self, expose: bool) -> Self {
-        self.inner().expose_causes = expose;
-        self
-    }
-
-    /// Instructions for the client, sent at initialization.
-    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
-        self.inner().instructions = Some(instructions.into());
-        self
-    }
-
-    /// The registered tools' names, in order.
+    /// The tools' names, in order.
     pub fn tool_names(&self) -> impl Iterator<Item = &str> {
         self.inner.tools.iter().map(|t| t.tool.definition().name())
+    }
+
+    /// The tools' definitions, in order (also as [`ToolSet`], for the contract).
+    pub fn definitions(&self) -> impl Iterator<Item = &ToolDef> {
+        self.inner.tools.iter().map(|t| t.tool.definition())
     }
 
     /// Runs one `tools/call` in process, as the transports do. `None` when no tool has this
@@ -418,6 +166,10 @@ impl Server {
         };
         let tool = &*registered.tool;
         let pipeline = &registered.pipeline;
+        if extensions.get::<handler::ShuttingDown>().is_some() {
+            let refused = crate::ToolError::limits_unavailable(tool.definition().name(), 1);
+            return Called::Answered((&refused).into());
+        }
         let route = action.map_or(Route::Discriminator, Route::Flat);
         let tool_name = tool.definition().name();
         #[cfg(not(feature = "otel"))]
@@ -520,38 +272,6 @@ enum Called {
     },
 }
 
-/// Why a tool could not be registered: every problem found, each naming the tool, the action,
-/// the field and the fix.
-#[derive(Debug, Clone)]
-pub struct RegistrationError {
-    tool: String,
-    problems: Vec<String>,
-}
-
-impl RegistrationError {
-    /// The tool's name.
-    pub fn tool(&self) -> &str {
-        &self.tool
-    }
-
-    /// Each problem, one sentence.
-    pub fn problems(&self) -> &[String] {
-        &self.problems
-    }
-}
-
-impl std::fmt::Display for RegistrationError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "cannot register tool \"{}\":", self.tool)?;
-        for problem in &self.problems {
-            write!(f, "\n- {problem}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for RegistrationError {}
-
 /// Why serving stopped early: what failed, with the underlying error as its
 /// [`source`](std::error::Error::source).
 #[derive(Debug)]
@@ -579,6 +299,89 @@ impl std::fmt::Display for ServeError {
 impl std::error::Error for ServeError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         Some(&*self.source)
+    }
+}
+
+/// The drain period when an action has no deadline of its own.
+const DRAIN_WITHOUT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl Server {
+    /// The longest time a call may run: the longest action deadline, or
+    /// [`DRAIN_WITHOUT_DEADLINE`] when an action has none.
+    #[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
+    pub(crate) fn longest_deadline(&self) -> std::time::Duration {
+        self.definitions()
+            .flat_map(|def| def.actions())
+            .map(|action| action.timeout().unwrap_or(DRAIN_WITHOUT_DEADLINE))
+            .max()
+            .unwrap_or(std::time::Duration::ZERO)
+    }
+}
+
+/// Serving in progress, on stdio or streamable HTTP: `.await` it. With
+/// [`with_graceful_shutdown`](Serve::with_graceful_shutdown), it stops on a signal: new calls
+/// are refused (HTTP: 503 with `Retry-After`; stdio: SERVER_BUSY, `Tool "{tool}" cannot take
+/// calls right now.`), the calls in flight finish within the drain period, sessions are
+/// closed, and the future completes.
+///
+/// ```no_run
+/// # async fn run(server: mcp_fusion::Server) -> Result<(), mcp_fusion::server::ServeError> {
+/// use mcp_fusion::server::StdioOptions;
+///
+/// let stop = async { tokio::signal::ctrl_c().await.unwrap_or(()) };
+/// server.serve_stdio(StdioOptions::default()).with_graceful_shutdown(stop).await
+/// # }
+/// ```
+#[must_use = "serving starts when it is awaited"]
+pub struct Serve {
+    run: Box<Run>,
+    shutdown: Option<Shutdown>,
+}
+
+/// A shutdown signal.
+pub(crate) type Shutdown = BoxFuture<'static, ()>;
+
+/// What serves until it stops, given its shutdown signal.
+type Run = dyn FnOnce(Option<Shutdown>) -> BoxFuture<'static, Result<(), ServeError>> + Send;
+
+impl Serve {
+    #[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
+    fn new(
+        run: impl FnOnce(Option<Shutdown>) -> BoxFuture<'static, Result<(), ServeError>>
+        + Send
+        + 'static,
+    ) -> Self {
+        Serve {
+            run: Box::new(run),
+            shutdown: None,
+        }
+    }
+
+    /// Stops serving gracefully once `signal` completes (a SIGTERM, Ctrl-C, an application's
+    /// own shutdown).
+    pub fn with_graceful_shutdown(
+        mut self,
+        signal: impl Future<Output = ()> + Send + 'static,
+    ) -> Self {
+        self.shutdown = Some(Box::pin(signal));
+        self
+    }
+}
+
+impl std::fmt::Debug for Serve {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Serve")
+            .field("graceful", &self.shutdown.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl IntoFuture for Serve {
+    type Output = Result<(), ServeError>;
+    type IntoFuture = BoxFuture<'static, Result<(), ServeError>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        (self.run)(self.shutdown)
     }
 }
 

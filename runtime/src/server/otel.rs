@@ -17,8 +17,8 @@ use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, Tra
 use rmcp::model::CallToolResult;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-use crate::TraceContext;
 use crate::envelope::mirror_entries;
+use crate::tools::TraceContext;
 
 /// The instruments of one server.
 pub(crate) struct Instruments {

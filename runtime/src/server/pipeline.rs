@@ -20,8 +20,9 @@ use crate::tool::{
 use super::limits::{
     ConcurrencyLimiter, LimitStore, MemoryStore, RateLimiter, RateSpec, Slot, SlotSpec,
 };
+use crate::ToolError;
+use crate::contract::ContractChange;
 use crate::validate::ValidationError;
-use crate::{ContractChange, ToolError};
 
 /// What a `tools/call` request carried besides its arguments.
 #[derive(Default)]
@@ -149,7 +150,7 @@ impl Pipeline {
             rate: rate(def.name(), def.rate_limit().or(rates.default)),
             action_rates: actions
                 .iter()
-                .map(|a| rate(a.qualified(), a.action_rate_limit()))
+                .map(|a| rate(a.qualified(), a.rate_limit()))
                 .collect(),
             key: None,
             slots: slots(tool_slots(def)),
@@ -174,7 +175,7 @@ fn tool_slots(def: &ToolDef) -> Option<SlotSpec<'_>> {
     let deadline = def
         .actions()
         .iter()
-        .map(ActionDef::timeout_duration)
+        .map(ActionDef::timeout)
         .try_fold(Duration::ZERO, |longest, d| Some(longest.max(d?)));
     Some(SlotSpec {
         name: def.name(),
@@ -187,8 +188,8 @@ fn tool_slots(def: &ToolDef) -> Option<SlotSpec<'_>> {
 fn action_slots(action: &ActionDef) -> Option<SlotSpec<'_>> {
     Some(SlotSpec {
         name: action.qualified(),
-        limit: action.concurrency_limit()?,
-        deadline: action.timeout_duration(),
+        limit: action.concurrency()?,
+        deadline: action.timeout(),
     })
 }
 
@@ -236,7 +237,7 @@ impl Pipeline {
         };
         // The rate limit's key and the middleware see the arguments; the handler takes them
         // back without a copy when there is no middleware to keep them for.
-        let _slots = match self.admit(index, &info, action.timeout_duration()).await {
+        let _slots = match self.admit(index, &info, action.timeout()).await {
             Ok(slots) => slots,
             Err(refused) => return refused.into_error(def.name()).into(),
         };
@@ -264,7 +265,7 @@ impl Pipeline {
             Box::new(move || tool.invoke(index, args, handler_context)),
         );
         let handled = async {
-            match action.timeout_duration() {
+            match action.timeout() {
                 None => Ok(catching(|| next.run()).await),
                 Some(deadline) => {
                     match tokio::time::timeout(deadline, catching(|| next.run())).await {
@@ -275,7 +276,7 @@ impl Pipeline {
                 }
             }
         };
-        let handled = match (action.heartbeat_interval(), &progress) {
+        let handled = match (action.heartbeat(), &progress) {
             (Some(every), Some(progress)) => tokio::select! {
                 biased;
                 handled = handled => handled,

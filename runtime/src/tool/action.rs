@@ -9,16 +9,17 @@ use serde_json::{Map, Value, json};
 use super::Failure;
 use super::decode::{Decoder, value_at};
 use super::schema::bound_integers;
-use crate::Text;
+use crate::errors::Text;
 use crate::validate::{FieldPath, Problem, ProblemKind, Schema, SchemaError, ValidationError};
 
 /// A qualified action name (`billing.list_invoices`), as `#[tool]` generates them for
 /// `.actions(..)`: a misspelt action is a compile error, not a broken hint for the model.
 ///
 /// ```
-/// use mcp_fusion::{error, ActionRef, ErrorCode};
+/// use mcp_fusion::{ErrorCode, ToolError};
+/// use mcp_fusion::tools::ActionRef;
 /// const LIST: ActionRef = ActionRef::new("billing.list_invoices");
-/// let err = error(ErrorCode::NOT_FOUND, "No invoice with that ID").actions([LIST]);
+/// let err = ToolError::new(ErrorCode::NOT_FOUND, "No invoice with that ID").actions([LIST]);
 /// assert_eq!(err.available_actions().collect::<Vec<_>>(), ["billing.list_invoices"]);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -42,13 +43,16 @@ impl From<ActionRef> for Text {
     }
 }
 
-/// Hints about what an action does, for clients (MCP tool annotations). Unset hints are not sent.
+/// Hints about what an action does, for clients (MCP tool annotations), as the action's
+/// builder sets them. Unset hints are not sent.
 ///
 /// ```
-/// let hints = mcp_fusion::Annotations { read_only: Some(true), ..Default::default() };
-/// assert_eq!(hints.read_only, Some(true));
+/// use mcp_fusion::tools::ActionDef;
+/// let list = ActionDef::without_arguments("list").read_only().build();
+/// assert_eq!((list.annotations().read_only, list.annotations().destructive), (Some(true), None));
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Annotations {
     /// The action does not modify its environment.
     pub read_only: Option<bool>,
@@ -62,6 +66,7 @@ pub struct Annotations {
 
 /// A deprecated action: it still runs, and its result carries a DEPRECATED warning.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct Deprecation {
     /// The author's note, used as the warning's message.
     pub note: Option<String>,
@@ -87,12 +92,13 @@ pub struct RateLimit {
     pub window: Duration,
 }
 
-/// One action of a tool.
+/// One action of a tool, as its tool holds it: described with [`ActionDef::new`] (and
+/// [`ActionDefBuilder`]'s settings), read with the getters.
 ///
 /// ```
-/// use mcp_fusion::ActionDef;
-/// let action = ActionDef::without_arguments("list_invoices").description("List invoices.").read_only();
-/// assert_eq!(action.name(), "list_invoices");
+/// use mcp_fusion::tools::ActionDef;
+/// let action = ActionDef::without_arguments("list_invoices").read_only().build();
+/// assert_eq!(action.annotations().read_only, Some(true));
 /// ```
 pub struct ActionDef {
     pub(super) name: Cow<'static, str>,
@@ -132,7 +138,8 @@ impl std::fmt::Debug for ActionDef {
 
 impl ActionDef {
     /// An action whose arguments are `T`, validated against `T`'s JSON Schema, then decoded.
-    pub fn new<T>(name: impl Into<Cow<'static, str>>) -> Self
+    #[allow(clippy::new_ret_no_self)] // `new` starts the builder, as `ActionDef::new::<T>(..)` reads
+    pub fn new<T>(name: impl Into<Cow<'static, str>>) -> ActionDefBuilder
     where
         T: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static,
     {
@@ -146,12 +153,12 @@ impl ActionDef {
         }
         bound_integers(&mut schema);
         let mut action = Self::with_schema(name, schema);
-        action.decoder = Some(Decoder::of::<T>());
+        action.0.decoder = Some(Decoder::of::<T>());
         action
     }
 
     /// An action that takes no arguments (any sent field is unrecognized).
-    pub fn without_arguments(name: impl Into<Cow<'static, str>>) -> Self {
+    pub fn without_arguments(name: impl Into<Cow<'static, str>>) -> ActionDefBuilder {
         Self::with_schema(
             name,
             json!({"type": "object", "properties": {}, "additionalProperties": false}),
@@ -164,20 +171,20 @@ impl ActionDef {
     /// [`open_arguments`](Self::open_arguments) undoes that.
     ///
     /// ```
-    /// use mcp_fusion::ActionDef;
+    /// use mcp_fusion::tools::ActionDef;
     /// let get = ActionDef::with_schema("get", serde_json::json!({
     ///     "type": "object", "properties": {"id": {"type": "string"}}
     /// }));
-    /// assert_eq!(get.schema()["additionalProperties"], false);
+    /// assert_eq!(get.build().schema()["additionalProperties"], false);
     /// ```
-    pub fn with_schema(name: impl Into<Cow<'static, str>>, schema: Value) -> Self {
+    pub fn with_schema(name: impl Into<Cow<'static, str>>, schema: Value) -> ActionDefBuilder {
         let mut closed = schema.clone();
         let (schema, as_written) = match super::schema::close(&mut closed) {
             true => (closed, Some(Box::new(schema))),
             false => (schema, None),
         };
         let compiled = Schema::new(&schema);
-        ActionDef {
+        ActionDefBuilder(ActionDef {
             name: name.into(),
             decoder: None,
             qualified: Arc::from(""),
@@ -193,36 +200,58 @@ impl ActionDef {
             heartbeat: None,
             title: None,
             output: None,
-        }
+        })
+    }
+}
+
+/// An action being described: [`ActionDef::new`], [`ActionDef::without_arguments`] or
+/// [`ActionDef::with_schema`], then its settings; a tool takes it with
+/// [`ToolDefBuilder::action`](super::ToolDefBuilder::action).
+///
+/// ```
+/// use mcp_fusion::tools::ActionDef;
+/// let action = ActionDef::without_arguments("list_invoices").description("List invoices.").read_only().build();
+/// assert_eq!((action.name(), action.description()), ("list_invoices", Some("List invoices.")));
+/// ```
+#[must_use = "an action is described for a tool: give it to ToolDefBuilder::action"]
+pub struct ActionDefBuilder(pub(super) ActionDef);
+
+impl std::fmt::Debug for ActionDefBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl ActionDefBuilder {
+    /// The action as described, outside any tool (its qualified name is its bare name): for
+    /// tests of what a description gives.
+    pub fn build(mut self) -> ActionDef {
+        self.0.qualified = Arc::from(&*self.0.name);
+        self.0
     }
 
     /// Accepts fields the arguments do not declare (they are ignored), as the schema was
     /// written: for arguments meant to be open. `#[action(open_arguments)]` in the macro.
     ///
     /// ```
-    /// use mcp_fusion::ActionDef;
+    /// use mcp_fusion::tools::ActionDef;
     /// let search = ActionDef::with_schema("search", serde_json::json!({
     ///     "type": "object", "properties": {"q": {"type": "string"}}
     /// })).open_arguments();
-    /// assert!(search.schema().get("additionalProperties").is_none());
+    /// assert!(search.build().schema().get("additionalProperties").is_none());
     /// ```
     pub fn open_arguments(mut self) -> Self {
-        if let Some(as_written) = self.as_written.take() {
-            self.schema_value = *as_written;
-            self.schema = Schema::new(&self.schema_value);
+        if let Some(as_written) = self.0.as_written.take() {
+            self.0.schema_value = *as_written;
+            self.0.schema = Schema::new(&self.0.schema_value);
         }
         self
-    }
-
-    /// Whether fields the arguments do not declare are accepted.
-    pub fn accepts_unknown_fields(&self) -> bool {
-        super::schema::is_open(&self.schema_value)
     }
 
     /// Sets the description (from doc comments, for `#[tool]`).
     pub fn description(mut self, description: impl Into<String>) -> Self {
         let description = description.into();
-        self.description = (!description.is_empty()).then_some(description);
+        self.0.description = (!description.is_empty()).then_some(description);
         self
     }
 
@@ -230,18 +259,13 @@ impl ActionDef {
     /// the title of the action's own MCP tool. `#[action(title = "..")]` in the macro.
     ///
     /// ```
-    /// let pay = mcp_fusion::ActionDef::without_arguments("pay_invoice").title("Pay an invoice");
-    /// assert_eq!(pay.title_text(), Some("Pay an invoice"));
+    /// let pay = mcp_fusion::tools::ActionDef::without_arguments("pay_invoice").title("Pay an invoice");
+    /// assert_eq!(pay.build().title(), Some("Pay an invoice"));
     /// ```
     pub fn title(mut self, title: impl Into<String>) -> Self {
         let title = title.into();
-        self.title = (!title.is_empty()).then_some(title);
+        self.0.title = (!title.is_empty()).then_some(title);
         self
-    }
-
-    /// The title, if any.
-    pub fn title_text(&self) -> Option<&str> {
-        self.title.as_deref()
     }
 
     /// Declares the success value: `T`'s JSON Schema, as `T` serializes, is the `outputSchema` of
@@ -254,8 +278,9 @@ impl ActionDef {
     /// #[derive(serde::Serialize, schemars::JsonSchema)]
     /// struct Invoice { id: String, amount_cents: u64 }
     ///
-    /// let get = mcp_fusion::ActionDef::without_arguments("get_invoice").output::<Invoice>();
-    /// let schema = get.output_schema_object().unwrap();
+    /// let get = mcp_fusion::tools::ActionDef::without_arguments("get_invoice").output::<Invoice>();
+    /// let get = get.build();
+    /// let schema = get.output_schema().unwrap();
     /// assert_eq!(schema["required"], serde_json::json!(["id", "amount_cents"]));
     /// ```
     pub fn output<T: schemars::JsonSchema>(self) -> Self {
@@ -274,46 +299,41 @@ impl ActionDef {
     /// Declares the success value with a hand-written JSON Schema (see [`output`](Self::output)).
     /// A schema that is not an object (`true`, say) declares nothing.
     pub fn output_schema(mut self, schema: Value) -> Self {
-        self.output = match schema {
+        self.0.output = match schema {
             Value::Object(schema) => Some(Arc::new(schema)),
             _ => None,
         };
         self
     }
 
-    /// The JSON Schema of the success value, if the action declares one.
-    pub fn output_schema_object(&self) -> Option<&Map<String, Value>> {
-        self.output.as_deref()
-    }
-
     /// Marks the action read-only.
     pub fn read_only(mut self) -> Self {
-        self.annotations.read_only = Some(true);
+        self.0.annotations.read_only = Some(true);
         self
     }
 
     /// Marks the action destructive.
     pub fn destructive(mut self) -> Self {
-        self.annotations.destructive = Some(true);
+        self.0.annotations.destructive = Some(true);
         self
     }
 
     /// Marks the action idempotent.
     pub fn idempotent(mut self) -> Self {
-        self.annotations.idempotent = Some(true);
+        self.0.annotations.idempotent = Some(true);
         self
     }
 
     /// Marks the action as reaching an open world.
     pub fn open_world(mut self) -> Self {
-        self.annotations.open_world = Some(true);
+        self.0.annotations.open_world = Some(true);
         self
     }
 
     /// Deprecates the action: `note` replaces the default message; `replacement` is the bare
     /// name of another action of the same tool.
     pub fn deprecated(mut self, note: Option<&str>, replacement: Option<&str>) -> Self {
-        self.deprecated = Some(Deprecation {
+        self.0.deprecated = Some(Deprecation {
             note: note.filter(|n| !n.is_empty()).map(str::to_owned),
             replacement: replacement.map(str::to_owned),
         });
@@ -322,7 +342,7 @@ impl ActionDef {
 
     /// Sets the deadline of the action's handler.
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
+        self.0.timeout = Some(timeout);
         self
     }
 
@@ -332,31 +352,21 @@ impl ActionDef {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let export = mcp_fusion::ActionDef::without_arguments("export").heartbeat(Duration::from_secs(5));
-    /// assert_eq!(export.heartbeat_interval(), Some(Duration::from_secs(5)));
+    /// let export = mcp_fusion::tools::ActionDef::without_arguments("export").heartbeat(Duration::from_secs(5));
+    /// assert_eq!(export.build().heartbeat(), Some(Duration::from_secs(5)));
     /// ```
     pub fn heartbeat(mut self, every: Duration) -> Self {
-        self.heartbeat = Some(every.max(Duration::from_millis(10)));
+        self.0.heartbeat = Some(every.max(Duration::from_millis(10)));
         self
-    }
-
-    /// The heartbeat's interval, if any.
-    pub fn heartbeat_interval(&self) -> Option<Duration> {
-        self.heartbeat
     }
 
     /// Limits concurrent calls of this action (within the tool's own limit, if any).
     pub fn concurrency(mut self, max_active: usize, max_queued: usize) -> Self {
-        self.concurrency = Some(Concurrency {
+        self.0.concurrency = Some(Concurrency {
             max_active,
             max_queued,
         });
         self
-    }
-
-    /// The action's own concurrency limit, if any.
-    pub fn concurrency_limit(&self) -> Option<Concurrency> {
-        self.concurrency
     }
 
     /// Limits calls of this action to `max` per `window` (beside the tool's own limit, if any;
@@ -364,19 +374,46 @@ impl ActionDef {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use mcp_fusion::ActionDef;
+    /// use mcp_fusion::tools::ActionDef;
     ///
     /// let create = ActionDef::without_arguments("create_invoice")
     ///     .rate_limit(10, Duration::from_secs(60));
-    /// assert_eq!(create.action_rate_limit().map(|l| l.max), Some(10));
+    /// assert_eq!(create.build().rate_limit().map(|l| l.max), Some(10));
     /// ```
     pub fn rate_limit(mut self, max: u64, window: Duration) -> Self {
-        self.rate_limit = Some(RateLimit { max, window });
+        self.0.rate_limit = Some(RateLimit { max, window });
         self
+    }
+}
+
+impl ActionDef {
+    /// Whether fields the arguments do not declare are accepted.
+    pub fn accepts_unknown_fields(&self) -> bool {
+        super::schema::is_open(&self.schema_value)
+    }
+
+    /// The title, if any.
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// The JSON Schema of the success value, if the action declares one.
+    pub fn output_schema(&self) -> Option<&Map<String, Value>> {
+        self.output.as_deref()
+    }
+
+    /// The heartbeat's interval, if any.
+    pub fn heartbeat(&self) -> Option<Duration> {
+        self.heartbeat
+    }
+
+    /// The action's own concurrency limit, if any.
+    pub fn concurrency(&self) -> Option<Concurrency> {
+        self.concurrency
     }
 
     /// The action's own rate limit, if any.
-    pub fn action_rate_limit(&self) -> Option<RateLimit> {
+    pub fn rate_limit(&self) -> Option<RateLimit> {
         self.rate_limit
     }
 
@@ -395,7 +432,7 @@ impl ActionDef {
     }
 
     /// The description, if any.
-    pub fn description_text(&self) -> Option<&str> {
+    pub fn description(&self) -> Option<&str> {
         self.description.as_deref()
     }
 
@@ -420,7 +457,7 @@ impl ActionDef {
     }
 
     /// The handler's deadline, if any.
-    pub fn timeout_duration(&self) -> Option<Duration> {
+    pub fn timeout(&self) -> Option<Duration> {
         self.timeout
     }
 

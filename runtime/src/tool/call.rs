@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 /// ignored and never echoed.
 ///
 /// ```
-/// use mcp_fusion::TraceContext;
+/// use mcp_fusion::tools::TraceContext;
 /// let trace = TraceContext::parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", None).unwrap();
 /// assert_eq!(trace.trace_id(), "4bf92f3577b34da6a3ce929d0e0e4736");
 /// assert!(TraceContext::parse("00-00000000000000000000000000000000-00f067aa0ba902b7-01", None).is_none());

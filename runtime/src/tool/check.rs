@@ -11,8 +11,26 @@ impl ToolDef {
     /// the action, the field and the fix; empty when it can.
     pub(crate) fn problems(&self, exposition: Exposition) -> Vec<String> {
         let mut problems = Vec::new();
+        let single = self.discriminator.is_none();
+        let described = self.description.is_some()
+            || (single
+                && self
+                    .actions
+                    .first()
+                    .is_some_and(|a| a.description.is_some()));
+        if !described {
+            problems.push(format!(
+                "tool \"{}\": it has no description, so the model sees only its name; write a doc comment on it (#[tool]), or ToolDefBuilder::description",
+                self.name
+            ));
+        }
         for action in &self.actions {
             let at = format!("tool \"{}\", action \"{}\"", self.name, action.qualified);
+            if !single && action.description.is_none() {
+                problems.push(format!(
+                    "{at}: it has no description, so the model sees only its name; write a doc comment on the action's method, or ActionDefBuilder::description"
+                ));
+            }
             if let Err(broken) = &action.schema {
                 problems.push(format!(
                     "{at}: the arguments' schema is not valid JSON Schema ({broken}); fix the schema given to ActionDef::with_schema"

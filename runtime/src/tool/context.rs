@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use super::call::{Progress, Reporter, TraceContext};
-use crate::{Text, ToolError};
+use crate::ToolError;
+use crate::errors::Text;
 
 /// What an action's handler gets besides its arguments: the action it runs as, and helpers
 /// that build its errors and warnings.
@@ -89,7 +90,7 @@ impl Context {
 
     /// Starts an error of this action: [`crate::error`], ready to return.
     pub fn error(&self, code: crate::ErrorCode, message: impl Into<Text>) -> ToolError {
-        crate::error(code, message)
+        ToolError::new(code, message)
     }
 
     /// MISSING_REQUIRED_FIELD for `field`.

@@ -6,14 +6,14 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::action::{ActionDef, Concurrency, RateLimit};
+use super::action::{ActionDef, ActionDefBuilder, Concurrency, RateLimit};
 use super::schema::{grouped_schema, object_schema};
 use crate::router::Router;
 
 /// A tool's definition: what `tools/list` shows and what `tools/call` routes on.
 ///
 /// ```
-/// use mcp_fusion::{ActionDef, ToolDef};
+/// use mcp_fusion::tools::{ActionDef, ToolDef};
 /// let billing = ToolDef::new("billing")
 ///     .description("Invoices.")
 ///     .action(ActionDef::without_arguments("list_invoices").read_only())
@@ -34,12 +34,16 @@ pub struct ToolDef {
     pub(super) concurrency: Option<Concurrency>,
     pub(super) rate_limit: Option<RateLimit>,
     pub(super) exposition: Option<Exposition>,
+    /// Why it cannot be served as it describes itself, found once (see [`Tool::call`]).
+    ///
+    /// [`Tool::call`]: super::Tool::call
+    pub(super) own_problems: std::sync::OnceLock<Vec<String>>,
 }
 
 /// How a tool of several actions is shown in `tools/list` and called.
 ///
 /// ```
-/// use mcp_fusion::{ActionDef, Exposition, ToolDef};
+/// use mcp_fusion::tools::{ActionDef, Exposition, ToolDef};
 /// let billing = ToolDef::new("billing")
 ///     .action(ActionDef::without_arguments("list_invoices"))
 ///     .exposition(Exposition::Flat)
@@ -48,6 +52,7 @@ pub struct ToolDef {
 /// assert_eq!(billing.flat_name(&billing.actions()[0]), "billing_list_invoices");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Exposition {
     /// One MCP tool; the discriminator field (`action`) chooses the action. The listed schema
     /// shows every action's fields, each noting which actions take it.
@@ -58,8 +63,41 @@ pub enum Exposition {
     Flat,
 }
 
-/// Builds a [`ToolDef`].
+/// Builds the [`ToolDef`] of a tool of one action, as [`ToolDef::single`] starts it.
 #[derive(Debug)]
+#[must_use = "a tool is described until it is built"]
+pub struct SingleToolDefBuilder(ToolDefBuilder);
+
+impl SingleToolDefBuilder {
+    /// Sets the title (the action's own, by default).
+    pub fn title(self, title: impl Into<String>) -> Self {
+        SingleToolDefBuilder(self.0.title(title))
+    }
+
+    /// Sets the description (the action's own, by default).
+    pub fn description(self, description: impl Into<String>) -> Self {
+        SingleToolDefBuilder(self.0.description(description))
+    }
+
+    /// Limits concurrent calls (enforced by the server).
+    pub fn concurrency(self, max_active: usize, max_queued: usize) -> Self {
+        SingleToolDefBuilder(self.0.concurrency(max_active, max_queued))
+    }
+
+    /// Limits the call rate (enforced by the server).
+    pub fn rate_limit(self, max: u64, window: Duration) -> Self {
+        SingleToolDefBuilder(self.0.rate_limit(max, window))
+    }
+
+    /// The definition.
+    pub fn build(self) -> ToolDef {
+        self.0.build()
+    }
+}
+
+/// Builds a [`ToolDef`] of actions chosen by a discriminator, as [`ToolDef::new`] starts it.
+#[derive(Debug)]
+#[must_use = "a tool is described until it is built"]
 pub struct ToolDefBuilder {
     name: Cow<'static, str>,
     description: Option<String>,
@@ -89,12 +127,20 @@ impl ToolDef {
         }
     }
 
-    /// A single-action tool: no discriminator, the arguments are the action's.
-    pub fn single(action: ActionDef) -> ToolDefBuilder {
+    /// A single-action tool: no discriminator, the arguments are the action's. Its builder has
+    /// no other action, discriminator or exposition to set.
+    ///
+    /// ```
+    /// use mcp_fusion::tools::{ActionDef, ToolDef};
+    /// let ping = ToolDef::single(ActionDef::without_arguments("ping").description("Pings.")).build();
+    /// assert_eq!((ping.name(), ping.discriminator()), ("ping", None));
+    /// ```
+    pub fn single(action: ActionDefBuilder) -> SingleToolDefBuilder {
+        let action = action.0;
         let mut builder = Self::new(action.name.clone());
         builder.single = true;
         builder.actions.push(action);
-        builder
+        SingleToolDefBuilder(builder)
     }
 
     /// The tool name.
@@ -103,9 +149,9 @@ impl ToolDef {
     }
 
     /// The title, if any: the tool's own, or for a tool of one action, that action's.
-    pub fn title_text(&self) -> Option<&str> {
+    pub fn title(&self) -> Option<&str> {
         self.title.as_deref().or_else(|| match self.discriminator {
-            None => self.actions.first().and_then(ActionDef::title_text),
+            None => self.actions.first().and_then(ActionDef::title),
             Some(_) => None,
         })
     }
@@ -116,7 +162,7 @@ impl ToolDef {
     }
 
     /// The description, if any.
-    pub fn description_text(&self) -> Option<&str> {
+    pub fn description(&self) -> Option<&str> {
         self.description.as_deref()
     }
 
@@ -155,6 +201,13 @@ impl ToolDef {
         self.exposition
     }
 
+    /// Why the tool cannot be served as it describes itself (its own exposition, or grouped):
+    /// the problems [`ServerBuilder::build`](crate::server::ServerBuilder::build) reports.
+    pub(crate) fn own_problems(&self) -> &[String] {
+        self.own_problems
+            .get_or_init(|| self.problems(self.exposition.unwrap_or(Exposition::Grouped)))
+    }
+
     /// The MCP tool name of `action` in flat exposition: `{tool}_{action}`.
     pub fn flat_name(&self, action: &ActionDef) -> String {
         format!("{}_{}", self.name, action.name)
@@ -166,7 +219,7 @@ impl ToolDefBuilder {
     /// in the macro.
     ///
     /// ```
-    /// let billing = mcp_fusion::ToolDef::new("billing").title("Billing").build();
+    /// let billing = mcp_fusion::tools::ToolDef::new("billing").title("Billing").build();
     /// assert_eq!(billing.to_rmcp().title.as_deref(), Some("Billing"));
     /// ```
     pub fn title(mut self, title: impl Into<String>) -> Self {
@@ -189,8 +242,8 @@ impl ToolDefBuilder {
     }
 
     /// Adds an action.
-    pub fn action(mut self, action: ActionDef) -> Self {
-        self.actions.push(action);
+    pub fn action(mut self, action: ActionDefBuilder) -> Self {
+        self.actions.push(action.0);
         self
     }
 
@@ -256,6 +309,7 @@ impl ToolDefBuilder {
             concurrency: self.concurrency,
             rate_limit: self.rate_limit,
             exposition: if self.single { None } else { self.exposition },
+            own_problems: std::sync::OnceLock::new(),
         }
     }
 }

@@ -14,9 +14,10 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
 use super::{ActionDef, BoxFuture, Context, Tool, ToolDef};
+use crate::ToolError;
 use crate::envelope::{Envelope, new_incident_id};
+use crate::errors::with_warning;
 use crate::validate::ValidationError;
-use crate::{ToolError, with_warning};
 
 /// Why a handler did not produce a result.
 #[derive(Debug)]
@@ -38,7 +39,7 @@ impl From<ToolError> for Failure {
 /// A successful result other than serialized data: text, or a whole `CallToolResult`.
 ///
 /// ```
-/// let plain = mcp_fusion::Response::text("3 invoices exported.");
+/// let plain = mcp_fusion::tools::Response::text("3 invoices exported.");
 /// assert_eq!(plain.into_result().is_error, Some(false));
 /// ```
 #[derive(Debug, Clone)]
@@ -56,7 +57,7 @@ impl Response {
     /// `outputSchema`).
     ///
     /// ```
-    /// let result = mcp_fusion::Response::structured(&serde_json::json!({"id": "inv_1"})).unwrap().into_result();
+    /// let result = mcp_fusion::tools::Response::structured(&serde_json::json!({"id": "inv_1"})).unwrap().into_result();
     /// assert_eq!(result.structured_content, Some(serde_json::json!({"id": "inv_1"})));
     /// assert_eq!(result.content[0].as_text().unwrap().text, r#"{"id":"inv_1"}"#);
     /// ```
@@ -84,7 +85,7 @@ impl From<CallToolResult> for Response {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be the success value of an action",
     label = "returned as the action's success value",
-    note = "an action's `Ok` value is serialized to JSON (it must implement `serde::Serialize`) or is a `mcp_fusion::Response`",
+    note = "an action's `Ok` value is serialized to JSON (it must implement `serde::Serialize`) or is a `mcp_fusion::tools::Response`",
     note = "errors, `ToolError` included, are returned as `Err(..)`"
 )]
 pub trait IntoOutput {
@@ -329,6 +330,13 @@ pub(crate) async fn in_process<T: Tool + ?Sized>(
     arguments: Option<Map<String, Value>>,
 ) -> CallToolResult {
     let def = tool.definition();
+    let problems = def.own_problems();
+    assert!(
+        problems.is_empty(),
+        "tool \"{}\" cannot be served as it describes itself:\n- {}",
+        def.name(),
+        problems.join("\n- ")
+    );
     let prepared = match prepare(def, arguments, Route::Discriminator) {
         Ok(prepared) => prepared,
         Err(rejection) => return reject(rejection),

@@ -16,7 +16,7 @@ impl ToolDef {
     /// ([`to_rmcp`](Self::to_rmcp)), or one per action for a flat tool of several actions.
     ///
     /// ```
-    /// use mcp_fusion::{ActionDef, Exposition, ToolDef};
+    /// use mcp_fusion::tools::{ActionDef, Exposition, ToolDef};
     /// let billing = ToolDef::new("billing")
     ///     .action(ActionDef::without_arguments("list_invoices").read_only())
     ///     .action(ActionDef::without_arguments("void_invoice").destructive())
@@ -95,7 +95,7 @@ impl ToolDef {
         if self.description.is_none() {
             tool.description = None;
         }
-        tool.title = self.title_text().map(str::to_owned);
+        tool.title = self.title().map(str::to_owned);
         // One action, one output type: a single-action tool lists its action's output. A
         // grouped tool has none (one tool, many output types).
         if self.discriminator().is_none() {

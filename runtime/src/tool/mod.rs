@@ -11,11 +11,13 @@ mod invoke;
 mod listing;
 mod schema;
 
-pub use action::{ActionDef, ActionRef, Annotations, Concurrency, Deprecation, RateLimit};
+pub use action::{
+    ActionDef, ActionDefBuilder, ActionRef, Annotations, Concurrency, Deprecation, RateLimit,
+};
 pub use call::TraceContext;
 pub(crate) use call::{Progress, Reporter, new_span_id};
 pub use context::Context;
-pub use definition::{Exposition, ToolDef, ToolDefBuilder};
+pub use definition::{Exposition, SingleToolDefBuilder, ToolDef, ToolDefBuilder};
 pub(crate) use invoke::{
     Callable, CatchUnwind, PanicMessage, Prepared, Rejection, Route, catching, finish, prepare,
 };
@@ -35,7 +37,8 @@ pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a
 ///
 /// ```
 /// use mcp_fusion::rmcp::model::{CallToolResult, ContentBlock};
-/// use mcp_fusion::{ActionDef, BoxFuture, Context, Failure, Tool, ToolDef};
+/// use mcp_fusion::{Context, Tool};
+/// use mcp_fusion::tools::{ActionDef, BoxFuture, Failure, ToolDef};
 /// use serde_json::Value;
 ///
 /// struct Ping(ToolDef);
@@ -50,7 +53,7 @@ pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a
 ///     }
 /// }
 ///
-/// let ping = Ping(ToolDef::single(ActionDef::without_arguments("ping")).build());
+/// let ping = Ping(ToolDef::single(ActionDef::without_arguments("ping").description("Pings.")).build());
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let result = ping.call(None).await;
 /// assert_eq!(result.content[0].as_text().unwrap().text, "pong");
@@ -78,6 +81,13 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Runs one call in process: routing, validation, the deprecation warning, the action with
     /// its panic caught, and every failure as its envelope; no limits or middleware.
+    ///
+    /// # Panics
+    ///
+    /// When the tool cannot be served as it describes itself (no description, a field named
+    /// like the discriminator, arguments that are no object, a schema that does not compile):
+    /// the message names each problem and its fix, as
+    /// [`ServerBuilder::build`](crate::server::ServerBuilder::build) reports them.
     fn call(&self, arguments: Option<Map<String, Value>>) -> BoxFuture<'_, CallToolResult> {
         Box::pin(invoke::in_process(self, arguments))
     }

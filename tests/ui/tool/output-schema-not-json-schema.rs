@@ -1,4 +1,5 @@
-use mcp_fusion::{Response, ToolError, tool};
+use mcp_fusion::{ToolError, tool};
+use mcp_fusion::tools::Response;
 
 pub struct Reports;
 

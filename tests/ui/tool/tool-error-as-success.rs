@@ -1,4 +1,4 @@
-use mcp_fusion::{ErrorCode, ToolError, error, tool};
+use mcp_fusion::{ErrorCode, ToolError, tool};
 
 pub struct Billing;
 
@@ -6,7 +6,7 @@ pub struct Billing;
 impl Billing {
     /// Gets one invoice.
     async fn get_invoice(&self) -> Result<ToolError, ToolError> {
-        Ok(error(ErrorCode::NOT_FOUND, "No invoice with that ID"))
+        Ok(ToolError::new(ErrorCode::NOT_FOUND, "No invoice with that ID"))
     }
 }
 

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::{
     MAX_DEPTH, Roots, Sink, child, followed, list, properties_of, required_set, types, values,
 };
-use crate::ChangeSeverity::{Breaking, Risky, Safe};
+use crate::contract::ChangeSeverity::{Breaking, Risky, Safe};
 
 /// Where an output change is: the prefix of every output change's field.
 pub(crate) const OUTPUT: &str = "(output)";

@@ -31,11 +31,12 @@ use super::front::Front;
 /// How long a new connection waits for the place of the idle connection it closed.
 const ROOM_WAIT: Duration = Duration::from_secs(1);
 
-/// Accepts connections until the listener fails for good.
+/// Accepts connections until `stop`, then closes them all.
 pub(super) async fn serve(
     listener: TcpListener,
     front: Arc<Front>,
-    options: &HttpOptions,
+    options: HttpOptions,
+    stop: CancellationToken,
 ) -> io::Result<()> {
     let open = Arc::new(Semaphore::new(options.max_connections.max(1)));
     let connections = Arc::new(Connections::default());
@@ -48,7 +49,14 @@ pub(super) async fn serve(
         max_bytes: options.linger_max_bytes,
     };
     loop {
-        let stream = match listener.accept().await {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = stop.cancelled() => {
+                connections.close_all();
+                return Ok(());
+            }
+        };
+        let stream = match accepted {
             Ok((stream, _)) => stream,
             // Out of file descriptors, a connection reset before it was accepted: the listener
             // itself is fine, so wait a moment rather than spin or stop.
@@ -137,6 +145,11 @@ impl Connections {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, (Arc<Activity>, CancellationToken)>> {
         self.open.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Closes every connection.
+    fn close_all(&self) {
+        self.lock().values().for_each(|(_, close)| close.cancel());
     }
 
     /// Closes the connection idle longest: no request being handled and no answer being

@@ -5,20 +5,21 @@
 
 use std::collections::HashSet;
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, combinators::BoxBody};
-use hyper::body::Incoming;
 use rmcp::RoleServer;
 use rmcp::model::{ClientRequest, ErrorCode, ErrorData, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, timeout_at};
+use tokio_util::sync::CancellationToken;
 
 use super::HttpOptions;
 use super::accept::Guarded;
@@ -34,7 +35,15 @@ pub(super) struct Front {
     rmcp: StreamableHttpService<Server, LocalSessionManager>,
     sessions: Arc<LocalSessionManager>,
     parsing: Arc<Semaphore>,
-    path: String,
+    /// The path served, when the front owns the whole HTTP server (a mounted service is
+    /// routed to by its application).
+    path: Option<String>,
+    /// Shutting down: new requests are refused.
+    draining: AtomicBool,
+    /// Requests whose answers are not yet written, and a wake-up when there are none.
+    calls: Arc<Calls>,
+    /// Ends every session and stream of rmcp's service.
+    closing: CancellationToken,
     stateless: bool,
     max_body_bytes: usize,
     body_read_timeout: Duration,
@@ -45,6 +54,31 @@ pub(super) struct Front {
 
 /// A request of a session: the session's id and the request's.
 type SessionId = (Arc<str>, RequestId);
+
+/// The requests being answered.
+#[derive(Default)]
+pub(super) struct Calls {
+    count: AtomicUsize,
+    none: Notify,
+}
+
+/// A request being answered, until its answer is written or dropped.
+struct Call(Arc<Calls>);
+
+impl Call {
+    fn new(calls: &Arc<Calls>) -> Self {
+        calls.count.fetch_add(1, Ordering::AcqRel);
+        Call(calls.clone())
+    }
+}
+
+impl Drop for Call {
+    fn drop(&mut self) {
+        if self.0.count.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.none.notify_waiters();
+        }
+    }
+}
 
 /// A request's entry among those in flight, removed when its answer is written or dropped.
 struct InFlight {
@@ -87,12 +121,17 @@ impl Front {
         rmcp: StreamableHttpService<Server, LocalSessionManager>,
         sessions: Arc<LocalSessionManager>,
         options: &HttpOptions,
+        path: Option<String>,
+        closing: CancellationToken,
     ) -> Self {
         Front {
             rmcp,
             sessions,
             parsing: Arc::new(Semaphore::new(options.max_parsing.max(1))),
-            path: options.path.clone(),
+            path,
+            draining: AtomicBool::new(false),
+            calls: Arc::default(),
+            closing,
             stateless: options.stateless,
             max_body_bytes: options.max_body_bytes,
             body_read_timeout: options.body_read_timeout,
@@ -141,14 +180,53 @@ impl Front {
         }))
     }
 
-    pub(super) async fn handle(&self, request: Request<Incoming>) -> Reply {
-        if request.uri().path() != self.path {
+    /// Refuses new requests, waits for those in flight (at most `drain`), then ends every
+    /// session and stream.
+    pub(super) async fn drain(&self, drain: Duration) {
+        self.draining.store(true, Ordering::Release);
+        let none_left = async {
+            loop {
+                let notified = self.calls.none.notified();
+                tokio::pin!(notified);
+                notified.as_mut().enable();
+                if self.calls.count.load(Ordering::Acquire) == 0 {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        if tokio::time::timeout(drain, none_left).await.is_err() {
+            let left = self.calls.count.load(Ordering::Acquire);
+            tracing::warn!(
+                left,
+                ?drain,
+                "http: calls still running after the drain period are stopped"
+            );
+        }
+        self.closing.cancel();
+    }
+
+    pub(super) async fn handle<B>(&self, request: Request<B>) -> Reply
+    where
+        B: http_body::Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        if self
+            .path
+            .as_deref()
+            .is_some_and(|p| request.uri().path() != p)
+        {
             return plain(StatusCode::NOT_FOUND, "Not Found");
+        }
+        if self.draining.load(Ordering::Acquire) {
+            return shutting_down();
         }
         if request.method() != Method::POST {
             // GET (a stream of events) and DELETE (the end of a session) carry no body.
+            let request = request.map(|body| body.map_err(|e| Shown(e.into())));
             return self.rmcp.handle(request).await;
         }
+        let call = Call::new(&self.calls);
         let (mut parts, body) = request.into_parts();
         let declared = parts
             .headers
@@ -202,15 +280,18 @@ impl Front {
             .rmcp
             .handle(Request::from_parts(parts, Full::new(body)))
             .await;
-        match in_flight {
-            // The id stays taken until the answer is written (or the client goes away).
-            Some(in_flight) => reply.map(|body| Guarded(body, in_flight).boxed()),
-            None => reply,
-        }
+        // The call, and its id in its session, last until the answer is written (or the client
+        // goes away).
+        reply.map(|body| Guarded(body, (call, in_flight)).boxed())
     }
 
     /// The whole body within the size limit and the time limit.
-    async fn read_body(&self, mut body: Incoming) -> Result<Bytes, Reply> {
+    async fn read_body<B>(&self, body: B) -> Result<Bytes, Reply>
+    where
+        B: http_body::Body<Data = Bytes>,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let mut body = std::pin::pin!(body);
         let deadline = Instant::now() + self.body_read_timeout;
         let mut collected = Vec::new();
         loop {
@@ -218,6 +299,7 @@ impl Front {
                 Err(_) => return Err(self.too_slow()),
                 Ok(None) => return Ok(Bytes::from(collected)),
                 Ok(Some(Err(e))) => {
+                    let e = e.into();
                     tracing::debug!("http: a request body could not be read: {e}");
                     return Err(closing(plain(StatusCode::BAD_REQUEST, "Bad Request")));
                 }
@@ -292,6 +374,32 @@ impl Front {
             HeaderValue::from_static(SESSION_RETRY_AFTER),
         );
         reply
+    }
+}
+
+/// The answer to any request once the server is shutting down.
+fn shutting_down() -> Reply {
+    let error = ErrorData::new(
+        ErrorCode(-32000),
+        "Server shutting down: retry in a moment (another replica may answer).",
+        None,
+    );
+    let mut reply = json_rpc(
+        StatusCode::SERVICE_UNAVAILABLE,
+        &JsonRpcMessage::error(error, None),
+    );
+    reply
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    closing(reply)
+}
+
+/// A body's error, shown as text (rmcp takes any body whose error displays).
+struct Shown(Box<dyn std::error::Error + Send + Sync>);
+
+impl std::fmt::Display for Shown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
     }
 }
 

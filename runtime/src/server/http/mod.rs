@@ -10,7 +10,7 @@ use std::time::Duration;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
-use super::{ServeError, Server};
+use super::{Serve, ServeError, Server};
 use front::Front;
 pub(crate) use front::ParsePlace;
 
@@ -20,13 +20,11 @@ pub(crate) use front::ParsePlace;
 /// use std::time::Duration;
 /// use mcp_fusion::server::HttpOptions;
 ///
-/// let options = HttpOptions {
-///     stateless: true,
-///     allowed_hosts: vec!["mcp.example.com".into()],
-///     allowed_origins: vec!["https://app.example.com".into()],
-///     max_sessions: 1_000,
-///     ..HttpOptions::default()
-/// };
+/// let mut options = HttpOptions::default();
+/// options.stateless = true;
+/// options.allowed_hosts = vec!["mcp.example.com".into()];
+/// options.allowed_origins = vec!["https://app.example.com".into()];
+/// options.max_sessions = 1_000;
 /// assert_eq!(options.max_body_bytes, 1 << 20);
 /// assert_eq!(options.session_keep_alive, Duration::from_secs(120));
 /// ```
@@ -38,6 +36,7 @@ pub(crate) use front::ParsePlace;
 /// up to ~200 times its size (`Schema::validate`): 206 MiB for 1 MiB of the smallest wrong
 /// values; sessions, about 55 KiB each: 256 × 55 KiB (14 MiB).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct HttpOptions {
     /// No sessions: every request stands alone, so replicas can sit behind a load balancer.
     pub stateless: bool,
@@ -84,6 +83,10 @@ pub struct HttpOptions {
     /// How long a session lives without a message from its client (120 s by default; rmcp's
     /// own default is 300 s). A client whose session ended gets 404 and initializes again.
     pub session_keep_alive: Duration,
+    /// At a graceful shutdown, how long calls in flight may still run before they are stopped;
+    /// `None` (the default) waits as long as the longest deadline of any action, or 30 s when
+    /// an action has none.
+    pub drain: Option<Duration>,
 }
 
 impl Default for HttpOptions {
@@ -111,29 +114,85 @@ impl Default for HttpOptions {
             linger_max_bytes: 128 << 20,
             max_sessions: 256,
             session_keep_alive: Duration::from_secs(120),
+            drain: None,
         }
     }
 }
 
+/// The hardened streamable HTTP endpoint as a [`tower_service::Service`], to mount inside an
+/// existing application beside its own routes and layers (axum: `Router::nest_service`). Every
+/// limit of [`HttpOptions`] on requests holds (body size and time, parsing, Host and Origin,
+/// sessions); the connection limits (`max_connections`, the header and idle timeouts, lingering
+/// closes) belong to the application's own HTTP server, and `path` to its router.
+///
+/// ```
+/// use mcp_fusion::server::HttpOptions;
+/// use mcp_fusion::{Server, ToolError, tool};
+///
+/// /// Pings.
+/// #[tool]
+/// async fn ping() -> Result<&'static str, ToolError> {
+///     Ok("pong")
+/// }
+///
+/// let server = Server::builder("s", "1").tool(PingTool).build()?;
+/// let mcp = server.http_service(HttpOptions::default());
+/// // axum: `Router::new().route("/health", get(|| async { "ok" })).nest_service("/mcp", mcp)`
+/// # let _ = mcp;
+/// # Ok::<(), mcp_fusion::server::BuildError>(())
+/// ```
+#[derive(Clone)]
+pub struct HttpService {
+    front: Arc<Front>,
+}
+
+impl std::fmt::Debug for HttpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpService").finish_non_exhaustive()
+    }
+}
+
+impl HttpService {
+    /// From now on, answers every new request 503 with `Retry-After` (the calls already in
+    /// flight go on), and completes once none is left or after `drain`: the first step of a
+    /// graceful shutdown of the application that mounts it. Its sessions are closed then.
+    pub async fn drain(&self, drain: Duration) {
+        self.front.drain(drain).await;
+    }
+}
+
+impl<B> tower_service::Service<http::Request<B>> for HttpService
+where
+    B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = front::Reply;
+    type Error = std::convert::Infallible;
+    type Future = crate::tool::BoxFuture<'static, Result<front::Reply, std::convert::Infallible>>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let front = self.front.clone();
+        Box::pin(async move { Ok(front.handle(request).await) })
+    }
+}
+
 impl Server {
-    /// Serves streamable HTTP on `listener` (bind it to loopback unless you mean otherwise)
-    /// until the process ends, within the limits of `options`.
-    ///
-    /// Malformed bodies are answered 400 with a JSON-RPC error (-32700, -32600), requests
-    /// rmcp's reader cannot hold are repaired or answered as on stdio, and a call whose client
-    /// goes away is stopped.
-    ///
-    /// ```no_run
-    /// # async fn run(server: mcp_fusion::server::Server) -> Result<(), Box<dyn std::error::Error>> {
-    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
-    /// server.serve_http(listener, Default::default()).await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn serve_http(
-        self,
-        listener: tokio::net::TcpListener,
-        options: HttpOptions,
-    ) -> Result<(), ServeError> {
+    /// The streamable HTTP endpoint as a service to mount in an application (see
+    /// [`HttpService`]): the same server, answering with `options`.
+    pub fn http_service(&self, options: HttpOptions) -> HttpService {
+        HttpService {
+            front: Arc::new(self.front(&options, None)),
+        }
+    }
+
+    fn front(&self, options: &HttpOptions, path: Option<String>) -> Front {
         let mut sessions = LocalSessionManager::default();
         sessions.session_config.keep_alive = Some(options.session_keep_alive);
         let sessions = Arc::new(sessions);
@@ -146,12 +205,61 @@ impl Server {
         if options.stateless {
             config = config.with_json_response(true);
         }
+        let closing = config.cancellation_token.clone();
         let server = self.clone();
         let rmcp = StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), config);
-        let front = Arc::new(Front::new(rmcp, sessions, &options));
-        accept::serve(listener, front, &options)
-            .await
-            .map_err(|e| ServeError::new("the HTTP listener failed", e))
+        Front::new(rmcp, sessions, options, path, closing)
+    }
+
+    /// Serves streamable HTTP on `listener` (bind it to loopback unless you mean otherwise),
+    /// within the limits of `options`, until the listener fails for good, or, with
+    /// [`Serve::with_graceful_shutdown`], until the signal: new requests are then answered 503
+    /// with `Retry-After`, calls in flight finish within `options.drain`, sessions are closed,
+    /// connections too, and the future completes.
+    ///
+    /// Malformed bodies are answered 400 with a JSON-RPC error (-32700, -32600), requests
+    /// rmcp's reader cannot hold are repaired or answered as on stdio, and a call whose client
+    /// goes away is stopped.
+    ///
+    /// ```no_run
+    /// # async fn run(server: mcp_fusion::Server) -> Result<(), Box<dyn std::error::Error>> {
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+    /// let stop = async { tokio::signal::ctrl_c().await.unwrap_or(()) };
+    /// server.serve_http(listener, Default::default()).with_graceful_shutdown(stop).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn serve_http(self, listener: tokio::net::TcpListener, options: HttpOptions) -> Serve {
+        Serve::new(move |shutdown| {
+            Box::pin(async move {
+                let drain = options.drain.unwrap_or_else(|| self.longest_deadline());
+                let front = Arc::new(self.front(&options, Some(options.path.clone())));
+                let stop = tokio_util::sync::CancellationToken::new();
+                let mut accepting = tokio::spawn(accept::serve(
+                    listener,
+                    front.clone(),
+                    options,
+                    stop.clone(),
+                ));
+                let stopped = match shutdown {
+                    None => accepting.await,
+                    Some(signal) => tokio::select! {
+                        stopped = &mut accepting => stopped,
+                        () = signal => {
+                            tracing::info!(?drain, "http: shutting down: new requests are refused, calls in flight may finish");
+                            front.drain(drain).await;
+                            stop.cancel();
+                            accepting.await
+                        }
+                    },
+                };
+                match stopped {
+                    Ok(served) => {
+                        served.map_err(|e| ServeError::new("the HTTP listener failed", e))
+                    }
+                    Err(e) => Err(ServeError::new("the HTTP accept loop failed", e)),
+                }
+            })
+        })
     }
 }
 

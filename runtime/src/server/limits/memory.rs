@@ -32,10 +32,10 @@ pub(crate) const DEFAULT_MAX_KEYS: usize = 100_000;
 /// Limits held in this process: each server's own, gone when it stops. The default store.
 ///
 /// ```
-/// use mcp_fusion::server::Server;
+/// use mcp_fusion::Server;
 /// use mcp_fusion::server::limits::MemoryStore;
 ///
-/// let server = Server::new("billing-server", "1.0.0").limit_store(MemoryStore::new());
+/// let server = Server::builder("billing-server", "1.0.0").limit_store(MemoryStore::new());
 /// # let _ = server;
 /// ```
 #[derive(Debug, Clone, Copy, Default)]

@@ -19,7 +19,7 @@ use crate::tool::{BoxFuture, Concurrency, RateLimit};
 pub(crate) use memory::DEFAULT_MAX_KEYS;
 pub use memory::MemoryStore;
 #[cfg(feature = "redis")]
-pub use redis::{FailPolicy, RedisStore};
+pub use redis::{FailPolicy, RedisStore, RedisStoreBuilder};
 
 /// Keeps the state of a server's limits. Implement it to hold limits in a store of your own;
 /// [`MemoryStore`] and `RedisStore` (feature `redis`) are the two that ship.
@@ -27,7 +27,7 @@ pub use redis::{FailPolicy, RedisStore};
 /// A store that keeps one tool's limits apart and the rest in memory:
 ///
 /// ```
-/// use mcp_fusion::server::Server;
+/// use mcp_fusion::Server;
 /// use mcp_fusion::server::limits::{
 ///     ConcurrencyLimiter, LimitStore, MemoryStore, RateLimiter, RateSpec, SlotSpec,
 /// };
@@ -46,7 +46,7 @@ pub use redis::{FailPolicy, RedisStore};
 ///     }
 /// }
 ///
-/// let server = Server::new("billing-server", "1.0.0").limit_store(Logged(MemoryStore::new()));
+/// let server = Server::builder("billing-server", "1.0.0").limit_store(Logged(MemoryStore::new()));
 /// # let _ = server;
 /// ```
 pub trait LimitStore: Send + Sync + 'static {

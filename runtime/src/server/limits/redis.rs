@@ -43,16 +43,18 @@ pub enum FailPolicy {
     Closed,
 }
 
-/// Limits shared by every server that uses the same Redis and prefix.
+/// Limits shared by every server that uses the same Redis and prefix: described with
+/// [`RedisStore::builder`].
 ///
 /// ```no_run
-/// use mcp_fusion::server::Server;
 /// use mcp_fusion::server::limits::{FailPolicy, RedisStore};
 ///
-/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// let store = RedisStore::new("redis://127.0.0.1:6379", FailPolicy::Closed)?.prefix("billing");
-/// let server = Server::new("billing-server", "1.0.0").limit_store(store);
-/// # let _ = server;
+/// # fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let store = RedisStore::builder("redis://127.0.0.1:6379")
+///     .fail(FailPolicy::Closed)
+///     .prefix("billing")
+///     .build()?;
+/// # let _ = store;
 /// # Ok(())
 /// # }
 /// ```
@@ -107,15 +109,79 @@ const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 /// The longest a call at the head of the line waits before asking Redis again.
 const POLL: Duration = Duration::from_millis(50);
 
+/// A [`RedisStore`] being described: the settings, then [`build`](Self::build), which makes
+/// the connection with them.
+#[derive(Debug, Clone)]
+#[must_use = "a store is described until it is built"]
+pub struct RedisStoreBuilder {
+    url: String,
+    prefix: String,
+    policy: FailPolicy,
+    timeout: Duration,
+    lease_margin: Duration,
+    lease_without_deadline: Duration,
+}
+
 impl RedisStore {
-    /// A store on the Redis at `url` (`redis://host:port/db`), failing as `policy` says when
-    /// Redis cannot answer. Connects on first use, so a server starts while Redis is down; must
-    /// be called inside a Tokio runtime. Fails only on a malformed URL.
-    pub fn new(url: &str, policy: FailPolicy) -> Result<Self, RedisError> {
-        let client = Client::open(url)?;
+    /// Starts describing a store on the Redis at `url` (`redis://host:port/db`); it fails
+    /// closed by default.
+    pub fn builder(url: impl Into<String>) -> RedisStoreBuilder {
+        RedisStoreBuilder {
+            url: url.into(),
+            prefix: "mcp-fusion".to_owned(),
+            policy: FailPolicy::Closed,
+            timeout: DEFAULT_TIMEOUT,
+            lease_margin: DEFAULT_LEASE_MARGIN,
+            lease_without_deadline: DEFAULT_LEASE,
+        }
+    }
+}
+
+impl RedisStoreBuilder {
+    /// What a call meets when Redis cannot answer in time ([`FailPolicy::Closed`] by default).
+    pub fn fail(mut self, policy: FailPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The prefix of every key and channel (`mcp-fusion` by default): servers with different
+    /// prefixes share a Redis without sharing limits.
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// How long one operation may take before Redis counts as unavailable (250 ms by default):
+    /// the connection's own response timeout too.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How much longer than its action's deadline a lease lasts (5 s by default); an action
+    /// without a deadline holds leases of `without_deadline` (30 s by default). Leases are
+    /// renewed every third of that while the call runs: this is how long a slot outlives a
+    /// replica that died holding it. A lease too short to be renewed in time (under three
+    /// timeouts) is refused when the server is built.
+    pub fn leases(mut self, margin: Duration, without_deadline: Duration) -> Self {
+        self.lease_margin = margin;
+        self.lease_without_deadline = without_deadline;
+        self
+    }
+
+    /// The store. Connects on first use, so a server starts while Redis is down; must be
+    /// called inside a Tokio runtime. Fails on a malformed URL, or a timeout of zero.
+    pub fn build(self) -> Result<RedisStore, RedisError> {
+        if self.timeout.is_zero() {
+            return Err(RedisError::from((
+                redis::ErrorKind::InvalidClientConfig,
+                "a timeout of zero lets no operation complete",
+            )));
+        }
+        let client = Client::open(self.url.as_str())?;
         let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(DEFAULT_TIMEOUT))
-            .set_response_timeout(Some(DEFAULT_TIMEOUT))
+            .set_connection_timeout(Some(self.timeout))
+            .set_response_timeout(Some(self.timeout))
             .set_number_of_retries(1)
             .set_max_delay(Duration::from_millis(500));
         let connection = ConnectionManager::new_lazy_with_config(client.clone(), config)?;
@@ -123,11 +189,11 @@ impl RedisStore {
             inner: Arc::new(Inner {
                 client,
                 connection,
-                prefix: "mcp-fusion".to_owned(),
-                policy,
-                timeout: DEFAULT_TIMEOUT,
-                lease_margin: DEFAULT_LEASE_MARGIN,
-                lease_without_deadline: DEFAULT_LEASE,
+                prefix: self.prefix,
+                policy: self.policy,
+                timeout: self.timeout,
+                lease_margin: self.lease_margin,
+                lease_without_deadline: self.lease_without_deadline,
                 down: AtomicBool::new(false),
                 lease_seed: RandomState::new().hash_one(std::process::id()),
                 leases: AtomicU64::new(0),
@@ -135,34 +201,6 @@ impl RedisStore {
                 listener: OnceLock::new(),
             }),
         })
-    }
-
-    fn inner(&mut self) -> &mut Inner {
-        Arc::get_mut(&mut self.inner).expect("a Redis store is configured before it is shared")
-    }
-
-    /// The prefix of every key and channel (`mcp-fusion` by default): servers with different
-    /// prefixes share a Redis without sharing limits.
-    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.inner().prefix = prefix.into();
-        self
-    }
-
-    /// How long one operation may take before Redis counts as unavailable (250 ms by default).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.inner().timeout = timeout;
-        self
-    }
-
-    /// How much longer than its action's deadline a lease lasts (5 s by default); an action
-    /// without a deadline holds leases of `without_deadline` (30 s by default). Leases are
-    /// renewed every third of that while the call runs: this is how long a slot outlives a
-    /// replica that died holding it.
-    pub fn leases(mut self, margin: Duration, without_deadline: Duration) -> Self {
-        let inner = self.inner();
-        inner.lease_margin = margin;
-        inner.lease_without_deadline = without_deadline.max(Duration::from_millis(30));
-        self
     }
 }
 

@@ -7,24 +7,22 @@ use std::time::Duration;
 
 use rmcp::ServiceExt;
 
-use super::{ServeError, Server};
+use super::{Serve, ServeError, Server, Shutdown};
 use transport::StdioTransport;
 
-/// How [`Server::serve_stdio_with`] reads and writes stdin/stdout, and the memory that costs at
+/// How [`Server::serve_stdio`] reads and writes stdin/stdout, and the memory that costs at
 /// most.
 ///
 /// ```
 /// use std::time::Duration;
 /// use mcp_fusion::server::StdioOptions;
 ///
-/// let options = StdioOptions {
-///     max_line_bytes: 1 << 20,
-///     drain: Some(Duration::from_secs(10)),
-///     ..StdioOptions::default()
-/// };
+/// let mut options = StdioOptions::default();
+/// options.drain = Some(Duration::from_secs(10));
 /// assert_eq!(options.max_pending_answers, 64);
 /// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct StdioOptions {
     /// The longest message read, in bytes (1 MiB by default: twice the longest arguments a
     /// model writes in one call, 128k tokens). A longer line is never held: it is answered
@@ -52,9 +50,6 @@ pub struct StdioOptions {
     pub drain: Option<Duration>,
 }
 
-/// The drain period when an action has no deadline of its own.
-const DRAIN_WITHOUT_DEADLINE: Duration = Duration::from_secs(30);
-
 impl Default for StdioOptions {
     fn default() -> Self {
         StdioOptions {
@@ -66,8 +61,10 @@ impl Default for StdioOptions {
 }
 
 impl Server {
-    /// Serves on stdin/stdout with [`StdioOptions::default`] until the client closes stdin and
-    /// the calls in flight are answered.
+    /// Serves on stdin/stdout until the client closes stdin and the calls in flight are
+    /// answered, or, with [`Serve::with_graceful_shutdown`], until the signal: new calls are
+    /// then answered SERVER_BUSY (`Tool "{tool}" cannot take calls right now.`), the calls in
+    /// flight finish within `options.drain`, and the future completes.
     ///
     /// Every request with an id is answered exactly once (ERRORS.md §1): including valid JSON
     /// that rmcp's reader cannot hold (nesting deeper than 128, numbers beyond `f64`, lone
@@ -78,23 +75,23 @@ impl Server {
     /// When stdin/stdout are pipes (as when a client starts the server), they are read and
     /// written without tokio's blocking thread pool: several times the throughput with calls in
     /// flight. This needs a runtime with IO enabled (`#[tokio::main]` enables it).
-    pub async fn serve_stdio(self) -> Result<(), ServeError> {
-        self.serve_stdio_with(StdioOptions::default()).await
-    }
-
-    /// Serves on stdin/stdout as [`Server::serve_stdio`] does, with `options`.
     ///
     /// ```no_run
-    /// # async fn run(server: mcp_fusion::server::Server) -> Result<(), mcp_fusion::server::ServeError> {
+    /// # async fn run(server: mcp_fusion::Server) -> Result<(), mcp_fusion::server::ServeError> {
     /// use mcp_fusion::server::StdioOptions;
     ///
-    /// let options = StdioOptions { max_pending_answers: 16, ..StdioOptions::default() };
-    /// server.serve_stdio_with(options).await
+    /// let mut options = StdioOptions::default();
+    /// options.max_pending_answers = 16;
+    /// server.serve_stdio(options).await
     /// # }
     /// ```
-    pub async fn serve_stdio_with(self, options: StdioOptions) -> Result<(), ServeError> {
-        let (read, write) = rmcp::transport::stdio_pipes();
-        self.serve_io(read, write, options).await
+    pub fn serve_stdio(self, options: StdioOptions) -> Serve {
+        Serve::new(move |shutdown| {
+            Box::pin(async move {
+                let (read, write) = rmcp::transport::stdio_pipes();
+                self.serve_transport((read, write), options, shutdown).await
+            })
+        })
     }
 
     /// Serves the stdio transport (newline-delimited JSON-RPC, every promise of
@@ -102,33 +99,44 @@ impl Server {
     /// duplex for tests and embedding.
     ///
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use mcp_fusion::server::{Server, StdioOptions};
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use mcp_fusion::server::StdioOptions;
     /// use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     ///
+    /// let server = mcp_fusion::Server::builder("t", "1").build()?;
     /// let (client, server_end) = tokio::io::duplex(1 << 16);
     /// let (read, write) = tokio::io::split(server_end);
-    /// let serving = tokio::spawn(Server::new("t", "1").serve_io(read, write, StdioOptions::default()));
+    /// let serving = tokio::spawn(server.serve_io(read, write, StdioOptions::default()).into_future());
     /// let (reply, mut request) = tokio::io::split(client);
-    /// request.write_all(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).await.unwrap();
-    /// request.write_all(b"\n").await.unwrap();
+    /// request.write_all(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).await?;
+    /// request.write_all(b"\n").await?;
     /// let mut line = String::new();
-    /// BufReader::new(reply).read_line(&mut line).await.unwrap();
+    /// BufReader::new(reply).read_line(&mut line).await?;
     /// assert_eq!(line.trim(), r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
-    /// # drop(request); let _ = serving.await; }
+    /// # drop(request); let _ = serving.await; Ok(()) }
     /// ```
-    pub async fn serve_io<R, W>(
+    pub fn serve_io<R, W>(self, read: R, write: W, options: StdioOptions) -> Serve
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        Serve::new(move |shutdown| {
+            Box::pin(async move { self.serve_transport((read, write), options, shutdown).await })
+        })
+    }
+
+    async fn serve_transport<R, W>(
         self,
-        read: R,
-        write: W,
+        io: (R, W),
         options: StdioOptions,
+        shutdown: Option<Shutdown>,
     ) -> Result<(), ServeError>
     where
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
         let drain = options.drain.unwrap_or_else(|| self.longest_deadline());
-        let transport = StdioTransport::new((read, write), &options, drain);
+        let transport = StdioTransport::new(io, &options, drain, shutdown);
         let running = self
             .serve(transport)
             .await
@@ -138,16 +146,6 @@ impl Server {
             .await
             .map_err(|e| ServeError::new("the serving task failed", e))?;
         Ok(())
-    }
-
-    /// The longest time a call may run: the longest action deadline, or
-    /// [`DRAIN_WITHOUT_DEADLINE`] when an action has none.
-    fn longest_deadline(&self) -> Duration {
-        self.definitions()
-            .flat_map(|def| def.actions())
-            .map(|action| action.timeout_duration().unwrap_or(DRAIN_WITHOUT_DEADLINE))
-            .max()
-            .unwrap_or(Duration::ZERO)
     }
 }
 
@@ -162,6 +160,9 @@ mod tests {
         assert_eq!(options.max_line_bytes, 1024 * 1024);
         assert_eq!(options.max_pending_answers, 64);
         assert_eq!(options.drain, None);
-        assert_eq!(DRAIN_WITHOUT_DEADLINE, Duration::from_secs(30));
+        assert_eq!(
+            super::super::DRAIN_WITHOUT_DEADLINE,
+            Duration::from_secs(30)
+        );
     }
 }

@@ -34,9 +34,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::StdioOptions;
 use super::lines::{Line, Lines};
+use crate::server::Shutdown;
 use crate::server::guard::{Read, read};
-use crate::server::handler::ClientCancel;
 use crate::server::handler::cut;
+use crate::server::handler::{ClientCancel, ShuttingDown};
 
 /// A server transport over a byte stream pair such as `rmcp::transport::stdio_pipes()`.
 pub(crate) struct StdioTransport<R> {
@@ -55,6 +56,10 @@ pub(crate) struct StdioTransport<R> {
     held: Option<Framed>,
     /// When the input ended, the time the calls in flight have left.
     draining_until: Option<Instant>,
+    /// The signal of a graceful shutdown, until it comes.
+    shutdown: Option<Shutdown>,
+    /// Once it came, the time the calls in flight have left; new calls are refused meanwhile.
+    stopping_until: Option<Instant>,
     /// Framed answers to the writer task.
     out: mpsc::Sender<Framed>,
     writer: Option<JoinHandle<()>>,
@@ -73,7 +78,12 @@ struct Flight {
 type Framed = (Vec<u8>, Option<OwnedSemaphorePermit>);
 
 impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
-    pub(crate) fn new<W>((read, write): (R, W), options: &StdioOptions, drain: Duration) -> Self
+    pub(crate) fn new<W>(
+        (read, write): (R, W),
+        options: &StdioOptions,
+        drain: Duration,
+        shutdown: Option<Shutdown>,
+    ) -> Self
     where
         W: AsyncWrite + Send + Unpin + 'static,
     {
@@ -89,6 +99,8 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
             place: None,
             held: None,
             draining_until: None,
+            shutdown,
+            stopping_until: None,
             out,
             writer: Some(tokio::spawn(write_all(queue, write))),
         }
@@ -109,10 +121,11 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
                     return None;
                 };
                 let cancel = CancellationToken::new();
-                request
-                    .request
-                    .extensions_mut()
-                    .insert(ClientCancel(cancel.clone()));
+                let extensions = request.request.extensions_mut();
+                extensions.insert(ClientCancel(cancel.clone()));
+                if self.stopping_until.is_some() {
+                    extensions.insert(ShuttingDown);
+                }
                 free.insert(Flight {
                     cancel,
                     cancelled: false,
@@ -242,6 +255,14 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
             drain = ?self.drain,
             "stdio: input closed; calls still running after the drain period were stopped"
         );
+        self.stop_running(running);
+    }
+
+    /// Stops the calls still running: their answers are not written.
+    fn stop_running(&mut self, running: usize) {
+        if self.stopping_until.is_some() {
+            tracing::warn!(running, drain = ?self.drain, "stdio: calls still running after the drain period were stopped");
+        }
         for flight in self.in_flight.values_mut() {
             flight.cancelled = true;
             flight.cancel.cancel();
@@ -298,7 +319,30 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for StdioTransport<R> {
                 self.drained().await;
                 return None;
             }
-            let line = match self.lines.next().await {
+            if let Some(until) = self.stopping_until {
+                // rmcp polls `receive` again after each answer it passes to `send`.
+                let running = self.in_flight.values().filter(|f| !f.cancelled).count();
+                if running == 0 {
+                    return None;
+                }
+                if Instant::now() >= until {
+                    self.stop_running(running);
+                    return None;
+                }
+            }
+            let stopping_until = self.stopping_until;
+            let shutdown = &mut self.shutdown;
+            let line = tokio::select! {
+                line = self.lines.next() => line,
+                () = async { shutdown.as_mut().expect("checked").await }, if shutdown.is_some() => {
+                    self.shutdown = None;
+                    self.stopping_until = Some(Instant::now() + self.drain);
+                    tracing::info!(drain = ?self.drain, "stdio: shutting down: new calls are refused, calls in flight may finish");
+                    continue;
+                }
+                () = tokio::time::sleep_until(stopping_until.unwrap_or_else(Instant::now)), if stopping_until.is_some() => continue,
+            };
+            let line = match line {
                 Some(line) => line,
                 None => {
                     self.drained().await;
@@ -415,13 +459,14 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn calls_in_flight_outlive_rmcps_own_drain() {
         let (client, server_end) = tokio::io::duplex(1 << 16);
-        let server = Server::new("t", "1").tool(Slow);
+        let server = Server::builder("t", "1").tool(Slow).build().unwrap();
         let drain = server.longest_deadline();
         assert_eq!(drain, Duration::from_secs(20));
         let transport = StdioTransport::new(
             tokio::io::split(server_end),
             &StdioOptions::default(),
             drain,
+            None,
         );
         let serving = tokio::spawn(async move {
             let running = server.serve(transport).await.expect("initialized");

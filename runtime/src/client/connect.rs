@@ -7,26 +7,24 @@ use rmcp::service::{Peer, RunningService};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value};
 
-use crate::envelope::mirror_entries;
-use crate::{FromEnvelope, ParsedError, ParsedKind, parse_envelope};
+use crate::envelope::{FromEnvelope, ParsedError, ParsedKind, mirror_entries, parse_envelope};
 
 /// A client of an MCP server built with this crate (or any MCP server).
 ///
 /// `call("billing.get_invoice", args)` splits the tool from the action and fills the
 /// discriminator (`action`); a result whose `isError` is set comes back as
-/// [`ClientError::Tool`] when `throw_on_error` is on (the default), with the envelope parsed.
+/// [`ClientError::Tool`], with the envelope parsed. [`call_raw`](Client::call_raw) gives every
+/// result as it came.
 #[derive(Clone)]
 pub struct Client {
     peer: Peer<RoleClient>,
     discriminator: String,
-    throw_on_error: bool,
 }
 
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Client")
             .field("discriminator", &self.discriminator)
-            .field("throw_on_error", &self.throw_on_error)
             .finish_non_exhaustive()
     }
 }
@@ -41,7 +39,6 @@ impl Client {
         Client {
             peer,
             discriminator: "action".into(),
-            throw_on_error: true,
         }
     }
 
@@ -54,6 +51,41 @@ impl Client {
             rmcp::transport::TokioChildProcess::new(command).map_err(ClientError::transport)?;
         let connection = ().serve(transport).await.map_err(ClientError::transport)?;
         Ok((Client::new(connection.peer().clone()), connection))
+    }
+
+    /// Serves `server` in this process and connects to it, through the stdio transport over
+    /// an in-memory pipe: every promise of the transport and the pipeline, no process and no
+    /// socket. For tests, and for embedding a server in an application. Needs the `stdio`
+    /// feature; the server stops when the connection is dropped.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use mcp_fusion::client::Client;
+    /// use mcp_fusion::{Server, ToolError, tool};
+    ///
+    /// /// Pings.
+    /// #[tool]
+    /// async fn ping() -> Result<&'static str, ToolError> {
+    ///     Ok("pong")
+    /// }
+    ///
+    /// let server = Server::builder("s", "1").tool(PingTool).build()?;
+    /// let (client, _connection) = Client::in_memory(server).await?;
+    /// let pong: String = client.call_as("ping", serde_json::json!({})).await?;
+    /// assert_eq!(pong, "pong");
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "stdio")]
+    pub async fn in_memory(server: crate::Server) -> Result<(Client, Connection), ClientError> {
+        let (client_end, server_end) = tokio::io::duplex(1 << 16);
+        let (read, write) = tokio::io::split(server_end);
+        let options = crate::server::StdioOptions::default();
+        tokio::spawn(async move {
+            if let Err(e) = server.serve_io(read, write, options).await {
+                tracing::debug!("an in-memory server stopped: {e}");
+            }
+        });
+        Client::connect(tokio::io::split(client_end)).await
     }
 
     /// Connects over any rmcp client transport (stdio pipes, streamable HTTP, ...).
@@ -80,12 +112,6 @@ impl Client {
         Client::connect(transport).await
     }
 
-    /// Whether a failed call is an `Err` (the default) or an `Ok` result with `isError` set.
-    pub fn throw_on_error(mut self, throw: bool) -> Self {
-        self.throw_on_error = throw;
-        self
-    }
-
     /// Renames the discriminator filled in by [`Client::call`] (default `action`).
     pub fn discriminator(mut self, name: impl Into<String>) -> Self {
         self.discriminator = name.into();
@@ -105,8 +131,25 @@ impl Client {
             .map_err(ClientError::transport)
     }
 
-    /// Calls `tool.action` (or a single-action `tool`) with `arguments` (an object, or null).
+    /// Calls `tool.action` (or a single-action `tool`) with `arguments` (an object, or null);
+    /// a result whose `isError` is set is [`ClientError::Tool`], its envelope parsed.
     pub async fn call(
+        &self,
+        target: &str,
+        arguments: Value,
+    ) -> Result<CallToolResult, ClientError> {
+        let result = self.call_raw(target, arguments).await?;
+        if result.is_error == Some(true) {
+            return Err(ClientError::Tool(Box::new(ToolCallError::from_result(
+                result,
+            ))));
+        }
+        Ok(result)
+    }
+
+    /// Calls as [`call`](Client::call) does, and gives the result as it came, `isError` or
+    /// not (a warning's envelopes are read with [`warnings`]).
+    pub async fn call_raw(
         &self,
         target: &str,
         arguments: Value,
@@ -133,17 +176,10 @@ impl Client {
         }
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = Some(args);
-        let result = self
-            .peer
+        self.peer
             .call_tool(params)
             .await
-            .map_err(ClientError::transport)?;
-        if self.throw_on_error && result.is_error == Some(true) {
-            return Err(ClientError::Tool(Box::new(ToolCallError::from_result(
-                result,
-            ))));
-        }
-        Ok(result)
+            .map_err(ClientError::transport)
     }
 
     /// Calls and decodes the success value into `T`: the result's `structuredContent` when it
@@ -153,11 +189,7 @@ impl Client {
         target: &str,
         arguments: Value,
     ) -> Result<T, ClientError> {
-        let result = self
-            .clone()
-            .throw_on_error(true)
-            .call(target, arguments)
-            .await?;
+        let result = self.call(target, arguments).await?;
         if let Some(value) = result.structured_content {
             return serde_json::from_value(value).map_err(ClientError::Decode);
         }
@@ -172,8 +204,8 @@ impl Client {
     /// ```no_run
     /// # #[derive(serde::Deserialize)] struct Invoice;
     /// # #[derive(Debug)] enum BillingError { NotFound { id: String } }
-    /// # impl mcp_fusion::FromEnvelope for BillingError {
-    /// #     fn from_envelope(_: &mcp_fusion::ParsedError) -> Option<Self> { None }
+    /// # impl mcp_fusion::client::FromEnvelope for BillingError {
+    /// #     fn from_envelope(_: &mcp_fusion::client::ParsedError) -> Option<Self> { None }
     /// # }
     /// use mcp_fusion::client::{CallError, Client};
     /// # async fn run(client: Client) {
@@ -181,6 +213,7 @@ impl Client {
     ///     Ok(invoice) => { /* ... */ }
     ///     Err(CallError::Domain(BillingError::NotFound { id })) => println!("no invoice {id}"),
     ///     Err(CallError::Client(other)) => println!("{other}"),
+    ///     Err(other) => println!("{other:?}"),
     /// }
     /// # }
     /// ```
@@ -197,8 +230,8 @@ impl Client {
             })
     }
 
-    /// Calls every target concurrently; every outcome comes back, in order, whatever the
-    /// others did.
+    /// Calls every target concurrently; every result comes back as it came (as
+    /// [`call_raw`](Client::call_raw) gives it), in order, whatever the others did.
     pub async fn batch<I, S>(&self, calls: I) -> Vec<Result<CallToolResult, ClientError>>
     where
         I: IntoIterator<Item = (S, Value)>,
@@ -208,7 +241,7 @@ impl Client {
         for (i, (target, arguments)) in calls.into_iter().enumerate() {
             let client = self.clone();
             let target: String = target.into();
-            set.spawn(async move { (i, client.call(&target, arguments).await) });
+            set.spawn(async move { (i, client.call_raw(&target, arguments).await) });
         }
         let mut outcomes: Vec<(usize, Result<CallToolResult, ClientError>)> = Vec::new();
         while let Some(joined) = set.join_next().await {
@@ -228,7 +261,8 @@ impl Client {
 /// first that are envelopes.
 ///
 /// ```
-/// use mcp_fusion::{ToolError, with_warning};
+/// use mcp_fusion::ToolError;
+/// use mcp_fusion::errors::with_warning;
 /// use mcp_fusion::rmcp::model::{CallToolResult, ContentBlock};
 ///
 /// let ok = CallToolResult::success(vec![ContentBlock::text("{}")]);
@@ -301,6 +335,7 @@ impl ToolCallError {
 
 /// A failed [`Client::call_typed`]: the caller's own error, or anything else.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum CallError<E> {
     /// The envelope, as one of the caller's errors.
     Domain(E),
@@ -334,6 +369,7 @@ impl fmt::Display for ToolCallError {
 
 /// Why a call did not give a successful result.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum ClientError {
     /// The tool answered with an error envelope.
     Tool(Box<ToolCallError>),
