@@ -165,6 +165,18 @@ pub async fn post(addr: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
     read_reply(&mut stream).await
 }
 
+/// One GET of `path` on a connection of its own (`Connection: close`).
+pub async fn get(addr: &str, path: &str) -> Reply {
+    let Ok(mut stream) = TcpStream::connect(addr).await else {
+        return read_reply_of(Vec::new());
+    };
+    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    if stream.write_all(request.as_bytes()).await.is_err() {
+        return read_reply_of(Vec::new());
+    }
+    read_reply(&mut stream).await
+}
+
 /// A whole HTTP/1.1 response, read until the server closes the connection (a reset after the
 /// answer counts as closing), within 30 s.
 pub async fn read_reply(stream: &mut TcpStream) -> Reply {

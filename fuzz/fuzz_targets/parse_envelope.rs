@@ -33,6 +33,7 @@ fuzz_target!(|data: &[u8]| {
             assert_only_xml_chars(&parsed);
             round_trip(&parsed);
         }
+        other => panic!("a kind this target does not know: {other:?}"),
     }
 });
 
@@ -92,11 +93,10 @@ fn as_builder_keeps(parsed: &ParsedError) -> ParsedError {
             None => details.push((key.clone(), value.clone())),
         }
     }
-    ParsedError {
-        recovery: parsed.recovery.clone().filter(|r| !r.is_empty()),
-        actions,
-        details,
-        retry_after: parsed.retry_after.map(|s| s.min(u64::from(u32::MAX))),
-        ..parsed.clone()
-    }
+    let mut kept = parsed.clone();
+    kept.recovery = parsed.recovery.clone().filter(|r| !r.is_empty());
+    kept.actions = actions;
+    kept.details = details;
+    kept.retry_after = parsed.retry_after.map(|s| s.min(u64::from(u32::MAX)));
+    kept
 }

@@ -78,11 +78,13 @@ static SESSION: LazyLock<Mutex<Session>> = LazyLock::new(|| {
         .expect("a runtime");
     let (client, server_end) = tokio::io::duplex(1 << 20);
     let (server_read, server_write) = tokio::io::split(server_end);
-    let options = StdioOptions {
-        max_line_bytes: 64 << 10,
-        ..StdioOptions::default()
-    };
-    runtime.spawn(Server::builder("fuzz", "1").tool(Shop).serve_io(server_read, server_write, options));
+    let mut options = StdioOptions::default();
+    options.max_line_bytes = 64 << 10;
+    let server = Server::builder("fuzz", "1")
+        .tool(Shop)
+        .build()
+        .expect("the server builds");
+    runtime.spawn(server.serve_io(server_read, server_write, options).into_future());
     let (read, write) = tokio::io::split(client);
     let mut session = Session {
         runtime,

@@ -15,8 +15,10 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     common::debug::dump("tool", tool::expand(args.into(), item.into())).into()
 }
 
-/// See `mcp_fusion::ToolErrors`.
-#[proc_macro_derive(ToolErrors, attributes(tool_error))]
+/// See `mcp_fusion::ToolErrors`. thiserror's `from`, `source` and `error` are declared only so
+/// that a misplaced one gets an error naming ours (beside thiserror, with `skip_display`, they
+/// are left to it).
+#[proc_macro_derive(ToolErrors, attributes(tool_error, from, source, error))]
 pub fn derive_tool_errors(input: TokenStream) -> TokenStream {
     common::debug::dump("ToolErrors", tool_errors::expand(input.into())).into()
 }

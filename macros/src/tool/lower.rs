@@ -38,6 +38,9 @@ pub(super) fn single(
         .as_ref()
         .map(|d| quote!(#d))
         .or_else(|| docs::description(&f.attrs));
+    if description.is_none() {
+        errors.push(undescribed("tool", "the fn").with_span(&f.sig.ident));
+    }
     let action = action(
         &f.sig,
         name,
@@ -152,6 +155,9 @@ pub(super) fn group(
             .as_ref()
             .map_or_else(|| method.sig.ident.span(), |n| n.span());
         let description = docs::description(&method.attrs);
+        if description.is_none() {
+            errors.push(undescribed("action", "the method").with_span(&method.sig.ident));
+        }
         let rate = rate_limit(options.rate_limit.as_ref(), errors);
         let open_for_all = args.action.open_arguments.is_present();
         let output_for_all = args.action.output_schema.is_present();
@@ -182,14 +188,18 @@ pub(super) fn group(
                 .with_span(&block.self_ty),
         );
     }
+    let description = args
+        .description
+        .as_ref()
+        .map(|d| quote!(#d))
+        .or_else(|| docs::description(&block.attrs));
+    if description.is_none() {
+        errors.push(undescribed("tool", "the impl block").with_span(&block.self_ty));
+    }
     let tool = Tool {
         krate: Krate::new(args.krate),
         name,
-        description: args
-            .description
-            .as_ref()
-            .map(|d| quote!(#d))
-            .or_else(|| docs::description(&block.attrs)),
+        description,
         title: args.action.title.clone(),
         discriminator: args
             .discriminator
@@ -447,4 +457,15 @@ pub(super) fn snake(camel: &str) -> String {
         }
     }
     out
+}
+
+/// The error of a tool or action without a description: the model would see only its name.
+fn undescribed(what: &str, on: &str) -> darling::Error {
+    let or = match what {
+        "tool" => " or `#[tool(description = \"...\")]`",
+        _ => "",
+    };
+    darling::Error::custom(format!(
+        "this {what} has no description, so the model would see only its name: write a doc comment on {on} (`/// What it does.`){or}"
+    ))
 }

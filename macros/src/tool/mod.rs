@@ -112,10 +112,12 @@ mod tests {
                 rate_limit(max = 10, window = "1m")
             ),
             quote! {
+                /// Invoices.
                 impl Billing {
                     /// Lists invoices.
                     #[action(read_only, timeout = "5s")]
                     async fn list_invoices(&self, args: ListArgs, f: Context) -> Result<(), E> { todo!() }
+                    /// Voids one.
                     #[action(name = "void", deprecated = "Old.", replacement = list_invoices,
                              rate_limit(max = 3, window = "1h"))]
                     async fn void_invoice(&self) -> Result<(), E> { todo!() }
@@ -147,10 +149,15 @@ mod tests {
         let (_, errors) = model(
             quote!(),
             quote! {
+                /// Invoices.
                 impl Billing {
+                    /// Not async.
                     fn not_async(&self) -> Result<(), E> { todo!() }
+                    /// Generic.
                     async fn generic<T>(&self) -> Result<(), E> { todo!() }
+                    /// By value.
                     async fn by_value(self) -> Result<(), E> { todo!() }
+                    /// Everything wrong.
                     #[action(timeout = "soon", replacement = nope)]
                     async fn not_async(&self, a: A, f: Context, extra: u8) -> Result<(), E> { todo!() }
                 }
@@ -158,5 +165,21 @@ mod tests {
         );
         // non-async, generics, receiver, bad timeout, unknown replacement, extra param, duplicate
         assert_eq!(errors, 7);
+    }
+
+    #[test]
+    fn tools_and_actions_without_descriptions_are_errors() {
+        let (_, errors) = model(
+            quote!(),
+            quote! {
+                impl Billing {
+                    /// Described.
+                    async fn one(&self) -> Result<(), E> { todo!() }
+                    async fn two(&self) -> Result<(), E> { todo!() }
+                }
+            },
+        );
+        // The tool, and `two`.
+        assert_eq!(errors, 2);
     }
 }

@@ -168,6 +168,9 @@ fn model(derive: &syn::DeriveInput) -> darling::Result<Model> {
             .as_ref()
             .is_some_and(|r| r.from_envelope.is_present()),
     };
+    if !flags.skip_display {
+        thiserror_attributes(derive, &mut errors);
+    }
     let mut variants = Vec::new();
     if let syn::Data::Enum(data) = &derive.data {
         for variant in &data.variants {
@@ -212,6 +215,42 @@ fn model(derive: &syn::DeriveInput) -> darling::Result<Model> {
         from_envelope: flags.from_envelope,
         variants,
     })
+}
+
+/// thiserror's attributes on an enum that derives its own `Display` and `Error` (no
+/// `skip_display`): they would do nothing here, so each is an error naming ours. The derive
+/// declares them as helpers only to say so; with `skip_display` they are thiserror's and left
+/// alone.
+fn thiserror_attributes(derive: &syn::DeriveInput, errors: &mut darling::error::Accumulator) {
+    const BESIDE: &str = "(or, with thiserror deriving `Error` beside this enum, add `#[tool_error(skip_display)]` to the enum)";
+    let syn::Data::Enum(data) = &derive.data else {
+        return;
+    };
+    for variant in &data.variants {
+        for attr in variant.attrs.iter().filter(|a| a.path().is_ident("error")) {
+            errors.push(
+                darling::Error::custom(format!(
+                    "`#[error(..)]` is thiserror's: write the message in `#[tool_error(CODE, \"...\")]` {BESIDE}"
+                ))
+                .with_span(attr.path()),
+            );
+        }
+        for field in &variant.fields {
+            for (name, ours) in [
+                ("from", "#[tool_error(from)]"),
+                ("source", "#[tool_error(source)]"),
+            ] {
+                for attr in field.attrs.iter().filter(|a| a.path().is_ident(name)) {
+                    errors.push(
+                        darling::Error::custom(format!(
+                            "`#[{name}]` is thiserror's: write `{ours}` {BESIDE}"
+                        ))
+                        .with_span(attr.path()),
+                    );
+                }
+            }
+        }
+    }
 }
 
 /// The enum's options that shape its variants.

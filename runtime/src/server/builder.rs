@@ -299,6 +299,13 @@ impl ServerBuilder {
                 .exposition
                 .or(def.exposition())
                 .unwrap_or(self.exposition);
+            for (action, tag) in def.tagged_arguments() {
+                tracing::warn!(
+                    action,
+                    tag,
+                    "the arguments are alternatives told apart by \"{tag}\" (an internally tagged enum): a call that matches none is told only \"Expected a value matching one of the allowed shapes\" (ERRORS.md §5); for the model to be told what each shape needs, make each variant an action of the tool"
+                );
+            }
             problems.extend(def.problems(exposition));
             let store = settings.store.as_ref().unwrap_or(&self.rates.store);
             problems.extend(limit_problems(def, &**store));

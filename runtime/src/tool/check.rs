@@ -69,6 +69,48 @@ impl ToolDef {
     }
 }
 
+impl ToolDef {
+    /// The actions whose arguments are alternatives told apart by a field of constant value
+    /// (an internally tagged enum, `#[serde(tag = "kind")]`), with that field: a call that
+    /// matches none is told only "one of the allowed shapes" (ERRORS.md §5).
+    pub(crate) fn tagged_arguments(&self) -> Vec<(&str, String)> {
+        let mut found = Vec::new();
+        for action in &self.actions {
+            let empty = Map::new();
+            let defs = action
+                .schema_value
+                .get("$defs")
+                .and_then(Value::as_object)
+                .unwrap_or(&empty);
+            let Some(shapes) = shapes(&action.schema_value, defs).filter(|s| s.len() > 1) else {
+                continue;
+            };
+            let constant = |shape: &Map<String, Value>, field: &str| {
+                shape
+                    .get("properties")
+                    .and_then(|p| p.get(field))
+                    .is_some_and(|f| {
+                        f.get("const").is_some()
+                            || f.get("enum")
+                                .is_some_and(|e| e.as_array().is_some_and(|e| e.len() == 1))
+                    })
+            };
+            let first = shapes[0]
+                .get("properties")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flat_map(|p| p.keys());
+            if let Some(tag) = first
+                .into_iter()
+                .find(|field| shapes.iter().all(|shape| constant(shape, field)))
+            {
+                found.push((action.qualified(), tag.clone()));
+            }
+        }
+        found
+    }
+}
+
 /// What a schema that is no object describes, for the message.
 fn describe(schema: &Value) -> String {
     let Some(node) = schema.as_object() else {
@@ -85,4 +127,35 @@ fn describe(schema: &Value) -> String {
         }
     }
     "a schema without properties".to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tools::{ActionDef, ToolDef};
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    #[allow(dead_code)]
+    enum Payment {
+        /// By card.
+        Card { last4: String },
+        /// By transfer.
+        Transfer { iban: String },
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Plain {
+        id: String,
+    }
+
+    #[test]
+    fn internally_tagged_arguments_are_found_with_their_tag() {
+        let def = ToolDef::new("billing")
+            .description("Invoices.")
+            .action(ActionDef::new::<Payment>("pay").description("Pays."))
+            .action(ActionDef::new::<Plain>("get").description("Gets."))
+            .build();
+        assert_eq!(def.tagged_arguments(), [("billing.pay", "kind".to_owned())]);
+    }
 }

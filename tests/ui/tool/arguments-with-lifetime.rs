@@ -9,6 +9,7 @@ pub struct Get<'a> {
 
 pub struct Billing;
 
+/// A tool.
 #[tool]
 impl Billing {
     /// Gets one invoice.

@@ -2,6 +2,7 @@ use mcp_fusion::{ToolError, tool};
 
 pub struct Tickets;
 
+/// A tool.
 #[tool(exposition = "flatten")]
 impl Tickets {
     /// Lists tickets.

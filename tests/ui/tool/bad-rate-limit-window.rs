@@ -2,6 +2,7 @@ use mcp_fusion::{ToolError, tool};
 
 pub struct Billing;
 
+/// A tool.
 #[tool(rate_limit(max = 10, window = "a minute"))]
 impl Billing {
     /// Lists invoices.

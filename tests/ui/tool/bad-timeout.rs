@@ -2,6 +2,7 @@ use mcp_fusion::{ToolError, tool};
 
 pub struct Billing;
 
+/// A tool.
 #[tool]
 impl Billing {
     /// Exports invoices.

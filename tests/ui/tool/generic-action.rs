@@ -4,6 +4,7 @@ use serde::de::DeserializeOwned;
 
 pub struct Billing;
 
+/// A tool.
 #[tool]
 impl Billing {
     /// Gets one invoice.

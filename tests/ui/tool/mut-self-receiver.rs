@@ -4,6 +4,7 @@ pub struct Counter {
     pub calls: u64,
 }
 
+/// A tool.
 #[tool]
 impl Counter {
     /// Counts a call.

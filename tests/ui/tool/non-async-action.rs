@@ -2,6 +2,7 @@ use mcp_fusion::{Tool, ToolError, ToolErrors, tool};
 
 pub struct Billing;
 
+/// A tool.
 #[tool]
 impl Billing {
     /// Lists invoices.

@@ -9,6 +9,7 @@ pub struct Filter {
 
 pub struct Tickets;
 
+/// A tool.
 #[tool]
 impl Tickets {
     /// Lists tickets.

@@ -6,6 +6,7 @@ pub struct Invoice {
 
 pub struct Billing;
 
+/// A tool.
 #[tool]
 impl Billing {
     /// Gets one invoice.

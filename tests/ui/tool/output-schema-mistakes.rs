@@ -4,6 +4,7 @@ pub struct Reports;
 
 // `#[tool(output_schema)]` on the block asks it of every action: each is checked.
 
+/// A tool.
 #[tool(output_schema)]
 impl Reports {
     /// The success type is not written as `Result<T, E>`: nothing to read a schema from.

@@ -3,6 +3,7 @@ use mcp_fusion::tools::Response;
 
 pub struct Reports;
 
+/// A tool.
 #[tool]
 impl Reports {
     /// A `Response` has no JSON Schema: it is text, not data.

@@ -3,6 +3,7 @@ use mcp_fusion::{ToolError, tool};
 
 pub struct Tickets;
 
+/// A tool.
 #[tool]
 impl Tickets {
     /// Closes a ticket.

@@ -2,6 +2,7 @@ use mcp_fusion::{ErrorCode, ToolError, tool};
 
 pub struct Billing;
 
+/// A tool.
 #[tool]
 impl Billing {
     /// Gets one invoice.

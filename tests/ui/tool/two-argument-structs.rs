@@ -14,6 +14,7 @@ pub struct Options {
 
 pub struct Billing;
 
+/// A tool.
 #[tool]
 impl Billing {
     /// Gets one invoice.

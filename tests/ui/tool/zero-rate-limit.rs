@@ -2,6 +2,7 @@ use mcp_fusion::{ToolError, tool};
 
 pub struct Billing;
 
+/// A tool.
 #[tool(rate_limit(max = 0, window = "1m"))]
 impl Billing {
     /// Lists invoices.
