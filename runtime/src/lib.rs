@@ -1,8 +1,9 @@
-//! Errors for Model Context Protocol servers, written for the language model that reads them.
+#![doc = include_str!("../README.md")]
 //!
-//! A failing tool call answers with one XML envelope the model can act on ([`ToolError`],
-//! rendered as `<tool_error>`), bad arguments with every problem at once
-//! ([`validate::ValidationError`], rendered as `<validation_error>`). The wire format is the
+//! # The envelope
+//!
+//! A failing call is a [`ToolError`], rendered as `<tool_error>`; bad arguments are a
+//! [`validate::ValidationError`], rendered as `<validation_error>`. The wire format is the
 //! contract of `ERRORS.md`, reproduced byte for byte.
 //!
 //! ```
@@ -79,7 +80,7 @@
 //! | `title` | tool, action | `#[action(title = "Pay an invoice")]` | the name a host shows people (MCP `title`; an action's is its tool's in flat exposition) |
 //! | `output_schema` | tool, action | `#[action(output_schema)]` | the success type's JSON Schema is the `outputSchema` of a flat action (or a one-action tool), whose results then carry `structuredContent`; on an impl block, every action |
 //! | `discriminator` | impl block | `#[tool(discriminator = "op")]` | the field that chooses the action (default `action`) |
-//! | `exposition` | impl block | `#[tool(exposition = "flat")]` | one MCP tool per action, `{tool}_{action}` (default `"grouped"`; see [`Exposition`]) |
+//! | `exposition` | impl block | `#[tool(exposition = "flat")]` | one MCP tool per action, `{tool}_{action}` (default `"grouped"`; see [`Exposition`](tools::Exposition)) |
 //! | `concurrency` | tool, action | `#[action(concurrency(max_active = 2, max_queued = 2))]` | calls running at once, and waiting in line (SERVER_BUSY past it) |
 //! | `rate_limit` | tool, action | `#[tool(rate_limit(max = 120, window = "1m"))]` | calls per window (RATE_LIMITED past it); an action's beside its tool's |
 //! | `open_arguments` | tool, action | `#[action(open_arguments)]` | accept (and ignore) undeclared fields; by default they are reported |
@@ -96,18 +97,18 @@
 //! A handler takes `&self` (or nothing), then its arguments struct and optionally `f:
 //! Context`, in either order.
 //!
-//! `#[tool]` also generates `{Type}Actions` and `{Type}::ACTIONS`, one [`ActionRef`] per
+//! `#[tool]` also generates `{Type}Actions` and `{Type}::ACTIONS`, one [`ActionRef`](tools::ActionRef) per
 //! action, so `.actions(..)` names actions with compile-time checking; a fn tool becomes the
 //! unit struct `{Fn}Tool` (`get_weather` → `GetWeatherTool`).
 //!
-//! An action returns `Result<T, E>`: `T` is serialized to JSON (or is a [`Response`]); `E` is
+//! An action returns `Result<T, E>`: `T` is serialized to JSON (or is a [`Response`](tools::Response)); `E` is
 //! a [`ToolError`] or a `#[derive(ToolErrors)]` enum, sent intact, or any other error that is
 //! `Send + Sync + 'static` (`String`, `Box<dyn Error + Send + Sync>`, `anyhow::Error`): the
 //! model then sees INTERNAL_ERROR, `The action "billing.get_invoice" failed unexpectedly.` with
 //! an incident id and the advice not to retry blindly, and the error's text goes to the server's
 //! log under that id, never to the model. A panic is answered the same way, and the tool keeps
 //! serving. A `String` error therefore tells the model nothing it can act on: give it a code
-//! with [`error`] or a `ToolErrors` enum instead.
+//! with [`ToolError::new`] or a `ToolErrors` enum instead.
 //!
 //! # Domain errors: `#[derive(ToolErrors)]`
 //!
@@ -148,7 +149,7 @@
 //! | `from` | field | `Io(#[tool_error(from)] std::io::Error)` | `From<io::Error>` for the enum (so `?` converts), and the field is the source |
 //! | `source` | field | `#[tool_error(source)] cause: io::Error` | `Error::source` (a field named `source` is the source without it) |
 //! | `skip_display` | enum | `#[tool_error(skip_display)]` | the enum has its own `Display` and `Error` (thiserror's, say); only the envelope is derived |
-//! | `from_envelope` | enum | `#[tool_error(from_envelope)]` | [`FromEnvelope`]: a client reads its errors back as the enum (`Client::call_typed`); each field from its detail or its plain `{field}` in the message, parsed with `FromStr` |
+//! | `from_envelope` | enum | `#[tool_error(from_envelope)]` | [`FromEnvelope`](client::FromEnvelope): a client reads its errors back as the enum (`Client::call_typed`); each field from its detail or its plain `{field}` in the message, parsed with `FromStr` |
 //! | `crate` | enum | `#[tool_error(crate = ::my_sdk::mcp_fusion)]` | where this crate is, when re-exported |
 //!
 //! The helper attributes are namespaced (`#[tool_error(from)]`, not `#[from]`), so the derive
@@ -156,21 +157,26 @@
 //!
 //! # The pieces
 //!
-//! - The envelope: [`error`] and [`ToolError`] (the builder), [`ErrorCode`], [`Severity`];
-//!   [`validate`] (schemas, problems, `<validation_error>`); [`parse_envelope`] (reading one
-//!   back).
+//! - The envelope: [`ToolError`] (its own builder), [`ErrorCode`], [`Severity`], the rest in
+//!   [`errors`]; [`validate`] (schemas, problems, `<validation_error>`);
+//!   [`client::parse_envelope`] (reading one back).
 //! - Tools: [`Tool`] (a definition and a way to run each action; `#[tool]` implements it, or
-//!   write it by hand), [`ToolDef`] and [`ActionDef`], [`Context`]; [`router`] (the
+//!   write it by hand), [`Context`], and in [`tools`] what definitions are made of
+//!   ([`ToolDef`](tools::ToolDef), [`ActionDef`](tools::ActionDef)); [`router`] (the
 //!   discriminator).
 //! - Serving: [`server::Server`] on rmcp (stdio with feature `stdio`, streamable HTTP with
 //!   `http`; both on by default), which runs its policy (rate limit, concurrency,
 //!   [`middleware`], deadline, panic catching) around every tool.
 //! - Calling: `client::Client` (feature `client`), which turns envelopes back into Rust errors
-//!   (the generic [`ParsedError`], or the caller's own through [`FromEnvelope`]), read from the
-//!   mirror every envelope carries in `_meta` ([`MIRROR_KEY`], ERRORS.md §9) or from its text.
-//! - Change: [`contract`] (the lockfile, classified diffs) and [`inject_contract_awareness`]
-//!   (what changed, told to the model).
+//!   (the generic [`ParsedError`](client::ParsedError), or the caller's own through
+//!   [`FromEnvelope`](client::FromEnvelope)), read from the mirror every envelope carries in
+//!   `_meta` ([`MIRROR_KEY`](client::MIRROR_KEY), ERRORS.md §9) or from its text.
+//! - Change: [`contract`] (the lockfile, classified diffs, and
+//!   [`inject_contract_awareness`](contract::inject_contract_awareness): what changed, told to
+//!   the model).
 #![warn(missing_docs)]
+// docs.rs (`--cfg docsrs`, nightly): each item behind a feature is labelled with it.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 extern crate self as mcp_fusion;
 
@@ -190,9 +196,10 @@ mod tool;
 pub mod validate;
 
 /// The envelope a handler returns, and what building one takes: [`ToolError`] (also at the
-/// root) with [`ErrorCode`] and [`Severity`]; [`Text`] and [`RetryAfter`], the types its
-/// builder takes; [`InvalidCode`], a custom code that is not `[A-Z][A-Z0-9_]*`;
-/// [`with_warning`], a warning appended to a successful result.
+/// root) with [`ErrorCode`] and [`Severity`]; [`Text`](errors::Text) and
+/// [`RetryAfter`](errors::RetryAfter), the types its builder takes;
+/// [`InvalidCode`](errors::InvalidCode), a custom code that is not `[A-Z][A-Z0-9_]*`;
+/// [`with_warning`](errors::with_warning), a warning appended to a successful result.
 pub mod errors {
     pub use crate::call_result::with_warning;
     pub use crate::envelope::{RetryAfter, Text, ToolError};
@@ -200,9 +207,10 @@ pub mod errors {
 }
 
 /// What a tool is made of, for tools written by hand and for reading definitions: [`Tool`]
-/// (also at the root), [`ToolDef`] and [`ActionDef`] with their builders, what an action
-/// returns ([`Response`], [`IntoOutput`], [`Failure`]) and gets ([`Context`], also at the root,
-/// with the client's [`TraceContext`]).
+/// (also at the root), [`ToolDef`](tools::ToolDef) and [`ActionDef`](tools::ActionDef) with
+/// their builders, what an action returns ([`Response`](tools::Response),
+/// [`IntoOutput`](tools::IntoOutput), [`Failure`](tools::Failure)) and gets ([`Context`], also
+/// at the root, with the client's [`TraceContext`](tools::TraceContext)).
 pub mod tools {
     pub use crate::tool::{
         ActionDef, ActionDefBuilder, ActionRef, Annotations, BoxFuture, Concurrency, Context,
@@ -233,9 +241,3 @@ pub use server::Server;
 pub use tool::Context;
 /// A tool an MCP server can list and call; `#[tool]` implements it.
 pub use tool::Tool;
-
-// The README's examples are compiled and run as doc tests, with the features they use (the
-// workspace's tests enable them all).
-#[doc = include_str!("../../README.md")]
-#[cfg(all(doctest, feature = "stdio", feature = "http", feature = "redis"))]
-pub struct ReadmeDoctests;

@@ -2,7 +2,7 @@
 //!
 //! A model that learned a tool yesterday sends yesterday's arguments today. The lockfile is the
 //! known-good record of every action's contract; [`Diff`] classifies each difference from it, and
-//! a server started with its lockfile ([`Server::contract_lock`]) tells the model, inside the
+//! a server started with its lockfile ([`ServerBuilder::contract_lock`]) tells the model, inside the
 //! validation errors of affected actions, exactly what changed (ERRORS.md §7).
 //!
 //! | change | severity |
@@ -49,7 +49,7 @@
 //! assert!(Diff::between(&contract, &contract).is_empty());
 //! ```
 //!
-//! [`Server::contract_lock`]: crate::server::Server::contract_lock
+//! [`ServerBuilder::contract_lock`]: crate::server::ServerBuilder::contract_lock
 
 mod classify;
 

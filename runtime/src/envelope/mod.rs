@@ -34,7 +34,7 @@ pub use reverse::FromEnvelope;
 /// the builder methods take `impl Into<Text>` (a `&'static str`, a `String`, an [`ActionRef`])
 /// and helpers of your own may pass such values on.
 ///
-/// [`ActionRef`]: crate::ActionRef
+/// [`ActionRef`]: crate::tools::ActionRef
 ///
 /// ```
 /// fn not_found(what: impl Into<mcp_fusion::errors::Text>) -> mcp_fusion::ToolError {
@@ -46,7 +46,7 @@ pub type Text = Cow<'static, str>;
 
 /// A failed (or, as a warning, guided) tool call: one `<tool_error>` envelope.
 ///
-/// `ToolError` is its own builder: start with [`error`], chain what applies, and return it.
+/// `ToolError` is its own builder: start with [`ToolError::new`], chain what applies, and return it.
 /// There is no `.build()`. A handler returns it as its error value (`Err(..)`, `?`, or
 /// `.into()` straight into a `Result`); it has no `Serialize` impl, so it can never be sent as
 /// success data by mistake.

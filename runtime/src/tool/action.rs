@@ -168,7 +168,7 @@ impl ActionDef {
     /// An action with a hand-written JSON Schema for its arguments. Its arguments are closed:
     /// an object schema that does not say `additionalProperties` gets `false`, so a field it
     /// does not declare is reported (with a did-you-mean) rather than ignored;
-    /// [`open_arguments`](Self::open_arguments) undoes that.
+    /// [`open_arguments`](ActionDefBuilder::open_arguments) undoes that.
     ///
     /// ```
     /// use mcp_fusion::tools::ActionDef;

@@ -88,7 +88,7 @@ impl Context {
         &self.action
     }
 
-    /// Starts an error of this action: [`crate::error`], ready to return.
+    /// Starts an error of this action: [`ToolError::new`](crate::ToolError::new), ready to return.
     pub fn error(&self, code: crate::ErrorCode, message: impl Into<Text>) -> ToolError {
         ToolError::new(code, message)
     }

@@ -52,7 +52,7 @@ impl Response {
     }
 
     /// A JSON result for an action that declares its output
-    /// ([`ActionDef::output`](super::ActionDef::output)): the value as a text block, and as
+    /// ([`ActionDefBuilder::output`](crate::tools::ActionDefBuilder::output)): the value as a text block, and as
     /// `structuredContent` (MCP 2026-07-28: any JSON value, described by the tool's
     /// `outputSchema`).
     ///

@@ -1,7 +1,7 @@
 //! Where a server keeps the state of its limits: rate limits and concurrency limits, in this
 //! process ([`MemoryStore`], the default) or shared by every replica of a fleet
 //! (`RedisStore`, feature `redis`). A store is chosen with
-//! [`Server::limit_store`](super::Server::limit_store); the envelopes are the same whichever
+//! [`ServerBuilder::limit_store`](crate::server::ServerBuilder::limit_store); the envelopes are the same whichever
 //! holds the state (ERRORS.md §4).
 //!
 //! A store makes one limiter per limit when a tool is registered ([`LimitStore::rate_limit`],

@@ -1,0 +1,111 @@
+//! Workload 5 of `shared/bench/WORKLOADS.md`: the server under load, built with this library.
+//!
+//! On stdio: the `bench` tool of workload 4 (20 actions `op00` … `op19`, each echoing
+//! `{"id", "limit"}`) and the `users` tool of workload 3 (action `create`). No logging, a
+//! single-threaded runtime. Driven by the `load` driver, which builds it.
+//!
+//! `--pipes` serves on `rmcp::transport::stdio_pipes()` explicitly, which is also what
+//! `Server::serve_stdio` uses (non-blocking pipes on Linux),
+//! so the driver can tell the library's cost from the transport's. `--otel` records every
+//! call as an OpenTelemetry span and in the metrics, exported to the SDK's in-memory exporters
+//! (the cost of the `otel` feature with a real SDK, without an exporter's network).
+
+use mcp_fusion::Server;
+use mcp_fusion::rmcp::ServiceExt;
+use mcp_fusion::server::StdioOptions;
+use mcp_fusion::{ToolError, tool};
+use mcp_fusion_drivers::bench_tool::Bench;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // Kept alive while serving: the providers export as long as they live.
+    let _telemetry = std::env::args().any(|a| a == "--otel").then(telemetry);
+    let server = Server::builder("bench-server", env!("CARGO_PKG_VERSION"))
+        .tool(Bench)
+        .tool(Users)
+        .build()?;
+    if std::env::args().any(|a| a == "--pipes") {
+        let running = server
+            .serve(mcp_fusion::rmcp::transport::stdio_pipes())
+            .await?;
+        running.waiting().await?;
+    } else {
+        server.serve_stdio(StdioOptions::default()).await?;
+    }
+    Ok(())
+}
+
+/// OpenTelemetry to in-memory exporters: spans through the `tracing` layer, metrics read
+/// every second.
+fn telemetry() -> (
+    opentelemetry_sdk::trace::SdkTracerProvider,
+    opentelemetry_sdk::metrics::SdkMeterProvider,
+) {
+    use opentelemetry::trace::TracerProvider as _;
+    use tracing_subscriber::layer::SubscriberExt;
+
+    let spans = opentelemetry_sdk::trace::InMemorySpanExporter::default();
+    let tracer = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .with_simple_exporter(spans)
+        .build();
+    let subscriber = tracing_subscriber::registry()
+        .with(tracing_opentelemetry::layer().with_tracer(tracer.tracer("bench-server")));
+    tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
+    let metrics = opentelemetry_sdk::metrics::InMemoryMetricExporter::default();
+    let reader = opentelemetry_sdk::metrics::PeriodicReader::builder(metrics)
+        .with_interval(std::time::Duration::from_secs(1))
+        .build();
+    let meter = opentelemetry_sdk::metrics::SdkMeterProvider::builder()
+        .with_reader(reader)
+        .build();
+    opentelemetry::global::set_meter_provider(meter.clone());
+    (tracer, meter)
+}
+
+// ---- workload 3: `users` ----
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Role {
+    Admin,
+    Editor,
+    Viewer,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Address {
+    #[schemars(length(min = 1))]
+    street: String,
+    #[schemars(length(min = 1))]
+    city: String,
+    #[schemars(regex(pattern = r"^[0-9]{5}$"))]
+    zip: String,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct CreateUser {
+    #[schemars(email)]
+    email: String,
+    #[schemars(range(min = 18, max = 120))]
+    age: u32,
+    role: Role,
+    address: Address,
+    #[schemars(length(max = 10))]
+    tags: Vec<String>,
+    #[schemars(length(min = 1, max = 100))]
+    name: String,
+}
+
+struct Users;
+
+/// Users of the benchmark.
+#[tool(name = "users")]
+impl Users {
+    /// Creates a user and returns it.
+    async fn create(&self, args: CreateUser) -> Result<CreateUser, ToolError> {
+        Ok(args)
+    }
+}

@@ -1,0 +1,499 @@
+//! Workload 5 of `shared/bench/WORKLOADS.md`: the stdio load driver.
+//!
+//! ```text
+//! cargo run --release -p mcp-fusion-drivers --bin load
+//! ```
+//!
+//! The servers (`bench_server`, `plain_server`) are built by Cargo with this driver's profile
+//! ([`mcp_fusion_drivers::artifacts`]).
+//!
+//! Each server runs as a child process on stdio: `plain` (`plain_server`: the same `bench`
+//! handler on plain rmcp) and `ours` (`bench_server`: this library), both on rmcp's
+//! `stdio_pipes()` (what `Server::serve_stdio` uses). Every
+//! round starts fresh server processes; after `initialize` and `tools/list` (and, for ours, one
+//! valid and one invalid `users.create`), LOAD_WARMUP warm-up calls, then per mode LOAD_CALLS
+//! timed `tools/call {"name":"bench","arguments":{"action":"op07","id":"item_42","limit":10}}`
+//! through the raw rmcp peer: `seq` (one in flight) and `conc16` (16 tasks of LOAD_CALLS/16
+//! sequential calls each, so 16 in flight). The servers take turns within a round, in a
+//! rotated order each round. Every response must be a success with the expected text; any
+//! failure makes the driver exit with an error.
+//!
+//! Reported per server and mode: calls/s (median of the rounds), client-side latency
+//! p50/p90/p99 (every call of every round, pooled), server CPU per call from `/proc/<pid>/stat`
+//! utime+stime in clock ticks (`getconf CLK_TCK`, 100 when that fails; median of the rounds)
+//! and, finer, from the threads' `/proc/<pid>/task/*/schedstat` run time in nanoseconds, the
+//! server threads' context switches per call, and the server's peak RSS (`VmHWM` of
+//! `/proc/<pid>/status` at the end of each round, the highest). Linux only.
+//!
+//! Environment: LOAD_CALLS (default 10000), LOAD_WARMUP (default 1000), LOAD_ROUNDS
+//! (default 5), LOAD_SERVERS (default `plain,ours`; `plain+pipes,ours+pipes` pass `--pipes`,
+//! `ours+otel` passes `--otel`: OpenTelemetry spans and metrics to in-memory exporters), LOAD_MODES
+//! (default `seq,conc16`).
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use mcp_fusion::client::{Client, Connection};
+use mcp_fusion::rmcp::RoleClient;
+use mcp_fusion::rmcp::model::{CallToolRequestParams, CallToolResult};
+use mcp_fusion::rmcp::service::Peer;
+use mcp_fusion::rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+
+const EXPECTED: &str = r#"{"id":"item_42","limit":10}"#;
+const IN_FLIGHT: usize = 16;
+
+use mcp_fusion_drivers::measure::{
+    clock_ticks, cpu_ns, cpu_ticks, env_list, env_usize, status_kib,
+};
+
+type Error = Box<dyn std::error::Error>;
+
+/// A server binary to measure.
+struct Target {
+    label: &'static str,
+    binary: &'static str,
+    pipes: bool,
+    otel: bool,
+}
+
+/// A running server.
+struct Live {
+    pid: u32,
+    client: Client,
+    connection: Connection,
+}
+
+/// What was measured of a server, over all rounds.
+struct Measured {
+    label: &'static str,
+    plain: bool,
+    pipes: bool,
+    seq: Vec<Phase>,
+    conc: Vec<Phase>,
+    /// The highest `VmHWM` of the round's processes.
+    peak_rss_kib: u64,
+}
+
+/// One timed phase: LOAD_CALLS calls in one mode.
+struct Phase {
+    wall: Duration,
+    latencies_ns: Vec<u64>,
+    failures: usize,
+    first_failure: Option<String>,
+    cpu_ticks: u64,
+    cpu_ns: u64,
+    switches: u64,
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Error> {
+    let calls = env_usize("LOAD_CALLS", 10_000)?;
+    let warmup = env_usize("LOAD_WARMUP", 1_000)?;
+    let rounds = env_usize("LOAD_ROUNDS", 5)?.max(1);
+    let wanted = env_list("LOAD_SERVERS", "plain,ours");
+    let modes = env_list("LOAD_MODES", "seq,conc16");
+    let ticks_per_s = clock_ticks();
+
+    let targets: Vec<Target> = [
+        ("plain", "plain_server", false, false),
+        ("ours", "bench_server", false, false),
+        ("plain+pipes", "plain_server", true, false),
+        ("ours+pipes", "bench_server", true, false),
+        ("ours+otel", "bench_server", false, true),
+    ]
+    .into_iter()
+    .filter(|(label, ..)| wanted.iter().any(|w| w == label))
+    .map(|(label, binary, pipes, otel)| Target {
+        label,
+        binary,
+        pipes,
+        otel,
+    })
+    .collect();
+    if targets.is_empty() {
+        return Err(
+            "LOAD_SERVERS names none of plain, ours, plain+pipes, ours+pipes, ours+otel".into(),
+        );
+    }
+    let concurrency: Vec<bool> = [("seq", false), ("conc16", true)]
+        .into_iter()
+        .filter(|(mode, _)| modes.iter().any(|m| m == mode))
+        .map(|(_, concurrent)| concurrent)
+        .collect();
+
+    println!(
+        "workload 5 (stdio): {calls} timed calls per phase, {warmup} warm-up calls, {rounds} \
+         round(s), CLK_TCK {ticks_per_s}, {} CPU(s)",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+
+    let mut measured: Vec<Measured> = targets
+        .iter()
+        .map(|target| Measured {
+            label: target.label,
+            plain: target.binary == "plain_server",
+            pipes: target.pipes,
+            seq: Vec::new(),
+            conc: Vec::new(),
+            peak_rss_kib: 0,
+        })
+        .collect();
+
+    // Fresh processes every round: a process's own luck (thread placement, the blocking pool's
+    // threads) weighs on the stdio figures, so each round is an independent sample.
+    for round in 0..rounds {
+        let mut live = Vec::new();
+        for target in &targets {
+            live.push(start(target, warmup, round == 0).await?);
+        }
+        let count = live.len();
+        for &concurrent in &concurrency {
+            for k in 0..count {
+                let i = (k + round) % count;
+                let server = &live[i];
+                let in_flight = if concurrent { IN_FLIGHT } else { 1 };
+                let phase = timed(server.client.peer(), server.pid, calls, in_flight).await?;
+                if concurrent {
+                    measured[i].conc.push(phase);
+                } else {
+                    measured[i].seq.push(phase);
+                }
+            }
+        }
+        for (server, measured) in live.into_iter().zip(&mut measured) {
+            measured.peak_rss_kib = measured.peak_rss_kib.max(status_kib(server.pid, "VmHWM")?);
+            server.connection.cancel().await?;
+        }
+        eprintln!("round {} of {rounds} done", round + 1);
+    }
+
+    report(&measured, calls, ticks_per_s);
+
+    let mut failures = 0;
+    for server in &measured {
+        for phase in server.seq.iter().chain(&server.conc) {
+            failures += phase.failures;
+            if let Some(first) = &phase.first_failure {
+                eprintln!("{}: a call failed: {first}", server.label);
+            }
+        }
+    }
+    if failures > 0 {
+        return Err(format!("{failures} call(s) failed").into());
+    }
+    Ok(())
+}
+
+/// Spawns a server, checks its tools, and warms it up.
+async fn start(target: &Target, warmup: usize, verbose: bool) -> Result<Live, Error> {
+    let path = mcp_fusion_drivers::artifacts::driver(target.binary);
+    let mut command = tokio::process::Command::new(&path);
+    if target.pipes {
+        command.arg("--pipes");
+    }
+    if target.otel {
+        command.arg("--otel");
+    }
+    let (transport, _) = TokioChildProcess::builder(command)
+        .stderr(Stdio::null())
+        .spawn()?;
+    let pid = transport.id().ok_or("the server has no pid")?;
+    let (client, connection) = Client::connect(transport).await?;
+    let client = client;
+
+    let tools = client.list_tools().await?;
+    let bench = tools
+        .iter()
+        .find(|t| t.name == "bench")
+        .ok_or("the server has no bench tool")?;
+    let schema = serde_json::to_value(&bench.input_schema)?;
+    let actions = schema["properties"]["action"]["enum"]
+        .as_array()
+        .map_or(0, Vec::len);
+    if actions != 20 {
+        return Err(format!(
+            "{}: bench advertises {actions} actions, not 20",
+            target.label
+        )
+        .into());
+    }
+    if target.binary == "bench_server" {
+        check_users(&client).await?;
+    }
+    if verbose {
+        eprintln!(
+            "{}: pid {pid}, tools {:?}",
+            target.label,
+            tools.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>()
+        );
+    }
+
+    let (_, failures, first) = run(client.peer().clone(), warmup).await;
+    if failures > 0 {
+        return Err(format!(
+            "{}: {failures} warm-up call(s) failed: {}",
+            target.label,
+            first.unwrap_or_default()
+        )
+        .into());
+    }
+    Ok(Live {
+        pid,
+        client,
+        connection,
+    })
+}
+
+/// The `users` tool of workload 3 answers a valid user and rejects the four problems.
+async fn check_users(client: &Client) -> Result<(), Error> {
+    let user = json!({"email":"jane@example.com","age":34,"role":"editor","address":{"street":"1 Main St","city":"Springfield","zip":"12345"},"tags":["alpha","beta","gamma"],"name":"Jane Doe"});
+    let result = client.call_raw("users.create", user.clone()).await?;
+    let echoed: Value = serde_json::from_str(&first_text(&result).unwrap_or_default())?;
+    if result.is_error == Some(true) || echoed != user {
+        return Err(format!("users.create failed on a valid user: {result:?}").into());
+    }
+    let invalid = json!({"email":"not-an-email","age":12,"role":"superuser","address":{"street":"1 Main St","city":"Springfield","zip":"12345"},"tags":["alpha","beta","gamma"],"name":"Jane Doe","nickname":"JD"});
+    let result = client.call_raw("users.create", invalid).await?;
+    let text = first_text(&result).unwrap_or_default();
+    let fields = text
+        .lines()
+        .filter(|line| line.trim_start().starts_with("<field "))
+        .count();
+    if result.is_error != Some(true) || !text.contains("<validation_error") || fields != 4 {
+        return Err(format!("users.create did not report the four problems: {text}").into());
+    }
+    Ok(())
+}
+
+/// One timed phase: `calls` calls, `in_flight` at a time, with the server's CPU around it.
+async fn timed(
+    peer: &Peer<RoleClient>,
+    pid: u32,
+    calls: usize,
+    in_flight: usize,
+) -> Result<Phase, Error> {
+    let (ticks_before, ns_before, switches_before) =
+        (cpu_ticks(pid)?, cpu_ns(pid)?, switches(pid)?);
+    let started = Instant::now();
+    let mut latencies_ns = Vec::with_capacity(calls);
+    let mut failures = 0;
+    let mut first_failure = None;
+    if in_flight == 1 {
+        (latencies_ns, failures, first_failure) = run(peer.clone(), calls).await;
+    } else {
+        let mut set = tokio::task::JoinSet::new();
+        for task in 0..in_flight {
+            let share = calls / in_flight + usize::from(task < calls % in_flight);
+            set.spawn(run(peer.clone(), share));
+        }
+        while let Some(joined) = set.join_next().await {
+            let (lat, fail, first) = joined?;
+            latencies_ns.extend(lat);
+            failures += fail;
+            first_failure = first_failure.or(first);
+        }
+    }
+    let wall = started.elapsed();
+    let (ticks_after, ns_after, switches_after) = (cpu_ticks(pid)?, cpu_ns(pid)?, switches(pid)?);
+    Ok(Phase {
+        wall,
+        latencies_ns,
+        failures,
+        first_failure,
+        cpu_ticks: ticks_after.saturating_sub(ticks_before),
+        cpu_ns: ns_after.saturating_sub(ns_before),
+        switches: switches_after.saturating_sub(switches_before),
+    })
+}
+
+/// `calls` sequential calls: each one's latency in ns, the failures, the first failure.
+async fn run(peer: Peer<RoleClient>, calls: usize) -> (Vec<u64>, usize, Option<String>) {
+    let mut params = CallToolRequestParams::new("bench");
+    params.arguments = match json!({"action": "op07", "id": "item_42", "limit": 10}) {
+        Value::Object(map) => Some(map),
+        _ => None,
+    };
+    let mut latencies = Vec::with_capacity(calls);
+    let mut failures = 0;
+    let mut first = None;
+    for _ in 0..calls {
+        let params = params.clone();
+        let before = Instant::now();
+        let outcome = peer.call_tool(params).await;
+        latencies.push(before.elapsed().as_nanos() as u64);
+        let failure = match outcome {
+            Ok(result) if result.is_error == Some(true) => Some(format!("isError: {result:?}")),
+            Ok(result) => match result.content.first().and_then(|b| b.as_text()) {
+                Some(text) if text.text == EXPECTED => None,
+                _ => Some(format!("unexpected result: {result:?}")),
+            },
+            Err(e) => Some(e.to_string()),
+        };
+        if let Some(failure) = failure {
+            failures += 1;
+            first.get_or_insert(failure);
+        }
+    }
+    (latencies, failures, first)
+}
+
+fn first_text(result: &CallToolResult) -> Option<String> {
+    result
+        .content
+        .first()
+        .and_then(|b| b.as_text())
+        .map(|t| t.text.clone())
+}
+
+// ---- the table ----
+
+struct Row {
+    calls_per_s: f64,
+    p50: f64,
+    p90: f64,
+    p99: f64,
+    cpu_tick_us: f64,
+    cpu_ns_us: f64,
+    switches: f64,
+    failures: usize,
+}
+
+fn summarize(phases: &[Phase], calls: usize, ticks_per_s: u64) -> Row {
+    let per_call = |x: f64| x / calls as f64;
+    let mut rates: Vec<f64> = phases
+        .iter()
+        .map(|p| calls as f64 / p.wall.as_secs_f64())
+        .collect();
+    let mut tick_cpu: Vec<f64> = phases
+        .iter()
+        .map(|p| per_call(p.cpu_ticks as f64 * 1e6 / ticks_per_s as f64))
+        .collect();
+    let mut ns_cpu: Vec<f64> = phases
+        .iter()
+        .map(|p| per_call(p.cpu_ns as f64 / 1e3))
+        .collect();
+    let mut switches: Vec<f64> = phases.iter().map(|p| per_call(p.switches as f64)).collect();
+    let mut latencies: Vec<u64> = phases
+        .iter()
+        .flat_map(|p| p.latencies_ns.iter().copied())
+        .collect();
+    latencies.sort_unstable();
+    Row {
+        calls_per_s: median(&mut rates),
+        p50: percentile_us(&latencies, 0.50),
+        p90: percentile_us(&latencies, 0.90),
+        p99: percentile_us(&latencies, 0.99),
+        cpu_tick_us: median(&mut tick_cpu),
+        cpu_ns_us: median(&mut ns_cpu),
+        switches: median(&mut switches),
+        failures: phases.iter().map(|p| p.failures).sum(),
+    }
+}
+
+fn report(measured: &[Measured], calls: usize, ticks_per_s: u64) {
+    println!();
+    println!(
+        "{:<12} {:<7} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7} {:>8} {:>5}",
+        "server",
+        "mode",
+        "calls/s",
+        "p50 µs",
+        "p90 µs",
+        "p99 µs",
+        "CPU µs/c",
+        "(sched)",
+        "ctxsw/c",
+        "RSS MiB",
+        "fail"
+    );
+    let mut rows = Vec::new();
+    for server in measured {
+        for (mode, phases) in [("seq", &server.seq), ("conc16", &server.conc)] {
+            if phases.is_empty() {
+                continue;
+            }
+            let row = summarize(phases, calls, ticks_per_s);
+            println!(
+                "{:<12} {:<7} {:>9.0} {:>8.1} {:>8.1} {:>8.1} {:>9.2} {:>9.2} {:>7.2} {:>8.1} {:>5}",
+                server.label,
+                mode,
+                row.calls_per_s,
+                row.p50,
+                row.p90,
+                row.p99,
+                row.cpu_tick_us,
+                row.cpu_ns_us,
+                row.switches,
+                server.peak_rss_kib as f64 / 1024.0,
+                row.failures
+            );
+            rows.push((server.plain, server.pipes, mode, row));
+        }
+    }
+    println!();
+    println!(
+        "CPU µs/c: utime+stime ticks / calls; (sched): threads' schedstat run time / calls; \
+         ctxsw/c: the server threads' context switches / calls."
+    );
+    println!("ours/plain (same transport), calls/s ratio and overhead (target: overhead <= 10%):");
+    for pipes in [false, true] {
+        for mode in ["seq", "conc16"] {
+            let find = |plain: bool| {
+                rows.iter()
+                    .find(|(pl, pi, m, _)| *pl == plain && *pi == pipes && *m == mode)
+                    .map(|(.., row)| row)
+            };
+            if let (Some(ours), Some(plain)) = (find(false), find(true)) {
+                let ratio = ours.calls_per_s / plain.calls_per_s;
+                println!(
+                    "  {:<7} {:<7} ratio {:.3}  overhead {:+.1}%  CPU/call {:.2} vs {:.2} µs (sched)",
+                    if pipes { "pipes" } else { "stdio" },
+                    mode,
+                    ratio,
+                    (1.0 / ratio - 1.0) * 100.0,
+                    ours.cpu_ns_us,
+                    plain.cpu_ns_us
+                );
+            }
+        }
+    }
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    if values.len() % 2 == 1 {
+        values[mid]
+    } else {
+        (values[mid - 1] + values[mid]) / 2.0
+    }
+}
+
+/// Nearest-rank percentile of sorted nanoseconds, in microseconds.
+fn percentile_us(sorted_ns: &[u64], p: f64) -> f64 {
+    if sorted_ns.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p * sorted_ns.len() as f64).ceil() as usize).clamp(1, sorted_ns.len());
+    sorted_ns[rank - 1] as f64 / 1e3
+}
+
+/// Context switches (voluntary and not) of the process's living threads.
+fn switches(pid: u32) -> Result<u64, Error> {
+    let mut total = 0;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {
+        let Ok(status) = std::fs::read_to_string(task?.path().join("status")) else {
+            continue;
+        };
+        total += status
+            .lines()
+            .filter(|line| line.contains("ctxt_switches:"))
+            .filter_map(|line| line.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .sum::<u64>();
+    }
+    Ok(total)
+}

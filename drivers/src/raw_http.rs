@@ -1,0 +1,265 @@
+//! The billing server on streamable HTTP as a child process, spoken to in raw HTTP/1.1 where a
+//! client library would not misbehave. Used by the `http_limits` driver and the
+//! integration tests of HTTP serving.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+use tokio::process::{Child, Command};
+use tokio::time::timeout;
+
+use crate::measure;
+
+pub type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// The server, where it listens, and its log.
+pub struct Billing {
+    pub child: Child,
+    /// `127.0.0.1:PORT`.
+    pub addr: String,
+    /// What it logs after the line that says where it listens, once it has exited.
+    pub log: tokio::task::JoinHandle<Vec<u8>>,
+}
+
+impl Billing {
+    /// Starts `binary --http 127.0.0.1:0` with `args`.
+    pub async fn start(binary: &Path, args: &[&str]) -> Result<Billing, Error> {
+        Billing::start_with_env(&[], binary, args).await
+    }
+
+    /// Starts it with these environment variables added (`LD_PRELOAD`, `RUST_LOG`).
+    pub async fn start_with_env(
+        env: &[(&str, &str)],
+        binary: &Path,
+        args: &[&str],
+    ) -> Result<Billing, Error> {
+        let mut child = Command::new(binary)
+            .envs(env.iter().copied())
+            .args(["--http", "127.0.0.1:0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()?;
+        let mut stderr = BufReader::new(child.stderr.take().ok_or("no stderr")?);
+        let mut first = String::new();
+        timeout(Duration::from_secs(10), stderr.read_line(&mut first)).await??;
+        let addr = first
+            .trim()
+            .strip_prefix("billing: streamable HTTP on http://")
+            .and_then(|rest| rest.strip_suffix("/mcp"))
+            .ok_or_else(|| format!("unexpected first line: {first}"))?
+            .to_owned();
+        let log = tokio::spawn(async move {
+            let mut log = Vec::new();
+            let _ = stderr.read_to_end(&mut log).await;
+            log
+        });
+        Ok(Billing { child, addr, log })
+    }
+
+    /// A `kB` field of the server's `/proc/PID/status` (`VmHWM`, `VmRSS`), in MiB. Linux only.
+    pub fn status_mib(&self, field: &str) -> u64 {
+        let pid = self.child.id().unwrap_or(0);
+        measure::status_kib(pid, field).unwrap_or(0) / 1024
+    }
+
+    /// The server's peak resident memory so far, in MiB.
+    pub fn peak_mib(&self) -> u64 {
+        self.status_mib("VmHWM")
+    }
+
+    pub async fn post(&self, headers: &[(&str, &str)], body: &[u8]) -> Reply {
+        post(&self.addr, headers, body).await
+    }
+
+    pub async fn post_json(&self, headers: &[(&str, &str)], message: &Value) -> Reply {
+        self.post(headers, message.to_string().as_bytes()).await
+    }
+
+    /// `initialize` on a session of its own; its id.
+    pub async fn open_session(&self) -> Option<String> {
+        let reply = self.post_json(&[], &initialize()).await;
+        let session = reply.header("mcp-session-id")?.to_owned();
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        self.post_json(&session_headers(&session), &initialized)
+            .await;
+        Some(session)
+    }
+}
+
+/// The headers of a request in session `id`.
+pub fn session_headers(id: &str) -> [(&str, &str); 2] {
+    [
+        ("Mcp-Session-Id", id),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ]
+}
+
+/// A response: status, headers (names in lower case), body.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Reply {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The JSON-RPC messages of the body: the body itself, or each event of a stream.
+    pub fn messages(&self) -> Vec<Value> {
+        if self.header("content-type") == Some("text/event-stream") {
+            return self
+                .body
+                .lines()
+                .filter_map(|l| l.strip_prefix("data: "))
+                .filter_map(|data| serde_json::from_str(data).ok())
+                .collect();
+        }
+        serde_json::from_str(&self.body).into_iter().collect()
+    }
+
+    /// The one JSON-RPC message of the body (panics when there is none).
+    pub fn message(&self) -> Value {
+        match self.messages().into_iter().next() {
+            Some(message) => message,
+            None => panic!("no JSON-RPC message: {} {}", self.status, self.body),
+        }
+    }
+}
+
+/// One POST on a connection of its own (`Connection: close`), read until the server closes it.
+/// A connection that fails reads as status 0.
+pub async fn post(addr: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
+    let Ok(mut stream) = TcpStream::connect(addr).await else {
+        return read_reply_of(Vec::new());
+    };
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+         Connection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    if stream.write_all(request.as_bytes()).await.is_ok() {
+        // The server may answer (413, 503) before it reads the whole body.
+        let _ = stream.write_all(body).await;
+    }
+    read_reply(&mut stream).await
+}
+
+/// One GET of `path` on a connection of its own (`Connection: close`).
+pub async fn get(addr: &str, path: &str) -> Reply {
+    let Ok(mut stream) = TcpStream::connect(addr).await else {
+        return read_reply_of(Vec::new());
+    };
+    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    if stream.write_all(request.as_bytes()).await.is_err() {
+        return read_reply_of(Vec::new());
+    }
+    read_reply(&mut stream).await
+}
+
+/// A whole HTTP/1.1 response, read until the server closes the connection (a reset after the
+/// answer counts as closing), within 30 s.
+pub async fn read_reply(stream: &mut TcpStream) -> Reply {
+    let mut raw = Vec::new();
+    let reading = async {
+        let mut buf = [0u8; 16384];
+        while let Ok(n @ 1..) = stream.read(&mut buf).await {
+            raw.extend_from_slice(&buf[..n]);
+        }
+    };
+    let _ = timeout(Duration::from_secs(30), reading).await;
+    read_reply_of(raw)
+}
+
+fn read_reply_of(raw: Vec<u8>) -> Reply {
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .unwrap_or(0);
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    let chunked = headers
+        .iter()
+        .any(|(n, v)| n == "transfer-encoding" && v.eq_ignore_ascii_case("chunked"));
+    let body = if chunked {
+        unchunk(body)
+    } else {
+        body.to_owned()
+    };
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// The content of a chunked body.
+fn unchunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if size == 0 || rest.len() < size {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = rest[size..].strip_prefix("\r\n").unwrap_or(&rest[size..]);
+    }
+    out
+}
+
+/// Reads from `stream` until what was read ends with `end`, within 5 s.
+pub async fn read_until(stream: &mut TcpStream, end: &[u8]) -> Result<(), Error> {
+    let mut read = Vec::new();
+    let mut buf = [0u8; 8192];
+    while !read.ends_with(end) {
+        let n = timeout(Duration::from_secs(5), stream.read(&mut buf)).await??;
+        if n == 0 {
+            return Err(format!("closed: {}", String::from_utf8_lossy(&read)).into());
+        }
+        read.extend_from_slice(&buf[..n]);
+    }
+    Ok(())
+}
+
+pub fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw-http", "version": "1"}}})
+}
+
+pub fn get_invoice(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "billing", "arguments": {"action": "get_invoice", "id": "inv_2026_0001"}}})
+}
+
+/// A `list_invoices` call of about `bytes` bytes, nearly all of them an array of zeros.
+pub fn zeros(bytes: usize) -> Vec<u8> {
+    let mut body = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"billing","arguments":{"action":"list_invoices","z":["#.to_vec();
+    body.extend(std::iter::repeat_n(*b"0,", bytes.saturating_sub(200) / 2).flatten());
+    body.extend_from_slice(b"0]}}}");
+    body
+}

@@ -1,0 +1,147 @@
+//! A Redis server of our own for a test or a driver: `redis-server` on a free loopback port,
+//! with a temporary directory, no persistence, stopped (and its directory removed) when
+//! dropped. Used by the tests of
+//! limits shared on Redis and the `redis_latency` driver.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How to get the binary, for the message when it is missing.
+const INSTALL: &str = "`cargo xtask test` installs it; by hand: `sudo apt-get install redis-server` \
+                       (Debian, Ubuntu) or `brew install redis` (macOS)";
+
+/// A running `redis-server`.
+pub struct RedisServer {
+    child: Option<Child>,
+    /// Its loopback port.
+    pub port: u16,
+    dir: PathBuf,
+}
+
+impl RedisServer {
+    /// Starts one, or says why it could not (never silently).
+    pub fn start() -> Result<RedisServer, String> {
+        let mut last = String::new();
+        // A free port can be taken by someone else before redis binds it: try a few.
+        for _ in 0..5 {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .map_err(|e| format!("no free loopback port: {e}"))?
+                .port();
+            let dir = std::env::temp_dir()
+                .join(format!("mcp-fusion-redis-{}-{port}", std::process::id()));
+            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            let mut server = RedisServer {
+                child: None,
+                port,
+                dir,
+            };
+            match server.spawn() {
+                Ok(()) => return Ok(server),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+
+    fn spawn(&mut self) -> Result<(), String> {
+        let child = Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
+            .args([
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--protected-mode",
+                "yes",
+            ])
+            .arg("--dir")
+            .arg(&self.dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start redis-server ({e}); {INSTALL}"))?;
+        self.child = Some(child);
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(5) {
+            if self.command(&["PING"]).as_deref() == Ok("+PONG") {
+                return Ok(());
+            }
+            if let Some(Ok(Some(status))) = self.child.as_mut().map(Child::try_wait) {
+                self.child = None;
+                return Err(format!("redis-server exited at once ({status})"));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.stop();
+        Err(format!(
+            "redis-server did not answer on port {} within 5 s",
+            self.port
+        ))
+    }
+
+    /// `redis://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Stops it (SIGKILL: every key is gone, as after a crash).
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts it again on the same port, empty.
+    pub fn restart(&mut self) -> Result<(), String> {
+        self.stop();
+        self.spawn()
+    }
+
+    /// Sends one command, returns the first line of the reply (`+PONG`, `:2`, `$5`).
+    pub fn command(&self, args: &[&str]) -> Result<String, String> {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).map_err(|e| e.to_string())?;
+        stream
+            .set_read_timeout(Some(Duration::from_secs(2)))
+            .map_err(|e| e.to_string())?;
+        let mut request = format!("*{}\r\n", args.len());
+        for arg in args {
+            request.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
+        }
+        stream
+            .write_all(request.as_bytes())
+            .map_err(|e| e.to_string())?;
+        let mut reply = Vec::new();
+        let mut byte = [0u8];
+        while !reply.ends_with(b"\r\n") {
+            match stream.read(&mut byte) {
+                Ok(1) => reply.push(byte[0]),
+                Ok(_) => return Err("connection closed".into()),
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        reply.truncate(reply.len() - 2);
+        String::from_utf8(reply).map_err(|e| e.to_string())
+    }
+
+    /// An integer reply (`ZCARD key`, `DBSIZE`).
+    pub fn integer(&self, args: &[&str]) -> i64 {
+        let reply = self.command(args).unwrap_or_default();
+        reply
+            .strip_prefix(':')
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{args:?} answered {reply:?}"))
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

@@ -1,0 +1,389 @@
+//! Serving that holds over streamable HTTP, tried as a hostile client would: the billing server
+//! as a child process on loopback, spoken to in raw HTTP/1.1 where a client library would not
+//! misbehave, with the server's peak memory read from `/proc/PID/status` on Linux.
+
+use std::time::Duration;
+
+use mcp_fusion::client::Client;
+use mcp_fusion_drivers::raw_http;
+
+use raw_http::{Billing, get_invoice, initialize, post, read_reply, zeros};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::time::{Instant, timeout};
+
+async fn start(args: &[&str]) -> Billing {
+    Billing::start(&mcp_fusion_drivers::artifacts::billing(), args)
+        .await
+        .expect("the billing server starts")
+}
+
+#[tokio::test]
+async fn sessions_are_capped_and_the_refusal_names_the_cap() {
+    let billing = start(&["--max-sessions", "2"]).await;
+    let mut sessions = Vec::new();
+    for _ in 0..2 {
+        let reply = billing.post_json(&[], &initialize()).await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        sessions.push(reply.header("mcp-session-id").unwrap().to_owned());
+    }
+    let refused = billing.post_json(&[], &initialize()).await;
+    assert_eq!(refused.status, 503);
+    assert_eq!(refused.header("retry-after"), Some("10"));
+    let message = refused.message();
+    assert_eq!(message["id"], 1);
+    assert_eq!(message["error"]["code"], -32000);
+    let text = message["error"]["message"].as_str().unwrap();
+    assert!(text.contains("at most 2 sessions"), "{text}");
+
+    // Ending a session makes room for another.
+    let mut stream = TcpStream::connect(&billing.addr).await.unwrap();
+    let delete = format!(
+        "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nMcp-Session-Id: {}\r\n\
+         MCP-Protocol-Version: 2025-06-18\r\nConnection: close\r\n\r\n",
+        sessions[0]
+    );
+    stream.write_all(delete.as_bytes()).await.unwrap();
+    let deleted = read_reply(&mut stream).await.status;
+    assert!((200..300).contains(&deleted), "{deleted}");
+    assert_eq!(billing.post_json(&[], &initialize()).await.status, 200);
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn initialize_in_a_loop_cannot_grow_the_server() {
+    let billing = start(&[]).await;
+    let mut opened = 0;
+    for _ in 0..300 {
+        if billing.post_json(&[], &initialize()).await.status == 200 {
+            opened += 1;
+        }
+    }
+    assert_eq!(opened, 256, "the default cap");
+    let peak = billing.peak_mib();
+    assert!(peak < 64, "peak {peak} MiB");
+}
+
+#[tokio::test]
+async fn a_foreign_origin_is_refused() {
+    let billing = start(&["--stateless"]).await;
+    let evil = billing
+        .post_json(&[("Origin", "https://evil.example")], &get_invoice(1))
+        .await;
+    assert_eq!(evil.status, 403);
+    for origin in [
+        None,
+        Some("http://localhost:5173"),
+        Some("http://127.0.0.1"),
+    ] {
+        let headers: Vec<(&str, &str)> = origin.iter().map(|o| ("Origin", *o)).collect();
+        let reply = billing.post_json(&headers, &get_invoice(2)).await;
+        assert_eq!(reply.status, 200, "{origin:?}: {}", reply.body);
+    }
+}
+
+#[tokio::test]
+async fn malformed_bodies_get_a_json_rpc_error_without_positions() {
+    let billing = start(&["--stateless"]).await;
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":5,"method":"ping","params":{{"x":{}{}}}}}"#,
+        "[".repeat(300),
+        "]".repeat(300)
+    );
+    let cases: [(&[u8], i64, Value); 5] = [
+        (br#"{"jsonrpc":"2.0","id":1,"#, -32700, Value::Null),
+        (b"not json at all", -32700, Value::Null),
+        (b"", -32700, Value::Null),
+        (b"[1,2]", -32600, Value::Null),
+        (deep.as_bytes(), -32600, json!(5)),
+    ];
+    for (body, code, id) in cases {
+        let reply = billing.post(&[], body).await;
+        assert_eq!(reply.status, 400, "{}", reply.body);
+        assert_eq!(reply.header("content-type"), Some("application/json"));
+        let message = reply.message();
+        assert_eq!(
+            (&message["error"]["code"], &message["id"]),
+            (&json!(code), &id)
+        );
+        assert!(!reply.body.contains("line 1"), "{}", reply.body);
+    }
+    // A lone surrogate is read as U+FFFD, as on stdio: the call is served.
+    let lone = br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"billing","arguments":{"action":"get_invoice","id":"\ud800"}}}"#;
+    let reply = billing.post(&[], lone).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(reply.message()["result"]["isError"], true);
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn large_bodies_of_small_values_are_refused_or_parsed_two_at_a_time() {
+    let billing = start(&["--stateless"]).await;
+    let refused = billing.post(&[], &zeros(4 << 20)).await;
+    assert_eq!(refused.status, 413);
+    assert_eq!(refused.message()["error"]["code"], -32600);
+    // Sixteen at once, each just within the limit: parsed two at a time.
+    let body = zeros(1 << 20);
+    let posts: Vec<_> = (0..16)
+        .map(|_| {
+            let (addr, body) = (billing.addr.clone(), body.clone());
+            tokio::spawn(async move { post(&addr, &[], &body).await })
+        })
+        .collect();
+    for posted in posts {
+        let reply = posted.await.unwrap();
+        assert_eq!(reply.status, 200, "{}", reply.body);
+    }
+    let peak = billing.peak_mib();
+    assert!(peak < 400, "peak {peak} MiB for 16 bodies of 1 MiB");
+}
+
+#[tokio::test]
+async fn slow_and_endless_bodies_are_cut_off() {
+    let billing = start(&["--stateless", "--body-timeout", "0.5"]).await;
+    // Headers, then half a body, then nothing.
+    let mut slow = TcpStream::connect(&billing.addr).await.unwrap();
+    slow.write_all(
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+          Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\":",
+    )
+    .await
+    .unwrap();
+    let reply = read_reply(&mut slow).await;
+    assert_eq!(reply.status, 408);
+    assert_eq!(reply.message()["error"]["code"], -32600);
+    // A chunked body that never ends, past the size limit: refused as soon as it is over.
+    let mut endless = TcpStream::connect(&billing.addr).await.unwrap();
+    endless
+        .write_all(
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+              Accept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n",
+        )
+        .await
+        .unwrap();
+    let chunk = format!("{:x}\r\n{}\r\n", 64 * 1024, "0".repeat(64 * 1024));
+    for _ in 0..17 {
+        if endless.write_all(chunk.as_bytes()).await.is_err() {
+            break;
+        }
+    }
+    assert_eq!(read_reply(&mut endless).await.status, 413);
+}
+
+#[tokio::test]
+async fn idle_and_slow_connections_are_closed_and_capped() {
+    let args = [
+        "--stateless",
+        "--header-timeout",
+        "0.5",
+        "--idle-timeout",
+        "1",
+        "--body-timeout",
+        "3",
+        "--max-connections",
+        "20",
+    ];
+    let billing = start(&args).await;
+    // Twenty connections whose requests are in progress (a body that does not come): the cap
+    // is reached and none of them is idle, so a new connection is refused.
+    let mut busy = Vec::new();
+    for _ in 0..20 {
+        let mut stream = TcpStream::connect(&billing.addr).await.unwrap();
+        let head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+                    Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{";
+        stream.write_all(head.as_bytes()).await.unwrap();
+        busy.push(stream);
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let refused = billing.post_json(&[], &get_invoice(1)).await;
+    assert_eq!(refused.status, 503);
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    drop(busy);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    // Twenty connections that send half a request line and stop are idle: a new connection
+    // takes the place of one of them, and past the header timeout all are closed.
+    let mut slow = Vec::new();
+    for _ in 0..20 {
+        let mut stream = TcpStream::connect(&billing.addr).await.unwrap();
+        stream.write_all(b"POST /mcp HTT").await.unwrap();
+        slow.push(stream);
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let served = billing.post_json(&[], &get_invoice(2)).await;
+    assert_eq!(served.status, 200, "{}", served.body);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    for stream in &mut slow {
+        let mut rest = Vec::new();
+        let closed = timeout(Duration::from_secs(2), stream.read_to_end(&mut rest)).await;
+        assert!(closed.is_ok(), "a slow connection is still open");
+    }
+    let served = billing.post_json(&[], &get_invoice(3)).await;
+    assert_eq!(served.status, 200, "{}", served.body);
+}
+
+/// Request bodies are never logged whole: rmcp logs every notification it receives in full at
+/// INFO, so the billing example keeps rmcp at WARN unless `RUST_LOG` says otherwise.
+#[tokio::test]
+async fn the_log_stays_small_whatever_the_bodies() {
+    let mut billing = start(&[]).await;
+    let session = billing.post_json(&[], &initialize()).await;
+    let session = session.header("mcp-session-id").unwrap().to_owned();
+    let headers = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let big = "x".repeat(900 * 1024);
+    for _ in 0..5 {
+        let notification = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": 1, "progress": 1, "message": big}});
+        let reply = billing.post_json(&headers, &notification).await;
+        assert_eq!(reply.status, 202, "{}", reply.body);
+    }
+    billing.child.kill().await.unwrap();
+    let log = billing.log.await.unwrap();
+    assert!(
+        log.len() < 16 * 1024,
+        "{} bytes of log for 5 notifications",
+        log.len()
+    );
+}
+
+/// A connection that moves no byte for `idle_timeout` while none of its requests is being
+/// handled is closed: here a stream of events with nothing to say (a live one carries a
+/// keep-alive every 15 s, well within the default 60 s).
+#[tokio::test]
+async fn an_idle_stream_is_closed() {
+    let billing = start(&["--idle-timeout", "1"]).await;
+    let session = billing.open_session().await.expect("a session");
+    let mut stream = TcpStream::connect(&billing.addr).await.unwrap();
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\
+         Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-06-18\r\n\r\n"
+    );
+    stream.write_all(get.as_bytes()).await.unwrap();
+    let started = Instant::now();
+    let reply = read_reply(&mut stream).await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    // Not before its idle timeout (how soon after is the machine's business).
+    let after = started.elapsed();
+    assert!(
+        after >= Duration::from_millis(900),
+        "closed after {after:?}"
+    );
+}
+
+/// A client that writes its whole request before it reads (most simple clients) reads the
+/// refusal of a body over the limit: the server answers 413 at once, then reads and drops what
+/// the client still sends before it closes (a lingering close), so the client gets no reset.
+#[tokio::test]
+async fn a_client_writing_a_body_over_the_limit_reads_the_refusal() {
+    let billing = start(&["--stateless"]).await;
+    for declared in [4usize << 20, 100_000_000] {
+        let mut stream = TcpStream::connect(&billing.addr).await.unwrap();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {declared}\r\n\r\n"
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        let chunk = vec![b' '; 1 << 20];
+        let mut written = 0;
+        while written < declared {
+            let n = chunk.len().min(declared - written);
+            stream
+                .write_all(&chunk[..n])
+                .await
+                .unwrap_or_else(|e| panic!("writing byte {written} of {declared} failed: {e}"));
+            written += n;
+        }
+        let reply = read_reply(&mut stream).await;
+        assert_eq!(reply.status, 413, "{declared} bytes: {reply:?}");
+        assert_eq!(reply.message()["error"]["code"], -32600);
+    }
+}
+
+/// Two requests of one session with the same id: the second is refused, naming the rule, and
+/// the first is still answered (rmcp routes answers by id, so the first would be lost).
+#[tokio::test]
+async fn the_same_id_twice_in_a_session_gets_two_answers() {
+    let billing = start(&[]).await;
+    let session = billing.open_session().await.expect("a session");
+    let headers = raw_http::session_headers(&session);
+    let slow = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "billing", "arguments": {"action": "export_invoices", "format": "csv"}}});
+    let fast = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "billing", "arguments": {"action": "list_invoices"}}});
+    let first = {
+        let (addr, session) = (billing.addr.clone(), session.clone());
+        tokio::spawn(async move {
+            let headers = raw_http::session_headers(&session);
+            post(&addr, &headers, slow.to_string().as_bytes()).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let second = billing.post_json(&headers, &fast).await;
+    let refused = second.message();
+    assert_eq!(
+        (&refused["id"], &refused["error"]["code"]),
+        (&json!(7), &json!(-32600)),
+        "{refused}"
+    );
+    let text = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        text.contains("already used by a request in flight"),
+        "{text}"
+    );
+    let first = timeout(Duration::from_secs(10), first)
+        .await
+        .unwrap()
+        .unwrap();
+    let answered = first.message();
+    assert_eq!(answered["id"], 7, "{answered}");
+    assert_eq!(answered["result"]["isError"], false, "{answered}");
+    // Answered: the id may be used again.
+    let again = billing.post_json(&headers, &fast).await.message();
+    assert_eq!(again["result"]["isError"], false, "{again}");
+}
+
+/// With every connection held by idle sockets, a new client takes the place of the idlest one:
+/// a real MCP client (rmcp's, over HTTP) still lists and calls tools.
+#[tokio::test]
+async fn idle_connections_at_the_cap_make_room_for_a_working_client() {
+    let billing = start(&["--max-connections", "256"]).await;
+    let mut idle = Vec::new();
+    for _ in 0..300 {
+        idle.push(TcpStream::connect(&billing.addr).await.unwrap());
+    }
+    let url = format!("http://{}/mcp", billing.addr);
+    let (client, _connection) = timeout(Duration::from_secs(5), Client::connect_http(&url))
+        .await
+        .expect("connected in time")
+        .expect("connected");
+    let tools = client.list_tools().await.expect("tools listed");
+    assert_eq!(tools.len(), 1);
+    let listed = client
+        .call("billing.list_invoices", json!({}))
+        .await
+        .expect("called");
+    assert_eq!(listed.is_error, Some(false));
+    drop(idle);
+}
+
+/// A hundred calls whose trace context would once panic the server, then an ordinary call: all
+/// answered.
+#[tokio::test]
+async fn hostile_trace_contexts_are_answered() {
+    let billing = start(&["--stateless"]).await;
+    let traceparent = format!("0é{}", "a".repeat(52));
+    for id in 0..100 {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "billing", "arguments": {"action": "list_invoices"},
+                "_meta": {"traceparent": traceparent}}});
+        let reply = billing.post_json(&[], &call).await;
+        assert_eq!(reply.status, 200, "{reply:?}");
+        assert_eq!(reply.message()["result"]["isError"], false);
+    }
+    let reply = billing.post_json(&[], &get_invoice(100)).await;
+    assert_eq!(reply.message()["id"], 100);
+}

@@ -1,0 +1,38 @@
+//! The integration tests, one binary with a module per behaviour: `cargo test <module>` runs
+//! one group (`cargo test stdio_serving`), `cargo test <name>` one test. Tests that start the
+//! `billing` example have Cargo build it first (`mcp_fusion_drivers::artifacts`), so any of
+//! them runs alone on a clean target.
+//!
+//! Two behaviours have binaries of their own: `tests/conformance.rs` (the golden vectors, with
+//! a report per case) and `tests/bounds.rs` (memory, which needs its own global allocator).
+//! The macros' compile-time diagnostics are `macros/tests/ui.rs`.
+
+mod support;
+
+mod decoding;
+mod derive_tool_errors;
+mod envelope_properties;
+mod exposition;
+mod hand_written_tool;
+mod handler_faults;
+mod hostile_corpus;
+mod http_serving;
+mod layering;
+mod library_face;
+mod lockfile;
+mod macro_codes;
+mod macro_crate_path;
+mod macro_hygiene;
+mod meta_mirror;
+mod observability;
+mod otel;
+mod output_schema;
+mod readme_quick_start;
+mod redis_limits;
+mod schema_fidelity;
+mod server_pipeline;
+mod stdio_envelopes;
+mod stdio_serving;
+mod tool_routing;
+mod transports;
+mod vector_edges;

@@ -1,0 +1,452 @@
+//! Limits shared by a fleet: billing replicas as separate processes on stateless streamable
+//! HTTP, one real Redis started by the test on a free loopback port (`redis-server` must be
+//! installed; the test fails, never skips, when it cannot start), spoken to in raw HTTP.
+
+use std::time::Duration;
+
+use mcp_fusion_drivers::raw_http;
+use mcp_fusion_drivers::redis_server;
+use raw_http::Billing;
+use redis_server::RedisServer;
+use serde_json::{Value, json};
+use tokio::time::{Instant, sleep};
+
+fn redis() -> RedisServer {
+    RedisServer::start().unwrap_or_else(|e| panic!("these tests need a Redis of their own: {e}"))
+}
+
+/// `count` replicas of the billing server on `redis`, each with `args`.
+async fn replicas(redis: &RedisServer, count: usize, args: &[&str]) -> Vec<Billing> {
+    let mut started = Vec::new();
+    for _ in 0..count {
+        started.push(replica(&[], redis, args).await);
+    }
+    started
+}
+
+async fn replica(env: &[(&str, &str)], redis: &RedisServer, args: &[&str]) -> Billing {
+    let url = redis.url();
+    let mut all = vec!["--stateless", "--redis", &url];
+    all.extend_from_slice(args);
+    Billing::start_with_env(env, &mcp_fusion_drivers::artifacts::billing(), &all)
+        .await
+        .expect("a billing replica starts")
+}
+
+fn call(id: u64, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": "billing", "arguments": arguments}})
+}
+
+fn create_invoice(id: u64) -> Value {
+    call(
+        id,
+        json!({"action": "create_invoice", "customer_email": "ada@example.com",
+               "amount_cents": 1200, "currency": "EUR",
+               "lines": [{"description": "Tea", "quantity": 1}]}),
+    )
+}
+
+fn export(id: u64) -> Value {
+    call(id, json!({"action": "export_invoices", "format": "csv"}))
+}
+
+/// The outcome of one call: `ok`, or the envelope's code; panics unless the call got exactly
+/// one JSON-RPC answer with its own id.
+async fn outcome(addr: String, message: Value) -> String {
+    let reply = raw_http::post(&addr, &[], message.to_string().as_bytes()).await;
+    assert_eq!(reply.status, 200, "{addr}: {}", reply.body);
+    let answers = reply.messages();
+    assert_eq!(answers.len(), 1, "one answer per call: {}", reply.body);
+    assert_eq!(answers[0]["id"], message["id"]);
+    let result = &answers[0]["result"];
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    if result["isError"] == false {
+        return "ok".to_owned();
+    }
+    let code = text
+        .split("code=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("an envelope: {text}"));
+    match text.contains("cannot take calls right now") {
+        true => format!("{code} (store)"),
+        false => code.to_owned(),
+    }
+}
+
+/// A call to a replica that will be killed while it runs: the HTTP status (0 for none).
+async fn hold(addr: String, message: Value) -> u16 {
+    raw_http::post(&addr, &[], message.to_string().as_bytes())
+        .await
+        .status
+}
+
+/// How long a wait may last before the test calls it hung: far above what any machine needs,
+/// never a claim about speed (timing is the drivers' business).
+const PATIENCE: Duration = Duration::from_secs(30);
+
+const EXPORT_SLOTS: &str = "billing:slots:billing.export_invoices";
+
+/// Starts two exports on `replica`, waits until both hold a lease in Redis, then kills the
+/// replica (SIGKILL): the calls get no answer and the leases stay. When it was killed.
+async fn kill_holding_leases(redis: &RedisServer, replica: &mut Billing, first_id: u64) -> Instant {
+    let holding: Vec<_> = (0..2)
+        .map(|i| tokio::spawn(hold(replica.addr.clone(), export(first_id + i))))
+        .collect();
+    let started = Instant::now();
+    while redis.integer(&["ZCARD", EXPORT_SLOTS]) < 2 {
+        assert!(started.elapsed() < PATIENCE, "leases never taken");
+        sleep(Duration::from_millis(5)).await;
+    }
+    replica.child.kill().await.unwrap();
+    let killed = Instant::now();
+    for call in holding {
+        assert_eq!(
+            call.await.unwrap(),
+            0,
+            "the killed replica's calls got no answer"
+        );
+    }
+    killed
+}
+
+/// A dead replica's leases last their time to live (the deadline, 2 s, plus the 1 s margin),
+/// on Redis's clock: no less. (Not forever either: the call that waited for them ran, where
+/// leases that never expired would have had it refused at its own deadline.)
+fn assert_lease_lifetime(killed: Instant) {
+    let waited = killed.elapsed();
+    assert!(waited > Duration::from_millis(2_400), "{waited:?}");
+}
+
+/// Sends every `(replica, message)` at once; the outcomes in order.
+async fn all_at_once(fleet: &[Billing], calls: Vec<(usize, Value)>) -> Vec<String> {
+    let tasks: Vec<_> = calls
+        .into_iter()
+        .map(|(i, message)| tokio::spawn(outcome(fleet[i].addr.clone(), message)))
+        .collect();
+    let mut outcomes = Vec::new();
+    for task in tasks {
+        outcomes.push(task.await.expect("a call task"));
+    }
+    outcomes
+}
+
+fn count(outcomes: &[String], what: &str) -> usize {
+    outcomes.iter().filter(|o| *o == what).count()
+}
+
+#[tokio::test]
+async fn three_replicas_admit_exactly_the_limit_together() {
+    let redis = redis();
+    let fleet = replicas(&redis, 3, &["--no-audit"]).await;
+
+    // create_invoice: 10 per minute, from 30 calls spread over the replicas at once.
+    let calls = (0..30).map(|i| (i % 3, create_invoice(i as u64))).collect();
+    let outcomes = all_at_once(&fleet, calls).await;
+    assert_eq!(count(&outcomes, "ok"), 10, "{outcomes:?}");
+    assert_eq!(count(&outcomes, "RATE_LIMITED"), 20, "{outcomes:?}");
+
+    // Per caller, on a fleet of its own (another prefix, the same Redis): each customer's 4
+    // calls per minute, wherever they land.
+    let keyed = [
+        "--no-audit",
+        "--rate-limit",
+        "4/60",
+        "--redis-prefix",
+        "keyed",
+    ];
+    let fleet = replicas(&redis, 3, &keyed).await;
+    let customers = ["ada", "grace", "alan", "edsger"];
+    let calls = (0..40)
+        .map(|i| {
+            let email = format!("{}@example.com", customers[i % 4]);
+            let list = call(
+                i as u64,
+                json!({"action": "list_invoices", "customer_email": email}),
+            );
+            (i % 3, list)
+        })
+        .collect();
+    let outcomes = all_at_once(&fleet, calls).await;
+    for (c, customer) in customers.iter().enumerate() {
+        let admitted = outcomes
+            .iter()
+            .enumerate()
+            .filter(|(i, o)| i % 4 == c && *o == "ok")
+            .count();
+        assert_eq!(admitted, 4, "{customer}: {outcomes:?}");
+    }
+    // A call the action's budget refuses gives the tool's back (REFUND): ada's tool budget of
+    // 12 holds her 10 creates and 2 lists, whatever the 11th create did.
+    let refund = [
+        "--no-audit",
+        "--rate-limit",
+        "12/60",
+        "--redis-prefix",
+        "refund",
+    ];
+    let fleet = replicas(&redis, 3, &refund).await;
+    let list = |id| {
+        call(
+            id,
+            json!({"action": "list_invoices", "customer_email": "ada@example.com"}),
+        )
+    };
+    let calls = (0..11)
+        .map(create_invoice)
+        .chain([list(11), list(12), list(13)]);
+    let mut outcomes = Vec::new();
+    for (i, message) in calls.enumerate() {
+        outcomes.push(outcome(fleet[i % 3].addr.clone(), message).await);
+    }
+    let expected: Vec<&str> = ["ok"; 10]
+        .into_iter()
+        .chain(["RATE_LIMITED", "ok", "ok", "RATE_LIMITED"])
+        .collect();
+    assert_eq!(outcomes, expected);
+
+    // The buckets are keyed by a hash: no email is in Redis.
+    let keys = redis.command(&["KEYS", "*example.com*"]).unwrap();
+    assert_eq!(keys, "*0", "no caller key is stored as such");
+}
+
+/// Where each export call ran, as (start, end) in µs of the day, from the audit logs.
+fn export_spans(log: &str) -> Vec<(i64, i64)> {
+    log.lines()
+        .filter(|line| line.contains("action=billing.export_invoices") && line.contains("ok"))
+        .map(|line| {
+            // `2026-12-01T07:30:23.426103Z  INFO mcp_fusion::audit: ... micros=200774`
+            let time = &line[11..26];
+            let parts: Vec<f64> = time.split(':').map(|p| p.parse().unwrap()).collect();
+            let end = ((parts[0] * 3600.0 + parts[1] * 60.0 + parts[2]) * 1e6) as i64;
+            let micros: i64 = line.rsplit("micros=").next().unwrap().parse().unwrap();
+            (end - micros, end)
+        })
+        .collect()
+}
+
+fn peak(spans: &[(i64, i64)]) -> usize {
+    let mut events: Vec<(i64, i32)> = spans
+        .iter()
+        .flat_map(|&(start, end)| [(start, 1), (end, -1)])
+        .collect();
+    // At equal times an end comes first: back to back is not overlapping.
+    events.sort();
+    let (mut now, mut peak) = (0i32, 0i32);
+    for (_, step) in events {
+        now += step;
+        peak = peak.max(now);
+    }
+    peak as usize
+}
+
+#[tokio::test]
+async fn max_active_is_never_exceeded_fleet_wide() {
+    let redis = redis();
+    let fleet = replicas(&redis, 3, &[]).await;
+    // Three waves of twelve exports (200 ms each), four per replica: 2 run fleet-wide, each
+    // replica queues 2 of its own, the rest are told the tool is busy.
+    let mut outcomes = Vec::new();
+    for wave in 0..3 {
+        let calls = (0..12)
+            .map(|i| (i % 3, export(wave * 100 + i as u64)))
+            .collect();
+        outcomes.extend(all_at_once(&fleet, calls).await);
+    }
+    let ran = count(&outcomes, "ok");
+    assert_eq!(ran + count(&outcomes, "SERVER_BUSY"), 36, "{outcomes:?}");
+    assert!(ran >= 6, "{outcomes:?}");
+
+    let mut spans = Vec::new();
+    for billing in fleet {
+        let mut billing = billing;
+        billing.child.kill().await.unwrap();
+        let log = String::from_utf8(billing.log.await.unwrap()).unwrap();
+        spans.extend(export_spans(&log));
+    }
+    assert_eq!(spans.len(), ran, "every call that ran is in an audit log");
+    assert_eq!(peak(&spans), 2, "at most 2 at once, fleet-wide: {spans:?}");
+}
+
+#[tokio::test]
+async fn a_replica_killed_holding_leases_frees_them_by_their_time_to_live() {
+    let redis = redis();
+    // Leases last export's deadline (2 s) plus 1 s.
+    let args = ["--no-audit", "--lease-margin", "1"];
+    let mut doomed = replica(&[], &redis, &args).await;
+    let survivor = replica(&[], &redis, &args).await;
+    let killed = kill_holding_leases(&redis, &mut doomed, 0).await;
+    assert_eq!(
+        redis.integer(&["ZCARD", EXPORT_SLOTS]),
+        2,
+        "the dead replica's leases"
+    );
+
+    // The survivor's call waits in line until they expire, then runs.
+    assert_eq!(outcome(survivor.addr.clone(), export(9)).await, "ok");
+    assert_lease_lifetime(killed);
+    assert_eq!(outcome(survivor.addr.clone(), export(10)).await, "ok");
+}
+
+#[tokio::test]
+async fn a_redis_outage_refuses_or_serves_as_configured_and_recovers() {
+    let mut redis = redis();
+    let closed = replica(&[], &redis, &["--no-audit"]).await;
+    let mut open = replica(&[], &redis, &["--fail-open", "--redis-prefix", "open"]).await;
+    let (c, o) = (closed.addr.clone(), open.addr.clone());
+    assert_eq!(outcome(c.clone(), create_invoice(1)).await, "ok");
+    assert_eq!(outcome(o.clone(), create_invoice(2)).await, "ok");
+
+    redis.stop();
+    let mut id = 10;
+    for _ in 0..3 {
+        id += 1;
+        // Fail closed: SERVER_BUSY with the §4 message.
+        assert_eq!(
+            outcome(c.clone(), create_invoice(id)).await,
+            "SERVER_BUSY (store)"
+        );
+        assert_eq!(outcome(c.clone(), export(id)).await, "SERVER_BUSY (store)");
+        // Fail open: served.
+        assert_eq!(outcome(o.clone(), create_invoice(id)).await, "ok");
+        assert_eq!(outcome(o.clone(), export(id)).await, "ok");
+        // Actions without limits never ask the store.
+        let get = call(id, json!({"action": "get_invoice", "id": "inv_2026_0001"}));
+        assert_eq!(outcome(c.clone(), get).await, "ok");
+    }
+    let envelope = raw_http::post(&c, &[], create_invoice(99).to_string().as_bytes()).await;
+    let text = envelope.message()["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        text.contains("<recovery>Wait, then call the tool again. If it keeps failing, tell the user.</recovery>")
+            && text.contains("<retry_after>1 second</retry_after>"),
+        "{text}"
+    );
+
+    redis.restart().expect("Redis starts again");
+    // Both recover once Redis answers again: limited calls run, under the limits again.
+    let started = Instant::now();
+    loop {
+        id += 1;
+        if outcome(c.clone(), create_invoice(id)).await == "ok" {
+            break;
+        }
+        assert!(started.elapsed() < PATIENCE, "never recovered");
+        sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        redis.integer(&["EXISTS", "billing:rate:billing.create_invoice"]),
+        1,
+        "the budget is kept in Redis again"
+    );
+    // A replica that fails open serves either way: it is back once its budget is in Redis.
+    let started = Instant::now();
+    while redis.integer(&["EXISTS", "open:rate:billing.create_invoice"]) == 0 {
+        id += 1;
+        assert_eq!(outcome(o.clone(), create_invoice(id)).await, "ok");
+        assert!(started.elapsed() < PATIENCE, "never recovered");
+        sleep(Duration::from_millis(100)).await;
+    }
+
+    // The open replica logged the outage once, and its end.
+    open.child.kill().await.unwrap();
+    let log = String::from_utf8(open.log.await.unwrap()).unwrap();
+    assert_eq!(log.matches("WITHOUT fleet-wide limits").count(), 1, "{log}");
+    assert_eq!(log.matches("answers again").count(), 1, "{log}");
+}
+
+/// How to preload libfaketime (Debian's `faketime` package, Homebrew's `libfaketime`), which
+/// moves the wall clock of the process it is preloaded into: the environment variables that
+/// load it. `cargo xtask test` installs it.
+fn preload_libfaketime() -> Vec<(&'static str, &'static str)> {
+    let (variables, candidates): (&[(&str, &str)], &[&str]) = if cfg!(target_os = "macos") {
+        (
+            &[("DYLD_FORCE_FLAT_NAMESPACE", "1")],
+            &[
+                "/opt/homebrew/lib/faketime/libfaketime.1.dylib",
+                "/usr/local/lib/faketime/libfaketime.1.dylib",
+            ],
+        )
+    } else {
+        (
+            &[],
+            &[
+                "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
+                "/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1",
+                "/usr/lib/faketime/libfaketimeMT.so.1",
+                "/usr/local/lib/faketime/libfaketimeMT.so.1",
+            ],
+        )
+    };
+    let library = candidates
+        .iter()
+        .find(|path| std::path::Path::new(path).exists())
+        .unwrap_or_else(|| {
+            panic!("the clock-skew test needs libfaketime: `cargo xtask test` installs it")
+        });
+    let preload = if cfg!(target_os = "macos") {
+        "DYLD_INSERT_LIBRARIES"
+    } else {
+        "LD_PRELOAD"
+    };
+    let mut env = vec![(preload, *library)];
+    env.extend_from_slice(variables);
+    env
+}
+
+/// Seconds of the day of the first timestamped line of a log.
+fn first_time_of_day(log: &str) -> f64 {
+    let line = log
+        .lines()
+        .find(|l| l.starts_with("20"))
+        .unwrap_or_else(|| panic!("a timestamped line: {log}"));
+    let parts: Vec<f64> = line[11..26]
+        .split(':')
+        .map(|p| p.parse().unwrap())
+        .collect();
+    parts[0] * 3600.0 + parts[1] * 60.0 + parts[2]
+}
+
+#[tokio::test]
+async fn replicas_with_skewed_clocks_admit_what_the_fleet_admits() {
+    let redis = redis();
+    let args = ["--lease-margin", "1"];
+    // The wall clock only: the monotonic clock (timers, deadlines) is every process's own.
+    let skewed = |offset| {
+        let mut env = preload_libfaketime();
+        env.extend([("FAKETIME", offset), ("FAKETIME_DONT_FAKE_MONOTONIC", "1")]);
+        env
+    };
+    let ahead = replica(&skewed("+1h"), &redis, &args).await;
+    let behind = replica(&skewed("-1h"), &redis, &args).await;
+    let on_time = replica(&[], &redis, &args).await;
+    // One audited call, so that the replica ahead logs a timestamp of its own.
+    let get = call(0, json!({"action": "get_invoice", "id": "inv_2026_0001"}));
+    assert_eq!(outcome(ahead.addr.clone(), get).await, "ok");
+    let fleet = [ahead, behind, on_time];
+
+    // Rate limits: exactly 10 of 30, as without skew.
+    let calls = (0..30).map(|i| (i % 3, create_invoice(i as u64))).collect();
+    let outcomes = all_at_once(&fleet, calls).await;
+    assert_eq!(count(&outcomes, "ok"), 10, "{outcomes:?}");
+
+    // Leases: taken by the replica an hour ahead, which dies; the one an hour behind waits
+    // their time to live (3 s) on Redis's clock, not an hour more or less.
+    let [mut ahead, behind, _on_time] = fleet;
+    let killed = kill_holding_leases(&redis, &mut ahead, 100).await;
+    assert_eq!(outcome(behind.addr.clone(), export(200)).await, "ok");
+    assert_lease_lifetime(killed);
+
+    // The skew was real: the replica ahead logged (its audit lines) an hour ahead of us.
+    let log = String::from_utf8(ahead.log.await.unwrap()).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+        % 86_400.0;
+    let skew = (first_time_of_day(&log) - now).rem_euclid(86_400.0);
+    assert!((3_500.0..3_700.0).contains(&skew), "skew {skew} s: {log}");
+}

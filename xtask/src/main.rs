@@ -1,0 +1,246 @@
+//! The project's automation: `cargo xtask <task>`.
+//!
+//! - `test [ARGS]`: installs what the test suite needs when it is missing (`redis-server` for
+//!   the limits shared on Redis, `faketime` for replicas with skewed clocks), saying what it
+//!   installs, then runs the whole suite: `cargo test --workspace [ARGS]`.
+//! - `setup`: only the installs.
+//! - `package`: packages the two published crates (`cargo package`, which also builds them
+//!   from the package alone) and checks what each ships.
+//!
+//! Installs use the system's package manager: `apt-get` on Debian and Ubuntu (through `sudo`
+//! unless root), Homebrew on macOS.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+type Error = Box<dyn std::error::Error>;
+
+const USAGE: &str = "usage: cargo xtask <task>
+
+tasks:
+  test [ARGS]   install what the tests need when missing, then `cargo test --workspace [ARGS]`
+  setup         only install what the tests need
+  package       `cargo package` the published crates and check the files they ship";
+
+fn main() -> ExitCode {
+    let mut args = std::env::args_os().skip(1);
+    let task = args.next();
+    let rest: Vec<OsString> = args.collect();
+    let outcome = match task.as_ref().and_then(|t| t.to_str()) {
+        Some("test") => setup().and_then(|()| test(&rest)),
+        Some("setup") => setup(),
+        Some("package") => package(),
+        Some("-h" | "--help" | "help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        _ => Err(USAGE.into()),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A program the tests start, and the package that provides it on each system.
+struct Needed {
+    command: &'static str,
+    apt: &'static str,
+    brew: &'static str,
+    why: &'static str,
+}
+
+const NEEDED: [Needed; 2] = [
+    Needed {
+        command: "redis-server",
+        apt: "redis-server",
+        brew: "redis",
+        why: "limits shared by replicas",
+    },
+    Needed {
+        command: "faketime",
+        apt: "faketime",
+        brew: "libfaketime",
+        why: "replicas with skewed clocks",
+    },
+];
+
+/// Installs what is missing of [`NEEDED`], or says why it cannot.
+fn setup() -> Result<(), Error> {
+    let missing: Vec<&Needed> = NEEDED.iter().filter(|n| !on_path(n.command)).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let what = missing
+        .iter()
+        .map(|n| format!("{} (the tests of {})", n.command, n.why))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if cfg!(target_os = "macos") && on_path("brew") {
+        let packages: Vec<&str> = missing.iter().map(|n| n.brew).collect();
+        eprintln!(
+            "xtask: installing {what} with Homebrew: brew install {}",
+            packages.join(" ")
+        );
+        run(Command::new("brew").arg("install").args(&packages))?;
+    } else if on_path("apt-get") {
+        let packages: Vec<&str> = missing.iter().map(|n| n.apt).collect();
+        let root = output(Command::new("id").arg("-u"))?.trim() == "0";
+        let apt = |args: &[&str]| {
+            let mut command = if root {
+                Command::new("apt-get")
+            } else {
+                let mut sudo = Command::new("sudo");
+                sudo.arg("apt-get");
+                sudo
+            };
+            command
+                .env("DEBIAN_FRONTEND", "noninteractive")
+                .args(args)
+                .args(["-y", "--no-install-recommends", "-q"]);
+            command
+        };
+        let sudo = if root { "" } else { "sudo " };
+        eprintln!(
+            "xtask: installing {what}: {sudo}apt-get install {}",
+            packages.join(" ")
+        );
+        let install = |apt: &dyn Fn(&[&str]) -> Command| {
+            let mut args = vec!["install"];
+            args.extend(&packages);
+            run(&mut apt(&args))
+        };
+        // A fresh machine's package lists may be empty or stale: update once, then retry.
+        if install(&apt).is_err() {
+            eprintln!("xtask: {sudo}apt-get update, then again");
+            run(&mut apt(&["update"]))?;
+            install(&apt)?;
+        }
+    } else {
+        return Err(format!(
+            "the tests need {what}: install them with your system's package manager \
+             (Debian/Ubuntu: apt-get install redis-server faketime; macOS: brew install redis \
+             libfaketime)"
+        )
+        .into());
+    }
+    match missing.iter().find(|n| !on_path(n.command)) {
+        Some(still) => Err(format!(
+            "{} is still not on the PATH after the install",
+            still.command
+        )
+        .into()),
+        None => Ok(()),
+    }
+}
+
+/// The whole suite.
+fn test(args: &[OsString]) -> Result<(), Error> {
+    run(cargo().args(["test", "--workspace"]).args(args))
+}
+
+/// The two published crates, packaged and built from their packages, and their file lists.
+fn package() -> Result<(), Error> {
+    // Packaged together, so that the runtime builds against the macros' package (not yet on
+    // crates.io) rather than the registry's. A working copy with changes is packaged as it is:
+    // this checks the packages, it does not publish them.
+    let crates = ["mcp-fusion-macros", "mcp-fusion"];
+    let package = || {
+        let mut command = cargo();
+        command.args(["package", "--allow-dirty"]);
+        command
+    };
+    run(package().args(["-p", crates[0], "-p", crates[1]]))?;
+    for krate in crates {
+        let list = output(package().args(["--list", "--quiet", "-p", krate]))?;
+        let files: Vec<&str> = list.lines().collect();
+        for required in [
+            "Cargo.toml",
+            "README.md",
+            "LICENSE-MIT",
+            "LICENSE-APACHE",
+            "CHANGELOG.md",
+        ] {
+            if !files.contains(&required) {
+                return Err(format!("{krate} does not ship {required}").into());
+            }
+        }
+        // What a user compiles and reads: sources, benches, the manifest, README, licenses,
+        // changelog. No tests, fixtures, drivers or examples of the workspace.
+        let allowed = |file: &str| {
+            file.starts_with("src/")
+                || file.starts_with("benches/")
+                || matches!(
+                    file,
+                    "Cargo.toml" | "Cargo.toml.orig" | "Cargo.lock" | ".cargo_vcs_info.json"
+                )
+                || file.starts_with("README")
+                || file.starts_with("LICENSE-")
+                || file == "CHANGELOG.md"
+        };
+        if let Some(stray) = files.iter().find(|f| !allowed(f)) {
+            return Err(format!("{krate} would ship {stray}: not source, docs or licence").into());
+        }
+        println!("{krate}: {} files\n  {}", files.len(), files.join("\n  "));
+    }
+    Ok(())
+}
+
+/// The Cargo that runs this task, at the workspace's root.
+fn cargo() -> Command {
+    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    command.current_dir(workspace());
+    command
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask sits in the workspace")
+        .to_path_buf()
+}
+
+/// Whether `program` is an executable file in a directory of the PATH.
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(program)).is_ok_and(|m| m.is_file() && executable(&m))
+        })
+    })
+}
+
+#[cfg(unix)]
+fn executable(metadata: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    metadata.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn executable(_: &std::fs::Metadata) -> bool {
+    true
+}
+
+fn run(command: &mut Command) -> Result<(), Error> {
+    let status = command
+        .status()
+        .map_err(|e| format!("{command:?} did not start: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{command:?} failed: {status}").into())
+    }
+}
+
+fn output(command: &mut Command) -> Result<String, Error> {
+    let output = command
+        .output()
+        .map_err(|e| format!("{command:?} did not start: {e}"))?;
+    if !output.status.success() {
+        return Err(format!("{command:?} failed: {}", output.status).into());
+    }
+    Ok(String::from_utf8(output.stdout)?)
+}
