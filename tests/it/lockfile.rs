@@ -16,9 +16,7 @@ use mcp_fusion::server::ServerBuilder;
 use mcp_fusion::tools::{ActionDef, ActionDefBuilder, ToolDef};
 use serde_json::{Value, json};
 
-#[path = "../../examples/common/billing.rs"]
-#[allow(dead_code)]
-mod billing;
+use crate::support::billing;
 
 use ChangeSeverity::{Breaking, Cosmetic, Risky, Safe};
 

@@ -13,6 +13,7 @@ mod decoding;
 mod derive_tool_errors;
 mod envelope_properties;
 mod exposition;
+mod fast_path;
 mod hand_written_tool;
 mod handler_faults;
 mod hostile_corpus;

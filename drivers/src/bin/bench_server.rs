@@ -4,7 +4,9 @@
 //! `{"id", "limit"}`) and the `users` tool of workload 3 (action `create`). No logging, a
 //! single-threaded runtime. Driven by the `load` driver, which builds it.
 //!
-//! `--pipes` serves on `rmcp::transport::stdio_pipes()` explicitly, which is also what
+//! `--http` serves stateless streamable HTTP at a free loopback port (its URL printed on
+//! stdout); `--no-fast-path` serves stdio with every message through rmcp
+//! (`StdioOptions::fast_path`). `--pipes` serves on `rmcp::transport::stdio_pipes()` explicitly, which is also what
 //! `Server::serve_stdio` uses (non-blocking pipes on Linux),
 //! so the driver can tell the library's cost from the transport's. `--otel` records every
 //! call as an OpenTelemetry span and in the metrics, exported to the SDK's in-memory exporters
@@ -12,7 +14,7 @@
 
 use mcp_fusion::Server;
 use mcp_fusion::rmcp::ServiceExt;
-use mcp_fusion::server::StdioOptions;
+use mcp_fusion::server::{HttpOptions, StdioOptions};
 use mcp_fusion::{ToolError, tool};
 use mcp_fusion_drivers::bench_tool::Bench;
 use schemars::JsonSchema;
@@ -26,13 +28,22 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tool(Bench)
         .tool(Users)
         .build()?;
-    if std::env::args().any(|a| a == "--pipes") {
+    if std::env::args().any(|a| a == "--http") {
+        // Stateless streamable HTTP (answers as JSON) at a free loopback port, printed on stdout.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        println!("http://{}/mcp", listener.local_addr()?);
+        let mut options = HttpOptions::default();
+        options.stateless = true;
+        server.serve_http(listener, options).await?;
+    } else if std::env::args().any(|a| a == "--pipes") {
         let running = server
             .serve(mcp_fusion::rmcp::transport::stdio_pipes())
             .await?;
         running.waiting().await?;
     } else {
-        server.serve_stdio(StdioOptions::default()).await?;
+        let mut options = StdioOptions::default();
+        options.fast_path = !std::env::args().any(|a| a == "--no-fast-path");
+        server.serve_stdio(options).await?;
     }
     Ok(())
 }

@@ -1,34 +1,47 @@
-//! Workload 5 of `shared/bench/WORKLOADS.md`: the stdio load driver.
+//! Workload 5 of `shared/bench/WORKLOADS.md`, and its HTTP twin: servers under load, side by
+//! side in one run.
 //!
 //! ```text
 //! cargo run --release -p mcp-fusion-drivers --bin load
+//! LOAD_TRANSPORTS=stdio LOAD_KINDS=ok LOAD_ROUNDS=3 cargo run --release -p mcp-fusion-drivers --bin load
 //! ```
 //!
 //! The servers (`bench_server`, `plain_server`) are built by Cargo with this driver's profile
-//! ([`mcp_fusion_drivers::artifacts`]).
+//! ([`mcp_fusion_drivers::artifacts`]). Each runs as a child process:
 //!
-//! Each server runs as a child process on stdio: `plain` (`plain_server`: the same `bench`
-//! handler on plain rmcp) and `ours` (`bench_server`: this library), both on rmcp's
-//! `stdio_pipes()` (what `Server::serve_stdio` uses). Every
-//! round starts fresh server processes; after `initialize` and `tools/list` (and, for ours, one
-//! valid and one invalid `users.create`), LOAD_WARMUP warm-up calls, then per mode LOAD_CALLS
-//! timed `tools/call {"name":"bench","arguments":{"action":"op07","id":"item_42","limit":10}}`
-//! through the raw rmcp peer: `seq` (one in flight) and `conc16` (16 tasks of LOAD_CALLS/16
-//! sequential calls each, so 16 in flight). The servers take turns within a round, in a
-//! rotated order each round. Every response must be a success with the expected text; any
-//! failure makes the driver exit with an error.
+//! - `plain`: the same `bench` handler on a bare rmcp server (`plain_server`): no routing
+//!   tables, no schema validation, no envelopes;
+//! - `ours`: this library (`bench_server`), with the stdio transport's fast path;
+//! - `ours-nofast`: this library with every message through rmcp (`--no-fast-path`, stdio
+//!   only: over HTTP there is one path).
 //!
-//! Reported per server and mode: calls/s (median of the rounds), client-side latency
-//! p50/p90/p99 (every call of every round, pooled), server CPU per call from `/proc/<pid>/stat`
-//! utime+stime in clock ticks (`getconf CLK_TCK`, 100 when that fails; median of the rounds)
-//! and, finer, from the threads' `/proc/<pid>/task/*/schedstat` run time in nanoseconds, the
-//! server threads' context switches per call, and the server's peak RSS (`VmHWM` of
-//! `/proc/<pid>/status` at the end of each round, the highest). Linux only.
+//! Transports: `stdio` (rmcp's `stdio_pipes()`, what `Server::serve_stdio` uses) and `http`
+//! (stateless streamable HTTP answering JSON, on loopback, driven by rmcp's HTTP client).
+//! Kinds of call, both `tools/call` of `bench`: `ok`
+//! (`{"action":"op07","id":"item_42","limit":10}`, a success with the expected text) and
+//! `invalid` (`{"action":"op07","id":42,"limit":500,"extra":true}`: ours answers a
+//! `<validation_error>` of three fields, plain rmcp serde's first error; each must be an error).
+//!
+//! Every round starts fresh server processes; after `initialize` and `tools/list` (and, for
+//! ours, one valid and one invalid `users.create`), LOAD_WARMUP warm-up calls, then for each
+//! kind and mode LOAD_CALLS timed calls through the raw rmcp peer: `seq` (one in flight) and
+//! `conc16` (16 tasks of LOAD_CALLS/16 sequential calls each). The servers take turns within a
+//! round, in a rotated order each round. Any answer of the wrong kind makes the driver exit
+//! with an error.
+//!
+//! Reported per transport, kind, server and mode: calls/s (median of the rounds), client-side
+//! latency p50/p90/p99 (every call of every round, pooled), server CPU per call from
+//! `/proc/<pid>/stat` utime+stime in clock ticks (`getconf CLK_TCK`, 100 when that fails;
+//! median of the rounds) and, finer, from the threads' `/proc/<pid>/task/*/schedstat` run time
+//! in nanoseconds, the server threads' context switches per call, and the server's peak RSS
+//! (`VmHWM` at the end of each round, the highest); then ours against plain and against
+//! ours-nofast. Linux only.
 //!
 //! Environment: LOAD_CALLS (default 10000), LOAD_WARMUP (default 1000), LOAD_ROUNDS
-//! (default 5), LOAD_SERVERS (default `plain,ours`; `plain+pipes,ours+pipes` pass `--pipes`,
-//! `ours+otel` passes `--otel`: OpenTelemetry spans and metrics to in-memory exporters), LOAD_MODES
-//! (default `seq,conc16`).
+//! (default 5), LOAD_TRANSPORTS (default `stdio,http`), LOAD_KINDS (default `ok,invalid`),
+//! LOAD_SERVERS (default `plain,ours,ours-nofast`; also `plain+pipes` and `ours+pipes`, which
+//! pass `--pipes`, and `ours+otel`, which records OpenTelemetry spans and metrics to in-memory
+//! exporters), LOAD_MODES (default `seq,conc16`).
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -38,44 +51,134 @@ use mcp_fusion::rmcp::RoleClient;
 use mcp_fusion::rmcp::model::{CallToolRequestParams, CallToolResult};
 use mcp_fusion::rmcp::service::Peer;
 use mcp_fusion::rmcp::transport::TokioChildProcess;
+use mcp_fusion_drivers::measure::{
+    clock_ticks, cpu_ns, cpu_ticks, env_list, env_usize, status_kib,
+};
 use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
 
 const EXPECTED: &str = r#"{"id":"item_42","limit":10}"#;
 const IN_FLIGHT: usize = 16;
 
-use mcp_fusion_drivers::measure::{
-    clock_ticks, cpu_ns, cpu_ticks, env_list, env_usize, status_kib,
-};
-
 type Error = Box<dyn std::error::Error>;
 
-/// A server binary to measure.
+/// A server to measure: its binary and the arguments that make it what it is.
 struct Target {
     label: &'static str,
     binary: &'static str,
-    pipes: bool,
-    otel: bool,
+    args: &'static [&'static str],
+    /// Whether it runs on this transport (ours-nofast differs from ours only on stdio).
+    http: bool,
+}
+
+const TARGETS: [Target; 6] = [
+    Target {
+        label: "plain",
+        binary: "plain_server",
+        args: &[],
+        http: true,
+    },
+    Target {
+        label: "ours",
+        binary: "bench_server",
+        args: &[],
+        http: true,
+    },
+    Target {
+        label: "ours-nofast",
+        binary: "bench_server",
+        args: &["--no-fast-path"],
+        http: false,
+    },
+    Target {
+        label: "plain+pipes",
+        binary: "plain_server",
+        args: &["--pipes"],
+        http: false,
+    },
+    Target {
+        label: "ours+pipes",
+        binary: "bench_server",
+        args: &["--pipes"],
+        http: false,
+    },
+    Target {
+        label: "ours+otel",
+        binary: "bench_server",
+        args: &["--otel"],
+        http: true,
+    },
+];
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Transport {
+    Stdio,
+    Http,
+}
+
+impl Transport {
+    fn name(self) -> &'static str {
+        match self {
+            Transport::Stdio => "stdio",
+            Transport::Http => "http",
+        }
+    }
+}
+
+/// What a timed call sends, and what its answer must be.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Ok,
+    Invalid,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Ok => "ok",
+            Kind::Invalid => "invalid",
+        }
+    }
+
+    fn arguments(self) -> Value {
+        match self {
+            Kind::Ok => json!({"action": "op07", "id": "item_42", "limit": 10}),
+            Kind::Invalid => json!({"action": "op07", "id": 42, "limit": 500, "extra": true}),
+        }
+    }
+
+    /// Why `result` is not the answer of this kind, if it is not.
+    fn wrong(self, result: &CallToolResult) -> Option<String> {
+        let text = first_text(result).unwrap_or_default();
+        let error = result.is_error == Some(true);
+        match self {
+            Kind::Ok if !error && text == EXPECTED => None,
+            Kind::Invalid if error && !text.contains("<tool_error") => None,
+            _ => Some(format!("not {}: {result:?}", self.name())),
+        }
+    }
 }
 
 /// A running server.
 struct Live {
     pid: u32,
     client: Client,
-    connection: Connection,
+    /// Held until the round ends: the stdio connection, or the HTTP server's process.
+    connection: Option<Connection>,
+    _child: Option<tokio::process::Child>,
 }
 
-/// What was measured of a server, over all rounds.
+/// What was measured of a server on a transport, over all rounds.
 struct Measured {
-    label: &'static str,
-    plain: bool,
-    pipes: bool,
-    seq: Vec<Phase>,
-    conc: Vec<Phase>,
+    transport: Transport,
+    target: &'static Target,
+    /// `(kind, concurrent)` → one phase per round.
+    phases: Vec<((Kind, bool), Vec<Phase>)>,
     /// The highest `VmHWM` of the round's processes.
     peak_rss_kib: u64,
 }
 
-/// One timed phase: LOAD_CALLS calls in one mode.
+/// One timed phase: LOAD_CALLS calls of one kind in one mode.
 struct Phase {
     wall: Duration,
     latencies_ns: Vec<u64>,
@@ -91,31 +194,28 @@ async fn main() -> Result<(), Error> {
     let calls = env_usize("LOAD_CALLS", 10_000)?;
     let warmup = env_usize("LOAD_WARMUP", 1_000)?;
     let rounds = env_usize("LOAD_ROUNDS", 5)?.max(1);
-    let wanted = env_list("LOAD_SERVERS", "plain,ours");
+    let wanted = env_list("LOAD_SERVERS", "plain,ours,ours-nofast");
     let modes = env_list("LOAD_MODES", "seq,conc16");
+    let transports = env_list("LOAD_TRANSPORTS", "stdio,http");
+    let kinds = env_list("LOAD_KINDS", "ok,invalid");
     let ticks_per_s = clock_ticks();
 
-    let targets: Vec<Target> = [
-        ("plain", "plain_server", false, false),
-        ("ours", "bench_server", false, false),
-        ("plain+pipes", "plain_server", true, false),
-        ("ours+pipes", "bench_server", true, false),
-        ("ours+otel", "bench_server", false, true),
-    ]
-    .into_iter()
-    .filter(|(label, ..)| wanted.iter().any(|w| w == label))
-    .map(|(label, binary, pipes, otel)| Target {
-        label,
-        binary,
-        pipes,
-        otel,
-    })
-    .collect();
+    let targets: Vec<&'static Target> = TARGETS
+        .iter()
+        .filter(|t| wanted.iter().any(|w| w == t.label))
+        .collect();
     if targets.is_empty() {
-        return Err(
-            "LOAD_SERVERS names none of plain, ours, plain+pipes, ours+pipes, ours+otel".into(),
-        );
+        let names: Vec<&str> = TARGETS.iter().map(|t| t.label).collect();
+        return Err(format!("LOAD_SERVERS names none of {}", names.join(", ")).into());
     }
+    let transports: Vec<Transport> = [Transport::Stdio, Transport::Http]
+        .into_iter()
+        .filter(|t| transports.iter().any(|w| w == t.name()))
+        .collect();
+    let kinds: Vec<Kind> = [Kind::Ok, Kind::Invalid]
+        .into_iter()
+        .filter(|k| kinds.iter().any(|w| w == k.name()))
+        .collect();
     let concurrency: Vec<bool> = [("seq", false), ("conc16", true)]
         .into_iter()
         .filter(|(mode, _)| modes.iter().any(|m| m == mode))
@@ -123,47 +223,64 @@ async fn main() -> Result<(), Error> {
         .collect();
 
     println!(
-        "workload 5 (stdio): {calls} timed calls per phase, {warmup} warm-up calls, {rounds} \
-         round(s), CLK_TCK {ticks_per_s}, {} CPU(s)",
+        "workload 5: {calls} timed calls per phase, {warmup} warm-up calls, {rounds} round(s), \
+         CLK_TCK {ticks_per_s}, {} CPU(s)",
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
 
-    let mut measured: Vec<Measured> = targets
-        .iter()
-        .map(|target| Measured {
-            label: target.label,
-            plain: target.binary == "plain_server",
-            pipes: target.pipes,
-            seq: Vec::new(),
-            conc: Vec::new(),
-            peak_rss_kib: 0,
-        })
-        .collect();
+    let mut measured: Vec<Measured> = Vec::new();
+    for &transport in &transports {
+        for &target in &targets {
+            if transport == Transport::Http && !target.http {
+                continue;
+            }
+            measured.push(Measured {
+                transport,
+                target,
+                phases: Vec::new(),
+                peak_rss_kib: 0,
+            });
+        }
+    }
 
     // Fresh processes every round: a process's own luck (thread placement, the blocking pool's
-    // threads) weighs on the stdio figures, so each round is an independent sample.
+    // threads) weighs on the figures, so each round is an independent sample.
     for round in 0..rounds {
-        let mut live = Vec::new();
-        for target in &targets {
-            live.push(start(target, warmup, round == 0).await?);
-        }
-        let count = live.len();
-        for &concurrent in &concurrency {
-            for k in 0..count {
-                let i = (k + round) % count;
-                let server = &live[i];
-                let in_flight = if concurrent { IN_FLIGHT } else { 1 };
-                let phase = timed(server.client.peer(), server.pid, calls, in_flight).await?;
-                if concurrent {
-                    measured[i].conc.push(phase);
-                } else {
-                    measured[i].seq.push(phase);
+        for &transport in &transports {
+            let indices: Vec<usize> = (0..measured.len())
+                .filter(|&i| measured[i].transport == transport)
+                .collect();
+            let mut live = Vec::new();
+            for &i in &indices {
+                live.push(start(transport, measured[i].target, warmup, round == 0).await?);
+            }
+            let count = live.len();
+            for &kind in &kinds {
+                for &concurrent in &concurrency {
+                    for k in 0..count {
+                        let at = (k + round) % count;
+                        let server = &live[at];
+                        let in_flight = if concurrent { IN_FLIGHT } else { 1 };
+                        let phase =
+                            timed(server.client.peer(), server.pid, calls, in_flight, kind).await?;
+                        let phases = &mut measured[indices[at]].phases;
+                        match phases
+                            .iter_mut()
+                            .find(|(key, _)| *key == (kind, concurrent))
+                        {
+                            Some((_, list)) => list.push(phase),
+                            None => phases.push(((kind, concurrent), vec![phase])),
+                        }
+                    }
                 }
             }
-        }
-        for (server, measured) in live.into_iter().zip(&mut measured) {
-            measured.peak_rss_kib = measured.peak_rss_kib.max(status_kib(server.pid, "VmHWM")?);
-            server.connection.cancel().await?;
+            for (server, &i) in live.into_iter().zip(&indices) {
+                let peak = status_kib(server.pid, "VmHWM")?;
+                measured[i].peak_rss_kib = measured[i].peak_rss_kib.max(peak);
+                if let Some(connection) = server.connection {
+                    connection.cancel().await?;
+                }
+            }
         }
         eprintln!("round {} of {rounds} done", round + 1);
     }
@@ -172,10 +289,10 @@ async fn main() -> Result<(), Error> {
 
     let mut failures = 0;
     for server in &measured {
-        for phase in server.seq.iter().chain(&server.conc) {
+        for phase in server.phases.iter().flat_map(|(_, list)| list) {
             failures += phase.failures;
             if let Some(first) = &phase.first_failure {
-                eprintln!("{}: a call failed: {first}", server.label);
+                eprintln!("{}: a call failed: {first}", server.target.label);
             }
         }
     }
@@ -186,22 +303,53 @@ async fn main() -> Result<(), Error> {
 }
 
 /// Spawns a server, checks its tools, and warms it up.
-async fn start(target: &Target, warmup: usize, verbose: bool) -> Result<Live, Error> {
+async fn start(
+    transport: Transport,
+    target: &Target,
+    warmup: usize,
+    verbose: bool,
+) -> Result<Live, Error> {
     let path = mcp_fusion_drivers::artifacts::driver(target.binary);
     let mut command = tokio::process::Command::new(&path);
-    if target.pipes {
-        command.arg("--pipes");
-    }
-    if target.otel {
-        command.arg("--otel");
-    }
-    let (transport, _) = TokioChildProcess::builder(command)
-        .stderr(Stdio::null())
-        .spawn()?;
-    let pid = transport.id().ok_or("the server has no pid")?;
-    let (client, connection) = Client::connect(transport).await?;
-    let client = client;
-
+    command.args(target.args);
+    let live = match transport {
+        Transport::Stdio => {
+            let (transport, _) = TokioChildProcess::builder(command)
+                .stderr(Stdio::null())
+                .spawn()?;
+            let pid = transport.id().ok_or("the server has no pid")?;
+            let (client, connection) = Client::connect(transport).await?;
+            Live {
+                pid,
+                client,
+                connection: Some(connection),
+                _child: None,
+            }
+        }
+        Transport::Http => {
+            let mut child = command
+                .arg("--http")
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .kill_on_drop(true)
+                .spawn()?;
+            let pid = child.id().ok_or("the server has no pid")?;
+            let stdout = child.stdout.take().ok_or("no stdout")?;
+            let mut url = String::new();
+            tokio::io::BufReader::new(stdout)
+                .read_line(&mut url)
+                .await?;
+            let (client, connection) = Client::connect_http(url.trim()).await?;
+            Live {
+                pid,
+                client,
+                connection: Some(connection),
+                _child: Some(child),
+            }
+        }
+    };
+    let client = &live.client;
     let tools = client.list_tools().await?;
     let bench = tools
         .iter()
@@ -219,17 +367,19 @@ async fn start(target: &Target, warmup: usize, verbose: bool) -> Result<Live, Er
         .into());
     }
     if target.binary == "bench_server" {
-        check_users(&client).await?;
+        check_users(client).await?;
     }
     if verbose {
         eprintln!(
-            "{}: pid {pid}, tools {:?}",
+            "{} on {}: pid {}, tools {:?}",
             target.label,
+            transport.name(),
+            live.pid,
             tools.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>()
         );
     }
 
-    let (_, failures, first) = run(client.peer().clone(), warmup).await;
+    let (_, failures, first) = run(client.peer().clone(), warmup, Kind::Ok).await;
     if failures > 0 {
         return Err(format!(
             "{}: {failures} warm-up call(s) failed: {}",
@@ -238,11 +388,7 @@ async fn start(target: &Target, warmup: usize, verbose: bool) -> Result<Live, Er
         )
         .into());
     }
-    Ok(Live {
-        pid,
-        client,
-        connection,
-    })
+    Ok(live)
 }
 
 /// The `users` tool of workload 3 answers a valid user and rejects the four problems.
@@ -272,6 +418,7 @@ async fn timed(
     pid: u32,
     calls: usize,
     in_flight: usize,
+    kind: Kind,
 ) -> Result<Phase, Error> {
     let (ticks_before, ns_before, switches_before) =
         (cpu_ticks(pid)?, cpu_ns(pid)?, switches(pid)?);
@@ -280,12 +427,12 @@ async fn timed(
     let mut failures = 0;
     let mut first_failure = None;
     if in_flight == 1 {
-        (latencies_ns, failures, first_failure) = run(peer.clone(), calls).await;
+        (latencies_ns, failures, first_failure) = run(peer.clone(), calls, kind).await;
     } else {
         let mut set = tokio::task::JoinSet::new();
         for task in 0..in_flight {
             let share = calls / in_flight + usize::from(task < calls % in_flight);
-            set.spawn(run(peer.clone(), share));
+            set.spawn(run(peer.clone(), share, kind));
         }
         while let Some(joined) = set.join_next().await {
             let (lat, fail, first) = joined?;
@@ -308,9 +455,13 @@ async fn timed(
 }
 
 /// `calls` sequential calls: each one's latency in ns, the failures, the first failure.
-async fn run(peer: Peer<RoleClient>, calls: usize) -> (Vec<u64>, usize, Option<String>) {
+async fn run(
+    peer: Peer<RoleClient>,
+    calls: usize,
+    kind: Kind,
+) -> (Vec<u64>, usize, Option<String>) {
     let mut params = CallToolRequestParams::new("bench");
-    params.arguments = match json!({"action": "op07", "id": "item_42", "limit": 10}) {
+    params.arguments = match kind.arguments() {
         Value::Object(map) => Some(map),
         _ => None,
     };
@@ -323,11 +474,7 @@ async fn run(peer: Peer<RoleClient>, calls: usize) -> (Vec<u64>, usize, Option<S
         let outcome = peer.call_tool(params).await;
         latencies.push(before.elapsed().as_nanos() as u64);
         let failure = match outcome {
-            Ok(result) if result.is_error == Some(true) => Some(format!("isError: {result:?}")),
-            Ok(result) => match result.content.first().and_then(|b| b.as_text()) {
-                Some(text) if text.text == EXPECTED => None,
-                _ => Some(format!("unexpected result: {result:?}")),
-            },
+            Ok(result) => kind.wrong(&result),
             Err(e) => Some(e.to_string()),
         };
         if let Some(failure) = failure {
@@ -394,7 +541,9 @@ fn summarize(phases: &[Phase], calls: usize, ticks_per_s: u64) -> Row {
 fn report(measured: &[Measured], calls: usize, ticks_per_s: u64) {
     println!();
     println!(
-        "{:<12} {:<7} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7} {:>8} {:>5}",
+        "{:<6} {:<8} {:<12} {:<7} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7} {:>8} {:>5}",
+        "via",
+        "call",
         "server",
         "mode",
         "calls/s",
@@ -409,14 +558,14 @@ fn report(measured: &[Measured], calls: usize, ticks_per_s: u64) {
     );
     let mut rows = Vec::new();
     for server in measured {
-        for (mode, phases) in [("seq", &server.seq), ("conc16", &server.conc)] {
-            if phases.is_empty() {
-                continue;
-            }
+        for ((kind, concurrent), phases) in &server.phases {
+            let mode = if *concurrent { "conc16" } else { "seq" };
             let row = summarize(phases, calls, ticks_per_s);
             println!(
-                "{:<12} {:<7} {:>9.0} {:>8.1} {:>8.1} {:>8.1} {:>9.2} {:>9.2} {:>7.2} {:>8.1} {:>5}",
-                server.label,
+                "{:<6} {:<8} {:<12} {:<7} {:>9.0} {:>8.1} {:>8.1} {:>8.1} {:>9.2} {:>9.2} {:>7.2} {:>8.1} {:>5}",
+                server.transport.name(),
+                kind.name(),
+                server.target.label,
                 mode,
                 row.calls_per_s,
                 row.p50,
@@ -428,7 +577,7 @@ fn report(measured: &[Measured], calls: usize, ticks_per_s: u64) {
                 server.peak_rss_kib as f64 / 1024.0,
                 row.failures
             );
-            rows.push((server.plain, server.pipes, mode, row));
+            rows.push((server.transport, *kind, server.target.label, mode, row));
         }
     }
     println!();
@@ -436,24 +585,28 @@ fn report(measured: &[Measured], calls: usize, ticks_per_s: u64) {
         "CPU µs/c: utime+stime ticks / calls; (sched): threads' schedstat run time / calls; \
          ctxsw/c: the server threads' context switches / calls."
     );
-    println!("ours/plain (same transport), calls/s ratio and overhead (target: overhead <= 10%):");
-    for pipes in [false, true] {
-        for mode in ["seq", "conc16"] {
-            let find = |plain: bool| {
-                rows.iter()
-                    .find(|(pl, pi, m, _)| *pl == plain && *pi == pipes && *m == mode)
-                    .map(|(.., row)| row)
-            };
-            if let (Some(ours), Some(plain)) = (find(false), find(true)) {
-                let ratio = ours.calls_per_s / plain.calls_per_s;
+    println!(
+        "ours against another server, same transport, call and mode: calls/s ratio, and CPU per \
+         call ratio (sched) (target against plain: calls/s >= 1.2, CPU <= 0.8):"
+    );
+    for (base, against) in [("plain", "ours"), ("ours-nofast", "ours")] {
+        for (transport, kind, label, mode, row) in &rows {
+            if *label != against {
+                continue;
+            }
+            let found = rows
+                .iter()
+                .find(|(t, k, l, m, _)| t == transport && k == kind && *l == base && m == mode);
+            if let Some((.., base_row)) = found {
                 println!(
-                    "  {:<7} {:<7} ratio {:.3}  overhead {:+.1}%  CPU/call {:.2} vs {:.2} µs (sched)",
-                    if pipes { "pipes" } else { "stdio" },
+                    "  {:<6} {:<8} {:<7} {against} / {base:<12} calls/s {:.2}  CPU {:.2} ({:.1} vs {:.1} µs)",
+                    transport.name(),
+                    kind.name(),
                     mode,
-                    ratio,
-                    (1.0 / ratio - 1.0) * 100.0,
-                    ours.cpu_ns_us,
-                    plain.cpu_ns_us
+                    row.calls_per_s / base_row.calls_per_s,
+                    row.cpu_ns_us / base_row.cpu_ns_us,
+                    row.cpu_ns_us,
+                    base_row.cpu_ns_us
                 );
             }
         }

@@ -6,7 +6,9 @@
 //! by the `load` driver, which builds it.
 //!
 //! It serves on `rmcp::transport::stdio_pipes()`, as `Server::serve_stdio` of this library does
-//! (`--pipes` is accepted and changes nothing).
+//! (`--pipes` is accepted and changes nothing), or with `--http` on rmcp's streamable HTTP
+//! service, stateless and answering JSON (as this library's `--stateless` server), on hyper
+//! at a free loopback port, whose URL it prints on stdout.
 
 use std::sync::Arc;
 
@@ -23,12 +25,49 @@ use serde_json::{Value, json};
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = Plain::new();
+    if std::env::args().any(|a| a == "--http") {
+        return serve_http(server).await;
+    }
     // The transport `Server::serve_stdio` uses, so the two servers differ only in the library.
     let running = server
         .serve(mcp_fusion::rmcp::transport::stdio_pipes())
         .await?;
     running.waiting().await?;
     Ok(())
+}
+
+/// rmcp's streamable HTTP service, stateless and answering JSON, on hyper.
+async fn serve_http(server: Plain) -> Result<(), Box<dyn std::error::Error>> {
+    use hyper_util::rt::TokioIo;
+    use mcp_fusion::rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use mcp_fusion::rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true);
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    println!("http://{}/mcp", listener.local_addr()?);
+    loop {
+        let (stream, _) = listener.accept().await?;
+        stream.set_nodelay(true)?;
+        let service = service.clone();
+        let handle = hyper::service::service_fn(move |request| {
+            let service = service.clone();
+            async move { Ok::<_, std::convert::Infallible>(service.handle(request).await) }
+        });
+        tokio::spawn(async move {
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), handle)
+                .await;
+        });
+    }
 }
 
 #[derive(Deserialize)]

@@ -396,6 +396,7 @@ impl ServerBuilder {
                 instructions: self.instructions,
                 tools,
                 by_name,
+                listing: Default::default(),
                 validating: tokio::sync::Semaphore::new(1),
                 #[cfg(feature = "otel")]
                 instruments: super::otel::Instruments::new(),

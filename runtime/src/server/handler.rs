@@ -58,16 +58,7 @@ impl ServerHandler for Server {
         // INTERNAL_ERROR) still answers the request, and gives back what it held.
         match CatchUnwind(Box::pin(self.answer_call(params, context))).await {
             Ok(answer) => answer,
-            Err(panic) => {
-                let incident = new_incident_id();
-                tracing::error!(incident = %incident, cause = %PanicMessage(panic), "tools/call failed before its action ran");
-                Err(ErrorData::internal_error(
-                    format!(
-                        "Internal error: the server could not handle this call (incident {incident})."
-                    ),
-                    None,
-                ))
-            }
+            Err(panic) => Err(self.panicked(panic)),
         }
     }
 
@@ -145,9 +136,22 @@ impl Server {
                 None => ct.cancelled().await,
             }
         };
-        match self.call_with(params, extensions, request, cancelled).await {
-            Called::Answered(result) => Ok(result.into()),
-            Called::UnknownTool => Err(ErrorData::invalid_params(self.unknown_tool(&name), None)),
+        let called = self
+            .call_with(&name, params.arguments, extensions, request, cancelled)
+            .await;
+        self.answer_of(&id, &name, called).map(Into::into)
+    }
+
+    /// The answer to a `tools/call` as it ended.
+    fn answer_of(
+        &self,
+        id: &rmcp::model::RequestId,
+        name: &str,
+        called: Called,
+    ) -> Result<rmcp::model::CallToolResult, ErrorData> {
+        match called {
+            Called::Answered(result) => Ok(result),
+            Called::UnknownTool => Err(ErrorData::invalid_params(self.unknown_tool(name), None)),
             Called::Cancelled { action } => {
                 // The server's own record: a call cancelled in a queue never reached middleware.
                 tracing::info!(?id, tool = %name, action = %action, "call cancelled by the client; stopped");
@@ -155,6 +159,89 @@ impl Server {
                 Err(ErrorData::new(REQUEST_CANCELLED, "request cancelled", None))
             }
         }
+    }
+
+    /// The answer to a request the stdio transport read itself (`server::fast`): the same as
+    /// rmcp's path gives, serialised once. `None` for a call the client cancelled.
+    #[cfg(feature = "stdio")]
+    pub(crate) async fn answer_hot(
+        &self,
+        hot: super::fast::Hot<'static>,
+        cancel: tokio_util::sync::CancellationToken,
+        shape: super::fast::Shape,
+    ) -> Option<Vec<u8>> {
+        use super::fast::{Hot, answer};
+        use rmcp::model::ServerResult;
+
+        let (id, call) = match hot {
+            Hot::Ping(id) => return Some(answer(id, Ok(ServerResult::empty(())), shape)),
+            Hot::List(id) => return Some(self.listing(&id, shape)),
+            Hot::Call(id, call) => (id, call),
+        };
+        let trace = call
+            .traceparent
+            .as_deref()
+            .and_then(|parent| {
+                crate::tools::TraceContext::parse(parent, call.tracestate.as_deref())
+            })
+            .map(|trace| (trace, crate::tool::new_span_id()));
+        let request = super::Request {
+            progress: None,
+            trace,
+        };
+        let called = self.call_with(
+            &call.name,
+            call.arguments,
+            rmcp::model::Extensions::new(),
+            request,
+            cancel.cancelled_owned(),
+        );
+        // As in `call_tool`: a panic on the way to the action still answers.
+        let outcome = match CatchUnwind(Box::pin(called)).await {
+            Ok(called) => {
+                let cancelled = matches!(called, Called::Cancelled { .. });
+                let outcome = self.answer_of(&id, &call.name, called);
+                if cancelled {
+                    return None;
+                }
+                outcome
+            }
+            Err(panic) => Err(self.panicked(panic)),
+        };
+        let response = |result| ServerResult::from(CallToolResponse::from(result));
+        Some(answer(id, outcome.map(response), shape))
+    }
+
+    /// `tools/list`'s answer to request `id`: made once for each shape, its id put in.
+    #[cfg(feature = "stdio")]
+    fn listing(&self, id: &rmcp::model::RequestId, shape: super::fast::Shape) -> Vec<u8> {
+        const PREFIX: &str = r#"{"jsonrpc":"2.0","id":0,"#;
+        let cached = self.inner.listing[shape as usize].get_or_init(|| {
+            let tools = self
+                .inner
+                .tools
+                .iter()
+                .flat_map(|t| t.listed.iter().cloned());
+            let result = rmcp::model::ServerResult::ListToolsResult(
+                ListToolsResult::with_all_items(tools.collect()),
+            );
+            let marker = rmcp::model::RequestId::Number(0);
+            let answer = super::fast::answer(marker, Ok(result), shape);
+            String::from_utf8(answer).unwrap_or_default().into()
+        });
+        let rest = cached.strip_prefix(PREFIX).unwrap_or_default();
+        let id = serde_json::to_string(id).unwrap_or_default();
+        format!(r#"{{"jsonrpc":"2.0","id":{id},{rest}"#).into_bytes()
+    }
+
+    /// The JSON-RPC error of a panic on the way to an action, logged with its incident.
+    fn panicked(&self, panic: Box<dyn std::any::Any + Send>) -> ErrorData {
+        let incident = new_incident_id();
+        tracing::error!(incident = %incident, cause = %PanicMessage(panic), "tools/call failed before its action ran");
+        ErrorData::internal_error(
+            format!("Internal error: the server could not handle this call (incident {incident})."),
+            None,
+        )
     }
 
     /// The JSON-RPC error message for a tool name nothing is registered under (MCP: Invalid

@@ -4,6 +4,8 @@
 
 mod builder;
 #[cfg(any(feature = "stdio", feature = "http"))]
+mod fast;
+#[cfg(any(feature = "stdio", feature = "http"))]
 mod guard;
 mod handler;
 #[cfg(feature = "http")]
@@ -62,6 +64,10 @@ struct Inner {
     tools: Vec<Registered>,
     /// Each MCP tool name: the tool, and for a flat tool the action it names.
     by_name: HashMap<String, (usize, Option<usize>)>,
+    /// `tools/list`'s answer as JSON for each `fast::Shape` (with id 0), made the first time a
+    /// transport answers it itself.
+    #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
+    listing: [std::sync::OnceLock<Box<str>>; 2],
     /// Calls whose arguments are large are validated one at a time (see [`LARGE_ARGUMENTS`]).
     validating: tokio::sync::Semaphore,
     #[cfg(feature = "otel")]
@@ -132,7 +138,13 @@ impl Server {
         let extensions = rmcp::model::Extensions::new();
         let request = Request::default();
         match self
-            .call_with(params, extensions, request, std::future::pending())
+            .call_with(
+                &params.name,
+                params.arguments,
+                extensions,
+                request,
+                std::future::pending(),
+            )
             .await
         {
             Called::Answered(result) => Some(result),
@@ -149,7 +161,8 @@ impl Server {
     /// the server's own `span_id`.
     async fn call_with(
         &self,
-        params: CallToolRequestParams,
+        name: &str,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
         extensions: rmcp::model::Extensions,
         request: Request,
         cancelled: impl Future<Output = ()>,
@@ -159,7 +172,7 @@ impl Server {
         let Some((registered, action)) = self
             .inner
             .by_name
-            .get(params.name.as_ref())
+            .get(name)
             .and_then(|&(i, action)| Some((self.inner.tools.get(i)?, action)))
         else {
             return Called::UnknownTool;
@@ -201,13 +214,13 @@ impl Server {
             span.record("span_id", tracing::field::display(span_id));
         }
         let call = async {
-            let large = large(params.arguments.as_ref());
+            let large = large(arguments.as_ref());
             // Never closed.
             let gate = match large {
                 true => self.inner.validating.acquire().await.ok(),
                 false => None,
             };
-            let prepared = prepare(tool.definition(), params.arguments, route);
+            let prepared = prepare(tool.definition(), arguments, route);
             drop(gate);
             match prepared {
                 Ok(prepared) => {

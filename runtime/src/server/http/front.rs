@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use super::HttpOptions;
 use super::accept::Guarded;
 use crate::server::Server;
+use crate::server::fast;
 use crate::server::guard::{Read, Unread, read, without_lone_surrogates};
 use crate::server::handler::cut;
 
@@ -146,11 +147,8 @@ impl Front {
     fn enter(
         &self,
         parts: &http::request::Parts,
-        message: &RxJsonRpcMessage<RoleServer>,
+        id: &RequestId,
     ) -> Result<Option<InFlight>, Box<Reply>> {
-        let JsonRpcMessage::Request(request) = message else {
-            return Ok(None);
-        };
         let session = parts
             .headers
             .get("mcp-session-id")
@@ -158,7 +156,7 @@ impl Front {
         let (false, Some(session)) = (self.stateless, session) else {
             return Ok(None);
         };
-        let key = (Arc::<str>::from(session), request.id.clone());
+        let key = (Arc::<str>::from(session), id.clone());
         let mut set = self
             .in_flight
             .lock()
@@ -167,11 +165,11 @@ impl Front {
             let error = ErrorData::invalid_request(
                 format!(
                     "Invalid request: id {} is already used by a request in flight in this session",
-                    cut(&request.id.to_string())
+                    cut(&id.to_string())
                 ),
                 None,
             );
-            let message = JsonRpcMessage::error(error, Some(request.id.clone()));
+            let message = JsonRpcMessage::error(error, Some(id.clone()));
             return Err(Box::new(json_rpc(StatusCode::BAD_REQUEST, &message)));
         }
         Ok(Some(InFlight {
@@ -248,30 +246,18 @@ impl Front {
             Some(rest) => body.slice(body.len() - rest.len()..),
             None => body,
         };
-        let in_flight = match read(&body) {
-            Read::Message(message) => {
-                if let Some(refused) = self.over_session_cap(&parts, &message).await {
-                    return refused;
-                }
-                match self.enter(&parts, &message) {
-                    Ok(in_flight) => in_flight,
-                    Err(refused) => return *refused,
-                }
-            }
-            Read::Answer(answer) => return json_rpc(StatusCode::BAD_REQUEST, &answer),
-            Read::Drop(Unread::Blank | Unread::NotJson) => {
-                let error = ErrorData::new(
-                    ErrorCode::PARSE_ERROR,
-                    "Parse error: the body is not JSON",
-                    None,
-                );
-                return json_rpc(StatusCode::BAD_REQUEST, &JsonRpcMessage::error(error, None));
-            }
-            Read::Drop(Unread::Notification) => {
-                let error =
-                    ErrorData::invalid_request("Invalid request: not a JSON-RPC message", None);
-                return json_rpc(StatusCode::BAD_REQUEST, &JsonRpcMessage::error(error, None));
-            }
+        // A plain `tools/call`, `tools/list` or `ping` is read as rmcp will read it without
+        // building its message here (rmcp parses the body itself): it opens no session.
+        let hot = fast::parse(&body).map(|hot| hot.id().clone());
+        let in_flight = match hot {
+            Some(id) => match self.enter(&parts, &id) {
+                Ok(in_flight) => in_flight,
+                Err(refused) => return *refused,
+            },
+            None => match self.read(&parts, &body).await {
+                Ok(in_flight) => in_flight,
+                Err(reply) => return *reply,
+            },
         };
         parts
             .extensions
@@ -283,6 +269,47 @@ impl Front {
         // The call, and its id in its session, last until the answer is written (or the client
         // goes away).
         reply.map(|body| Guarded(body, (call, in_flight)).boxed())
+    }
+
+    /// Reads a body that is not a plain request: its place among the requests in flight of its
+    /// session, or the answer rmcp would not give.
+    async fn read(
+        &self,
+        parts: &http::request::Parts,
+        body: &[u8],
+    ) -> Result<Option<InFlight>, Box<Reply>> {
+        let refused = |reply: Reply| Err(Box::new(reply));
+        match read(body) {
+            Read::Message(message) => {
+                if let Some(reply) = self.over_session_cap(parts, &message).await {
+                    return refused(reply);
+                }
+                match &message {
+                    JsonRpcMessage::Request(request) => self.enter(parts, &request.id),
+                    _ => Ok(None),
+                }
+            }
+            Read::Answer(answer) => refused(json_rpc(StatusCode::BAD_REQUEST, &answer)),
+            Read::Drop(Unread::Blank | Unread::NotJson) => {
+                let error = ErrorData::new(
+                    ErrorCode::PARSE_ERROR,
+                    "Parse error: the body is not JSON",
+                    None,
+                );
+                refused(json_rpc(
+                    StatusCode::BAD_REQUEST,
+                    &JsonRpcMessage::error(error, None),
+                ))
+            }
+            Read::Drop(Unread::Notification) => {
+                let error =
+                    ErrorData::invalid_request("Invalid request: not a JSON-RPC message", None);
+                refused(json_rpc(
+                    StatusCode::BAD_REQUEST,
+                    &JsonRpcMessage::error(error, None),
+                ))
+            }
+        }
     }
 
     /// The whole body within the size limit and the time limit.

@@ -48,6 +48,13 @@ pub struct StdioOptions {
     /// waits as long as the longest deadline of any action (`timeout = ".."`), or 30 s when an
     /// action has none.
     pub drain: Option<Duration>,
+    /// Whether plain `tools/call`, `tools/list` and `ping` requests are answered by this
+    /// transport itself once the session has begun (`true`, the default): read from the line
+    /// into the few fields they carry and answered with one serialisation, rather than through
+    /// rmcp's message types and service loop. The answers are the same; anything else, and any
+    /// request in another form (a progress token, per-request protocol metadata), goes to rmcp.
+    /// `false` sends every message through rmcp (to compare, or to rule this out).
+    pub fast_path: bool,
 }
 
 impl Default for StdioOptions {
@@ -56,6 +63,7 @@ impl Default for StdioOptions {
             max_line_bytes: 1 << 20,
             max_pending_answers: 64,
             drain: None,
+            fast_path: true,
         }
     }
 }
@@ -136,7 +144,8 @@ impl Server {
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
         let drain = options.drain.unwrap_or_else(|| self.longest_deadline());
-        let transport = StdioTransport::new(io, &options, drain, shutdown);
+        let fast = options.fast_path.then(|| self.clone());
+        let transport = StdioTransport::new(io, &options, drain, shutdown, fast);
         let running = self
             .serve(transport)
             .await
@@ -160,6 +169,7 @@ mod tests {
         assert_eq!(options.max_line_bytes, 1024 * 1024);
         assert_eq!(options.max_pending_answers, 64);
         assert_eq!(options.drain, None);
+        assert!(options.fast_path);
         assert_eq!(
             super::super::DRAIN_WITHOUT_DEADLINE,
             Duration::from_secs(30)

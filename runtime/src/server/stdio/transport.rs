@@ -13,11 +13,14 @@
 //!   and `close` writes every answer already made before it returns;
 //! - before the lifecycle begins (rmcp reads the first message as `initialize`, `ping`, or a
 //!   request with inline metadata, and stops on anything else) it drops notifications and
-//!   responses, which the MCP lifecycle gives no meaning there.
+//!   responses, which the MCP lifecycle gives no meaning there;
+//! - once it has begun, it answers the plain `tools/call`, `tools/list` and `ping` itself
+//!   (`server::fast`): read from the line into a few fields, run by the server's pipeline in a
+//!   task of their own, answered with one serialisation; everything else goes to rmcp.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use rmcp::RoleServer;
@@ -27,27 +30,35 @@ use rmcp::model::{
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::StdioOptions;
 use super::lines::{Line, Lines};
-use crate::server::Shutdown;
+use crate::server::fast::{self, Hot, Shape};
 use crate::server::guard::{Read, read};
 use crate::server::handler::cut;
 use crate::server::handler::{ClientCancel, ShuttingDown};
+use crate::server::{Server, Shutdown};
 
 /// A server transport over a byte stream pair such as `rmcp::transport::stdio_pipes()`.
 pub(crate) struct StdioTransport<R> {
     lines: Lines<R>,
     max_line_bytes: usize,
     drain: Duration,
-    /// Requests read and not yet answered.
-    in_flight: HashMap<RequestId, Flight>,
+    /// Requests read and not yet answered, shared with the tasks answering calls themselves.
+    in_flight: Arc<Mutex<HashMap<RequestId, Flight>>>,
+    /// Woken when such a task is done with its call.
+    answered: Arc<Notify>,
+    /// The server, when the transport answers plain calls itself (`server::fast`).
+    fast: Option<Server>,
     /// Whether rmcp has begun the lifecycle (it answered a request other than `ping`).
     started: bool,
+    /// Once rmcp answered `initialize`, the shape of the results of the version negotiated:
+    /// the transport answers plain calls itself from then on.
+    shape: Option<Shape>,
     /// One place per request whose answer is not yet written.
     pending: Arc<Semaphore>,
     /// The place taken for the next line read.
@@ -83,6 +94,7 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
         options: &StdioOptions,
         drain: Duration,
         shutdown: Option<Shutdown>,
+        fast: Option<Server>,
     ) -> Self
     where
         W: AsyncWrite + Send + Unpin + 'static,
@@ -93,8 +105,11 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
             lines: Lines::new(read, options.max_line_bytes),
             max_line_bytes: options.max_line_bytes,
             drain,
-            in_flight: HashMap::new(),
+            in_flight: Arc::default(),
+            answered: Arc::default(),
+            fast,
             started: false,
+            shape: None,
             pending: Arc::new(Semaphore::new(max_pending)),
             place: None,
             held: None,
@@ -113,24 +128,12 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
     ) -> Option<RxJsonRpcMessage<RoleServer>> {
         match message {
             JsonRpcMessage::Request(mut request) => {
-                let Entry::Vacant(free) = self.in_flight.entry(request.id.clone()) else {
-                    self.hold(&JsonRpcMessage::error(
-                        duplicate(&request.id),
-                        Some(request.id),
-                    ));
-                    return None;
-                };
-                let cancel = CancellationToken::new();
+                let cancel = self.enter(&request.id)?;
                 let extensions = request.request.extensions_mut();
-                extensions.insert(ClientCancel(cancel.clone()));
+                extensions.insert(ClientCancel(cancel));
                 if self.stopping_until.is_some() {
                     extensions.insert(ShuttingDown);
                 }
-                free.insert(Flight {
-                    cancel,
-                    cancelled: false,
-                    place: self.place.take(),
-                });
                 Some(JsonRpcMessage::Request(request))
             }
             JsonRpcMessage::Notification(notification) => {
@@ -138,10 +141,11 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
                     &notification.notification
                 {
                     let params = &cancelled.params;
+                    let mut in_flight = self.flights();
                     match params
                         .request_id
                         .as_ref()
-                        .and_then(|id| self.in_flight.get_mut(id))
+                        .and_then(|id| in_flight.get_mut(id))
                     {
                         Some(flight) => {
                             tracing::debug!(id = ?params.request_id, reason = ?params.reason, "stdio: the client cancelled a request");
@@ -160,6 +164,61 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
         }
     }
 
+    /// The requests in flight.
+    fn flights(&self) -> MutexGuard<'_, HashMap<RequestId, Flight>> {
+        self.in_flight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes a place among the requests in flight for request `id`, with the place its line
+    /// took: the token that cancels it. `None` when a request with that id is in flight, which
+    /// is refused.
+    fn enter(&mut self, id: &RequestId) -> Option<CancellationToken> {
+        let flights = self.in_flight.clone();
+        let mut in_flight = flights.lock().unwrap_or_else(PoisonError::into_inner);
+        let Entry::Vacant(free) = in_flight.entry(id.clone()) else {
+            drop(in_flight);
+            self.hold(&JsonRpcMessage::error(duplicate(id), Some(id.clone())));
+            return None;
+        };
+        let cancel = CancellationToken::new();
+        free.insert(Flight {
+            cancel: cancel.clone(),
+            cancelled: false,
+            place: self.place.take(),
+        });
+        Some(cancel)
+    }
+
+    /// Answers a plain request itself (`server::fast`), in a task of its own: the answer is
+    /// written unless the client cancelled the request meanwhile.
+    fn answer_hot(&mut self, server: Server, hot: Hot<'_>, shape: Shape) {
+        let id = hot.id().clone();
+        let Some(cancel) = self.enter(&id) else {
+            return;
+        };
+        let hot = hot.into_owned();
+        let in_flight = self.in_flight.clone();
+        let answered = self.answered.clone();
+        let out = self.out.clone();
+        tokio::spawn(async move {
+            let answer = server.answer_hot(hot, cancel, shape).await;
+            let flight = in_flight
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&id);
+            answered.notify_one();
+            if let (Some(mut line), Some(flight)) = (answer, flight)
+                && !flight.cancelled
+            {
+                line.push(b'\n');
+                // The writer ends only once every sender is gone.
+                let _ = out.send((line, flight.place)).await;
+            }
+        });
+    }
+
     /// A notification or response, dropped before the lifecycle begins.
     fn lifecycle(
         &self,
@@ -170,6 +229,16 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
             return None;
         }
         Some(message)
+    }
+
+    /// A request on `line` the transport answers itself, once the lifecycle has begun and
+    /// while no shutdown is under way (a call then is refused on rmcp's path).
+    fn hot<'a>(&self, line: &'a [u8]) -> Option<(Server, Hot<'a>, Shape)> {
+        let (server, shape) = (self.fast.as_ref()?, self.shape?);
+        if self.stopping_until.is_some() {
+            return None;
+        }
+        Some((server.clone(), fast::parse(line)?, shape))
     }
 
     /// The answer to a line over the limit, when its id could be read.
@@ -206,7 +275,7 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
             JsonRpcMessage::Error(error) => error
                 .id
                 .as_ref()
-                .filter(|id| self.in_flight.contains_key(*id)),
+                .filter(|id| self.flights().contains_key(*id)),
             _ => None,
         };
         let framed = match in_flight {
@@ -242,14 +311,18 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
         let until = *self
             .draining_until
             .get_or_insert_with(|| Instant::now() + self.drain);
-        let running = self.in_flight.values().filter(|f| !f.cancelled).count();
-        if running == 0 {
-            return;
-        }
-        if Instant::now() < until {
-            // rmcp polls `receive` again after each answer it passes to `send`.
-            tokio::time::sleep_until(until).await;
-        }
+        let running = loop {
+            let running = self.running();
+            if running == 0 {
+                return;
+            }
+            // rmcp polls `receive` again after each answer it passes to `send`; the calls this
+            // transport answers itself say when they are done.
+            tokio::select! {
+                () = tokio::time::sleep_until(until) => break running,
+                () = self.answered.notified() => {}
+            }
+        };
         tracing::warn!(
             running,
             drain = ?self.drain,
@@ -258,12 +331,17 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
         self.stop_running(running);
     }
 
+    /// How many requests in flight the client has not cancelled.
+    fn running(&self) -> usize {
+        self.flights().values().filter(|f| !f.cancelled).count()
+    }
+
     /// Stops the calls still running: their answers are not written.
     fn stop_running(&mut self, running: usize) {
         if self.stopping_until.is_some() {
             tracing::warn!(running, drain = ?self.drain, "stdio: calls still running after the drain period were stopped");
         }
-        for flight in self.in_flight.values_mut() {
+        for flight in self.flights().values_mut() {
             flight.cancelled = true;
             flight.cancel.cancel();
         }
@@ -284,13 +362,17 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for StdioTransport<R> {
         };
         let mut write = true;
         let mut place = None;
-        if let Some((id, success)) = answered
-            && let Some(flight) = self.in_flight.remove(id)
-        {
+        let flight = answered.and_then(|(id, _)| self.flights().remove(id));
+        if let (Some((_, success)), Some(flight)) = (answered, flight) {
             write = !flight.cancelled;
             place = flight.place;
             let pong = matches!(&item, JsonRpcMessage::Response(r) if matches!(r.result, ServerResult::EmptyResult(_)));
             self.started |= success && !pong;
+            if let JsonRpcMessage::Response(response) = &item
+                && let ServerResult::InitializeResult(initialized) = &response.result
+            {
+                self.shape = Some(Shape::of(&initialized.protocol_version));
+            }
         }
         let mut framed = write.then(|| (frame(&item), place));
         if let Some(line) = framed.take() {
@@ -320,8 +402,9 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for StdioTransport<R> {
                 return None;
             }
             if let Some(until) = self.stopping_until {
-                // rmcp polls `receive` again after each answer it passes to `send`.
-                let running = self.in_flight.values().filter(|f| !f.cancelled).count();
+                // rmcp polls `receive` again after each answer it passes to `send`; the calls
+                // this transport answers itself wake it below.
+                let running = self.running();
                 if running == 0 {
                     return None;
                 }
@@ -341,6 +424,7 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for StdioTransport<R> {
                     continue;
                 }
                 () = tokio::time::sleep_until(stopping_until.unwrap_or_else(Instant::now)), if stopping_until.is_some() => continue,
+                () = self.answered.notified(), if stopping_until.is_some() => continue,
             };
             let line = match line {
                 Some(line) => line,
@@ -350,14 +434,17 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for StdioTransport<R> {
                 }
             };
             match line {
-                Line::Whole(line) => match read(&line) {
-                    Read::Message(message) => {
-                        if let Some(message) = self.admit(message) {
-                            return Some(message);
+                Line::Whole(line) => match self.hot(&line) {
+                    Some((server, hot, shape)) => self.answer_hot(server, hot, shape),
+                    None => match read(&line) {
+                        Read::Message(message) => {
+                            if let Some(message) = self.admit(message) {
+                                return Some(message);
+                            }
                         }
-                    }
-                    Read::Answer(answer) => self.hold(&answer),
-                    Read::Drop(_) => {}
+                        Read::Answer(answer) => self.hold(&answer),
+                        Read::Drop(_) => {}
+                    },
                 },
                 Line::Oversized { len, id } => self.oversized(len, id),
             }
@@ -466,6 +553,7 @@ mod tests {
             tokio::io::split(server_end),
             &StdioOptions::default(),
             drain,
+            None,
             None,
         );
         let serving = tokio::spawn(async move {

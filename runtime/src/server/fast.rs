@@ -1,0 +1,300 @@
+//! The requests a transport answers itself, once the lifecycle has begun: `tools/call`,
+//! `tools/list` and `ping`, in their plain form, read from the line's bytes into a few borrowed
+//! fields and answered with one serialisation, instead of going through rmcp's message types
+//! (which buffer each message several times before its arguments become values) and its
+//! service loop.
+//!
+//! Only the plain form is taken: `"jsonrpc": "2.0"`, an id, the method, and params holding
+//! nothing but what is read here (a `tools/call`'s `name`, `arguments` and a `_meta` with at
+//! most `traceparent` and `tracestate`). Anything else (a progress token, per-request protocol
+//! metadata, a member given twice, a value serde_json cannot hold, any other method) goes to
+//! rmcp as before, so every answer is the one rmcp's path gives, only cheaper.
+//!
+//! Over streamable HTTP only the reading is used so far: a plain request is known for what it
+//! is without building rmcp's message a first time before rmcp builds it again.
+// Without the stdio transport, only the reading is used.
+#![cfg_attr(not(feature = "stdio"), allow(dead_code))]
+
+use std::borrow::Cow;
+
+use rmcp::RoleServer;
+use rmcp::model::{ErrorCode, ErrorData, JsonRpcMessage, ProtocolVersion, RequestId, ServerResult};
+use rmcp::service::TxJsonRpcMessage;
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, de::value::MapAccessDeserializer};
+use serde_json::{Map, Value};
+
+/// A request the transport answers itself.
+pub(crate) enum Hot<'a> {
+    Call(RequestId, HotCall<'a>),
+    List(RequestId),
+    Ping(RequestId),
+}
+
+/// A plain `tools/call`.
+pub(crate) struct HotCall<'a> {
+    pub(crate) name: Cow<'a, str>,
+    pub(crate) arguments: Option<Map<String, Value>>,
+    pub(crate) traceparent: Option<Cow<'a, str>>,
+    pub(crate) tracestate: Option<Cow<'a, str>>,
+}
+
+impl Hot<'_> {
+    /// Its id.
+    pub(crate) fn id(&self) -> &RequestId {
+        match self {
+            Hot::Call(id, _) | Hot::List(id) | Hot::Ping(id) => id,
+        }
+    }
+
+    /// The same request, owning its strings (to be answered in a task of its own).
+    pub(crate) fn into_owned(self) -> Hot<'static> {
+        let owned = |text: Cow<'_, str>| Cow::Owned(text.into_owned());
+        match self {
+            Hot::Call(id, call) => Hot::Call(
+                id,
+                HotCall {
+                    name: owned(call.name),
+                    arguments: call.arguments,
+                    traceparent: call.traceparent.map(owned),
+                    tracestate: call.tracestate.map(owned),
+                },
+            ),
+            Hot::List(id) => Hot::List(id),
+            Hot::Ping(id) => Hot::Ping(id),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Message<'a> {
+    #[serde(borrow)]
+    jsonrpc: Cow<'a, str>,
+    id: RequestId,
+    #[serde(borrow)]
+    method: Cow<'a, str>,
+    #[serde(default, borrow, deserialize_with = "some_object")]
+    params: Option<Params<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params<'a> {
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default)]
+    arguments: Option<Map<String, Value>>,
+    #[serde(rename = "_meta", default, borrow, deserialize_with = "some_object")]
+    meta: Option<Meta<'a>>,
+}
+
+/// The `_meta` members read here; any other sends the request to rmcp.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Meta<'a> {
+    #[serde(default, borrow)]
+    traceparent: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    tracestate: Option<Cow<'a, str>>,
+}
+
+/// A struct read from a JSON object only: serde's derive would also read it from an array,
+/// position by position, which rmcp's types refuse.
+fn object<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<T, D::Error> {
+    struct Object<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for Object<T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            T::deserialize(MapAccessDeserializer::new(map))
+        }
+    }
+    deserializer.deserialize_map(Object(std::marker::PhantomData))
+}
+
+fn some_object<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    deserializer: D,
+) -> Result<Option<T>, D::Error> {
+    object(deserializer).map(Some)
+}
+
+/// The request on `line`, when it is one the transport answers itself.
+pub(crate) fn parse(line: &[u8]) -> Option<Hot<'_>> {
+    // A quick look first: most lines that are not requests are not worth a parse.
+    if !line.windows(8).any(|w| w == b"\"method\"") {
+        return None;
+    }
+    let mut reader = serde_json::Deserializer::from_slice(line);
+    let message: Message<'_> = object(&mut reader).ok()?;
+    reader.end().ok()?;
+    if message.jsonrpc != "2.0" {
+        return None;
+    }
+    let params = message.params;
+    match (message.method.as_ref(), params) {
+        ("tools/call", Some(params)) => {
+            let name = params.name?;
+            let (traceparent, tracestate) = params
+                .meta
+                .map_or((None, None), |m| (m.traceparent, m.tracestate));
+            Some(Hot::Call(
+                message.id,
+                HotCall {
+                    name,
+                    arguments: params.arguments,
+                    traceparent,
+                    tracestate,
+                },
+            ))
+        }
+        ("tools/list" | "ping", params) => {
+            let plain = params.is_none_or(|p| p.name.is_none() && p.arguments.is_none());
+            match (message.method.as_ref(), plain) {
+                ("tools/list", true) => Some(Hot::List(message.id)),
+                ("ping", true) => Some(Hot::Ping(message.id)),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// How results are shaped for the protocol version the session negotiated, as rmcp's
+/// `ServerHandler` shapes them: 2026-07-28 and later get the caching hints of list results,
+/// earlier versions lose `resultType: "complete"` and non-object structured output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shape {
+    Legacy,
+    Current,
+}
+
+impl Shape {
+    /// The shape of a session that negotiated `version` in `initialize`.
+    pub(crate) fn of(version: &ProtocolVersion) -> Shape {
+        if version.as_str() >= ProtocolVersion::V_2026_07_28.as_str() {
+            Shape::Current
+        } else {
+            Shape::Legacy
+        }
+    }
+
+    fn apply(self, outcome: &mut Result<ServerResult, ErrorData>) {
+        match (self, outcome) {
+            (Shape::Current, Ok(result)) => result.fill_missing_cache_hints(),
+            (Shape::Legacy, Ok(result)) => {
+                result.strip_result_type_for_legacy_peer();
+                result.strip_non_object_output_for_legacy_peer();
+            }
+            (Shape::Current, Err(error)) if error.code == ErrorCode::RESOURCE_NOT_FOUND => {
+                error.code = ErrorCode::INVALID_PARAMS;
+            }
+            (_, Err(_)) => {}
+        }
+    }
+}
+
+/// The JSON-RPC answer to request `id`, as rmcp writes it for a session of this shape.
+pub(crate) fn answer(
+    id: RequestId,
+    mut outcome: Result<ServerResult, ErrorData>,
+    shape: Shape,
+) -> Vec<u8> {
+    shape.apply(&mut outcome);
+    let message: TxJsonRpcMessage<RoleServer> = match outcome {
+        Ok(result) => JsonRpcMessage::response(result, id),
+        Err(error) => JsonRpcMessage::error(error, Some(id)),
+    };
+    serde_json::to_vec(&message).unwrap_or_else(|e| {
+        // Only a non-string map key could fail, and rmcp's types have none.
+        tracing::error!("an answer could not be written as JSON: {e}");
+        Vec::new()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plain_forms_are_taken() {
+        let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bench","arguments":{"action":"op07"},"_meta":{"traceparent":"00-x"}}}"#;
+        let Some(Hot::Call(id, call)) = parse(call) else {
+            panic!("a call")
+        };
+        assert_eq!(id.to_string(), "7");
+        assert_eq!(call.name, "bench");
+        assert_eq!(call.arguments.unwrap()["action"], "op07");
+        assert_eq!(call.traceparent.as_deref(), Some("00-x"));
+        for (line, expected) in [
+            (&br#"{"jsonrpc":"2.0","id":"a","method":"tools/list"}"#[..], "a"),
+            (br#"{"jsonrpc":"2.0","id":"b","method":"tools/list","params":{}}"#, "b"),
+            (br#"{"method":"ping","id":3,"jsonrpc":"2.0","params":{"_meta":{}}}"#, "3"),
+            (br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t","arguments":null}}"#, "4"),
+        ] {
+            let id = parse(line).map(|hot| hot.id().to_string());
+            assert_eq!(id.as_deref(), Some(expected));
+        }
+    }
+
+    /// Everything else goes to rmcp, which answers it as it always has.
+    #[test]
+    fn anything_else_is_left_to_rmcp() {
+        for line in [
+            &br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#[..],
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            br#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+            br#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+            br#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            br#"{"jsonrpc":"2.0","method":"ping"}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping","id":2}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","name":"u"}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":[]}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"progressToken":1}}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"traceparent":5}}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","task":{}}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[]}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":[]}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[]}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":null}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":[]}}"#,
+            br#"["2.0",1,"ping"]"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping"} {}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"t"}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"c"}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"},"extra":1}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"n":1e400}}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"s":"\ud800"}}}"#,
+            b"not json",
+            b"",
+        ] {
+            assert!(parse(line).is_none(), "{}", String::from_utf8_lossy(line));
+        }
+    }
+
+    #[test]
+    fn answers_are_rmcps() {
+        let pong = answer(
+            RequestId::Number(1),
+            Ok(ServerResult::EmptyResult(rmcp::model::EmptyObject {})),
+            Shape::Legacy,
+        );
+        assert_eq!(pong, br#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+        let error = answer(
+            RequestId::String("x".into()),
+            Err(ErrorData::invalid_params("unknown tool: t", None)),
+            Shape::Current,
+        );
+        assert_eq!(
+            String::from_utf8(error).unwrap(),
+            r#"{"jsonrpc":"2.0","id":"x","error":{"code":-32602,"message":"unknown tool: t"}}"#
+        );
+    }
+}

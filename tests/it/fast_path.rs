@@ -1,0 +1,142 @@
+//! The stdio transport's fast path (`StdioOptions::fast_path`) answers what rmcp's path
+//! answers: the same requests, sent one at a time to the billing server served twice in process
+//! (fast path on and off), get byte-identical answers, once the lifecycle has begun and before.
+
+use mcp_fusion::Server;
+use mcp_fusion::server::StdioOptions;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+
+use crate::support::billing::Billing;
+
+/// The billing server on an in-memory pipe, with or without the fast path.
+struct Served {
+    requests: WriteHalf<DuplexStream>,
+    answers: BufReader<ReadHalf<DuplexStream>>,
+}
+
+impl Served {
+    fn start(fast_path: bool) -> Served {
+        let server = Server::builder("billing", "1")
+            .tool(Billing::seeded())
+            .build()
+            .expect("the server builds");
+        let (client, server_end) = tokio::io::duplex(1 << 20);
+        let (read, write) = tokio::io::split(server_end);
+        let mut options = StdioOptions::default();
+        options.fast_path = fast_path;
+        tokio::spawn(server.serve_io(read, write, options).into_future());
+        let (answers, requests) = tokio::io::split(client);
+        Served {
+            requests,
+            answers: BufReader::new(answers),
+        }
+    }
+
+    /// Writes `line` and reads the one answer it gets.
+    async fn ask(&mut self, line: &str) -> String {
+        self.requests.write_all(line.as_bytes()).await.unwrap();
+        self.requests.write_all(b"\n").await.unwrap();
+        let mut answer = String::new();
+        tokio::time::timeout(
+            std::time::Duration::from_secs(30),
+            self.answers.read_line(&mut answer),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("no answer to {line}"))
+        .unwrap();
+        answer
+    }
+
+    async fn tell(&mut self, line: &str) {
+        self.requests.write_all(line.as_bytes()).await.unwrap();
+        self.requests.write_all(b"\n").await.unwrap();
+    }
+}
+
+fn call(id: u32, arguments: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": "billing", "arguments": arguments}})
+    .to_string()
+}
+
+/// Requests whose answers do not depend on what ran before them (no creation, no payment).
+fn requests() -> Vec<String> {
+    let mut lines = vec![
+        call(1, json!({"action": "list_invoices"})),
+        call(2, json!({"action": "get_invoice", "id": "inv_2026_0001"})),
+        call(3, json!({"action": "get_invoice", "id": "inv_2026_9999"})),
+        call(4, json!({"action": "get_invoice", "id": 5})),
+        call(5, json!({"action": "get_invoce", "id": "inv_2026_0001"})),
+        call(6, json!({"id": "inv_2026_0001"})),
+        call(7, json!({"action": 7})),
+        call(
+            8,
+            json!({"action": "create_invoice", "customer_email": "not-an-email",
+                       "amount_cents": -1, "currency": "EURO", "lines": [], "nmae": 1}),
+        ),
+        call(
+            9,
+            json!({"action": "list_invoices", "status": "<paid/>\u{1b}"}),
+        ),
+        call(10, json!({})),
+    ];
+    lines.extend(
+        [
+            r#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"billing"}}"#,
+            r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"billing","arguments":null}}"#,
+            r#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"payments","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"billing","arguments":{"action":"list_invoices"},"_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"a=b"}}}"#,
+            r#"{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"billing","arguments":{"action":"list_invoices"},"_meta":{"traceparent":"0é-not-a-trace-context-at-all-but-long-enough-to-matter"}}}"#,
+            r#"{"jsonrpc":"2.0","id":"sixteen","method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":17,"method":"tools/list","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":18,"method":"tools/list","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":19,"method":"tools/list","params":[]}"#,
+            r#"{"jsonrpc":"2.0","id":20,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":21,"method":"ping","params":{"_meta":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":22,"method":"tools/call","params":[]}"#,
+            r#"{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{"name":"billing","arguments":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":24,"method":"tools/call","params":{"name":"billing","name":"x","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":25,"method":"tools/call","params":{"name":"billing","arguments":{"action":"list_invoices","n":1e400}}}"#,
+            r#"{"jsonrpc":"2.0","id":26,"method":"tools/call","params":{"name":"billing","arguments":{"action":"get_invoice","id":"\ud800"}}}"#,
+            r#"{"jsonrpc":"2.0","id":27,"method":"resources/list"}"#,
+            r#"{"jsonrpc":"2.0","id":28,"method":"tools/call","params":{"name":"billing","arguments":{"action":"list_invoices"}},"extra":true}"#,
+            r#"{"jsonrpc":"2.0","id":-9007199254740993,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":"","method":"ping"}"#,
+        ]
+        .map(str::to_owned),
+    );
+    lines
+}
+
+/// Results are shaped by the version the session negotiated (`resultType`, structured output),
+/// as rmcp shapes them: a session of the oldest version this checks and of the newest that
+/// `initialize` negotiates (2026-07-28 begins without it).
+#[tokio::test(flavor = "current_thread")]
+async fn fast_and_rmcp_paths_answer_alike() {
+    for version in ["2025-06-18", "2025-11-25"] {
+        answer_alike(version).await;
+    }
+}
+
+async fn answer_alike(version: &str) {
+    let mut fast = Served::start(true);
+    let mut slow = Served::start(false);
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": version, "capabilities": {},
+                   "clientInfo": {"name": "fast-path", "version": "1"}}})
+    .to_string();
+    // Before the lifecycle begins, everything is rmcp's.
+    let ping = r#"{"jsonrpc":"2.0","id":"early","method":"ping"}"#;
+    assert_eq!(fast.ask(ping).await, slow.ask(ping).await);
+    let initialized = fast.ask(&initialize).await;
+    assert_eq!(initialized, slow.ask(&initialize).await);
+    assert!(initialized.contains(version), "{initialized}");
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    fast.tell(initialized).await;
+    slow.tell(initialized).await;
+    for line in requests() {
+        let (quick, plain) = (fast.ask(&line).await, slow.ask(&line).await);
+        assert_eq!(quick, plain, "{version}: {line}");
+    }
+}
