@@ -48,6 +48,18 @@ impl Served {
         answer
     }
 
+    /// Writes `line` and reads up to its answer: the progress notifications before it, and it.
+    async fn ask_with_progress(&mut self, line: &str) -> (Vec<String>, String) {
+        let mut progress = Vec::new();
+        let mut answer = self.ask(line).await;
+        while answer.contains(r#""method":"notifications/progress""#) {
+            progress.push(answer);
+            answer = String::new();
+            self.answers.read_line(&mut answer).await.unwrap();
+        }
+        (progress, answer)
+    }
+
     async fn tell(&mut self, line: &str) {
         self.requests.write_all(line.as_bytes()).await.unwrap();
         self.requests.write_all(b"\n").await.unwrap();
@@ -138,5 +150,23 @@ async fn answer_alike(version: &str) {
     for line in requests() {
         let (quick, plain) = (fast.ask(&line).await, slow.ask(&line).await);
         assert_eq!(quick, plain, "{version}: {line}");
+    }
+
+    // A call with a progress token: its notifications come before its answer, the first and
+    // the last (always sent) alike on both paths; those between depend on timing.
+    let export = json!({"jsonrpc": "2.0", "id": 40, "method": "tools/call",
+        "params": {"name": "billing", "arguments": {"action": "export_invoices", "format": "csv"},
+                   "_meta": {"progressToken": "export-1"}}})
+    .to_string();
+    let (quick_progress, quick) = fast.ask_with_progress(&export).await;
+    let (plain_progress, plain) = slow.ask_with_progress(&export).await;
+    assert_eq!(quick, plain, "{version}: the export's answer");
+    assert!(quick.contains(r#""id":40"#), "{quick}");
+    for (quick, plain) in [
+        (quick_progress.first(), plain_progress.first()),
+        (quick_progress.last(), plain_progress.last()),
+    ] {
+        assert!(quick.is_some(), "{version}: progress over the fast path");
+        assert_eq!(quick, plain, "{version}: progress");
     }
 }

@@ -6,9 +6,10 @@
 //!
 //! Only the plain form is taken: `"jsonrpc": "2.0"`, an id, the method, and params holding
 //! nothing but what is read here (a `tools/call`'s `name`, `arguments` and a `_meta` with at
-//! most `traceparent` and `tracestate`). Anything else (a progress token, per-request protocol
+//! most `progressToken`, `traceparent` and `tracestate`). Anything else (per-request protocol
 //! metadata, a member given twice, a value serde_json cannot hold, any other method) goes to
-//! rmcp as before, so every answer is the one rmcp's path gives, only cheaper.
+//! rmcp as before, so every answer is the one rmcp's path gives, only cheaper. A call's
+//! progress notifications are written as lines too, before its answer.
 //!
 //! Over streamable HTTP only the reading is used so far: a plain request is known for what it
 //! is without building rmcp's message a first time before rmcp builds it again.
@@ -18,7 +19,10 @@
 use std::borrow::Cow;
 
 use rmcp::RoleServer;
-use rmcp::model::{ErrorCode, ErrorData, JsonRpcMessage, ProtocolVersion, RequestId, ServerResult};
+use rmcp::model::{
+    ErrorCode, ErrorData, JsonRpcMessage, ProgressNotification, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, RequestId, ServerNotification, ServerResult,
+};
 use rmcp::service::TxJsonRpcMessage;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, de::value::MapAccessDeserializer};
@@ -34,6 +38,7 @@ pub(crate) enum Hot<'a> {
 /// A plain `tools/call`.
 pub(crate) struct HotCall<'a> {
     pub(crate) name: Cow<'a, str>,
+    pub(crate) progress: Option<ProgressToken>,
     pub(crate) arguments: Option<Map<String, Value>>,
     pub(crate) traceparent: Option<Cow<'a, str>>,
     pub(crate) tracestate: Option<Cow<'a, str>>,
@@ -55,6 +60,7 @@ impl Hot<'_> {
                 id,
                 HotCall {
                     name: owned(call.name),
+                    progress: call.progress,
                     arguments: call.arguments,
                     traceparent: call.traceparent.map(owned),
                     tracestate: call.tracestate.map(owned),
@@ -93,6 +99,8 @@ struct Params<'a> {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Meta<'a> {
+    #[serde(rename = "progressToken", default)]
+    progress: Option<ProgressToken>,
     #[serde(default, borrow)]
     traceparent: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
@@ -139,13 +147,14 @@ pub(crate) fn parse(line: &[u8]) -> Option<Hot<'_>> {
     match (message.method.as_ref(), params) {
         ("tools/call", Some(params)) => {
             let name = params.name?;
-            let (traceparent, tracestate) = params
-                .meta
-                .map_or((None, None), |m| (m.traceparent, m.tracestate));
+            let (progress, traceparent, tracestate) = params.meta.map_or((None, None, None), |m| {
+                (m.progress, m.traceparent, m.tracestate)
+            });
             Some(Hot::Call(
                 message.id,
                 HotCall {
                     name,
+                    progress,
                     arguments: params.arguments,
                     traceparent,
                     tracestate,
@@ -196,6 +205,18 @@ impl Shape {
             (_, Err(_)) => {}
         }
     }
+}
+
+/// A line of output, with the place of the request it answers (none for a notification).
+pub(crate) type Framed = (Vec<u8>, Option<tokio::sync::OwnedSemaphorePermit>);
+
+/// A `notifications/progress` line, as rmcp writes it.
+pub(crate) fn progress_line(note: ProgressNotificationParam) -> Vec<u8> {
+    let notification = ServerNotification::ProgressNotification(ProgressNotification::new(note));
+    let message: TxJsonRpcMessage<RoleServer> = JsonRpcMessage::notification(notification);
+    let mut line = serde_json::to_vec(&message).unwrap_or_default();
+    line.push(b'\n');
+    line
 }
 
 /// The JSON-RPC answer to request `id`, as rmcp writes it for a session of this shape.
@@ -256,7 +277,8 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","name":"u"}}"#,
             br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#,
             br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":[]}}"#,
-            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"progressToken":1}}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"progressToken":[]}}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
             br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"traceparent":5}}}"#,
             br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","task":{}}}"#,
             br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[]}"#,

@@ -115,7 +115,9 @@ impl Server {
             .and_then(|parent| crate::tools::TraceContext::parse(parent, meta.get_tracestate()))
             .map(|trace| (trace, crate::tool::new_span_id()));
         let request = super::Request {
-            progress: meta.get_progress_token().map(|token| (token, peer)),
+            progress: meta
+                .get_progress_token()
+                .map(|token| (token, super::pipeline::Notifier::Peer(peer))),
             trace,
         };
         // Over HTTP, rmcp is done parsing the body: give its place back for a long call.
@@ -169,6 +171,7 @@ impl Server {
         hot: super::fast::Hot<'static>,
         cancel: tokio_util::sync::CancellationToken,
         shape: super::fast::Shape,
+        lines: tokio::sync::mpsc::Sender<super::fast::Framed>,
     ) -> Option<Vec<u8>> {
         use super::fast::{Hot, answer};
         use rmcp::model::ServerResult;
@@ -186,7 +189,9 @@ impl Server {
             })
             .map(|trace| (trace, crate::tool::new_span_id()));
         let request = super::Request {
-            progress: None,
+            progress: call
+                .progress
+                .map(|token| (token, super::pipeline::Notifier::Lines(lines))),
             trace,
         };
         let called = self.call_with(

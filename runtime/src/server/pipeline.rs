@@ -27,19 +27,37 @@ use crate::validate::ValidationError;
 /// What a `tools/call` request carried besides its arguments.
 #[derive(Default)]
 pub(crate) struct Request {
-    /// The client's `progressToken`, and the peer to notify.
-    pub(crate) progress: Option<(ProgressToken, Peer<RoleServer>)>,
+    /// The client's `progressToken`, and where its notifications go.
+    pub(crate) progress: Option<(ProgressToken, Notifier)>,
     /// The client's trace context, and the server's span id for the call.
     pub(crate) trace: Option<(TraceContext, String)>,
 }
 
+/// Where a call's progress notifications go.
+pub(crate) enum Notifier {
+    /// Through rmcp's service, which read the call.
+    Peer(Peer<RoleServer>),
+    /// Straight to the lines the stdio transport writes (a call it read itself), each before
+    /// the call's answer.
+    #[cfg(feature = "stdio")]
+    Lines(tokio::sync::mpsc::Sender<super::fast::Framed>),
+}
+
 /// Sends a call's progress notifications in order, until the call closes its progress.
 async fn forward_progress(
-    peer: Peer<RoleServer>,
+    notifier: Notifier,
     mut notes: tokio::sync::mpsc::UnboundedReceiver<rmcp::model::ProgressNotificationParam>,
 ) {
     while let Some(note) = notes.recv().await {
-        if peer.notify_progress(note).await.is_err() {
+        let sent = match &notifier {
+            Notifier::Peer(peer) => peer.notify_progress(note).await.is_ok(),
+            #[cfg(feature = "stdio")]
+            Notifier::Lines(lines) => {
+                let line = super::fast::progress_line(note);
+                lines.send((line, None)).await.is_ok()
+            }
+        };
+        if !sent {
             return;
         }
     }
@@ -247,12 +265,12 @@ impl Pipeline {
             info.arguments.clone()
         };
         let (progress, forwarder) = match request.progress {
-            Some((token, peer)) => {
+            Some((token, notifier)) => {
                 let (sink, notes) = tokio::sync::mpsc::unbounded_channel();
                 let progress = Arc::new(Progress::new(token, self.progress_interval, sink));
                 (
                     Some(progress),
-                    Some(tokio::spawn(forward_progress(peer, notes))),
+                    Some(tokio::spawn(forward_progress(notifier, notes))),
                 )
             }
             None => (None, None),

@@ -85,8 +85,7 @@ struct Flight {
     place: Option<OwnedSemaphorePermit>,
 }
 
-/// One line of output, with the place of the request it answers.
-type Framed = (Vec<u8>, Option<OwnedSemaphorePermit>);
+use crate::server::fast::Framed;
 
 impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
     pub(crate) fn new<W>(
@@ -203,7 +202,7 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
         let answered = self.answered.clone();
         let out = self.out.clone();
         tokio::spawn(async move {
-            let answer = server.answer_hot(hot, cancel, shape).await;
+            let answer = server.answer_hot(hot, cancel, shape, out.clone()).await;
             let flight = in_flight
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
