@@ -17,6 +17,11 @@
 //!
 //! Transports: `stdio` (rmcp's `stdio_pipes()`, what `Server::serve_stdio` uses) and `http`
 //! (stateless streamable HTTP answering JSON, on loopback, driven by rmcp's HTTP client).
+//! Over stdio the driver is by default a client of its own (LOAD_CLIENT=`raw`): requests
+//! written as prepared lines, answers matched to their callers by id and checked by
+//! substrings, so that the calls per second measure the server rather than the client's own
+//! deserialisation (rmcp's client, LOAD_CLIENT=`rmcp`, spends more per call than the servers
+//! do, and sends a progress token with every call).
 //! Kinds of call, both `tools/call` of `bench`: `ok`
 //! (`{"action":"op07","id":"item_42","limit":10}`, a success with the expected text) and
 //! `invalid` (`{"action":"op07","id":42,"limit":500,"extra":true}`: ours answers a
@@ -39,11 +44,15 @@
 //!
 //! Environment: LOAD_CALLS (default 10000), LOAD_WARMUP (default 1000), LOAD_ROUNDS
 //! (default 5), LOAD_TRANSPORTS (default `stdio,http`), LOAD_KINDS (default `ok,invalid`),
+//! LOAD_CLIENT (default `raw`; `rmcp` drives stdio with rmcp's client too),
 //! LOAD_SERVERS (default `plain,ours,ours-nofast`; also `plain+pipes` and `ours+pipes`, which
 //! pass `--pipes`, and `ours+otel`, which records OpenTelemetry spans and metrics to in-memory
 //! exporters), LOAD_MODES (default `seq,conc16`).
 
+use std::collections::HashMap;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use mcp_fusion::client::{Client, Connection};
@@ -55,7 +64,9 @@ use mcp_fusion_drivers::measure::{
     clock_ticks, cpu_ns, cpu_ticks, env_list, env_usize, status_kib,
 };
 use serde_json::{Value, json};
-use tokio::io::AsyncBufReadExt;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{ChildStdin, ChildStdout};
+use tokio::sync::oneshot;
 
 const EXPECTED: &str = r#"{"id":"item_42","limit":10}"#;
 const IN_FLIGHT: usize = 16;
@@ -147,6 +158,27 @@ impl Kind {
         }
     }
 
+    /// The members of its request line after the id.
+    fn members(self) -> String {
+        let tail = json!({"method": "tools/call",
+                          "params": {"name": "bench", "arguments": self.arguments()}})
+        .to_string();
+        tail[1..tail.len() - 1].to_owned()
+    }
+
+    /// Why an answer's line is not of this kind, if it is not (read as little as can tell).
+    fn wrong_line(self, line: &str) -> Option<String> {
+        let expected = serde_json::to_string(EXPECTED).unwrap_or_default();
+        let right = match self {
+            Kind::Ok => {
+                line.contains(r#""isError":false"#)
+                    && line.contains(&expected[1..expected.len() - 1])
+            }
+            Kind::Invalid => line.contains(r#""isError":true"#) && !line.contains("<tool_error"),
+        };
+        (!right).then(|| format!("not {}: {line}", self.name()))
+    }
+
     /// Why `result` is not the answer of this kind, if it is not.
     fn wrong(self, result: &CallToolResult) -> Option<String> {
         let text = first_text(result).unwrap_or_default();
@@ -162,10 +194,149 @@ impl Kind {
 /// A running server.
 struct Live {
     pid: u32,
-    client: Client,
-    /// Held until the round ends: the stdio connection, or the HTTP server's process.
+    caller: Caller,
+    /// Held until the round ends: rmcp's connection, and the server's process.
     connection: Option<Connection>,
     _child: Option<tokio::process::Child>,
+}
+
+/// How the driver calls a server.
+#[derive(Clone)]
+enum Caller {
+    Rmcp(Peer<RoleClient>),
+    Raw(Arc<Raw>),
+}
+
+impl Caller {
+    /// A call whose whole answer is read (the checks before the timed calls).
+    async fn call(&self, name: &str, arguments: Value) -> Result<Value, Error> {
+        match self {
+            Caller::Rmcp(peer) => {
+                let mut params = CallToolRequestParams::new(name.to_owned());
+                params.arguments = arguments.as_object().cloned();
+                Ok(serde_json::to_value(peer.call_tool(params).await?)?)
+            }
+            Caller::Raw(raw) => {
+                let params = json!({"name": name, "arguments": arguments});
+                let answer = raw.request("tools/call", &params).await?;
+                let answer: Value = serde_json::from_str(&answer)?;
+                Ok(answer["result"].clone())
+            }
+        }
+    }
+
+    /// The tools the server lists, as JSON.
+    async fn tools(&self) -> Result<Vec<Value>, Error> {
+        let listed = match self {
+            Caller::Rmcp(peer) => serde_json::to_value(peer.list_all_tools().await?)?,
+            Caller::Raw(raw) => {
+                let answer: Value =
+                    serde_json::from_str(&raw.request("tools/list", &json!({})).await?)?;
+                answer["result"]["tools"].clone()
+            }
+        };
+        Ok(listed.as_array().cloned().unwrap_or_default())
+    }
+
+    /// One timed call of `kind`: why its answer is not of that kind, if it is not.
+    async fn timed_call(&self, kind: Kind, line: &str) -> Option<String> {
+        match self {
+            Caller::Rmcp(peer) => {
+                let mut params = CallToolRequestParams::new("bench");
+                params.arguments = kind.arguments().as_object().cloned();
+                match peer.call_tool(params).await {
+                    Ok(result) => kind.wrong(&result),
+                    Err(e) => Some(e.to_string()),
+                }
+            }
+            Caller::Raw(raw) => match raw.send(line).await {
+                Ok(answer) => kind.wrong_line(&answer),
+                Err(e) => Some(e.to_string()),
+            },
+        }
+    }
+}
+
+/// A client of the driver's own over a server's stdin and stdout: each request a prepared
+/// line with a fresh id, each answer handed to its caller by that id.
+struct Raw {
+    stdin: tokio::sync::Mutex<ChildStdin>,
+    waiting: Mutex<HashMap<u64, oneshot::Sender<String>>>,
+    next: AtomicU64,
+}
+
+impl Raw {
+    /// Connects to a server's pipes and does the handshake.
+    async fn start(stdin: ChildStdin, stdout: ChildStdout) -> Result<Arc<Raw>, Error> {
+        let raw = Arc::new(Raw {
+            stdin: tokio::sync::Mutex::new(stdin),
+            waiting: Mutex::default(),
+            next: AtomicU64::new(1),
+        });
+        tokio::spawn(Raw::read(raw.clone(), BufReader::new(stdout)));
+        let initialize = json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                                "clientInfo": {"name": "load", "version": "1"}});
+        raw.request("initialize", &initialize).await?;
+        raw.write(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await?;
+        Ok(raw)
+    }
+
+    /// Hands each answer to its caller.
+    async fn read(raw: Arc<Raw>, mut stdout: BufReader<ChildStdout>) {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match stdout.read_line(&mut line).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            let Some(id) = answer_id(&line) else {
+                continue;
+            };
+            let waiting = raw
+                .waiting
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&id);
+            if let Some(waiting) = waiting {
+                let _ = waiting.send(std::mem::take(&mut line));
+            }
+        }
+    }
+
+    async fn write(&self, line: &[u8]) -> Result<(), Error> {
+        let mut stdin = self.stdin.lock().await;
+        stdin.write_all(line).await?;
+        stdin.write_all(b"\n").await?;
+        Ok(())
+    }
+
+    /// A request of `method` with `params`; its answer's line.
+    async fn request(&self, method: &str, params: &Value) -> Result<String, Error> {
+        let tail = json!({"method": method, "params": params}).to_string();
+        self.send(&tail[1..tail.len() - 1]).await
+    }
+
+    /// A request made of `members` (`"method":…,"params":…`) with a fresh id; its answer's line.
+    async fn send(&self, members: &str) -> Result<String, Error> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (answered, answer) = oneshot::channel();
+        self.waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, answered);
+        let line = format!(r#"{{"jsonrpc":"2.0","id":{id},{members}}}"#);
+        self.write(line.as_bytes()).await?;
+        Ok(answer.await?)
+    }
+}
+
+/// The numeric id of an answer line (`"id":N` first in rmcp's answers).
+fn answer_id(line: &str) -> Option<u64> {
+    let rest = &line[line.find(r#""id":"#)? + 5..];
+    let end = rest.find(|c: char| !c.is_ascii_digit())?;
+    rest[..end].parse().ok()
 }
 
 /// What was measured of a server on a transport, over all rounds.
@@ -198,6 +369,7 @@ async fn main() -> Result<(), Error> {
     let modes = env_list("LOAD_MODES", "seq,conc16");
     let transports = env_list("LOAD_TRANSPORTS", "stdio,http");
     let kinds = env_list("LOAD_KINDS", "ok,invalid");
+    let raw = env_list("LOAD_CLIENT", "raw").iter().any(|c| c == "raw");
     let ticks_per_s = clock_ticks();
 
     let targets: Vec<&'static Target> = TARGETS
@@ -252,7 +424,7 @@ async fn main() -> Result<(), Error> {
                 .collect();
             let mut live = Vec::new();
             for &i in &indices {
-                live.push(start(transport, measured[i].target, warmup, round == 0).await?);
+                live.push(start(transport, raw, measured[i].target, warmup, round == 0).await?);
             }
             let count = live.len();
             for &kind in &kinds {
@@ -262,7 +434,7 @@ async fn main() -> Result<(), Error> {
                         let server = &live[at];
                         let in_flight = if concurrent { IN_FLIGHT } else { 1 };
                         let phase =
-                            timed(server.client.peer(), server.pid, calls, in_flight, kind).await?;
+                            timed(&server.caller, server.pid, calls, in_flight, kind).await?;
                         let phases = &mut measured[indices[at]].phases;
                         match phases
                             .iter_mut()
@@ -305,6 +477,7 @@ async fn main() -> Result<(), Error> {
 /// Spawns a server, checks its tools, and warms it up.
 async fn start(
     transport: Transport,
+    raw: bool,
     target: &Target,
     warmup: usize,
     verbose: bool,
@@ -313,6 +486,23 @@ async fn start(
     let mut command = tokio::process::Command::new(&path);
     command.args(target.args);
     let live = match transport {
+        Transport::Stdio if raw => {
+            let mut child = command
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .kill_on_drop(true)
+                .spawn()?;
+            let pid = child.id().ok_or("the server has no pid")?;
+            let stdin = child.stdin.take().ok_or("no stdin")?;
+            let stdout = child.stdout.take().ok_or("no stdout")?;
+            Live {
+                pid,
+                caller: Caller::Raw(Raw::start(stdin, stdout).await?),
+                connection: None,
+                _child: Some(child),
+            }
+        }
         Transport::Stdio => {
             let (transport, _) = TokioChildProcess::builder(command)
                 .stderr(Stdio::null())
@@ -321,7 +511,7 @@ async fn start(
             let (client, connection) = Client::connect(transport).await?;
             Live {
                 pid,
-                client,
+                caller: Caller::Rmcp(client.peer().clone()),
                 connection: Some(connection),
                 _child: None,
             }
@@ -343,20 +533,19 @@ async fn start(
             let (client, connection) = Client::connect_http(url.trim()).await?;
             Live {
                 pid,
-                client,
+                caller: Caller::Rmcp(client.peer().clone()),
                 connection: Some(connection),
                 _child: Some(child),
             }
         }
     };
-    let client = &live.client;
-    let tools = client.list_tools().await?;
+    let caller = &live.caller;
+    let tools = caller.tools().await?;
     let bench = tools
         .iter()
-        .find(|t| t.name == "bench")
+        .find(|t| t["name"] == "bench")
         .ok_or("the server has no bench tool")?;
-    let schema = serde_json::to_value(&bench.input_schema)?;
-    let actions = schema["properties"]["action"]["enum"]
+    let actions = bench["inputSchema"]["properties"]["action"]["enum"]
         .as_array()
         .map_or(0, Vec::len);
     if actions != 20 {
@@ -367,7 +556,7 @@ async fn start(
         .into());
     }
     if target.binary == "bench_server" {
-        check_users(client).await?;
+        check_users(caller).await?;
     }
     if verbose {
         eprintln!(
@@ -375,11 +564,11 @@ async fn start(
             target.label,
             transport.name(),
             live.pid,
-            tools.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>()
+            tools.iter().map(|t| t["name"].clone()).collect::<Vec<_>>()
         );
     }
 
-    let (_, failures, first) = run(client.peer().clone(), warmup, Kind::Ok).await;
+    let (_, failures, first) = run(caller.clone(), warmup, Kind::Ok).await;
     if failures > 0 {
         return Err(format!(
             "{}: {failures} warm-up call(s) failed: {}",
@@ -392,21 +581,28 @@ async fn start(
 }
 
 /// The `users` tool of workload 3 answers a valid user and rejects the four problems.
-async fn check_users(client: &Client) -> Result<(), Error> {
-    let user = json!({"email":"jane@example.com","age":34,"role":"editor","address":{"street":"1 Main St","city":"Springfield","zip":"12345"},"tags":["alpha","beta","gamma"],"name":"Jane Doe"});
-    let result = client.call_raw("users.create", user.clone()).await?;
-    let echoed: Value = serde_json::from_str(&first_text(&result).unwrap_or_default())?;
-    if result.is_error == Some(true) || echoed != user {
-        return Err(format!("users.create failed on a valid user: {result:?}").into());
+async fn check_users(caller: &Caller) -> Result<(), Error> {
+    let text = |result: &Value| {
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned()
+    };
+    let user = json!({"action":"create","email":"jane@example.com","age":34,"role":"editor","address":{"street":"1 Main St","city":"Springfield","zip":"12345"},"tags":["alpha","beta","gamma"],"name":"Jane Doe"});
+    let result = caller.call("users", user.clone()).await?;
+    let mut echoed: Value = serde_json::from_str(&text(&result))?;
+    echoed["action"] = json!("create");
+    if result["isError"] == true || echoed != user {
+        return Err(format!("users.create failed on a valid user: {result}").into());
     }
-    let invalid = json!({"email":"not-an-email","age":12,"role":"superuser","address":{"street":"1 Main St","city":"Springfield","zip":"12345"},"tags":["alpha","beta","gamma"],"name":"Jane Doe","nickname":"JD"});
-    let result = client.call_raw("users.create", invalid).await?;
-    let text = first_text(&result).unwrap_or_default();
+    let invalid = json!({"action":"create","email":"not-an-email","age":12,"role":"superuser","address":{"street":"1 Main St","city":"Springfield","zip":"12345"},"tags":["alpha","beta","gamma"],"name":"Jane Doe","nickname":"JD"});
+    let result = caller.call("users", invalid).await?;
+    let text = text(&result);
     let fields = text
         .lines()
         .filter(|line| line.trim_start().starts_with("<field "))
         .count();
-    if result.is_error != Some(true) || !text.contains("<validation_error") || fields != 4 {
+    if result["isError"] != true || !text.contains("<validation_error") || fields != 4 {
         return Err(format!("users.create did not report the four problems: {text}").into());
     }
     Ok(())
@@ -414,7 +610,7 @@ async fn check_users(client: &Client) -> Result<(), Error> {
 
 /// One timed phase: `calls` calls, `in_flight` at a time, with the server's CPU around it.
 async fn timed(
-    peer: &Peer<RoleClient>,
+    caller: &Caller,
     pid: u32,
     calls: usize,
     in_flight: usize,
@@ -427,12 +623,12 @@ async fn timed(
     let mut failures = 0;
     let mut first_failure = None;
     if in_flight == 1 {
-        (latencies_ns, failures, first_failure) = run(peer.clone(), calls, kind).await;
+        (latencies_ns, failures, first_failure) = run(caller.clone(), calls, kind).await;
     } else {
         let mut set = tokio::task::JoinSet::new();
         for task in 0..in_flight {
             let share = calls / in_flight + usize::from(task < calls % in_flight);
-            set.spawn(run(peer.clone(), share, kind));
+            set.spawn(run(caller.clone(), share, kind));
         }
         while let Some(joined) = set.join_next().await {
             let (lat, fail, first) = joined?;
@@ -455,28 +651,15 @@ async fn timed(
 }
 
 /// `calls` sequential calls: each one's latency in ns, the failures, the first failure.
-async fn run(
-    peer: Peer<RoleClient>,
-    calls: usize,
-    kind: Kind,
-) -> (Vec<u64>, usize, Option<String>) {
-    let mut params = CallToolRequestParams::new("bench");
-    params.arguments = match kind.arguments() {
-        Value::Object(map) => Some(map),
-        _ => None,
-    };
+async fn run(caller: Caller, calls: usize, kind: Kind) -> (Vec<u64>, usize, Option<String>) {
+    let line = kind.members();
     let mut latencies = Vec::with_capacity(calls);
     let mut failures = 0;
     let mut first = None;
     for _ in 0..calls {
-        let params = params.clone();
         let before = Instant::now();
-        let outcome = peer.call_tool(params).await;
+        let failure = caller.timed_call(kind, &line).await;
         latencies.push(before.elapsed().as_nanos() as u64);
-        let failure = match outcome {
-            Ok(result) => kind.wrong(&result),
-            Err(e) => Some(e.to_string()),
-        };
         if let Some(failure) = failure {
             failures += 1;
             first.get_or_insert(failure);
