@@ -7,11 +7,13 @@
 //!   JSON-RPC lines or raw HTTP/1.1, for what a typed client never sends;
 //! - [`redis_server`]: a `redis-server` of one's own on a free loopback port;
 //! - [`bench_tool`]: the `bench` tool of workload 4 (`shared/bench/WORKLOADS.md`);
+//! - [`mix`]: the mixed calls of the soak and HTTP load, each answer judged;
 //! - [`measure`]: what the drivers read of a child process (`/proc`) and how they report.
 
 pub mod artifacts;
 pub mod bench_tool;
 pub mod measure;
+pub mod mix;
 pub mod raw_http;
 pub mod raw_stdio;
 pub mod redis_server;

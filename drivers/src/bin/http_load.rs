@@ -38,56 +38,19 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use mcp_fusion::client::{Client, Connection, ToolCallError};
-use mcp_fusion::rmcp::model::CallToolResult;
-use serde_json::{Value, json};
+use mcp_fusion::client::{Client, Connection};
+use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::process::{Child, ChildStderr};
 use tokio::task::JoinHandle;
-
-const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
 use mcp_fusion_drivers::measure::{
     clip, clock_ticks, cpu_ns, cpu_ticks, env_list, env_usize, or_dash, percentile_ms,
     problem_groups, status_kib,
 };
+use mcp_fusion_drivers::mix::{self, Kind, Planned, Record};
 
 type Error = Box<dyn std::error::Error>;
-
-/// What an answer is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Success,
-    ValidationError,
-    UnknownAction,
-    NotFound,
-}
-
-impl Kind {
-    const ALL: [Kind; 4] = [
-        Kind::Success,
-        Kind::ValidationError,
-        Kind::UnknownAction,
-        Kind::NotFound,
-    ];
-
-    fn name(self) -> &'static str {
-        match self {
-            Kind::Success => "success",
-            Kind::ValidationError => "validation_error",
-            Kind::UnknownAction => "UNKNOWN_ACTION",
-            Kind::NotFound => "NOT_FOUND",
-        }
-    }
-}
-
-/// One call of the mix: what is sent, what must come back, and what the answer must echo.
-struct Planned {
-    target: String,
-    arguments: Value,
-    expect: Kind,
-    echo: Option<String>,
-}
 
 /// Call `i` of a mode. In every 20 calls: 9 lists, 8 reads of a seeded invoice, 1 missing
 /// invoice, 1 invalid argument, 1 unknown action.
@@ -96,7 +59,8 @@ fn plan(i: usize) -> Planned {
     static ONLY_GET: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let only_get = *ONLY_GET.get_or_init(|| env_list("HTTP_PLAN", "mix") == ["get_invoice"]);
     let slot = if only_get { 9 } else { i % 20 };
-    let (target, arguments, expect, echo) = match slot {
+    const SUCCESS: &[Kind] = &[Kind::Success];
+    match slot {
         0..=8 => {
             let filter = match (i / 20) % 4 {
                 0 => json!({}),
@@ -104,94 +68,40 @@ fn plan(i: usize) -> Planned {
                 2 => json!({"limit": 2}),
                 _ => json!({"customer_email": "grace@example.com"}),
             };
-            ("billing.list_invoices".into(), filter, Kind::Success, None)
+            Planned::new("billing.list_invoices", filter, SUCCESS)
         }
         9..=16 => {
             // The seed holds inv_2026_0001 to inv_2026_0005.
             let id = format!("inv_2026_{:04}", i % 5 + 1);
-            let echo = format!(r#""id":"{id}""#);
-            let arguments = json!({ "id": id });
-            (
-                "billing.get_invoice".into(),
-                arguments,
-                Kind::Success,
-                Some(echo),
-            )
+            Planned::new("billing.get_invoice", json!({ "id": id }), SUCCESS)
+                .echoing(format!(r#""id":"{id}""#))
         }
         17 => {
             // A well-formed ID unique to this call, which no invoice has.
             let id = format!("inv_9{:03}_{:04}", (i / 10_000) % 1_000, i % 10_000);
-            let echo = format!(">{id}<");
-            let arguments = json!({ "id": id });
-            (
-                "billing.get_invoice".into(),
-                arguments,
-                Kind::NotFound,
-                Some(echo),
+            Planned::new(
+                "billing.get_invoice",
+                json!({ "id": id }),
+                &[Kind::NotFound],
             )
+            .echoing(format!(">{id}<"))
         }
         18 => {
             let id = format!("bad-{i}");
-            let echo = format!("You sent: '{id}'");
-            let arguments = json!({ "id": id });
-            let kind = Kind::ValidationError;
-            ("billing.get_invoice".into(), arguments, kind, Some(echo))
+            let expect = &[Kind::ValidationError];
+            Planned::new("billing.get_invoice", json!({ "id": id }), expect)
+                .echoing(format!("You sent: '{id}'"))
         }
         _ => {
             let action = format!("archive_{i}");
-            let echo = format!(r#""{action}""#);
-            let kind = Kind::UnknownAction;
-            (format!("billing.{action}"), json!({}), kind, Some(echo))
+            Planned::new(
+                format!("billing.{action}"),
+                json!({}),
+                &[Kind::UnknownAction],
+            )
+            .echoing(format!(r#""{action}""#))
         }
-    };
-    Planned {
-        target,
-        arguments,
-        expect,
-        echo,
     }
-}
-
-/// The answer to one call.
-struct Record {
-    index: usize,
-    latency: Duration,
-    /// What it was, when it was one of the four kinds.
-    kind: Option<Kind>,
-    /// Why it was not what the plan says.
-    problem: Option<String>,
-}
-
-/// Judges an answer: its kind, whether it is the planned one, and whether it echoes this call.
-fn judge(
-    expect: Kind,
-    echo: Option<&str>,
-    result: CallToolResult,
-) -> (Option<Kind>, Option<String>) {
-    let text = result
-        .content
-        .first()
-        .and_then(|block| block.as_text())
-        .map(|t| t.text.clone())
-        .unwrap_or_default();
-    let kind = if result.is_error == Some(true) {
-        let error = ToolCallError::from_result(result);
-        match error.code() {
-            "VALIDATION_ERROR" => Kind::ValidationError,
-            "UNKNOWN_ACTION" => Kind::UnknownAction,
-            "NOT_FOUND" => Kind::NotFound,
-            _ => return (None, Some(format!("unexpected error {error}"))),
-        }
-    } else {
-        Kind::Success
-    };
-    let problem = if kind != expect {
-        Some(format!("expected {expect:?}, got {kind:?}: {text}"))
-    } else {
-        echo.filter(|echo| !text.contains(echo))
-            .map(|echo| format!("the answer does not echo {echo}: {text}"))
-    };
-    (Some(kind), problem)
 }
 
 /// A worker: takes the next index until there are none left, one call at a time.
@@ -202,26 +112,7 @@ async fn worker(client: Client, next: Arc<AtomicUsize>, calls: usize) -> Vec<Rec
         if index >= calls {
             return records;
         }
-        let Planned {
-            target,
-            arguments,
-            expect,
-            echo,
-        } = plan(index);
-        let started = Instant::now();
-        let answer = tokio::time::timeout(CALL_TIMEOUT, client.call_raw(&target, arguments)).await;
-        let latency = started.elapsed();
-        let (kind, problem) = match answer {
-            Ok(Ok(result)) => judge(expect, echo.as_deref(), result),
-            Ok(Err(e)) => (None, Some(e.to_string())),
-            Err(_) => (None, Some(format!("no answer within {CALL_TIMEOUT:?}"))),
-        };
-        records.push(Record {
-            index,
-            latency,
-            kind,
-            problem,
-        });
+        records.push(mix::call(&client, index, plan(index)).await);
     }
 }
 

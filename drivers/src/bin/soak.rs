@@ -35,88 +35,20 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mcp_fusion::client::{Client, Connection, ToolCallError};
-use mcp_fusion::rmcp::model::CallToolResult;
+use mcp_fusion::client::{Client, Connection};
 use mcp_fusion::rmcp::transport::TokioChildProcess;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::ChildStderr;
 
 const IN_FLIGHT: usize = 16;
-const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
 use mcp_fusion_drivers::measure::{
     clip, clock_ticks, cpu_ticks, env_usize, or_dash, percentile_ms, problem_groups, status_kib,
 };
+use mcp_fusion_drivers::mix::{self, Kind, Planned, Record};
 
 type Error = Box<dyn std::error::Error>;
-
-/// What an answer is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Success,
-    ValidationError,
-    UnknownAction,
-    NotFound,
-    ServerBusy,
-}
-
-impl Kind {
-    const ALL: [Kind; 5] = [
-        Kind::Success,
-        Kind::ValidationError,
-        Kind::UnknownAction,
-        Kind::NotFound,
-        Kind::ServerBusy,
-    ];
-
-    fn name(self) -> &'static str {
-        match self {
-            Kind::Success => "success",
-            Kind::ValidationError => "validation_error",
-            Kind::UnknownAction => "UNKNOWN_ACTION",
-            Kind::NotFound => "NOT_FOUND",
-            Kind::ServerBusy => "SERVER_BUSY",
-        }
-    }
-
-    /// The kind of an error result's envelope; `None` for any other code.
-    fn of_error(error: &ToolCallError) -> Option<Kind> {
-        match error.code() {
-            "VALIDATION_ERROR" => Some(Kind::ValidationError),
-            "UNKNOWN_ACTION" => Some(Kind::UnknownAction),
-            "NOT_FOUND" => Some(Kind::NotFound),
-            "SERVER_BUSY" => Some(Kind::ServerBusy),
-            _ => None,
-        }
-    }
-}
-
-/// One call of the mix: what is sent, and what may come back.
-struct Planned {
-    target: String,
-    arguments: Value,
-    /// The kinds the answer may be.
-    expect: &'static [Kind],
-    /// Text the answer must contain: something of this very call, echoed back.
-    echo: Option<String>,
-}
-
-impl Planned {
-    fn new(target: impl Into<String>, arguments: Value, expect: &'static [Kind]) -> Self {
-        Planned {
-            target: target.into(),
-            arguments,
-            expect,
-            echo: None,
-        }
-    }
-
-    fn echoing(mut self, echo: String) -> Self {
-        self.echo = Some(echo);
-        self
-    }
-}
 
 /// Call `i` of the run. In every 20 calls: 8 lists, 5 reads of a seeded invoice, 2 missing
 /// invoices, 3 invalid arguments, 2 unknown actions; call 199 of every 200 is an export instead.
@@ -208,50 +140,6 @@ fn plan(i: usize) -> Planned {
     }
 }
 
-/// The answer to one call.
-struct Record {
-    index: usize,
-    latency: Duration,
-    /// What it was, when it was one of the five kinds.
-    kind: Option<Kind>,
-    /// Why it was not what the plan allows.
-    problem: Option<String>,
-}
-
-/// Judges an answer: its kind, whether the plan allows it, and whether it echoes this call.
-fn judge(
-    expect: &[Kind],
-    echo: Option<&str>,
-    result: CallToolResult,
-) -> (Option<Kind>, Option<String>) {
-    let text = result
-        .content
-        .first()
-        .and_then(|block| block.as_text())
-        .map(|t| t.text.clone())
-        .unwrap_or_default();
-    let kind = if result.is_error == Some(true) {
-        let error = ToolCallError::from_result(result);
-        match Kind::of_error(&error) {
-            Some(kind) => Some(kind),
-            None => return (None, Some(format!("unexpected error {error}"))),
-        }
-    } else {
-        Some(Kind::Success)
-    };
-    let problem = if !kind.is_some_and(|k| expect.contains(&k)) {
-        Some(format!("expected {expect:?}, got {kind:?}: {text}"))
-    } else {
-        match echo {
-            Some(echo) if !text.contains(echo) => {
-                Some(format!("the answer does not echo {echo}: {text}"))
-            }
-            _ => None,
-        }
-    };
-    (kind, problem)
-}
-
 /// Answers so far, and the server's VmRSS (KiB) each time another tenth of them came (`None`
 /// when it could not be read).
 struct Progress {
@@ -302,27 +190,8 @@ async fn worker(
         if index >= calls {
             return records;
         }
-        let Planned {
-            target,
-            arguments,
-            expect,
-            echo,
-        } = plan(index);
-        let started = Instant::now();
-        let answer = tokio::time::timeout(CALL_TIMEOUT, client.call_raw(&target, arguments)).await;
-        let latency = started.elapsed();
-        let (kind, problem) = match answer {
-            Ok(Ok(result)) => judge(expect, echo.as_deref(), result),
-            Ok(Err(e)) => (None, Some(e.to_string())),
-            Err(_) => (None, Some(format!("no answer within {CALL_TIMEOUT:?}"))),
-        };
+        records.push(mix::call(&client, index, plan(index)).await);
         progress.answered();
-        records.push(Record {
-            index,
-            latency,
-            kind,
-            problem,
-        });
     }
 }
 
