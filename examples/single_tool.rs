@@ -48,13 +48,7 @@ async fn main() {
         json!({"town": "Lyon"}),
     ] {
         let result = GetWeatherTool.call(call.as_object().cloned()).await;
-        println!("call {call}\nisError: {:?}", result.is_error);
-        for block in serde_json::to_value(&result).expect("results serialize")["content"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            println!("{}\n", block["text"].as_str().unwrap_or_default());
-        }
+        println!("call {call}\nisError: {}", result.is_error());
+        println!("{}\n", result.text());
     }
 }

@@ -7,7 +7,7 @@ use std::task::{Context, Poll, Waker};
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use mcp_fusion::Tool;
-use mcp_fusion::rmcp::model::CallToolResult;
+use mcp_fusion::tools::Answer;
 use serde_json::{Map, Value, json};
 
 use mcp_fusion_drivers::bench_tool::Bench;
@@ -28,15 +28,8 @@ fn arguments(value: Value) -> Map<String, Value> {
     }
 }
 
-fn text(result: &CallToolResult) -> String {
-    let json = serde_json::to_value(result).expect("results serialize");
-    json["content"]
-        .as_array()
-        .expect("content is an array")
-        .iter()
-        .filter_map(|block| block["text"].as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
+fn text(result: &Answer) -> String {
+    result.text()
 }
 
 fn dispatch(c: &mut Criterion) {
@@ -47,17 +40,17 @@ fn dispatch(c: &mut Criterion) {
 
     let call = |args: &Map<String, Value>| block_on_ready(Tool::call(&tool, Some(args.clone())));
     let result = call(&ok);
-    assert_eq!(result.is_error, Some(false), "{}", text(&result));
+    assert!(!result.is_error(), "{}", text(&result));
     assert_eq!(text(&result), r#"{"id":"item_42","limit":10}"#);
     let result = call(&unknown);
-    assert_eq!(result.is_error, Some(true));
+    assert!(result.is_error());
     assert!(
         text(&result).contains("UNKNOWN_ACTION"),
         "{}",
         text(&result)
     );
     let result = call(&invalid);
-    assert_eq!(result.is_error, Some(true));
+    assert!(result.is_error());
     let invalid_text = text(&result);
     assert!(invalid_text.contains("<validation_error"), "{invalid_text}");
     let fields = invalid_text

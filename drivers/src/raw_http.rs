@@ -263,3 +263,75 @@ pub fn zeros(bytes: usize) -> Vec<u8> {
     body.extend_from_slice(b"0]}}}");
     body
 }
+
+/// Keep-alive connections to one endpoint, each carrying one request at a time: what a load
+/// driver posts prepared bodies through, with the plain headers of a client of MCP 2025-06-18
+/// on a stateless server (no session, no initialize).
+pub struct Pool {
+    addr: String,
+    head: String,
+    idle: std::sync::Mutex<Vec<BufReader<TcpStream>>>,
+}
+
+impl Pool {
+    /// Connections to the endpoint at `url` (`http://HOST:PORT/PATH`), opened when needed.
+    pub fn new(url: &str) -> Result<Pool, Error> {
+        let rest = url.strip_prefix("http://").ok_or("not an http:// URL")?;
+        let (addr, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\n"
+        );
+        Ok(Pool {
+            addr: addr.to_owned(),
+            head,
+            idle: std::sync::Mutex::new(Vec::new()),
+        })
+    }
+
+    /// POSTs `body` and reads the answer's body (which must have a `Content-Length`).
+    pub async fn post(&self, body: &[u8]) -> Result<Vec<u8>, Error> {
+        let idle = self
+            .idle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .pop();
+        let mut stream = match idle {
+            Some(stream) => stream,
+            None => BufReader::new(TcpStream::connect(&self.addr).await?),
+        };
+        let mut request = Vec::with_capacity(self.head.len() + 32 + body.len());
+        request.extend_from_slice(self.head.as_bytes());
+        request.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+        request.extend_from_slice(body);
+        stream.get_mut().write_all(&request).await?;
+        let mut length = None;
+        let mut status = String::new();
+        stream.read_line(&mut status).await?;
+        if !status.starts_with("HTTP/1.1 200") {
+            return Err(format!("answered {}", status.trim()).into());
+        }
+        loop {
+            let mut line = String::new();
+            if stream.read_line(&mut line).await? == 0 {
+                return Err("closed before the body".into());
+            }
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse::<usize>().ok();
+            }
+        }
+        let mut answer = vec![0; length.ok_or("no Content-Length")?];
+        stream.read_exact(&mut answer).await?;
+        self.idle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(stream);
+        Ok(answer)
+    }
+}

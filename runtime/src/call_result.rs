@@ -19,13 +19,19 @@ impl From<&ToolError> for CallToolResult {
     /// assert!(result.meta.is_some()); // the mirror, ERRORS.md §9
     /// ```
     fn from(err: &ToolError) -> Self {
-        Envelope::of(err).into_result()
+        let content = vec![ContentBlock::text(err.render())];
+        let mut result = match err.is_error() {
+            true => CallToolResult::error(content),
+            false => CallToolResult::success(content),
+        };
+        push_mirror(&mut result, err.mirror());
+        result
     }
 }
 
 impl From<ToolError> for CallToolResult {
     fn from(err: ToolError) -> Self {
-        CallToolResult::from(&err)
+        Envelope::of(err).into_result()
     }
 }
 

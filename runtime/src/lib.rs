@@ -64,7 +64,7 @@
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! let call = serde_json::json!({"action": "get_invoice", "id": "inv_2026_0009"});
 //! let result = Billing.call(call.as_object().cloned()).await;
-//! assert_eq!(result.is_error, Some(true));
+//! assert!(result.is_error());
 //! assert_eq!(Billing.definition().actions()[1].qualified(), "billing.get_invoice");
 //! # });
 //! ```
@@ -213,9 +213,9 @@ pub mod errors {
 /// at the root, with the client's [`TraceContext`](tools::TraceContext)).
 pub mod tools {
     pub use crate::tool::{
-        ActionDef, ActionDefBuilder, ActionRef, Annotations, BoxFuture, Concurrency, Context,
-        Deprecation, Exposition, Failure, IntoOutput, RateLimit, Response, SingleToolDefBuilder,
-        Tool, ToolDef, ToolDefBuilder, TraceContext,
+        ActionDef, ActionDefBuilder, ActionRef, Annotations, Answer, BoxFuture, Concurrency,
+        Context, Deprecation, Exposition, Failure, IntoOutput, RateLimit, Response,
+        SingleToolDefBuilder, Tool, ToolDef, ToolDefBuilder, TraceContext,
     };
 }
 

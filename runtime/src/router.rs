@@ -143,7 +143,7 @@ impl Router {
     /// [`Router::route_value`], or the envelope explaining the failure.
     pub(crate) fn route_or_render(&self, discriminator: Option<&Value>) -> Result<usize, Envelope> {
         self.route_value(discriminator)
-            .map_err(|miss| Envelope::of(&self.error(&miss)))
+            .map_err(|miss| Envelope::of(self.error(&miss)))
     }
 
     fn position(&self, name: &str) -> Option<usize> {

@@ -110,12 +110,7 @@ async fn call(action: &str, mut args: Value) -> (bool, String) {
         unreachable!()
     };
     let result = Shop.call(Some(map as Map<String, Value>)).await;
-    let text = result.content[0]
-        .as_text()
-        .expect("a text block")
-        .text
-        .clone();
-    (result.is_error == Some(true), text)
+    (result.is_error(), result.text())
 }
 
 fn envelope(action: &str, name: &str, line: &str) -> String {

@@ -1,6 +1,8 @@
-//! The stdio transport's fast path (`StdioOptions::fast_path`) answers what rmcp's path
-//! answers: the same requests, sent one at a time to the billing server served twice in process
-//! (fast path on and off), get byte-identical answers, once the lifecycle has begun and before.
+//! The fast paths answer what rmcp's path answers. Stdio (`StdioOptions::fast_path`): the same
+//! requests, sent one at a time to the billing server served twice in process (fast path on and
+//! off), get byte-identical answers, once the lifecycle has begun and before. Stateless HTTP
+//! (`HttpOptions::fast_path`): the same bodies and headers get the same status, content type and
+//! bytes.
 
 use mcp_fusion::Server;
 use mcp_fusion::server::StdioOptions;
@@ -169,4 +171,93 @@ async fn answer_alike(version: &str) {
         assert!(quick.is_some(), "{version}: progress over the fast path");
         assert_eq!(quick, plain, "{version}: progress");
     }
+}
+
+/// The billing server's stateless HTTP endpoint, with or without the fast path.
+fn http_endpoint(fast_path: bool) -> mcp_fusion::server::HttpService {
+    let server = Server::builder("billing", "1")
+        .tool(Billing::seeded())
+        .build()
+        .expect("the server builds");
+    let mut options = mcp_fusion::server::HttpOptions::default();
+    options.stateless = true;
+    options.fast_path = fast_path;
+    server.http_service(options)
+}
+
+/// Status, content type and body of `body` POSTed with `headers`.
+async fn post(
+    endpoint: &mcp_fusion::server::HttpService,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, Option<String>, String) {
+    use tower::ServiceExt;
+    let mut request = axum::http::Request::post("/mcp");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let request = request
+        .body(axum::body::Body::from(body.to_owned()))
+        .unwrap();
+    let reply = endpoint.clone().oneshot(request).await.unwrap();
+    let status = reply.status().as_u16();
+    let content_type = reply
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_owned());
+    let body = axum::body::to_bytes(axum::body::Body::new(reply.into_body()), usize::MAX)
+        .await
+        .unwrap();
+    (
+        status,
+        content_type,
+        String::from_utf8(body.to_vec()).unwrap(),
+    )
+}
+
+/// Stateless HTTP: every request, with plain headers for each version the fast path takes and
+/// with headers it leaves to rmcp, gets the same answer from both endpoints.
+#[tokio::test(flavor = "current_thread")]
+async fn fast_and_rmcp_paths_answer_alike_over_stateless_http() {
+    let (fast, slow) = (http_endpoint(true), http_endpoint(false));
+    let plain = |version: &'static str| {
+        vec![
+            ("host", "127.0.0.1:3000"),
+            ("accept", "application/json, text/event-stream"),
+            ("content-type", "application/json"),
+            ("mcp-protocol-version", version),
+        ]
+    };
+    let mut variants = vec![
+        plain("2025-06-18"),
+        plain("2025-11-25"),
+        plain("2025-03-26"),
+    ];
+    for (name, value) in [
+        ("host", "evil.example"),
+        ("origin", "http://localhost:5173"),
+        ("origin", "https://evil.example"),
+        ("accept", "application/json"),
+        ("content-type", "text/plain"),
+        ("mcp-protocol-version", "1999-01-01"),
+    ] {
+        let mut headers = plain("2025-06-18");
+        headers.retain(|(n, _)| *n != name);
+        headers.push((name, value));
+        variants.push(headers);
+    }
+    let mut unversioned = plain("2025-06-18");
+    unversioned.pop();
+    variants.push(unversioned);
+    for headers in &variants {
+        for body in requests() {
+            let quick = post(&fast, headers, &body).await;
+            let plain = post(&slow, headers, &body).await;
+            assert_eq!(quick, plain, "{headers:?}: {body}");
+        }
+    }
+    // Answered at all: the calls ran.
+    let listed = post(&fast, &variants[0], &requests()[0]).await;
+    assert_eq!(listed.0, 200);
+    assert!(listed.2.contains("inv_2026_0001"), "{}", listed.2);
 }

@@ -128,7 +128,7 @@ async fn a_hand_written_panic_is_internal_error_and_the_server_goes_on() {
     let tool = Manual::new(|d| d);
     for action in ["boom", "eager"] {
         let arguments = json!({ "action": action }).as_object().cloned();
-        let result = tool.call(arguments).await;
+        let result = tool.call(arguments).await.into_result();
         assert_eq!(
             parse_envelope(&text(&result)).code,
             "INTERNAL_ERROR",

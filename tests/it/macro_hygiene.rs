@@ -104,8 +104,7 @@ async fn actions_may_be_named_like_the_trait_methods() {
     {
         let arguments = ::serde_json::json!({ "action": action });
         let result = ::mcp_fusion::Tool::call(&Shadows, arguments.as_object().cloned()).await;
-        let text = &result.content[0].as_text().expect("a text block").text;
-        assert_eq!(text, &(i + 1).to_string(), "{action}");
+        assert_eq!(result.text(), (i + 1).to_string(), "{action}");
     }
 }
 

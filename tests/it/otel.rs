@@ -102,9 +102,20 @@ async fn spans_attributes_and_metrics_follow_the_conventions() {
         (Some(true), Some(false), Some(false))
     );
     client.cancel().await.unwrap();
-    tokio::time::sleep(Duration::from_millis(50)).await;
-
-    let finished = spans.get_finished_spans().unwrap();
+    // A span ends when its call's future is dropped, after the answer: wait for the three,
+    // with a patience that claims no speed.
+    let patience = std::time::Instant::now() + Duration::from_secs(30);
+    let finished = loop {
+        let finished = spans.get_finished_spans().unwrap();
+        let ended = finished
+            .iter()
+            .filter(|s| s.name == "tools/call ledger")
+            .count();
+        if ended >= 3 || std::time::Instant::now() > patience {
+            break finished;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
     let calls: Vec<&SpanData> = finished
         .iter()
         .filter(|s| s.name == "tools/call ledger")

@@ -172,7 +172,8 @@ async fn a_single_action_tool_lists_its_output_as_it_serializes() {
 
     let ok = WeatherTool
         .call(json!({"city": "Lyon"}).as_object().cloned())
-        .await;
+        .await
+        .into_result();
     assert_eq!(
         ok.structured_content,
         Some(json!({"city": "Lyon", "celsius": 21.5}))
@@ -184,12 +185,14 @@ async fn a_single_action_tool_lists_its_output_as_it_serializes() {
 
     let warned = WeatherTool
         .call(json!({"city": "Old"}).as_object().cloned())
-        .await;
+        .await
+        .into_result();
     assert_eq!(warned.is_error, Some(false));
     assert!(warned.structured_content.is_none(), "a warning-only result");
     let failed = WeatherTool
         .call(json!({"city": "Atlantis"}).as_object().cloned())
-        .await;
+        .await
+        .into_result();
     assert!(failed.structured_content.is_none());
 
     // Served, the same.

@@ -34,6 +34,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("http://{}/mcp", listener.local_addr()?);
         let mut options = HttpOptions::default();
         options.stateless = true;
+        options.fast_path = !std::env::args().any(|a| a == "--no-fast-path");
         server.serve_http(listener, options).await?;
     } else if std::env::args().any(|a| a == "--pipes") {
         let running = server

@@ -11,17 +11,18 @@
 //!
 //! - `plain`: the same `bench` handler on a bare rmcp server (`plain_server`): no routing
 //!   tables, no schema validation, no envelopes;
-//! - `ours`: this library (`bench_server`), with the stdio transport's fast path;
-//! - `ours-nofast`: this library with every message through rmcp (`--no-fast-path`, stdio
-//!   only: over HTTP there is one path).
+//! - `ours`: this library (`bench_server`), with its fast paths (stdio, stateless HTTP);
+//! - `ours-nofast`: this library with every message through rmcp (`--no-fast-path`).
 //!
 //! Transports: `stdio` (rmcp's `stdio_pipes()`, what `Server::serve_stdio` uses) and `http`
-//! (stateless streamable HTTP answering JSON, on loopback, driven by rmcp's HTTP client).
-//! Over stdio the driver is by default a client of its own (LOAD_CLIENT=`raw`): requests
-//! written as prepared lines, answers matched to their callers by id and checked by
-//! substrings, so that the calls per second measure the server rather than the client's own
-//! deserialisation (rmcp's client, LOAD_CLIENT=`rmcp`, spends more per call than the servers
-//! do, and sends a progress token with every call).
+//! (stateless streamable HTTP answering JSON, on loopback).
+//! The driver is by default a client of its own (LOAD_CLIENT=`raw`): over stdio, requests
+//! written as prepared lines, answers matched to their callers by id; over HTTP, prepared
+//! bodies POSTed on keep-alive connections (one per call in flight) with the headers of a
+//! client of MCP 2025-06-18; answers checked by substrings, so that the calls per second
+//! measure the server rather than the client's own deserialisation (rmcp's client,
+//! LOAD_CLIENT=`rmcp`, spends more per call than the servers do, and sends a progress token
+//! with every call).
 //! Kinds of call, both `tools/call` of `bench`: `ok`
 //! (`{"action":"op07","id":"item_42","limit":10}`, a success with the expected text) and
 //! `invalid` (`{"action":"op07","id":42,"limit":500,"extra":true}`: ours answers a
@@ -63,6 +64,7 @@ use mcp_fusion::rmcp::transport::TokioChildProcess;
 use mcp_fusion_drivers::measure::{
     clock_ticks, cpu_ns, cpu_ticks, env_list, env_usize, status_kib,
 };
+use mcp_fusion_drivers::raw_http::Pool;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
@@ -78,7 +80,7 @@ struct Target {
     label: &'static str,
     binary: &'static str,
     args: &'static [&'static str],
-    /// Whether it runs on this transport (ours-nofast differs from ours only on stdio).
+    /// Whether it runs over HTTP too.
     http: bool,
 }
 
@@ -99,7 +101,7 @@ const TARGETS: [Target; 6] = [
         label: "ours-nofast",
         binary: "bench_server",
         args: &["--no-fast-path"],
-        http: false,
+        http: true,
     },
     Target {
         label: "plain+pipes",
@@ -205,6 +207,18 @@ struct Live {
 enum Caller {
     Rmcp(Peer<RoleClient>),
     Raw(Arc<Raw>),
+    /// Prepared bodies over keep-alive connections (stateless HTTP, MCP 2025-06-18 headers).
+    Http(Arc<Pool>),
+}
+
+/// One request of `members` (`"method":…,"params":…`) over HTTP; its answer's body.
+async fn post(pool: &Pool, members: &str) -> Result<String, Error> {
+    let body = format!(r#"{{"jsonrpc":"2.0","id":1,{members}}}"#);
+    let answer = pool
+        .post(body.as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(String::from_utf8(answer)?)
 }
 
 impl Caller {
@@ -222,6 +236,14 @@ impl Caller {
                 let answer: Value = serde_json::from_str(&answer)?;
                 Ok(answer["result"].clone())
             }
+            Caller::Http(pool) => {
+                let tail = json!({"method": "tools/call",
+                                  "params": {"name": name, "arguments": arguments}})
+                .to_string();
+                let answer: Value =
+                    serde_json::from_str(&post(pool, &tail[1..tail.len() - 1]).await?)?;
+                Ok(answer["result"].clone())
+            }
         }
     }
 
@@ -232,6 +254,11 @@ impl Caller {
             Caller::Raw(raw) => {
                 let answer: Value =
                     serde_json::from_str(&raw.request("tools/list", &json!({})).await?)?;
+                answer["result"]["tools"].clone()
+            }
+            Caller::Http(pool) => {
+                let answer: Value =
+                    serde_json::from_str(&post(pool, r#""method":"tools/list""#).await?)?;
                 answer["result"]["tools"].clone()
             }
         };
@@ -250,6 +277,10 @@ impl Caller {
                 }
             }
             Caller::Raw(raw) => match raw.send(line).await {
+                Ok(answer) => kind.wrong_line(&answer),
+                Err(e) => Some(e.to_string()),
+            },
+            Caller::Http(pool) => match post(pool, line).await {
                 Ok(answer) => kind.wrong_line(&answer),
                 Err(e) => Some(e.to_string()),
             },
@@ -530,12 +561,23 @@ async fn start(
             tokio::io::BufReader::new(stdout)
                 .read_line(&mut url)
                 .await?;
-            let (client, connection) = Client::connect_http(url.trim()).await?;
-            Live {
-                pid,
-                caller: Caller::Rmcp(client.peer().clone()),
-                connection: Some(connection),
-                _child: Some(child),
+            if raw {
+                Live {
+                    pid,
+                    caller: Caller::Http(Arc::new(
+                        Pool::new(url.trim()).map_err(|e| e.to_string())?,
+                    )),
+                    connection: None,
+                    _child: Some(child),
+                }
+            } else {
+                let (client, connection) = Client::connect_http(url.trim()).await?;
+                Live {
+                    pid,
+                    caller: Caller::Rmcp(client.peer().clone()),
+                    connection: Some(connection),
+                    _child: Some(child),
+                }
             }
         }
     };

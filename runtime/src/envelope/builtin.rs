@@ -74,13 +74,24 @@ impl ToolError {
         I: IntoIterator,
         I::Item: Into<Text>,
     {
-        let mut message = String::from("The action \"");
+        const OPEN: &str = "The action \"";
+        const MIDDLE: &str = "\" does not exist on tool \"";
+        let mut message = String::with_capacity(OPEN.len() + MIDDLE.len() + 64 + tool.len());
+        message.push_str(OPEN);
         push_json_inside(&mut message, value);
-        message.push_str("\" does not exist on tool \"");
+        message.push_str(MIDDLE);
         message.push_str(tool);
         message.push_str("\".");
+        // Laid out by hand: `format!` costs as much as the rest of this envelope's text.
         let recovery: Text = match closest {
-            Some(best) => format!("Did you mean \"{best}\"? {CHOOSE_ACTION}").into(),
+            Some(best) => {
+                let mut recovery = String::with_capacity(best.len() + CHOOSE_ACTION.len() + 18);
+                recovery.push_str("Did you mean \"");
+                recovery.push_str(best);
+                recovery.push_str("\"? ");
+                recovery.push_str(CHOOSE_ACTION);
+                recovery.into()
+            }
             None => CHOOSE_ACTION.into(),
         };
         ToolError::new(ErrorCode::UNKNOWN_ACTION, message)

@@ -1,8 +1,15 @@
 //! The machine-readable mirror of an envelope (ERRORS.md §9): the same facts as JSON in the
 //! result's `_meta`, for hosts and typed clients. Values are the plain strings, before the text's
-//! escaping. (A validation error's mirror is written by `validate`, which knows its problems.)
+//! escaping.
+//!
+//! An envelope on its way out keeps its mirror as the facts it is made of (the error itself, or
+//! a validation error's field lines laid out once for the text), written straight to the output
+//! when the answer is serialised; a `serde_json::Value` is only made when rmcp's
+//! `CallToolResult` is asked for.
 
 use rmcp::model::{CallToolResult, ContentBlock, MetaObject};
+use serde::Serialize;
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde_json::map::Entry;
 use serde_json::{Map, Value};
 
@@ -34,66 +41,226 @@ impl ToolError {
     ///     "severity": "error", "message": "Slow down <now>.", "retry_after": 5}));
     /// ```
     pub fn mirror(&self) -> Value {
-        let mut out = Map::with_capacity(8);
-        out.insert("kind".into(), "tool_error".into());
-        out.insert("code".into(), self.code().as_str().into());
-        out.insert("severity".into(), self.severity_level().as_str().into());
-        out.insert("message".into(), self.message().into());
-        if let Some(recovery) = self.recovery() {
-            out.insert("recovery".into(), recovery.into());
-        }
-        if self.available_actions().len() > 0 {
-            let actions = self.available_actions().map(Value::from).collect();
-            out.insert("actions".into(), Value::Array(actions));
-        }
-        if self.detail_pairs().len() > 0 {
-            let pairs = self
-                .detail_pairs()
-                .map(|(k, v)| Value::Array(vec![k.into(), v.into()]))
-                .collect();
-            out.insert("details".into(), Value::Array(pairs));
-        }
-        if let Some(secs) = self.retry_after_secs() {
-            out.insert("retry_after".into(), secs.into());
-        }
-        Value::Object(out)
+        serde::Serialize::serialize(&ErrorMirror(self, None), serde_json::value::Serializer)
+            .unwrap_or_else(|_| Value::Object(Map::new()))
     }
 }
 
-/// One envelope on its way out: its text, its mirror and the result's `isError`.
+/// A tool error's mirror object, with the count of a `<contract_awareness>` block.
+struct ErrorMirror<'a>(&'a ToolError, Option<usize>);
+
+impl serde::Serialize for ErrorMirror<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let ErrorMirror(err, contract_changes) = *self;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("kind", "tool_error")?;
+        map.serialize_entry("code", err.code().as_str())?;
+        map.serialize_entry("severity", err.severity_level().as_str())?;
+        map.serialize_entry("message", err.message())?;
+        if let Some(recovery) = err.recovery() {
+            map.serialize_entry("recovery", recovery)?;
+        }
+        if err.available_actions().len() > 0 {
+            map.serialize_entry("actions", &Seq(|| err.available_actions()))?;
+        }
+        if err.detail_pairs().len() > 0 {
+            map.serialize_entry("details", &Seq(|| err.detail_pairs()))?;
+        }
+        if let Some(secs) = err.retry_after_secs() {
+            map.serialize_entry("retry_after", &secs)?;
+        }
+        if let Some(changes) = contract_changes {
+            map.serialize_entry("contract_changes", &changes)?;
+        }
+        map.end()
+    }
+}
+
+/// The recovery line of every `<validation_error>` (ERRORS.md §5).
+pub(crate) const VALIDATION_RECOVERY: &str =
+    "Fix the fields above and call the tool again. Do not explain the error.";
+
+/// What an envelope's mirror object is made of.
+#[derive(Debug)]
+pub(crate) enum Mirror {
+    Tool(ToolError),
+    Validation(FieldsMirror),
+}
+
+/// A validation error's mirror: its action, one object per `<field>` line, the `(more)` count.
+#[derive(Debug)]
+pub(crate) struct FieldsMirror {
+    pub(crate) action: String,
+    pub(crate) fields: Vec<FieldMirror>,
+    pub(crate) more: usize,
+}
+
+/// One `<field>` line's mirror: its path and line as the text lays them out, before escaping.
+#[derive(Debug)]
+pub(crate) struct FieldMirror {
+    pub(crate) path: String,
+    pub(crate) problem: super::Text,
+    pub(crate) text: String,
+}
+
+impl Mirror {
+    /// The mirror object, written to any serializer in the order the `Value` has its keys.
+    pub(crate) fn serialize<S: Serializer>(
+        &self,
+        serializer: S,
+        contract_changes: Option<usize>,
+    ) -> Result<S::Ok, S::Error> {
+        let mirror = match self {
+            Mirror::Tool(err) => return ErrorMirror(err, contract_changes).serialize(serializer),
+            Mirror::Validation(mirror) => mirror,
+        };
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("kind", "validation_error")?;
+        map.serialize_entry("code", "VALIDATION_ERROR")?;
+        map.serialize_entry("severity", "error")?;
+        map.serialize_entry("action", &mirror.action)?;
+        map.serialize_entry("fields", &Seq(|| mirror.fields.iter()))?;
+        map.serialize_entry("recovery", VALIDATION_RECOVERY)?;
+        if mirror.more > 0 {
+            map.serialize_entry("more", &mirror.more)?;
+        }
+        if let Some(changes) = contract_changes {
+            map.serialize_entry("contract_changes", &changes)?;
+        }
+        map.end()
+    }
+
+    /// The mirror object as a JSON value.
+    pub(crate) fn to_value(&self, contract_changes: Option<usize>) -> Value {
+        self.serialize(serde_json::value::Serializer, contract_changes)
+            .unwrap_or_else(|_| Value::Object(Map::new()))
+    }
+}
+
+impl serde::Serialize for FieldMirror {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("path", &self.path)?;
+        map.serialize_entry("problem", &self.problem)?;
+        map.serialize_entry("text", &self.text)?;
+        map.end()
+    }
+}
+
+/// A sequence written from an iterator, without collecting it.
+struct Seq<F>(F);
+
+impl<F, I> serde::Serialize for Seq<F>
+where
+    F: Fn() -> I,
+    I: ExactSizeIterator,
+    I::Item: serde::Serialize,
+{
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let items = (self.0)();
+        let mut seq = serializer.serialize_seq(Some(items.len()))?;
+        for item in items {
+            seq.serialize_element(&item)?;
+        }
+        seq.end()
+    }
+}
+
+/// One envelope on its way out: its text, what its mirror is made of, and the result's
+/// `isError`.
+#[derive(Debug)]
 pub(crate) struct Envelope {
     pub(crate) text: String,
-    pub(crate) mirror: Value,
+    pub(crate) mirror: Mirror,
     pub(crate) is_error: bool,
+    /// How many changes a `<contract_awareness>` block in the text counts, when it has one.
+    pub(crate) contract_changes: Option<usize>,
 }
 
 impl Envelope {
-    pub(crate) fn of(err: &ToolError) -> Self {
+    pub(crate) fn of(err: ToolError) -> Self {
         Envelope {
             text: err.render(),
-            mirror: err.mirror(),
             is_error: err.is_error(),
+            mirror: Mirror::Tool(err),
+            contract_changes: None,
         }
     }
 
     /// Records that a `<contract_awareness>` block counting `changes` was written.
     pub(crate) fn with_contract_changes(mut self, text: String, changes: usize) -> Self {
         self.text = text;
-        if let Value::Object(mirror) = &mut self.mirror {
-            mirror.insert("contract_changes".into(), changes.into());
-        }
+        self.contract_changes = Some(changes);
         self
+    }
+
+    /// The code of the envelope and whether it is a warning.
+    #[cfg(feature = "otel")]
+    pub(crate) fn code(&self) -> (&str, bool) {
+        match &self.mirror {
+            Mirror::Tool(err) => (err.code().as_str(), !err.is_error()),
+            Mirror::Validation(_) => ("VALIDATION_ERROR", false),
+        }
+    }
+
+    /// Writes the result carrying exactly this envelope (ERRORS.md §1, §9) as rmcp's
+    /// `CallToolResult` serialises it, with `resultType` when `result_type`.
+    pub(crate) fn serialize<S: Serializer>(
+        &self,
+        serializer: S,
+        result_type: bool,
+    ) -> Result<S::Ok, S::Error> {
+        struct Content<'a>(&'a str);
+        impl serde::Serialize for Content<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut seq = serializer.serialize_seq(Some(1))?;
+                seq.serialize_element(&TextBlock(self.0))?;
+                seq.end()
+            }
+        }
+        struct TextBlock<'a>(&'a str);
+        impl serde::Serialize for TextBlock<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut map = serializer.serialize_map(Some(2))?;
+                map.serialize_entry("type", "text")?;
+                map.serialize_entry("text", self.0)?;
+                map.end()
+            }
+        }
+        struct Meta<'a>(&'a Envelope);
+        impl serde::Serialize for Meta<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut map = serializer.serialize_map(Some(1))?;
+                map.serialize_entry(MIRROR_KEY, &[Object(self.0)])?;
+                map.end()
+            }
+        }
+        struct Object<'a>(&'a Envelope);
+        impl serde::Serialize for Object<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                self.0.mirror.serialize(serializer, self.0.contract_changes)
+            }
+        }
+        let mut map = serializer.serialize_map(None)?;
+        if result_type {
+            map.serialize_entry("resultType", "complete")?;
+        }
+        map.serialize_entry("content", &Content(&self.text))?;
+        map.serialize_entry("isError", &self.is_error)?;
+        map.serialize_entry("_meta", &Meta(self))?;
+        map.end()
     }
 
     /// A result carrying exactly this envelope (ERRORS.md §1, §9).
     pub(crate) fn into_result(self) -> CallToolResult {
+        let mirror = self.mirror.to_value(self.contract_changes);
         let content = vec![ContentBlock::text(self.text)];
         let mut result = if self.is_error {
             CallToolResult::error(content)
         } else {
             CallToolResult::success(content)
         };
-        push(&mut result, self.mirror);
+        push(&mut result, mirror);
         result
     }
 }

@@ -25,7 +25,9 @@ pub(crate) use escape::{attr as escape_attr, replace_forbidden, text as escape_t
 pub use mirror::MIRROR_KEY;
 #[cfg(any(feature = "client", feature = "otel"))]
 pub(crate) use mirror::entries as mirror_entries;
-pub(crate) use mirror::{Envelope, push as push_mirror};
+pub(crate) use mirror::{
+    Envelope, FieldMirror, FieldsMirror, Mirror, VALIDATION_RECOVERY, push as push_mirror,
+};
 pub use parse::{ParsedError, ParsedField, ParsedKind, parse_envelope};
 pub(crate) use render::itoa;
 pub use reverse::FromEnvelope;

@@ -193,10 +193,12 @@ pub(crate) fn number(n: &Number) -> String {
 }
 
 pub(crate) fn write_number(out: &mut String, n: &Number) {
-    if let Some(i) = n.as_i64() {
-        let _ = write!(out, "{i}");
-    } else if let Some(u) = n.as_u64() {
-        let _ = write!(out, "{u}");
+    // Integers by hand: `write!` goes through the formatting machinery for a few digits.
+    if let Some(u) = n.as_u64() {
+        out.push_str(super::itoa(u, &mut [0; 20]));
+    } else if let Some(i) = n.as_i64() {
+        out.push('-');
+        out.push_str(super::itoa(i.unsigned_abs(), &mut [0; 20]));
     } else {
         out.push_str(&float(n.as_f64().unwrap_or(f64::NAN)));
     }

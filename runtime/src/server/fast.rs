@@ -11,8 +11,9 @@
 //! rmcp as before, so every answer is the one rmcp's path gives, only cheaper. A call's
 //! progress notifications are written as lines too, before its answer.
 //!
-//! Over streamable HTTP only the reading is used so far: a plain request is known for what it
-//! is without building rmcp's message a first time before rmcp builds it again.
+//! Over streamable HTTP a plain request is known for what it is without building rmcp's
+//! message a first time before rmcp builds it again; a stateless front answers it itself when
+//! its headers are plain too (`http::hot`).
 // Without the stdio transport, only the reading is used.
 #![cfg_attr(not(feature = "stdio"), allow(dead_code))]
 
@@ -27,6 +28,8 @@ use rmcp::service::TxJsonRpcMessage;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, de::value::MapAccessDeserializer};
 use serde_json::{Map, Value};
+
+use crate::envelope::Envelope;
 
 /// A request the transport answers itself.
 pub(crate) enum Hot<'a> {
@@ -235,6 +238,25 @@ pub(crate) fn answer(
         tracing::error!("an answer could not be written as JSON: {e}");
         Vec::new()
     })
+}
+
+/// The JSON-RPC answer to request `id` carrying one envelope, written from its parts as rmcp
+/// writes the `CallToolResult` it converts into (a test holds the two to the same bytes).
+pub(crate) fn envelope_answer(id: &RequestId, envelope: &Envelope, shape: Shape) -> Vec<u8> {
+    let mut out = Vec::with_capacity(envelope.text.len() * 2 + 256);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    let written = serde_json::to_writer(&mut out, id).and_then(|()| {
+        out.extend_from_slice(br#","result":"#);
+        let mut serializer = serde_json::Serializer::new(&mut out);
+        envelope.serialize(&mut serializer, shape == Shape::Current)
+    });
+    if let Err(e) = written {
+        // Only a non-string map key could fail, and an envelope has none.
+        tracing::error!("an answer could not be written as JSON: {e}");
+        return Vec::new();
+    }
+    out.push(b'}');
+    out
 }
 
 #[cfg(test)]

@@ -152,7 +152,7 @@ impl Server {
         called: Called,
     ) -> Result<rmcp::model::CallToolResult, ErrorData> {
         match called {
-            Called::Answered(result) => Ok(result),
+            Called::Answered(result) => Ok(result.into_result()),
             Called::UnknownTool => Err(ErrorData::invalid_params(self.unknown_tool(name), None)),
             Called::Cancelled { action } => {
                 // The server's own record: a call cancelled in a queue never reached middleware.
@@ -163,15 +163,17 @@ impl Server {
         }
     }
 
-    /// The answer to a request the stdio transport read itself (`server::fast`): the same as
-    /// rmcp's path gives, serialised once. `None` for a call the client cancelled.
-    #[cfg(feature = "stdio")]
+    /// The answer to a request a transport read itself (`server::fast`): the same as rmcp's
+    /// path gives, serialised once. `None` for a call cancelled before its answer (once
+    /// `cancelled` completes). A call's progress notifications go to `lines` (stdio); a
+    /// transport without them takes no call with a progress token.
+    #[cfg(any(feature = "stdio", feature = "http"))]
     pub(crate) async fn answer_hot(
         &self,
-        hot: super::fast::Hot<'static>,
-        cancel: tokio_util::sync::CancellationToken,
+        hot: super::fast::Hot<'_>,
+        cancelled: impl Future<Output = ()> + Send,
         shape: super::fast::Shape,
-        lines: tokio::sync::mpsc::Sender<super::fast::Framed>,
+        lines: Option<tokio::sync::mpsc::Sender<super::fast::Framed>>,
     ) -> Option<Vec<u8>> {
         use super::fast::{Hot, answer};
         use rmcp::model::ServerResult;
@@ -188,21 +190,31 @@ impl Server {
                 crate::tools::TraceContext::parse(parent, call.tracestate.as_deref())
             })
             .map(|trace| (trace, crate::tool::new_span_id()));
-        let request = super::Request {
-            progress: call
-                .progress
-                .map(|token| (token, super::pipeline::Notifier::Lines(lines))),
-            trace,
+        #[cfg(feature = "stdio")]
+        let progress = call.progress.zip(lines).map(|(token, lines)| {
+            let notifier = super::pipeline::Notifier::Lines(lines);
+            (token, notifier)
+        });
+        #[cfg(not(feature = "stdio"))]
+        let progress = {
+            let _ = lines;
+            None
         };
+        let request = super::Request { progress, trace };
         let called = self.call_with(
             &call.name,
             call.arguments,
             rmcp::model::Extensions::new(),
             request,
-            cancel.cancelled_owned(),
+            cancelled,
         );
         // As in `call_tool`: a panic on the way to the action still answers.
         let outcome = match CatchUnwind(Box::pin(called)).await {
+            Ok(Called::Answered(answer)) if answer.as_envelope().is_some() => {
+                // An envelope is written from its parts, its mirror never made a value.
+                let envelope = answer.as_envelope()?;
+                return Some(super::fast::envelope_answer(&id, envelope, shape));
+            }
             Ok(called) => {
                 let cancelled = matches!(called, Called::Cancelled { .. });
                 let outcome = self.answer_of(&id, &call.name, called);
@@ -218,7 +230,7 @@ impl Server {
     }
 
     /// `tools/list`'s answer to request `id`: made once for each shape, its id put in.
-    #[cfg(feature = "stdio")]
+    #[cfg(any(feature = "stdio", feature = "http"))]
     fn listing(&self, id: &rmcp::model::RequestId, shape: super::fast::Shape) -> Vec<u8> {
         const PREFIX: &str = r#"{"jsonrpc":"2.0","id":0,"#;
         let cached = self.inner.listing[shape as usize].get_or_init(|| {

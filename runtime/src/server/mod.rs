@@ -66,7 +66,7 @@ struct Inner {
     by_name: HashMap<String, (usize, Option<usize>)>,
     /// `tools/list`'s answer as JSON for each `fast::Shape` (with id 0), made the first time a
     /// transport answers it itself.
-    #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
     listing: [std::sync::OnceLock<Box<str>>; 2],
     /// Calls whose arguments are large are validated one at a time (see [`LARGE_ARGUMENTS`]).
     validating: tokio::sync::Semaphore,
@@ -147,7 +147,7 @@ impl Server {
             )
             .await
         {
-            Called::Answered(result) => Some(result),
+            Called::Answered(answer) => Some(answer.into_result()),
             Called::UnknownTool | Called::Cancelled { .. } => None,
         }
     }
@@ -181,7 +181,7 @@ impl Server {
         let pipeline = &registered.pipeline;
         if extensions.get::<handler::ShuttingDown>().is_some() {
             let refused = crate::ToolError::limits_unavailable(tool.definition().name(), 1);
-            return Called::Answered((&refused).into());
+            return Called::Answered(refused.into());
         }
         let route = action.map_or(Route::Discriminator, Route::Flat);
         let tool_name = tool.definition().name();
@@ -277,7 +277,7 @@ use call_span;
 
 /// How a `tools/call` ended.
 enum Called {
-    Answered(rmcp::model::CallToolResult),
+    Answered(crate::tools::Answer),
     UnknownTool,
     /// The client cancelled it while the named action was on its way.
     Cancelled {

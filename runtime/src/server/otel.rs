@@ -14,10 +14,8 @@ use std::time::Duration;
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::{Counter, Histogram};
 use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
-use rmcp::model::CallToolResult;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-use crate::envelope::mirror_entries;
 use crate::tools::TraceContext;
 
 /// The instruments of one server.
@@ -77,29 +75,16 @@ pub(crate) fn start(span: &tracing::Span, trace: Option<&TraceContext>) -> Optio
     own.is_valid().then(|| own.span_id().to_string())
 }
 
-/// The code of a result's envelope and whether it is a warning (`None` for a plain success),
-/// read from its mirror (ERRORS.md §9): an error's one envelope, or a success's last warning.
-fn envelope(result: &CallToolResult) -> Option<(String, bool)> {
-    let entries = mirror_entries(result);
-    let entry = match result.is_error {
-        Some(true) => entries.first()?,
-        _ => entries.last()?,
-    };
-    let code = entry.get("code")?.as_str()?;
-    let warning = entry.get("severity").and_then(|s| s.as_str()) == Some("warning");
-    Some((code.to_owned(), warning))
-}
-
 /// Records the call's outcome on its span and in the instruments.
 pub(crate) fn finish(
     instruments: &Instruments,
     span: &tracing::Span,
     tool: &str,
     action: Option<&str>,
-    result: &CallToolResult,
+    result: &crate::tools::Answer,
     elapsed: Duration,
 ) {
-    let failed = result.is_error == Some(true);
+    let failed = result.is_error();
     let mut attributes = vec![
         KeyValue::new("mcp.method.name", "tools/call"),
         KeyValue::new("gen_ai.tool.name", tool.to_owned()),
@@ -112,7 +97,8 @@ pub(crate) fn finish(
         span.set_status(opentelemetry::trace::Status::error("tool_error"));
         attributes.push(KeyValue::new("error.type", "tool_error"));
     }
-    if let Some((code, warning)) = envelope(result) {
+    if let Some((code, warning)) = result.code() {
+        let code = code.to_owned();
         if warning {
             span.add_event(
                 "mcp_fusion.warning",

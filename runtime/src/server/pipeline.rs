@@ -6,14 +6,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{CallToolResult, Extensions, ProgressToken};
+use rmcp::model::{Extensions, ProgressToken};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Map, Value};
 
 use crate::envelope::{Envelope, awareness_of_invalid, inject_removed_action};
 use crate::middleware::{CallInfo, Middleware, Next};
 use crate::tool::{
-    ActionDef, Callable, Context, Prepared, Progress, RateLimit, Rejection, Reporter, Tool,
+    ActionDef, Answer, Callable, Context, Prepared, Progress, RateLimit, Rejection, Reporter, Tool,
     ToolDef, TraceContext, catching, finish,
 };
 
@@ -239,7 +239,7 @@ impl Pipeline {
         prepared: Prepared<'_>,
         extensions: Extensions,
         request: Request,
-    ) -> CallToolResult {
+    ) -> Answer {
         let def = tool.definition();
         let Prepared {
             index,
@@ -396,30 +396,30 @@ impl Pipeline {
 
     /// A call rejected before its action: with what changed since the lockfile, when the
     /// server runs with one (ERRORS.md §4 and §7).
-    pub(crate) fn reject(&self, def: &ToolDef, rejection: Rejection) -> CallToolResult {
+    pub(crate) fn reject(&self, def: &ToolDef, rejection: Rejection) -> Answer {
         match rejection {
             Rejection::Route {
                 envelope,
                 arguments,
-            } => self
-                .removed_action(def, &arguments, *envelope)
-                .into_result(),
+            } => Answer::envelope(self.removed_action(def, &arguments, *envelope)),
             Rejection::Invalid(invalid) => self.refused(invalid),
             Rejection::Broken(result) => *result,
         }
     }
 
     /// A validation error, with what changed in the action's contract since the lockfile.
-    fn refused(&self, invalid: ValidationError) -> CallToolResult {
+    fn refused(&self, invalid: ValidationError) -> Answer {
         let envelope = invalid.envelope();
         let Some(notes) = &self.contract else {
-            return envelope.into_result();
+            return Answer::envelope(envelope);
         };
-        match awareness_of_invalid(&envelope.text, invalid.action(), &notes.changes, notes.max) {
-            Some((text, changes)) => envelope.with_contract_changes(text, changes),
-            None => envelope,
-        }
-        .into_result()
+        Answer::envelope(
+            match awareness_of_invalid(&envelope.text, invalid.action(), &notes.changes, notes.max)
+            {
+                Some((text, changes)) => envelope.with_contract_changes(text, changes),
+                None => envelope,
+            },
+        )
     }
 
     /// UNKNOWN_ACTION for an action the lockfile has and the running contract removed carries

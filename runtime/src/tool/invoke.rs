@@ -13,7 +13,7 @@ use std::task::{Context as TaskContext, Poll};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
-use super::{ActionDef, BoxFuture, Context, Tool, ToolDef};
+use super::{ActionDef, Answer, BoxFuture, Context, Tool, ToolDef};
 use crate::ToolError;
 use crate::envelope::{Envelope, new_incident_id};
 use crate::errors::with_warning;
@@ -127,7 +127,7 @@ pub(crate) enum Rejection {
     /// The arguments do not satisfy the action's schema.
     Invalid(ValidationError),
     /// The definition itself is broken (a schema that does not compile): INTERNAL_ERROR.
-    Broken(Box<CallToolResult>),
+    Broken(Box<Answer>),
 }
 
 /// How a call names its action: by the discriminator of a grouped tool (or a single-action
@@ -228,8 +228,8 @@ pub(crate) fn finish(
     context: &Context,
     expose: bool,
     callable: Callable<'_>,
-    invalid: impl FnOnce(ValidationError) -> CallToolResult,
-) -> CallToolResult {
+    invalid: impl FnOnce(ValidationError) -> Answer,
+) -> Answer {
     let qualified = action.qualified();
     let result = match outcome {
         Ok(Ok(mut result)) => {
@@ -279,6 +279,7 @@ pub(crate) fn finish(
                 .map(|w| callable.apply(w)),
         )
         .fold(result, |result, w| with_warning(result, &w))
+        .into()
 }
 
 /// What envelopes call the tool's actions: their qualified names, or (flat exposition) the MCP
@@ -316,9 +317,9 @@ impl Callable<'_> {
 }
 
 /// A rejected call's envelope, as in process (no lockfile).
-pub(crate) fn reject(rejection: Rejection) -> CallToolResult {
+pub(crate) fn reject(rejection: Rejection) -> Answer {
     match rejection {
-        Rejection::Route { envelope, .. } => envelope.into_result(),
+        Rejection::Route { envelope, .. } => Answer::envelope(*envelope),
         Rejection::Invalid(invalid) => (&invalid).into(),
         Rejection::Broken(result) => *result,
     }
@@ -328,7 +329,7 @@ pub(crate) fn reject(rejection: Rejection) -> CallToolResult {
 pub(crate) async fn in_process<T: Tool + ?Sized>(
     tool: &T,
     arguments: Option<Map<String, Value>>,
-) -> CallToolResult {
+) -> Answer {
     let def = tool.definition();
     let problems = def.own_problems();
     assert!(
@@ -376,7 +377,7 @@ fn internal(
     cause: &dyn fmt::Display,
     expose: bool,
     incident: Option<String>,
-) -> CallToolResult {
+) -> Answer {
     let incident = incident.unwrap_or_else(new_incident_id);
     tracing::error!(tool, action = qualified_action, incident = %incident, cause = %cause, "tool call failed unexpectedly");
     let cause = expose.then(|| cause.to_string());

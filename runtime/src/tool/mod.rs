@@ -2,6 +2,7 @@
 //! that `#[tool]` implements. Everything here can also be written by hand.
 
 mod action;
+mod answer;
 mod call;
 mod check;
 mod context;
@@ -14,6 +15,7 @@ mod schema;
 pub use action::{
     ActionDef, ActionDefBuilder, ActionRef, Annotations, Concurrency, Deprecation, RateLimit,
 };
+pub use answer::Answer;
 pub use call::TraceContext;
 pub(crate) use call::{Progress, Reporter, new_span_id};
 pub use context::Context;
@@ -56,7 +58,7 @@ pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a
 /// let ping = Ping(ToolDef::single(ActionDef::without_arguments("ping").description("Pings.")).build());
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let result = ping.call(None).await;
-/// assert_eq!(result.content[0].as_text().unwrap().text, "pong");
+/// assert_eq!(result.text(), "pong");
 /// # });
 /// ```
 #[diagnostic::on_unimplemented(
@@ -88,7 +90,7 @@ pub trait Tool: Send + Sync + 'static {
     /// like the discriminator, arguments that are no object, a schema that does not compile):
     /// the message names each problem and its fix, as
     /// [`ServerBuilder::build`](crate::server::ServerBuilder::build) reports them.
-    fn call(&self, arguments: Option<Map<String, Value>>) -> BoxFuture<'_, CallToolResult> {
+    fn call(&self, arguments: Option<Map<String, Value>>) -> BoxFuture<'_, Answer> {
         Box::pin(invoke::in_process(self, arguments))
     }
 }

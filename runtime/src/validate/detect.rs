@@ -498,16 +498,39 @@ struct Found<'a> {
     /// Paths are kept as hashes (keyed per call): sets of them cost 8 bytes a path.
     paths: RandomState,
     /// Paths of mistyped values (found first): nothing else is reported at or below them.
-    mistyped: HashSet<u64>,
+    mistyped: HashSet<u64, Keyed>,
     /// Mistyped values already reported (a value has one type problem).
-    typed: HashSet<u64>,
+    typed: HashSet<u64, Keyed>,
     /// `patternProperties`, `prefixItems`, `dependentRequired` problems already reported.
-    generic: HashSet<(u64, &'static str)>,
+    generic: HashSet<(u64, &'static str), Keyed>,
     /// The last key refused by `propertyNames`, with its object's path.
     last_key: Option<(u64, String)>,
     /// Key positions of large objects, built once per object (by address), so that a call
     /// with 100,000 unknown keys stays linear.
     positions: HashMap<usize, HashMap<&'a str, usize>>,
+}
+
+/// Sets of path hashes, which are keyed per call already (`Found::paths`): mixed with a
+/// multiply rather than hashed a second time with SipHash.
+type Keyed = std::hash::BuildHasherDefault<Mix>;
+
+#[derive(Default)]
+struct Mix(u64);
+
+impl Hasher for Mix {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
 }
 
 /// A problem kept, with its sort key.
@@ -558,9 +581,9 @@ impl<'a> Found<'a> {
             total: 0,
             found: 0,
             paths: RandomState::new(),
-            mistyped: HashSet::new(),
-            typed: HashSet::new(),
-            generic: HashSet::new(),
+            mistyped: HashSet::default(),
+            typed: HashSet::default(),
+            generic: HashSet::default(),
             last_key: None,
             positions: HashMap::new(),
         }

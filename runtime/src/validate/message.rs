@@ -4,10 +4,9 @@
 use serde_json::Value;
 
 use super::{Format, JsonType, MAX_FIELDS, Problem, ProblemKind, ValidationError};
-use crate::envelope::{escape_attr, escape_text, itoa, text};
-
-pub(crate) const RECOVERY: &str =
-    "Fix the fields above and call the tool again. Do not explain the error.";
+use crate::envelope::{
+    FieldMirror, VALIDATION_RECOVERY as RECOVERY, escape_attr, escape_text, itoa, text,
+};
 
 impl JsonType {
     fn phrase(self) -> &'static str {
@@ -275,7 +274,7 @@ impl ValidationError {
 
     /// The text; with `mirrored`, each field's mirror object too, from the same path and line
     /// (each laid out once for both).
-    pub(super) fn write(&self, mut mirrored: Option<&mut Vec<Value>>) -> String {
+    pub(super) fn write(&self, mut mirrored: Option<&mut Vec<FieldMirror>>) -> String {
         let shown = &self.problems;
         let mut out = String::with_capacity(200 + shown.len() * 120);
         out.push_str("<validation_error action=\"");
@@ -288,14 +287,22 @@ impl ValidationError {
             scratch.clear();
             problem.path.write(&mut scratch);
             escape_attr(&mut out, &scratch);
-            let path = mirrored.is_some().then(|| scratch.clone());
             out.push_str("\">");
+            let path = match mirrored.is_some() {
+                true => std::mem::replace(&mut scratch, String::with_capacity(128)),
+                false => String::new(),
+            };
             scratch.clear();
             problem.write_line(&mut scratch);
             escape_text(&mut out, &scratch);
             out.push_str("</field>\n");
-            if let (Some(fields), Some(path)) = (mirrored.as_deref_mut(), path) {
-                fields.push(super::mirror::field(path, problem, scratch.clone()));
+            if let Some(fields) = mirrored.as_deref_mut() {
+                let text = std::mem::replace(&mut scratch, String::with_capacity(128));
+                fields.push(FieldMirror {
+                    path,
+                    problem: problem.kind().row(),
+                    text,
+                });
             }
         }
         if self.more > 0 {

@@ -1,10 +1,10 @@
 //! A validation error's mirror (ERRORS.md §9): one `{path, problem, text}` per `<field>` line,
 //! the strings plain, a sent value cut in `text` as the line shows it.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::{Problem, RECOVERY, ValidationError};
-use crate::envelope::Envelope;
+use super::ValidationError;
+use crate::envelope::{Envelope, FieldMirror, FieldsMirror, Mirror};
 
 impl ValidationError {
     /// This envelope's mirror object (ERRORS.md §9): `kind`, `code`, `severity`, `action`, one
@@ -24,24 +24,22 @@ impl ValidationError {
         let fields = self
             .problems()
             .iter()
-            .map(|problem| field(problem.path().to_string(), problem, problem.line()))
+            .map(|problem| FieldMirror {
+                path: problem.path().to_string(),
+                problem: problem.kind().row(),
+                text: problem.line(),
+            })
             .collect();
-        self.mirror_with(fields)
+        self.mirror_of(fields).to_value(None)
     }
 
     /// The mirror around its field objects.
-    fn mirror_with(&self, fields: Vec<Value>) -> Value {
-        let mut out = Map::with_capacity(8);
-        out.insert("kind".into(), "validation_error".into());
-        out.insert("code".into(), "VALIDATION_ERROR".into());
-        out.insert("severity".into(), "error".into());
-        out.insert("action".into(), self.action().into());
-        out.insert("fields".into(), Value::Array(fields));
-        out.insert("recovery".into(), RECOVERY.into());
-        if self.more() > 0 {
-            out.insert("more".into(), self.more().into());
-        }
-        Value::Object(out)
+    fn mirror_of(&self, fields: Vec<FieldMirror>) -> Mirror {
+        Mirror::Validation(FieldsMirror {
+            action: self.action().to_owned(),
+            fields,
+            more: self.more(),
+        })
     }
 
     /// This error on its way out: its text, its mirror, `isError` set; each field's path and
@@ -51,17 +49,9 @@ impl ValidationError {
         let text = self.write(Some(&mut fields));
         Envelope {
             text,
-            mirror: self.mirror_with(fields),
+            mirror: self.mirror_of(fields),
             is_error: true,
+            contract_changes: None,
         }
     }
-}
-
-/// One field's mirror object.
-pub(super) fn field(path: String, problem: &Problem, line: String) -> Value {
-    let mut field = Map::with_capacity(3);
-    field.insert("path".into(), path.into());
-    field.insert("problem".into(), problem.kind().name().into());
-    field.insert("text".into(), line.into());
-    Value::Object(field)
 }

@@ -13,7 +13,6 @@ pub(crate) mod pointer;
 mod problem;
 
 pub use detect::{Schema, SchemaError};
-pub(crate) use message::RECOVERY;
 pub use path::{FieldPath, PathSegment};
 pub use problem::{Format, JsonType, Problem, ProblemKind, ValidationError};
 

@@ -243,6 +243,22 @@ impl ProblemKind {
     /// ```
     pub fn name(&self) -> &str {
         match self {
+            ProblemKind::Other { keyword } => keyword,
+            other => other.fixed_name().unwrap_or_default(),
+        }
+    }
+
+    /// The name, owned only for a generic keyword.
+    pub(crate) fn row(&self) -> crate::errors::Text {
+        match self.fixed_name() {
+            Some(name) => name.into(),
+            None => self.name().to_owned().into(),
+        }
+    }
+
+    /// The name of a row other than the generic keyword's.
+    fn fixed_name(&self) -> Option<&'static str> {
+        Some(match self {
             ProblemKind::MissingRequired { .. } => "missing",
             ProblemKind::InvalidType { .. } => "type",
             ProblemKind::Format(_) => "format",
@@ -270,9 +286,9 @@ impl ProblemKind {
             ProblemKind::InvalidKey { .. } => "propertyNames",
             ProblemKind::Decode { .. } => "decode",
             ProblemKind::UnrecognizedField { .. } => "unrecognized",
-            ProblemKind::Other { keyword } => keyword,
+            ProblemKind::Other { .. } => return None,
             ProblemKind::Custom { .. } => "custom",
-        }
+        })
     }
 }
 

@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::HttpOptions;
 use super::accept::Guarded;
+use super::hot::Plain;
 use crate::server::Server;
 use crate::server::fast;
 use crate::server::guard::{Read, Unread, read, without_lone_surrogates};
@@ -46,6 +47,9 @@ pub(super) struct Front {
     /// Ends every session and stream of rmcp's service.
     closing: CancellationToken,
     stateless: bool,
+    /// The server, and what a request must show for the front to answer it itself (stateless
+    /// with `fast_path`; see `hot`).
+    hot: Option<(Server, Plain)>,
     max_body_bytes: usize,
     body_read_timeout: Duration,
     max_sessions: usize,
@@ -124,8 +128,12 @@ impl Front {
         options: &HttpOptions,
         path: Option<String>,
         closing: CancellationToken,
+        server: Server,
     ) -> Self {
+        let hot = (options.stateless && options.fast_path)
+            .then(|| (server, Plain::new(&options.allowed_hosts)));
         Front {
+            hot,
             rmcp,
             sessions,
             parsing: Arc::new(Semaphore::new(options.max_parsing.max(1))),
@@ -248,7 +256,21 @@ impl Front {
         };
         // A plain `tools/call`, `tools/list` or `ping` is read as rmcp will read it without
         // building its message here (rmcp parses the body itself): it opens no session.
-        let hot = fast::parse(&body).map(|hot| hot.id().clone());
+        let hot = fast::parse(&body);
+        // Stateless, with plain headers: answered here, as rmcp would answer it.
+        if let (Some((server, plain)), Some(request)) = (&self.hot, &hot)
+            && let Some(shape) = plain.shape(request, &parts.headers)
+        {
+            drop(place);
+            let request = hot.unwrap_or_else(|| unreachable!("matched just above"));
+            let answer = server
+                .answer_hot(request, std::future::pending(), shape, None)
+                .await
+                .unwrap_or_default();
+            drop(call);
+            return answered(answer);
+        }
+        let hot = hot.map(|hot| hot.id().clone());
         let in_flight = match hot {
             Some(id) => match self.enter(&parts, &id) {
                 Ok(in_flight) => in_flight,
@@ -437,6 +459,16 @@ fn json_rpc(status: StatusCode, message: &TxJsonRpcMessage<RoleServer>) -> Reply
     let body = serde_json::to_vec(message).unwrap_or_default();
     let mut reply = Response::new(Full::new(Bytes::from(body)).boxed());
     *reply.status_mut() = status;
+    reply.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    reply
+}
+
+/// `200` with a JSON-RPC answer, as rmcp's stateless service sends it in JSON mode.
+fn answered(body: Vec<u8>) -> Reply {
+    let mut reply = Response::new(Full::new(Bytes::from(body)).boxed());
     reply.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),

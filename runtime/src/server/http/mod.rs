@@ -3,6 +3,7 @@
 
 mod accept;
 mod front;
+mod hot;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -87,6 +88,10 @@ pub struct HttpOptions {
     /// `None` (the default) waits as long as the longest deadline of any action, or 30 s when
     /// an action has none.
     pub drain: Option<Duration>,
+    /// Stateless only: plain `tools/call` (without a progress token), `tools/list` and `ping`
+    /// requests with plain headers are answered by this crate's front as rmcp would answer
+    /// them (the same status and bytes), without rmcp's per-request service (on by default).
+    pub fast_path: bool,
 }
 
 impl Default for HttpOptions {
@@ -115,6 +120,7 @@ impl Default for HttpOptions {
             max_sessions: 256,
             session_keep_alive: Duration::from_secs(120),
             drain: None,
+            fast_path: true,
         }
     }
 }
@@ -208,7 +214,7 @@ impl Server {
         let closing = config.cancellation_token.clone();
         let server = self.clone();
         let rmcp = StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), config);
-        Front::new(rmcp, sessions, options, path, closing)
+        Front::new(rmcp, sessions, options, path, closing, self.clone())
     }
 
     /// Serves streamable HTTP on `listener` (bind it to loopback unless you mean otherwise),

@@ -202,7 +202,10 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
         let answered = self.answered.clone();
         let out = self.out.clone();
         tokio::spawn(async move {
-            let answer = server.answer_hot(hot, cancel, shape, out.clone()).await;
+            let cancelled = cancel.cancelled_owned();
+            let answer = server
+                .answer_hot(hot, cancelled, shape, Some(out.clone()))
+                .await;
             let flight = in_flight
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
