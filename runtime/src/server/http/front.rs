@@ -267,8 +267,8 @@ impl Front {
                 .answer_hot(request, std::future::pending(), shape, None)
                 .await
                 .unwrap_or_default();
-            drop(call);
-            return answered(answer);
+            // Counted among the calls in flight until its answer is written, as any other.
+            return answered(answer).map(|body| Guarded(body, call).boxed());
         }
         let hot = hot.map(|hot| hot.id().clone());
         let in_flight = match hot {
