@@ -251,6 +251,106 @@ impl Envelope {
         map.end()
     }
 
+    /// [`Envelope::serialize`] to JSON, by hand (`super::json`): the same bytes, its strings
+    /// escaped faster.
+    #[cfg(any(feature = "stdio", feature = "http"))]
+    pub(crate) fn write_json(&self, out: &mut Vec<u8>, result_type: bool) {
+        use super::json::{number, string};
+        out.reserve(self.text.len() * 2 + 256);
+        if result_type {
+            out.extend_from_slice(br#"{"resultType":"complete","content":[{"type":"text","text":"#);
+        } else {
+            out.extend_from_slice(br#"{"content":[{"type":"text","text":"#);
+        }
+        string(out, &self.text);
+        out.extend_from_slice(if self.is_error {
+            br#"}],"isError":true,"_meta":{"#
+        } else {
+            br#"}],"isError":false,"_meta":{"#
+        });
+        out.extend_from_slice(b"\"dev.mcp-fusion/errors\":[");
+        // Keys are plain ASCII: written as they are.
+        let key = |out: &mut Vec<u8>, key: &str| {
+            out.extend_from_slice(b",\"");
+            out.extend_from_slice(key.as_bytes());
+            out.extend_from_slice(b"\":");
+        };
+        match &self.mirror {
+            Mirror::Tool(err) => {
+                out.extend_from_slice(br#"{"kind":"tool_error","code":"#);
+                string(out, err.code().as_str());
+                key(out, "severity");
+                string(out, err.severity_level().as_str());
+                key(out, "message");
+                string(out, err.message());
+                if let Some(recovery) = err.recovery() {
+                    key(out, "recovery");
+                    string(out, recovery);
+                }
+                if err.available_actions().len() > 0 {
+                    key(out, "actions");
+                    out.push(b'[');
+                    for (i, action) in err.available_actions().enumerate() {
+                        if i > 0 {
+                            out.push(b',');
+                        }
+                        string(out, action);
+                    }
+                    out.push(b']');
+                }
+                if err.detail_pairs().len() > 0 {
+                    key(out, "details");
+                    out.push(b'[');
+                    for (i, (k, v)) in err.detail_pairs().enumerate() {
+                        out.extend_from_slice(if i > 0 { b",[" } else { b"[" });
+                        string(out, k);
+                        out.push(b',');
+                        string(out, v);
+                        out.push(b']');
+                    }
+                    out.push(b']');
+                }
+                if let Some(secs) = err.retry_after_secs() {
+                    key(out, "retry_after");
+                    number(out, u64::from(secs));
+                }
+            }
+            Mirror::Validation(mirror) => {
+                out.extend_from_slice(
+                    br#"{"kind":"validation_error","code":"VALIDATION_ERROR","severity":"error","action":"#,
+                );
+                string(out, &mirror.action);
+                key(out, "fields");
+                out.push(b'[');
+                for (i, field) in mirror.fields.iter().enumerate() {
+                    out.extend_from_slice(if i > 0 {
+                        br#",{"path":"#
+                    } else {
+                        br#"{"path":"#
+                    });
+                    string(out, &field.path);
+                    key(out, "problem");
+                    string(out, &field.problem);
+                    key(out, "text");
+                    string(out, &field.text);
+                    out.push(b'}');
+                }
+                out.push(b']');
+                key(out, "recovery");
+                string(out, VALIDATION_RECOVERY);
+                if mirror.more > 0 {
+                    key(out, "more");
+                    number(out, mirror.more as u64);
+                }
+            }
+        }
+        if let Some(changes) = self.contract_changes {
+            key(out, "contract_changes");
+            number(out, changes as u64);
+        }
+        out.extend_from_slice(b"}]}}");
+    }
+
     /// A result carrying exactly this envelope (ERRORS.md §1, §9).
     pub(crate) fn into_result(self) -> CallToolResult {
         let mirror = self.mirror.to_value(self.contract_changes);

@@ -3,6 +3,8 @@
 mod awareness;
 mod builtin;
 mod escape;
+#[cfg(any(feature = "stdio", feature = "http"))]
+mod json;
 mod mirror;
 mod parse;
 mod render;

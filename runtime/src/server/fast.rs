@@ -245,16 +245,13 @@ pub(crate) fn answer(
 pub(crate) fn envelope_answer(id: &RequestId, envelope: &Envelope, shape: Shape) -> Vec<u8> {
     let mut out = Vec::with_capacity(envelope.text.len() * 2 + 256);
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    let written = serde_json::to_writer(&mut out, id).and_then(|()| {
-        out.extend_from_slice(br#","result":"#);
-        let mut serializer = serde_json::Serializer::new(&mut out);
-        envelope.serialize(&mut serializer, shape == Shape::Current)
-    });
-    if let Err(e) = written {
-        // Only a non-string map key could fail, and an envelope has none.
+    if let Err(e) = serde_json::to_writer(&mut out, id) {
+        // An id is a number or a string: it cannot fail.
         tracing::error!("an answer could not be written as JSON: {e}");
         return Vec::new();
     }
+    out.extend_from_slice(br#","result":"#);
+    envelope.write_json(&mut out, shape == Shape::Current);
     out.push(b'}');
     out
 }

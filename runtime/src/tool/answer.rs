@@ -192,6 +192,13 @@ mod tests {
             let mut expected = serde_json::to_value(&result).unwrap();
             expected.as_object_mut().unwrap().shift_remove("resultType");
             assert_eq!(String::from_utf8(legacy).unwrap(), expected.to_string());
+            // Written by hand, the same bytes.
+            #[cfg(any(feature = "stdio", feature = "http"))]
+            for (result_type, expected) in [(true, direct.clone()), (false, expected.to_string())] {
+                let mut by_hand = Vec::new();
+                envelope.write_json(&mut by_hand, result_type);
+                assert_eq!(String::from_utf8(by_hand).unwrap(), expected);
+            }
         }
     }
 }
