@@ -210,9 +210,8 @@ impl Server {
         );
         // As in `call_tool`: a panic on the way to the action still answers.
         let outcome = match CatchUnwind(Box::pin(called)).await {
-            Ok(Called::Answered(answer)) if answer.as_envelope().is_some() => {
-                // An envelope is written from its parts, its mirror never made a value.
-                let envelope = answer.as_envelope()?;
+            // An envelope is written from its parts, its mirror never made a value.
+            Ok(Called::Answered(ref answer)) if let Some(envelope) = answer.as_envelope() => {
                 return Some(super::fast::envelope_answer(&id, envelope, shape));
             }
             Ok(called) => {

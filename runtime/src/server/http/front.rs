@@ -256,13 +256,16 @@ impl Front {
         };
         // A plain `tools/call`, `tools/list` or `ping` is read as rmcp will read it without
         // building its message here (rmcp parses the body itself): it opens no session.
-        let hot = fast::parse(&body);
+        let mut hot = fast::parse(&body);
         // Stateless, with plain headers: answered here, as rmcp would answer it.
-        if let (Some((server, plain)), Some(request)) = (&self.hot, &hot)
-            && let Some(shape) = plain.shape(request, &parts.headers)
+        let shape = match (&self.hot, &hot) {
+            (Some((_, plain)), Some(request)) => plain.shape(request, &parts.headers),
+            _ => None,
+        };
+        if let Some(shape) = shape
+            && let (Some((server, _)), Some(request)) = (&self.hot, hot.take())
         {
             drop(place);
-            let request = hot.unwrap_or_else(|| unreachable!("matched just above"));
             let answer = server
                 .answer_hot(request, std::future::pending(), shape, None)
                 .await
