@@ -9,6 +9,12 @@
 //! by every replica started with the same URL and `--redis-prefix`: several replicas behind a
 //! load balancer, with `--http ADDR --stateless`.
 //!
+//! With `--oauth-issuer URL --oauth-audience URI [--oauth-jwks URL]` (HTTP) it is an OAuth
+//! resource server: every request needs a bearer token (a JWT) that issuer made for that
+//! audience, its metadata is at `/.well-known/oauth-protected-resource/mcp`, and
+//! `create_invoice`, `pay_invoice`, `cancel_invoice` and `void_invoice` need the scope
+//! `invoices:write` (403 `insufficient_scope` without it); rate limits are kept per subject.
+//!
 //! SIGTERM or Ctrl-C stops it gracefully: new calls are refused, calls in flight finish
 //! within the drain period (`--drain`), then it exits.
 //!
@@ -30,6 +36,7 @@ use clap::Parser;
 use mcp_fusion::Server;
 use mcp_fusion::contract::Contract;
 use mcp_fusion::middleware::Audit;
+use mcp_fusion::server::auth::{JwtVerifier, OAuth};
 use mcp_fusion::server::limits::{FailPolicy, RedisStore};
 use mcp_fusion::server::{HttpOptions, ServerBuilder, StdioOptions};
 use mcp_fusion::tools::Exposition;
@@ -44,11 +51,23 @@ struct Args {
     /// HTTP: no sessions, every request stands alone (for replicas behind a load balancer).
     #[arg(long)]
     stateless: bool,
+    /// HTTP: require OAuth access tokens (JWTs) issued by this authorization server; the
+    /// actions that change invoices then need the scope `invoices:write`.
+    #[arg(long, value_name = "URL", requires_all = ["http", "oauth_audience"])]
+    oauth_issuer: Option<String>,
+    /// HTTP: the resource URI tokens must be issued for (their audience), such as
+    /// `https://billing.example.com/mcp`.
+    #[arg(long, value_name = "URI", requires = "oauth_issuer")]
+    oauth_audience: Option<String>,
+    /// HTTP: where the issuer's keys are (a JWKS document) [default: the `jwks_uri` of the
+    /// issuer's metadata].
+    #[arg(long, value_name = "URL", requires = "oauth_issuer")]
+    oauth_jwks: Option<String>,
     /// List each action as an MCP tool of its own (`billing_get_invoice`, ...).
     #[arg(long)]
     flat: bool,
     /// A rate limit per customer, MAX calls per SECONDS (calls naming the same
-    /// `customer_email` share a budget).
+    /// `customer_email` share a budget; with OAuth, per verified subject).
     #[arg(long, value_name = "MAX/SECONDS", value_parser = rate_limit)]
     rate_limit: Option<(u64, u64)>,
     /// At most this many customers tracked by the rate limit.
@@ -137,12 +156,14 @@ fn describe(args: &Args) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
         .instructions("Invoices of a small business. Call billing with an `action`.")
         .tool(billing::Billing::seeded());
     if let Some((max, seconds)) = args.rate_limit {
-        server = server
-            .rate_limit(max, Duration::from_secs(seconds))
-            .rate_limit_key(|call| {
+        server = server.rate_limit(max, Duration::from_secs(seconds));
+        // With OAuth, each verified subject has its own budget (the server's default).
+        if args.oauth_issuer.is_none() {
+            server = server.rate_limit_key(|call| {
                 let customer = call.arguments().get("customer_email")?.as_str()?;
                 Some(customer.to_owned())
             });
+        }
     }
     if let Some(max) = args.rate_limit_keys {
         server = server.max_rate_limit_keys(max);
@@ -238,6 +259,14 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
             options.idle_timeout = args.idle_timeout;
             options.session_keep_alive = args.session_keep_alive;
             options.drain = args.drain;
+            if let (Some(issuer), Some(audience)) = (&args.oauth_issuer, &args.oauth_audience) {
+                let mut verifier = JwtVerifier::new(issuer, audience);
+                if let Some(jwks) = &args.oauth_jwks {
+                    verifier = verifier.jwks_url(jwks);
+                }
+                eprintln!("billing: OAuth: tokens of {issuer} for {audience}");
+                options.oauth = Some(OAuth::jwt(verifier));
+            }
             server
                 .serve_http(listener, options)
                 .with_graceful_shutdown(stop_signal())

@@ -238,7 +238,11 @@ impl Billing {
     }
 
     /// Creates a draft invoice. At most 10 calls per minute.
-    #[action(rate_limit(max = 10, window = "1m"), title = "Create an invoice")]
+    #[action(
+        rate_limit(max = 10, window = "1m"),
+        scopes("invoices:write"),
+        title = "Create an invoice"
+    )]
     async fn create_invoice(&self, args: CreateInvoice) -> Result<Invoice, BillingError> {
         let mut invoices = self.invoices.lock().unwrap_or_else(|p| p.into_inner());
         let invoice = Invoice {
@@ -255,7 +259,7 @@ impl Billing {
     }
 
     /// Marks an invoice paid.
-    #[action(idempotent, title = "Pay an invoice")]
+    #[action(idempotent, scopes("invoices:write"), title = "Pay an invoice")]
     async fn pay_invoice(&self, args: InvoiceId) -> Result<Invoice, BillingError> {
         match self.find(&args.id)?.status {
             Status::Paid => Err(BillingError::AlreadyPaid { id: args.id }),
@@ -264,7 +268,7 @@ impl Billing {
     }
 
     /// Cancels an invoice that is not paid yet.
-    #[action(destructive, title = "Cancel an invoice")]
+    #[action(destructive, scopes("invoices:write"), title = "Cancel an invoice")]
     async fn cancel_invoice(
         &self,
         args: CancelInvoice,
@@ -291,6 +295,7 @@ impl Billing {
         destructive,
         deprecated,
         replacement = cancel_invoice,
+        scopes("invoices:write"),
         title = "Void an invoice"
     )]
     async fn void_invoice(&self, args: InvoiceId) -> Result<Invoice, BillingError> {

@@ -83,6 +83,7 @@
 //! | `exposition` | impl block | `#[tool(exposition = "flat")]` | one MCP tool per action, `{tool}_{action}` (default `"grouped"`; see [`Exposition`](tools::Exposition)) |
 //! | `concurrency` | tool, action | `#[action(concurrency(max_active = 2, max_queued = 2))]` | calls running at once, and waiting in line (SERVER_BUSY past it) |
 //! | `rate_limit` | tool, action | `#[tool(rate_limit(max = 120, window = "1m"))]` | calls per window (RATE_LIMITED past it); an action's beside its tool's |
+//! | `scopes` | tool, action | `#[action(scopes("invoices:write", "invoices:admin"))]` | OAuth scopes a caller's token must grant (checked over streamable HTTP with an OAuth resource server; on stdio scopes do not apply); an action's add to its tool's |
 //! | `open_arguments` | tool, action | `#[action(open_arguments)]` | accept (and ignore) undeclared fields; by default they are reported |
 //! | `read_only` | action | `#[action(read_only)]` | changes nothing (MCP hint) |
 //! | `destructive` | action | `#[action(destructive)]` | may destroy data (MCP hint; not with `read_only`) |
@@ -167,6 +168,9 @@
 //! - Serving: [`server::Server`] on rmcp (stdio with feature `stdio`, streamable HTTP with
 //!   `http`; both on by default), which runs its policy (rate limit, concurrency,
 //!   [`middleware`], deadline, panic catching) around every tool.
+//! - Who calls: `server::auth` (feature `oauth`), MCP authorization over streamable HTTP (an
+//!   OAuth resource server, per-action scopes), and the verified [`Caller`](tools::Caller) a
+//!   handler reads with [`Context::caller`].
 //! - Calling: `client::Client` (feature `client`), which turns envelopes back into Rust errors
 //!   (the generic [`ParsedError`](client::ParsedError), or the caller's own through
 //!   [`FromEnvelope`](client::FromEnvelope)), read from the mirror every envelope carries in
@@ -210,12 +214,13 @@ pub mod errors {
 /// (also at the root), [`ToolDef`](tools::ToolDef) and [`ActionDef`](tools::ActionDef) with
 /// their builders, what an action returns ([`Response`](tools::Response),
 /// [`IntoOutput`](tools::IntoOutput), [`Failure`](tools::Failure)) and gets ([`Context`], also
-/// at the root, with the client's [`TraceContext`](tools::TraceContext)).
+/// at the root, with the client's [`TraceContext`](tools::TraceContext) and the verified
+/// [`Caller`](tools::Caller)).
 pub mod tools {
     pub use crate::tool::{
-        ActionDef, ActionDefBuilder, ActionRef, Annotations, Answer, BoxFuture, Concurrency,
-        Context, Deprecation, Exposition, Failure, IntoOutput, RateLimit, Response,
-        SingleToolDefBuilder, Tool, ToolDef, ToolDefBuilder, TraceContext,
+        ActionDef, ActionDefBuilder, ActionRef, Annotations, Answer, BoxFuture, Caller,
+        Concurrency, Context, Deprecation, Exposition, Failure, IntoOutput, RateLimit, Response,
+        SCOPES_KEY, SingleToolDefBuilder, Tool, ToolDef, ToolDefBuilder, TraceContext,
     };
 }
 

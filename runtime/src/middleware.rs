@@ -50,6 +50,12 @@ impl CallInfo {
         &self.action
     }
 
+    /// The verified caller (over streamable HTTP with an OAuth resource server); `None` where
+    /// no caller is verified.
+    pub fn caller(&self) -> Option<&crate::tools::Caller> {
+        crate::tools::Caller::of(&self.extensions)
+    }
+
     /// The validated arguments, discriminator removed.
     pub fn arguments(&self) -> &Value {
         &self.arguments
@@ -142,7 +148,10 @@ pub enum AuthDecision {
 }
 
 /// Authentication from a caller-supplied check: AUTH_REQUIRED or UNAUTHORIZED before the
-/// handler runs.
+/// handler runs. As middleware it runs where ERRORS.md §4 puts middleware, after the rate and
+/// concurrency limits, so a refused call has spent its budget: over streamable HTTP, verify
+/// callers before any of that with an OAuth resource server (`HttpOptions::oauth`, feature
+/// `oauth`), whose refusals cost nothing.
 ///
 /// ```
 /// use mcp_fusion::middleware::{Auth, AuthDecision};
@@ -184,8 +193,9 @@ impl Middleware for Auth {
     }
 }
 
-/// Audit logging: one `tracing` event per call with the action, the outcome and the duration
-/// (target `mcp_fusion::audit`). Arguments are not logged.
+/// Audit logging: one `tracing` event per call with the action, the verified caller's subject
+/// (when there is one), the outcome and the duration (target `mcp_fusion::audit`). Arguments
+/// and tokens are not logged.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Audit;
 
@@ -206,7 +216,8 @@ impl Middleware for Audit {
                 Err(Failure::Invalid(_)) => "VALIDATION_ERROR",
                 Err(Failure::Internal(_)) => "INTERNAL_ERROR",
             };
-            tracing::info!(target: "mcp_fusion::audit", tool = %info.tool, action = %info.action, result, micros, "tool call");
+            let subject = info.caller().map(crate::tools::Caller::subject);
+            tracing::info!(target: "mcp_fusion::audit", tool = %info.tool, action = %info.action, subject, result, micros, "tool call");
             outcome
         })
     }

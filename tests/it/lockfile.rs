@@ -295,6 +295,12 @@ fn every_row_of_the_classification_table() {
             vec![(Risky, "(open_world)")],
         ),
         (
+            "scope added",
+            none(),
+            none().scopes(["invoices:write"]),
+            vec![(Breaking, "(scopes)")],
+        ),
+        (
             "pattern changed",
             field(json!({"type": "string", "pattern": "^a"})),
             field(json!({"type": "string", "pattern": "^b"})),
@@ -397,6 +403,12 @@ fn every_row_of_the_classification_table() {
             vec![(Safe, "(open_world)")],
         ),
         (
+            "scope removed",
+            none().scopes(["invoices:write"]),
+            none(),
+            vec![(Safe, "(scopes)")],
+        ),
+        (
             "deprecated",
             none(),
             none().deprecated(None, Some("t.b")),
@@ -429,7 +441,7 @@ fn every_row_of_the_classification_table() {
             .collect();
         assert_eq!(changes(before, after), expected, "row: {row}");
     }
-    assert_eq!(count, 41);
+    assert_eq!(count, 43);
 }
 
 #[test]
@@ -814,7 +826,36 @@ fn lockfiles_keep_titles_and_output_schemas() {
         .collect();
     assert_eq!(output_changes.len(), 7, "{diff}");
     assert!(output_changes.iter().all(|(s, _)| *s == Safe), "{diff}");
-    assert_eq!(diff.max_severity(), Some(Safe), "{diff}");
+    // The scopes today's billing actions need, which the fixture predates, are BREAKING; every
+    // other change is SAFE at most.
+    let (scopes, others): (Vec<_>, Vec<_>) = diff.iter().partition(|(_, c)| c.field == "(scopes)");
+    assert!(scopes.iter().all(|(_, c)| c.severity == Breaking), "{diff}");
+    assert_eq!(
+        others.iter().map(|(_, c)| c.severity).min(),
+        Some(Safe),
+        "{diff}"
+    );
+}
+
+/// Every lockfile the repository ships reads back (its digests verify) and is written again
+/// byte for byte: what is new in the layout (scopes) is left out where it is empty.
+#[test]
+fn shipped_lockfiles_read_and_write_back_unchanged() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut paths = vec![shipped_lockfile()];
+    for entry in std::fs::read_dir(root.join("tests/fixtures")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "lock") {
+            paths.push(path);
+        }
+    }
+    assert!(paths.len() >= 2, "{paths:?}");
+    for path in paths {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let contract = Contract::read(&path)
+            .unwrap_or_else(|e| panic!("{} does not read: {e}", path.display()));
+        assert_eq!(contract.to_lockfile(), text, "{}", path.display());
+    }
 }
 
 /// A removed output field is BREAKING for the host, and stays out of what the model is told.
@@ -859,4 +900,66 @@ async fn output_changes_are_not_told_to_the_model() {
     let text = &result.content[0].as_text().expect("text").text;
     assert!(text.starts_with("<validation_error"), "{text}");
     assert!(!text.contains("contract_awareness"), "{text}");
+}
+
+/// `billing.create_invoice`, needing these scopes.
+fn scoped_billing(scopes: &[&str]) -> ToolDef {
+    ToolDef::new("billing")
+        .description("Invoices.")
+        .action(
+            ActionDef::without_arguments("create_invoice")
+                .description("Creates an invoice.")
+                .scopes(scopes.iter().copied()),
+        )
+        .build()
+}
+
+/// An action that now needs a scope its lockfile does not list is a BREAKING change: the check
+/// names it, and the model is told in the action's validation errors, as of a hint lost.
+#[tokio::test(flavor = "current_thread")]
+async fn a_scope_gained_since_the_lockfile_is_breaking() {
+    let locked = Contract::of_tools([&scoped_billing(&[])]);
+    let path = scratch("scopes.lock");
+    std::fs::write(&path, locked.to_lockfile()).unwrap();
+    let server = Server::builder("s", "1")
+        .tool(crate::support::Defined(scoped_billing(&["invoices:write"])))
+        .contract_lock(locked)
+        .build()
+        .unwrap();
+
+    let mismatch = verify_lockfile(&server, &path, false).unwrap_err();
+    std::fs::remove_file(&path).unwrap();
+    let message = mismatch.to_string();
+    assert!(
+        message.contains(
+            "billing.create_invoice\n  BREAKING  (scopes): \"billing.create_invoice\" now needs the scope \"invoices:write\".\n"
+        ),
+        "{message}"
+    );
+    assert!(
+        message
+            .lines()
+            .any(|line| line.strip_prefix('+').map(str::trim) == Some("\"scopes\": [")),
+        "{message}"
+    );
+    let diff = Diff::between(
+        &Contract::of_tools([&scoped_billing(&[])]),
+        &Contract::of(&server),
+    );
+    assert_eq!(diff.max_severity(), Some(Breaking), "{diff}");
+
+    let mut params = mcp_fusion::rmcp::model::CallToolRequestParams::new("billing");
+    params.arguments = json!({"action": "create_invoice", "amount": 1})
+        .as_object()
+        .cloned();
+    let result = server.call(params).await.expect("the tool exists");
+    let text = &result.content[0].as_text().expect("text").text;
+    assert!(text.starts_with("<validation_error"), "{text}");
+    assert!(
+        text.contains(
+            "<change severity=\"BREAKING\" field=\"(scopes)\">\n    \
+             <description>\"billing.create_invoice\" now needs the scope \"invoices:write\".</description>"
+        ),
+        "{text}"
+    );
 }

@@ -25,6 +25,7 @@ mod macro_codes;
 mod macro_crate_path;
 mod macro_hygiene;
 mod meta_mirror;
+mod oauth;
 mod observability;
 mod otel;
 mod output_schema;

@@ -362,3 +362,42 @@ async fn removing_the_discriminator_keeps_the_order_keys_were_sent_in() {
         .collect();
     assert_eq!(names, ["zzz", "yyy"]);
 }
+
+struct Invoices;
+
+/// Invoices, behind OAuth scopes.
+#[tool(scopes("invoices:read"))]
+impl Invoices {
+    /// Lists invoices.
+    #[action(read_only)]
+    async fn list(&self) -> Result<Vec<String>, ToolError> {
+        Ok(Vec::new())
+    }
+
+    /// Voids an invoice.
+    #[action(scopes("invoices:write", "audit:log"))]
+    async fn void(&self) -> Result<String, ToolError> {
+        Ok(String::new())
+    }
+}
+
+/// Archives an invoice.
+#[tool(scopes("invoices:write", "invoices:archive"))]
+async fn archive_invoice() -> Result<String, ToolError> {
+    Ok(String::new())
+}
+
+#[test]
+fn scopes_of_the_tool_merge_into_each_actions_sorted() {
+    let def = Invoices.definition();
+    assert_eq!(def.actions()[0].scopes(), ["invoices:read"]);
+    assert_eq!(
+        def.actions()[1].scopes(),
+        ["audit:log", "invoices:read", "invoices:write"]
+    );
+    let def = ArchiveInvoiceTool.definition();
+    assert_eq!(
+        def.actions()[0].scopes(),
+        ["invoices:archive", "invoices:write"]
+    );
+}

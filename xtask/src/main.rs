@@ -1,8 +1,10 @@
 //! The project's automation: `cargo xtask <task>`.
 //!
 //! - `test [ARGS]`: installs what the test suite needs when it is missing (`redis-server` for
-//!   the limits shared on Redis, `faketime` for replicas with skewed clocks), saying what it
-//!   installs, then runs the whole suite: `cargo test --workspace [ARGS]`.
+//!   the limits shared on Redis, `faketime` for replicas with skewed clocks, Node.js and npm
+//!   for the official TypeScript MCP SDK client, then that client in `tests/sdk-client` with
+//!   `npm ci`), saying what it installs, then runs the whole suite: `cargo test --workspace
+//!   [ARGS]`.
 //! - `setup`: only the installs.
 //! - `package`: packages the two published crates (`cargo package`, which also builds them
 //!   from the package alone) and checks what each ships.
@@ -54,7 +56,7 @@ struct Needed {
     why: &'static str,
 }
 
-const NEEDED: [Needed; 2] = [
+const NEEDED: [Needed; 4] = [
     Needed {
         command: "redis-server",
         apt: "redis-server",
@@ -67,10 +69,31 @@ const NEEDED: [Needed; 2] = [
         brew: "libfaketime",
         why: "replicas with skewed clocks",
     },
+    Needed {
+        command: "node",
+        apt: "nodejs",
+        brew: "node",
+        why: "the official TypeScript SDK client",
+    },
+    Needed {
+        command: "npm",
+        apt: "npm",
+        brew: "node",
+        why: "the official TypeScript SDK client",
+    },
 ];
 
-/// Installs what is missing of [`NEEDED`], or says why it cannot.
+/// The oldest Node.js the official TypeScript SDK supports (its `engines`).
+const NODE_MAJOR: u32 = 18;
+
+/// Installs what is missing of [`NEEDED`], then the official TypeScript SDK client.
 fn setup() -> Result<(), Error> {
+    install()?;
+    sdk_client()
+}
+
+/// Installs what is missing of [`NEEDED`], or says why it cannot.
+fn install() -> Result<(), Error> {
     let missing: Vec<&Needed> = NEEDED.iter().filter(|n| !on_path(n.command)).collect();
     if missing.is_empty() {
         return Ok(());
@@ -80,15 +103,25 @@ fn setup() -> Result<(), Error> {
         .map(|n| format!("{} (the tests of {})", n.command, n.why))
         .collect::<Vec<_>>()
         .join(", ");
+    // One package may provide several programs (Homebrew's `node`: `node` and `npm`).
+    let packages = |name: fn(&Needed) -> &'static str| {
+        let mut packages: Vec<&str> = Vec::new();
+        for package in missing.iter().map(|n| name(n)) {
+            if !packages.contains(&package) {
+                packages.push(package);
+            }
+        }
+        packages
+    };
     if cfg!(target_os = "macos") && on_path("brew") {
-        let packages: Vec<&str> = missing.iter().map(|n| n.brew).collect();
+        let packages = packages(|n| n.brew);
         eprintln!(
             "xtask: installing {what} with Homebrew: brew install {}",
             packages.join(" ")
         );
         run(Command::new("brew").arg("install").args(&packages))?;
     } else if on_path("apt-get") {
-        let packages: Vec<&str> = missing.iter().map(|n| n.apt).collect();
+        let packages = packages(|n| n.apt);
         let root = output(Command::new("id").arg("-u"))?.trim() == "0";
         let apt = |args: &[&str]| {
             let mut command = if root {
@@ -123,8 +156,9 @@ fn setup() -> Result<(), Error> {
     } else {
         return Err(format!(
             "the tests need {what}: install them with your system's package manager \
-             (Debian/Ubuntu: apt-get install redis-server faketime; macOS: brew install redis \
-             libfaketime)"
+             (Debian/Ubuntu: apt-get install {}; macOS: brew install {})",
+            packages(|n| n.apt).join(" "),
+            packages(|n| n.brew).join(" ")
         )
         .into());
     }
@@ -136,6 +170,37 @@ fn setup() -> Result<(), Error> {
         .into()),
         None => Ok(()),
     }
+}
+
+/// The official TypeScript MCP SDK client (`tests/sdk-client`), which tests run with `node`
+/// against the streamable HTTP server: installed from its lockfile with `npm ci` when it is
+/// missing or the lockfile changed since.
+fn sdk_client() -> Result<(), Error> {
+    let version = output(Command::new("node").arg("--version"))?;
+    let major = version.trim().trim_start_matches('v').split('.').next();
+    if major.and_then(|m| m.parse::<u32>().ok()) < Some(NODE_MAJOR) {
+        return Err(format!(
+            "the official TypeScript SDK client needs Node.js {NODE_MAJOR} or later, and `node` \
+             is {}: install a newer one",
+            version.trim()
+        )
+        .into());
+    }
+    let dir = workspace().join("tests").join("sdk-client");
+    let modules = dir.join("node_modules");
+    let modified = |file: PathBuf| std::fs::metadata(file).and_then(|m| m.modified()).ok();
+    let installed = modules.join("@modelcontextprotocol").join("sdk").is_dir()
+        && modified(dir.join("package-lock.json")) <= modified(modules.join(".package-lock.json"));
+    if installed {
+        return Ok(());
+    }
+    eprintln!(
+        "xtask: installing the official TypeScript MCP SDK client in tests/sdk-client: \
+         npm ci --no-audit --no-fund"
+    );
+    run(Command::new("npm")
+        .args(["ci", "--no-audit", "--no-fund"])
+        .current_dir(&dir))
 }
 
 /// The whole suite.

@@ -82,6 +82,18 @@ pub(crate) fn parse_duration(text: &str) -> Option<u64> {
 pub(crate) const DURATION_HINT: &str =
     "write a duration such as \"500ms\", \"5s\", \"2m\" or \"1h\"";
 
+/// Whether `scope` is one `scope-token` of RFC 6749 §3.3, `1*( %x21 / %x23-5B / %x5D-7E )`:
+/// non-empty printable ASCII without space, `"` or `\` (the runtime's own check).
+pub(crate) fn is_scope_token(scope: &str) -> bool {
+    !scope.is_empty()
+        && scope
+            .bytes()
+            .all(|b| matches!(b, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
+}
+
+pub(crate) const SCOPE_HINT: &str =
+    "write each scope as its own string, e.g. scopes(\"invoices:read\", \"invoices:write\")";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,6 +106,22 @@ mod tests {
         assert_eq!(parse_duration("1h"), Some(3_600_000));
         for bad in ["", "5", "s", "5 s", "5sec", "0s", "-1s", "1.5s"] {
             assert_eq!(parse_duration(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn scope_tokens() {
+        for good in [
+            "invoices:read",
+            "a",
+            "!",
+            "https://api.example.com/x#y",
+            "~[]{}",
+        ] {
+            assert!(is_scope_token(good), "{good}");
+        }
+        for bad in ["", "a b", "a\"b", "a\\b", "\tab", "é", "a\u{7f}"] {
+            assert!(!is_scope_token(bad), "{bad:?}");
         }
     }
 

@@ -1,7 +1,11 @@
 //! darling receivers for `#[tool(..)]` and the per-method `#[action(..)]`.
 
 use darling::FromMeta;
+use darling::ast::NestedMeta;
 use darling::util::{Flag, Override, SpannedValue};
+use syn::spanned::Spanned;
+
+use crate::common::diag::SCOPE_HINT;
 
 /// `#[tool(..)]`. The action options (`read_only`, ..., `timeout`) apply to a single-action
 /// tool only; on an impl block they go on each method's `#[action(..)]`.
@@ -12,6 +16,8 @@ pub(super) struct ToolArgs {
     pub(super) discriminator: Option<SpannedValue<String>>,
     pub(super) concurrency: Option<SpannedValue<ConcurrencyArgs>>,
     pub(super) rate_limit: Option<RateLimitArgs>,
+    /// `scopes("invoices:read")`: the OAuth scopes every action of the tool needs.
+    pub(super) scopes: Option<ScopesArgs>,
     /// `exposition = "flat"` (each action its own MCP tool) or `"grouped"` (the default: one
     /// tool, actions chosen by the discriminator).
     pub(super) exposition: Option<SpannedValue<String>>,
@@ -34,6 +40,30 @@ pub(super) struct ConcurrencyArgs {
 pub(super) struct RateLimitArgs {
     pub(super) max: SpannedValue<u64>,
     pub(super) window: SpannedValue<DurationText>,
+}
+
+/// `scopes("invoices:read", "invoices:write")` as written: the items and where the list is.
+/// Each item is kept as it is (a string literal or a mistake) for `lower` to check, so that
+/// every mistake is reported with the others.
+pub(super) struct ScopesArgs {
+    /// The whole `scopes(..)`, for an empty list.
+    pub(super) span: proc_macro2::Span,
+    pub(super) items: Vec<NestedMeta>,
+}
+
+impl FromMeta for ScopesArgs {
+    fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
+        match item {
+            syn::Meta::List(list) => Ok(ScopesArgs {
+                span: item.span(),
+                items: NestedMeta::parse_meta_list(list.tokens.clone())?,
+            }),
+            _ => Err(darling::Error::custom(format!(
+                "`scopes` is a list of strings: {SCOPE_HINT}"
+            ))
+            .with_span(item)),
+        }
+    }
 }
 
 /// A duration as written: a string with its unit (`"5s"`); a bare number is refused with the
@@ -108,6 +138,9 @@ pub(super) struct ActionArgs {
     /// `rate_limit(max = 10, window = "1m")` for this action alone, beside the tool's (on a
     /// single-action tool, `#[tool(rate_limit(..))]` is the same thing).
     pub(super) rate_limit: Option<RateLimitArgs>,
+    /// `scopes("invoices:write")`: the OAuth scopes this action needs besides the tool's (on a
+    /// single-action tool, `#[tool(scopes(..))]` is the same thing).
+    pub(super) scopes: Option<ScopesArgs>,
     #[darling(flatten)]
     pub(super) options: ActionOptions,
 }

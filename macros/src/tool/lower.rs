@@ -9,7 +9,7 @@ use syn::spanned::Spanned;
 use super::args::{self, ActionArgs, ActionOptions, ToolArgs};
 use super::model::{Action, Deprecated, Shape, Tool};
 use super::validate;
-use crate::common::diag::{DURATION_HINT, parse_duration};
+use crate::common::diag::{DURATION_HINT, SCOPE_HINT, parse_duration};
 use crate::common::docs;
 use crate::common::paths::Krate;
 
@@ -65,6 +65,7 @@ pub(super) fn single(
         discriminator: None,
         concurrency: limits(args.concurrency.as_ref()),
         rate_limit: rate_limit(args.rate_limit.as_ref(), errors),
+        scopes: scopes(args.scopes.as_ref(), errors),
         flat: None,
         actions_ident: format_ident!("{self_ident}Actions"),
         self_ident,
@@ -122,6 +123,8 @@ pub(super) fn group(
         .name
         .as_ref()
         .map_or_else(|| snake(&self_ident.to_string()), |n| n.as_ref().clone());
+    // Before the methods', so that its mistakes are reported in the order they are written.
+    let tool_scopes = scopes(args.scopes.as_ref(), errors);
     let mut actions = Vec::new();
     for item in &mut block.items {
         let syn::ImplItem::Fn(method) = item else {
@@ -159,6 +162,7 @@ pub(super) fn group(
             errors.push(undescribed("action", "the method").with_span(&method.sig.ident));
         }
         let rate = rate_limit(options.rate_limit.as_ref(), errors);
+        let action_scopes = scopes(options.scopes.as_ref(), errors);
         let open_for_all = args.action.open_arguments.is_present();
         let output_for_all = args.action.output_schema.is_present();
         if let Some(mut action) = action(
@@ -170,6 +174,7 @@ pub(super) fn group(
             errors,
         ) {
             action.rate_limit = rate;
+            action.scopes = action_scopes;
             action.open_arguments |= open_for_all;
             if output_for_all && action.output.is_none() {
                 action.output = ok_type(&method.sig.output, errors);
@@ -207,6 +212,7 @@ pub(super) fn group(
             .map(|d| (d.as_ref().clone(), d.span())),
         concurrency: limits(args.concurrency.as_ref()),
         rate_limit: rate_limit(args.rate_limit.as_ref(), errors),
+        scopes: tool_scopes,
         flat: exposition(args.exposition.as_ref(), errors),
         actions_ident: format_ident!("{self_ident}Actions"),
         self_ident,
@@ -282,6 +288,7 @@ fn action(
         heartbeat_ms,
         concurrency: options.concurrency.map(|c| (c.max_active, c.max_queued)),
         rate_limit: None,
+        scopes: Vec::new(),
         open_arguments: options.open_arguments.is_present(),
         title: options.title,
         output: match options.output_schema.is_present() {
@@ -426,6 +433,41 @@ fn rate_limit(
         return None;
     };
     Some((*limit.max, window))
+}
+
+/// `scopes("invoices:read", ..)`: each scope with where it is written. An empty list and items
+/// that are not string literals are reported here; `validate` checks the scopes themselves.
+fn scopes(
+    written: Option<&args::ScopesArgs>,
+    errors: &mut darling::error::Accumulator,
+) -> Vec<(String, Span)> {
+    let Some(written) = written else {
+        return Vec::new();
+    };
+    if written.items.is_empty() {
+        errors.push(
+            darling::Error::custom(format!(
+                "`scopes()` lists no scope: {SCOPE_HINT}, or drop `scopes()`"
+            ))
+            .with_span(&written.span),
+        );
+    }
+    written
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            darling::ast::NestedMeta::Lit(syn::Lit::Str(scope)) => {
+                Some((scope.value(), scope.span()))
+            }
+            other => {
+                errors.push(
+                    darling::Error::custom(format!("a scope is a string literal: {SCOPE_HINT}"))
+                        .with_span(other),
+                );
+                None
+            }
+        })
+        .collect()
 }
 
 /// `list_invoices` → `ListInvoices`.

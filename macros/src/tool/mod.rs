@@ -144,6 +144,82 @@ mod tests {
         assert_eq!(tool.actions[1].rate_limit, Some((3, 3_600_000)));
     }
 
+    fn scopes(list: &[(String, Span)]) -> Vec<&str> {
+        list.iter().map(|(scope, _)| scope.as_str()).collect()
+    }
+
+    #[test]
+    fn scopes_of_the_tool_and_of_each_action() {
+        let (tool, errors) = model(
+            quote!(scopes("invoices:read")),
+            quote! {
+                /// Invoices.
+                impl Billing {
+                    /// Lists invoices.
+                    async fn list_invoices(&self) -> Result<(), E> { todo!() }
+                    /// Voids one.
+                    #[action(scopes("invoices:write", "invoices:admin"))]
+                    async fn void_invoice(&self) -> Result<(), E> { todo!() }
+                }
+            },
+        );
+        assert_eq!(errors, 0);
+        let tool = tool.unwrap();
+        assert_eq!(scopes(&tool.scopes), ["invoices:read"]);
+        assert!(tool.actions[0].scopes.is_empty());
+        assert_eq!(
+            scopes(&tool.actions[1].scopes),
+            ["invoices:write", "invoices:admin"]
+        );
+        let generated = codegen::expand(&tool).to_string();
+        assert!(
+            generated.contains(r#". scopes (["invoices:read"])"#),
+            "{generated}"
+        );
+        assert!(
+            generated.contains(r#". scopes (["invoices:write" , "invoices:admin"])"#),
+            "{generated}"
+        );
+
+        let (tool, errors) = model(
+            quote!(read_only, scopes("weather:read")),
+            quote! {
+                /// Current weather.
+                async fn get_weather(args: City) -> Result<(), E> { todo!() }
+            },
+        );
+        assert_eq!(errors, 0);
+        let tool = tool.unwrap();
+        assert_eq!(scopes(&tool.scopes), ["weather:read"]);
+        assert!(tool.actions[0].scopes.is_empty());
+    }
+
+    #[test]
+    fn scope_mistakes_accumulate() {
+        let (_, errors) = model(
+            quote!(scopes()),
+            quote! {
+                /// Invoices.
+                impl Billing {
+                    /// Voids one.
+                    #[action(scopes(invoices_write, 42, "invoices:write invoices:admin", "", "a\\b",
+                                    "invoices:read", "invoices:read"))]
+                    async fn void_invoice(&self) -> Result<(), E> { todo!() }
+                }
+            },
+        );
+        // The empty list, two items that are not strings, three that are not scope tokens,
+        // the duplicate.
+        assert_eq!(errors, 7);
+
+        let list = NestedMeta::parse_meta_list(quote!(scopes = "invoices:read")).unwrap();
+        let error = ToolArgs::from_list(&list).err().unwrap();
+        assert!(
+            error.to_string().contains("`scopes` is a list of strings"),
+            "{error}"
+        );
+    }
+
     #[test]
     fn mistakes_accumulate() {
         let (_, errors) = model(

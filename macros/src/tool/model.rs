@@ -13,6 +13,8 @@ pub(super) struct Tool {
     pub(super) discriminator: Option<(String, Span)>,
     pub(super) concurrency: Option<(usize, usize)>,
     pub(super) rate_limit: Option<(u64, u64)>,
+    /// The OAuth scopes every action needs, each where it is written.
+    pub(super) scopes: Vec<(String, Span)>,
     /// `Some(true)` for `exposition = "flat"`, `Some(false)` for `"grouped"`.
     pub(super) flat: Option<bool>,
     /// The type that implements `Tool`: the impl's self type, or the struct made for a fn.
@@ -55,6 +57,8 @@ pub(super) struct Action {
     pub(super) concurrency: Option<(usize, usize)>,
     /// `(max, window in ms)` for this action alone.
     pub(super) rate_limit: Option<(u64, u64)>,
+    /// The OAuth scopes this action needs besides the tool's, each where it is written.
+    pub(super) scopes: Vec<(String, Span)>,
     /// Undeclared fields accepted.
     pub(super) open_arguments: bool,
     pub(super) title: Option<String>,

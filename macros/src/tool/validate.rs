@@ -1,9 +1,10 @@
 //! Checks of a tool: signatures (async, no generics, receiver, parameters) and the tool as a
-//! whole (duplicate action names, replacements that exist).
+//! whole (duplicate action names, replacements that exist, OAuth scopes).
 
 use syn::spanned::Spanned;
 
 use super::model::Tool;
+use crate::common::diag::{SCOPE_HINT, is_scope_token};
 
 /// What a signature's parameters are, once checked.
 pub(super) struct Params {
@@ -117,7 +118,9 @@ fn borrows(ty: &syn::Type) -> bool {
 }
 
 pub(super) fn tool(tool: &Tool, errors: &mut darling::error::Accumulator) {
+    scopes(&tool.scopes, errors);
     for (i, action) in tool.actions.iter().enumerate() {
+        scopes(&action.scopes, errors);
         if let Some(first) = tool.actions[..i].iter().find(|a| a.name == action.name) {
             errors.push(
                 darling::Error::custom(format!(
@@ -181,5 +184,26 @@ pub(super) fn tool(tool: &Tool, errors: &mut darling::error::Accumulator) {
             darling::Error::custom("the discriminator is a field name, such as \"action\"")
                 .with_span(span),
         );
+    }
+}
+
+/// One `scopes(..)` list: each an RFC 6749 §3.3 scope-token, each once.
+fn scopes(scopes: &[(String, proc_macro2::Span)], errors: &mut darling::error::Accumulator) {
+    for (i, (scope, span)) in scopes.iter().enumerate() {
+        if !is_scope_token(scope) {
+            errors.push(
+                darling::Error::custom(format!(
+                    "{scope:?} is not an OAuth scope (RFC 6749 §3.3: one or more printable ASCII characters, no space, no '\"' and no '\\'): {SCOPE_HINT}"
+                ))
+                .with_span(span),
+            );
+        } else if scopes[..i].iter().any(|(earlier, _)| earlier == scope) {
+            errors.push(
+                darling::Error::custom(format!(
+                    "{scope:?} is already in this list: write each scope once"
+                ))
+                .with_span(span),
+            );
+        }
     }
 }

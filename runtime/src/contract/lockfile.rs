@@ -115,6 +115,8 @@ struct Body {
     description: Option<String>,
     #[serde(default, skip_serializing_if = "Hints::is_empty")]
     annotations: Hints,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    scopes: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     deprecated: Option<Deprecated>,
     required: Vec<String>,
@@ -162,6 +164,7 @@ fn body(action: &ActionContract) -> Body {
             idempotent: a.idempotent,
             open_world: a.open_world,
         },
+        scopes: action.scopes.clone(),
         deprecated: action.deprecation.as_ref().map(|d| Deprecated {
             note: d.note.clone(),
             replacement: d.replacement.clone(),
@@ -260,11 +263,15 @@ pub(super) fn read(text: &str) -> Result<Contract, LockfileError> {
                 title,
                 description,
                 annotations: hints,
+                mut scopes,
                 deprecated,
                 required,
                 input_schema,
                 output_schema,
             } = body;
+            // A set: sorted and each once, as a running server's contract has it.
+            scopes.sort_unstable();
+            scopes.dedup();
             actions.push(ActionContract {
                 name,
                 description,
@@ -276,6 +283,7 @@ pub(super) fn read(text: &str) -> Result<Contract, LockfileError> {
                     idempotent: hints.idempotent,
                     open_world: hints.open_world,
                 },
+                scopes,
                 deprecation: deprecated.map(|d| Deprecation {
                     note: d.note,
                     replacement: d.replacement,
@@ -299,6 +307,97 @@ pub(super) fn read(text: &str) -> Result<Contract, LockfileError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tool::{ActionDef, ToolDef};
+
+    /// `billing.create_invoice` needing these scopes.
+    fn billing(scopes: &[&str]) -> Contract {
+        let tool = ToolDef::new("billing")
+            .action(
+                ActionDef::without_arguments("create_invoice")
+                    .description("Creates an invoice.")
+                    .destructive()
+                    .scopes(scopes.iter().copied()),
+            )
+            .build();
+        Contract::of_tools([&tool])
+    }
+
+    #[test]
+    fn scopes_are_written_after_the_annotations_and_read_back() {
+        let contract = billing(&["invoices:write", "invoices:admin"]);
+        let action = &contract.tools[0].actions[0];
+        assert_eq!(action.scopes, ["invoices:admin", "invoices:write"]);
+        let text = contract.to_lockfile();
+        assert!(
+            text.contains(
+                "          \"annotations\": {\n            \"destructive\": true\n          },\n          \"scopes\": [\n            \"invoices:admin\",\n            \"invoices:write\"\n          ],\n          \"required\": [],\n"
+            ),
+            "{text}"
+        );
+        let read = Contract::from_lockfile(&text).unwrap();
+        assert_eq!(read, contract);
+        assert_eq!(read.to_lockfile(), text);
+
+        // The digest covers the scopes: the same action without them has another.
+        let bare = billing(&[]);
+        let bare_action = &bare.tools[0].actions[0];
+        assert_ne!(bare_action.digest(), action.digest());
+        assert!(!bare.to_lockfile().contains("scopes"));
+        // Scopes edited by hand break the digest.
+        let edited = text.replacen("invoices:admin", "invoices:read", 1);
+        assert!(matches!(
+            Contract::from_lockfile(&edited),
+            Err(LockfileError::Digest { action }) if action == "billing.create_invoice"
+        ));
+        // Dropping them breaks it too: absent reads as none, which is another digest.
+        let dropped = text.replacen(
+            "\"scopes\": [\n            \"invoices:admin\",\n            \"invoices:write\"\n          ],\n          ",
+            "",
+            1,
+        );
+        assert_ne!(dropped, text);
+        assert!(matches!(
+            Contract::from_lockfile(&dropped),
+            Err(LockfileError::Digest { .. })
+        ));
+    }
+
+    #[test]
+    fn an_action_without_scopes_keeps_its_digest() {
+        // Its canonical JSON is the one of the layout before scopes existed, so every lockfile
+        // written then still verifies.
+        let bare = billing(&[]);
+        let action = &bare.tools[0].actions[0];
+        let before_scopes = format!(
+            "[\"billing.create_invoice\",{{\"description\":\"Creates an invoice.\",\"annotations\":{{\"destructive\":true}},\"required\":[],\"input_schema\":{}}}]",
+            action.input_schema
+        );
+        let hex: String = Sha256::digest(before_scopes.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(action.digest(), format!("sha256:{hex}"));
+    }
+
+    #[test]
+    fn scopes_that_are_not_a_list_of_strings_are_refused() {
+        let text = billing(&["invoices:write"]).to_lockfile();
+        let written = "\"scopes\": [\n            \"invoices:write\"\n          ]";
+        assert!(text.contains(written), "{text}");
+        for malformed in [
+            "\"scopes\": \"invoices:write\"",
+            "\"scopes\": [1]",
+            "\"scopes\": null",
+            "\"scopes\": {\"invoices:write\": true}",
+        ] {
+            let edited = text.replacen(written, malformed, 1);
+            let refused = Contract::from_lockfile(&edited).unwrap_err();
+            assert!(
+                matches!(refused, LockfileError::Format(_)),
+                "{malformed}: {refused:?}"
+            );
+        }
+    }
 
     #[test]
     fn a_file_over_the_cap_is_refused_unread() {

@@ -15,6 +15,7 @@
 //! | bound tightened or added (`minimum`, `maxLength`, `minItems`, ...) | BREAKING |
 //! | unknown fields newly rejected; `uniqueItems` newly set | BREAKING |
 //! | `read_only` lost, `destructive` gained | BREAKING |
+//! | OAuth scope added (a caller whose token lacks it is refused) | BREAKING |
 //! | `idempotent` changed, `open_world` gained | RISKY |
 //! | `pattern`, `format` or `multipleOf` changed or added; `default` changed | RISKY |
 //! | field removed from an object that ignores unknown fields | RISKY |
@@ -23,6 +24,7 @@
 //! | requirement dropped; bound loosened or removed; enum value added; type widened | SAFE |
 //! | `pattern`, `format`, `multipleOf`, `enum`, `const` removed; unknown fields newly accepted | SAFE |
 //! | `read_only` gained, `destructive` or `open_world` lost; deprecated or undeprecated | SAFE |
+//! | OAuth scope removed | SAFE |
 //! | descriptions, titles, examples; a deprecation's note or replacement | COSMETIC |
 //!
 //! An action's output schema (what a host reads in `structuredContent`) is compared the other
@@ -110,6 +112,9 @@ pub struct ActionContract {
     pub required: Vec<String>,
     /// Its hints.
     pub annotations: Annotations,
+    /// The OAuth scopes a caller's token must grant to call it (the tool's and its own), sorted,
+    /// each once; empty when it needs none. In the lockfile only when not empty.
+    pub scopes: Vec<String>,
     /// Set when it is deprecated.
     pub deprecation: Option<Deprecation>,
     /// The name a host shows people.
@@ -197,6 +202,7 @@ impl ToolContract {
                     input_schema,
                     required,
                     annotations: action.annotations(),
+                    scopes: action.scopes().to_vec(),
                     deprecation: action.deprecation().cloned(),
                     title: action.title().map(str::to_owned),
                     output_schema: action

@@ -124,6 +124,22 @@ impl ToolError {
             .suggest("Do not retry with the same credentials; ask the user to check them.")
     }
 
+    /// FORBIDDEN: the caller is who it says, but may not do this (`reason`, which the model
+    /// reads: say what is refused, never why the server knows). For a refusal the model can act
+    /// on, decided by a handler or a middleware; a token that lacks a scope is refused by the
+    /// HTTP front before the call (403 `insufficient_scope`), for the host to handle.
+    ///
+    /// ```
+    /// let err = mcp_fusion::ToolError::forbidden("Only the invoice's owner may void it.");
+    /// assert_eq!(err.code(), &mcp_fusion::ErrorCode::FORBIDDEN);
+    /// assert_eq!(err.recovery(), Some("Do not retry this call as it is. Tell the user it was refused, or choose something this caller may do."));
+    /// ```
+    pub fn forbidden(reason: impl Into<Text>) -> Self {
+        ToolError::new(ErrorCode::FORBIDDEN, reason).suggest(
+            "Do not retry this call as it is. Tell the user it was refused, or choose something this caller may do.",
+        )
+    }
+
     /// INTERNAL_ERROR: the action failed in a way the model cannot fix. The cause stays in the
     /// server log under `incident`; pass `cause` only when the server is configured to expose it.
     ///

@@ -208,6 +208,12 @@ impl ServerBuilder {
     ///     });
     /// # let _ = builder;
     /// ```
+    ///
+    /// A caller verified by an OAuth resource server (streamable HTTP,
+    /// [`HttpOptions::oauth`](crate::server::HttpOptions)) always spends its own budget, keyed
+    /// by its subject (`sub:{subject}`); this key, when it gives one, then divides that
+    /// subject's budget further (`sub:{subject}/{key}`), so no argument reaches another
+    /// subject's budget.
     pub fn rate_limit_key(
         mut self,
         key: impl Fn(&CallInfo) -> Option<String> + Send + Sync + 'static,

@@ -166,7 +166,8 @@ impl Server {
     /// The answer to a request a transport read itself (`server::fast`): the same as rmcp's
     /// path gives, serialised once. `None` for a call cancelled before its answer (once
     /// `cancelled` completes). A call's progress notifications go to `lines` (stdio); a
-    /// transport without them takes no call with a progress token.
+    /// transport without them takes no call with a progress token. `extensions` are what the
+    /// transport attached (the verified caller, over HTTP).
     #[cfg(any(feature = "stdio", feature = "http"))]
     pub(crate) async fn answer_hot(
         &self,
@@ -174,6 +175,7 @@ impl Server {
         cancelled: impl Future<Output = ()> + Send,
         shape: super::fast::Shape,
         lines: Option<tokio::sync::mpsc::Sender<super::fast::Framed>>,
+        extensions: rmcp::model::Extensions,
     ) -> Option<Vec<u8>> {
         use super::fast::{Hot, answer};
         use rmcp::model::ServerResult;
@@ -201,13 +203,7 @@ impl Server {
             None
         };
         let request = super::Request { progress, trace };
-        let called = self.call_with(
-            &call.name,
-            call.arguments,
-            rmcp::model::Extensions::new(),
-            request,
-            cancelled,
-        );
+        let called = self.call_with(&call.name, call.arguments, extensions, request, cancelled);
         // As in `call_tool`: a panic on the way to the action still answers.
         let outcome = match CatchUnwind(Box::pin(called)).await {
             // An envelope is written from its parts, its mirror never made a value.

@@ -2,6 +2,8 @@
 //! schema and annotations; `tools/call` runs the pipeline of ERRORS.md §4 with the server's
 //! limits and middleware around each handler.
 
+#[cfg(feature = "oauth")]
+pub mod auth;
 mod builder;
 #[cfg(any(feature = "stdio", feature = "http"))]
 mod fast;
@@ -132,6 +134,47 @@ impl Server {
         self.inner.tools.iter().map(|t| t.tool.definition())
     }
 
+    /// The scopes a `tools/call` of `name` with `arguments` needs when `caller` lacks one of
+    /// them and the call would otherwise reach its action's limits (ERRORS.md §4: routing and
+    /// validation come first, so a malformed call is still told what is wrong with it). `None`
+    /// when the caller may make the call, or when the pipeline will refuse it anyway.
+    #[cfg(feature = "oauth")]
+    pub(crate) fn refused_scopes(
+        &self,
+        name: &str,
+        arguments: Option<&serde_json::Map<String, serde_json::Value>>,
+        caller: &crate::tools::Caller,
+    ) -> Option<&[String]> {
+        let &(i, flat) = self.inner.by_name.get(name)?;
+        let def = self.inner.tools.get(i)?.tool.definition();
+        let index = match (flat, def.discriminator()) {
+            (Some(index), _) => index,
+            (None, None) => 0,
+            (None, Some(field)) => def
+                .router()
+                .route_value(arguments.and_then(|args| args.get(field)))
+                .ok()?,
+        };
+        let action = def.actions().get(index)?;
+        caller.lacks(action.scopes()).next()?;
+        let route = flat.map_or(Route::Discriminator, Route::Flat);
+        prepare(def, arguments.cloned(), route).ok()?;
+        Some(action.scopes())
+    }
+
+    /// Every scope an action of this server needs, sorted, each once.
+    #[cfg(feature = "oauth")]
+    pub(crate) fn scopes(&self) -> Vec<String> {
+        let mut scopes: Vec<String> = self
+            .definitions()
+            .flat_map(|def| def.actions())
+            .flat_map(|action| action.scopes().iter().cloned())
+            .collect();
+        scopes.sort_unstable();
+        scopes.dedup();
+        scopes
+    }
+
     /// Runs one `tools/call` in process, as the transports do. `None` when no tool has this
     /// name (a JSON-RPC error on the wire, as MCP requires).
     pub async fn call(&self, params: CallToolRequestParams) -> Option<rmcp::model::CallToolResult> {
@@ -156,7 +199,8 @@ impl Server {
     /// rate limit, in a concurrency queue, in the handler): its future is dropped, which gives
     /// back its slot or its place in the queue.
     ///
-    /// Each call runs in a `tools/call` span (target `mcp_fusion`) with its tool and action and,
+    /// Each call runs in a `tools/call` span (target `mcp_fusion`) with its tool and action, the
+    /// verified caller's subject (`enduser.id`) when there is one, and,
     /// when the client sent a trace context, its `trace_id`, the caller's `parent_span_id` and
     /// the server's own `span_id`.
     async fn call_with(
@@ -207,6 +251,10 @@ impl Server {
             request.trace.as_mut(),
         ) {
             *span_id = own;
+        }
+        // The verified caller's subject (OpenTelemetry's `enduser.id`), never its token.
+        if let Some(caller) = crate::tools::Caller::of(&extensions) {
+            span.record("enduser.id", caller.subject());
         }
         if let Some((trace, span_id)) = &request.trace {
             span.record("trace_id", tracing::field::display(trace.trace_id()));
@@ -270,6 +318,7 @@ macro_rules! call_span {
             trace_id = tracing::field::Empty,
             parent_span_id = tracing::field::Empty,
             span_id = tracing::field::Empty,
+            enduser.id = tracing::field::Empty,
         )
     };
 }

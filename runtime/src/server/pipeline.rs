@@ -81,6 +81,18 @@ async fn heartbeat(progress: &Progress, every: std::time::Duration) -> std::conv
 /// Chooses the rate-limit key of a call (a user, a session); `None` shares the tool's limit.
 pub type RateLimitKey = Arc<dyn Fn(&CallInfo) -> Option<String> + Send + Sync>;
 
+/// Whose budget a call spends: a verified caller's own (its subject, subdivided by the
+/// server's key when it has one, so no argument can reach another subject's budget), else the
+/// server's key, else the limit's shared budget.
+fn rate_key(key: Option<&RateLimitKey>, info: &CallInfo) -> Option<String> {
+    let chosen = key.and_then(|key| key(info));
+    match (info.caller(), chosen) {
+        (Some(caller), None) => Some(format!("sub:{}", caller.subject())),
+        (Some(caller), Some(chosen)) => Some(format!("sub:{}/{chosen}", caller.subject())),
+        (None, chosen) => chosen,
+    }
+}
+
 /// The server's limit settings for the tools registered after them.
 #[derive(Clone)]
 pub(crate) struct RateConfig {
@@ -111,7 +123,7 @@ pub struct Pipeline {
     pub(crate) rate: Option<Box<dyn RateLimiter>>,
     /// Each action's own rate limit, by index.
     pub(crate) action_rates: Vec<Option<Box<dyn RateLimiter>>>,
-    /// Whose budget a call spends, when the tool or an action has a rate limit.
+    /// Whose budget a call spends (with the verified caller's subject, when there is one).
     pub(crate) key: Option<RateLimitKey>,
     /// The tool's concurrency limit, shared by its actions.
     pub(crate) slots: Option<Box<dyn ConcurrencyLimiter>>,
@@ -164,13 +176,13 @@ impl Pipeline {
         };
         let slots = |spec: Option<SlotSpec<'_>>| Some(store.concurrency(spec?));
         let actions = def.actions();
-        let pipeline = Pipeline {
+        Pipeline {
             rate: rate(def.name(), def.rate_limit().or(rates.default)),
             action_rates: actions
                 .iter()
                 .map(|a| rate(a.qualified(), a.rate_limit()))
                 .collect(),
-            key: None,
+            key: rates.key.clone(),
             slots: slots(tool_slots(def)),
             action_slots: actions.iter().map(|a| slots(action_slots(a))).collect(),
             middleware,
@@ -178,11 +190,6 @@ impl Pipeline {
             contract: None,
             flat: false,
             progress_interval: rates.progress_interval,
-        };
-        let rated = pipeline.rate.is_some() || pipeline.action_rates.iter().any(Option::is_some);
-        Pipeline {
-            key: rates.key.clone().filter(|_| rated),
-            ..pipeline
         }
     }
 }
@@ -275,7 +282,13 @@ impl Pipeline {
             }
             None => (None, None),
         };
-        let context = Context::of_call(action.qualified_shared(), progress.clone(), request.trace);
+        let caller = info.caller().cloned();
+        let context = Context::of_call(
+            action.qualified_shared(),
+            progress.clone(),
+            request.trace,
+            caller,
+        );
         let handler_context = context.clone();
         let next = Next::new(
             &self.middleware,
@@ -379,7 +392,7 @@ impl Pipeline {
         if tool.is_none() && action.is_none() {
             return Ok(());
         }
-        let key = self.key.as_ref().and_then(|key| key(info));
+        let key = rate_key(self.key.as_ref(), info);
         let key = key.as_deref();
         if let Some(tool) = tool {
             tool.spend(key).await?;

@@ -120,6 +120,8 @@ pub struct ActionDef {
     pub(super) title: Option<String>,
     /// The JSON Schema of the success value, when the action declares it.
     pub(super) output: Option<Arc<Map<String, Value>>>,
+    /// The OAuth scopes a caller's token must grant (the tool's and its own, sorted).
+    pub(super) scopes: Vec<String>,
 }
 
 impl std::fmt::Debug for ActionDef {
@@ -200,6 +202,7 @@ impl ActionDef {
             heartbeat: None,
             title: None,
             output: None,
+            scopes: Vec::new(),
         })
     }
 }
@@ -384,12 +387,36 @@ impl ActionDefBuilder {
         self.0.rate_limit = Some(RateLimit { max, window });
         self
     }
+
+    /// The OAuth scopes a caller's token must grant to call this action, besides the tool's
+    /// (`#[action(scopes("invoices:write"))]` in the macro). Checked over streamable HTTP with
+    /// an [`OAuth`](crate::server::auth::OAuth) resource server, after routing and validation
+    /// and before the limits; a caller without them is answered 403 `insufficient_scope`. On
+    /// stdio, where no token is presented, scopes do not apply.
+    ///
+    /// ```
+    /// use mcp_fusion::tools::ActionDef;
+    /// let create = ActionDef::without_arguments("create_invoice").scopes(["invoices:write"]);
+    /// assert_eq!(create.build().scopes(), ["invoices:write"]);
+    /// ```
+    pub fn scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.0.scopes.extend(scopes.into_iter().map(Into::into));
+        self.0.scopes.sort_unstable();
+        self.0.scopes.dedup();
+        self
+    }
 }
 
 impl ActionDef {
     /// Whether fields the arguments do not declare are accepted.
     pub fn accepts_unknown_fields(&self) -> bool {
         super::schema::is_open(&self.schema_value)
+    }
+
+    /// The OAuth scopes a caller's token must grant to call this action: the tool's and the
+    /// action's own, sorted, each once.
+    pub fn scopes(&self) -> &[String] {
+        &self.scopes
     }
 
     /// The title, if any.

@@ -31,6 +31,11 @@ impl ToolDef {
                     "{at}: it has no description, so the model sees only its name; write a doc comment on the action's method, or ActionDefBuilder::description"
                 ));
             }
+            for scope in action.scopes.iter().filter(|s| !is_scope_token(s)) {
+                problems.push(format!(
+                    "{at}: the scope {scope:?} is not an OAuth scope token (RFC 6749 §3.3: one or more printable ASCII characters, no space, no '\"' and no '\\'); write each scope as its own string"
+                ));
+            }
             if let Err(broken) = &action.schema {
                 problems.push(format!(
                     "{at}: the arguments' schema is not valid JSON Schema ({broken}); fix the schema given to ActionDef::with_schema"
@@ -127,6 +132,14 @@ fn describe(schema: &Value) -> String {
         }
     }
     "a schema without properties".to_owned()
+}
+
+/// Whether `scope` is one `scope-token` of RFC 6749 §3.3: `1*( %x21 / %x23-5B / %x5D-7E )`.
+pub(crate) fn is_scope_token(scope: &str) -> bool {
+    !scope.is_empty()
+        && scope
+            .bytes()
+            .all(|b| matches!(b, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use super::call::{Progress, Reporter, TraceContext};
+use super::caller::Caller;
 use crate::ToolError;
 use crate::errors::Text;
 
@@ -23,6 +24,7 @@ pub struct Context {
     warnings: Arc<std::sync::Mutex<Vec<ToolError>>>,
     progress: Option<Arc<Progress>>,
     trace: Option<Arc<(TraceContext, String)>>,
+    caller: Option<Caller>,
 }
 
 impl Context {
@@ -32,6 +34,7 @@ impl Context {
             warnings: Arc::default(),
             progress: None,
             trace: None,
+            caller: None,
         }
     }
 
@@ -41,12 +44,43 @@ impl Context {
         action: Arc<str>,
         progress: Option<Arc<Progress>>,
         trace: Option<(TraceContext, String)>,
+        caller: Option<Caller>,
     ) -> Self {
         Context {
             progress,
             trace: trace.map(Arc::new),
+            caller,
             ..Self::new(action)
         }
+    }
+
+    /// The verified caller: over streamable HTTP with an OAuth resource server
+    /// ([`HttpOptions::oauth`](crate::server::HttpOptions)), the subject, scopes and claims of
+    /// the caller's token; `None` where no caller is verified (stdio, HTTP without OAuth).
+    ///
+    /// ```
+    /// use mcp_fusion::{Context, ErrorCode, ToolError};
+    /// use mcp_fusion::tools::Caller;
+    ///
+    /// fn owner_only(f: &Context, owner: &str) -> Result<(), ToolError> {
+    ///     match f.caller() {
+    ///         Some(caller) if caller.subject() == owner => Ok(()),
+    ///         _ => Err(ToolError::forbidden("Only the invoice's owner may void it.")),
+    ///     }
+    /// }
+    ///
+    /// let f = Context::detached("billing.void_invoice").with_caller(Caller::new("user_42", ["invoices:write"]));
+    /// assert!(owner_only(&f, "user_42").is_ok());
+    /// assert_eq!(owner_only(&f, "user_7").unwrap_err().code(), &ErrorCode::FORBIDDEN);
+    /// ```
+    pub fn caller(&self) -> Option<&Caller> {
+        self.caller.as_ref()
+    }
+
+    /// This context with `caller` as its verified caller, for tests of handlers.
+    pub fn with_caller(mut self, caller: Caller) -> Self {
+        self.caller = Some(caller);
+        self
     }
 
     /// Reports progress to the client (MCP `notifications/progress`) when its request asked

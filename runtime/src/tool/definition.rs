@@ -89,6 +89,12 @@ impl SingleToolDefBuilder {
         SingleToolDefBuilder(self.0.rate_limit(max, window))
     }
 
+    /// The OAuth scopes a caller's token must grant to call the tool
+    /// ([`ToolDefBuilder::scopes`]).
+    pub fn scopes<S: Into<String>>(self, scopes: impl IntoIterator<Item = S>) -> Self {
+        SingleToolDefBuilder(self.0.scopes(scopes))
+    }
+
     /// The definition.
     pub fn build(self) -> ToolDef {
         self.0.build()
@@ -108,6 +114,7 @@ pub struct ToolDefBuilder {
     concurrency: Option<Concurrency>,
     rate_limit: Option<RateLimit>,
     exposition: Option<Exposition>,
+    scopes: Vec<String>,
 }
 
 impl ToolDef {
@@ -124,6 +131,7 @@ impl ToolDef {
             concurrency: None,
             rate_limit: None,
             exposition: None,
+            scopes: Vec::new(),
         }
     }
 
@@ -262,6 +270,26 @@ impl ToolDefBuilder {
         self
     }
 
+    /// The OAuth scopes a caller's token must grant to call any action of this tool (each
+    /// action may need more of its own, [`ActionDefBuilder::scopes`]); `#[tool(scopes(..))]` in
+    /// the macro. Checked over streamable HTTP with an [`OAuth`](crate::server::auth::OAuth)
+    /// resource server; on stdio, where no token is presented, scopes do not apply.
+    ///
+    /// ```
+    /// use mcp_fusion::tools::{ActionDef, ToolDef};
+    /// let billing = ToolDef::new("billing")
+    ///     .scopes(["invoices:read"])
+    ///     .action(ActionDef::without_arguments("list_invoices").description("Lists."))
+    ///     .action(ActionDef::without_arguments("void_invoice").scopes(["invoices:write"]))
+    ///     .build();
+    /// assert_eq!(billing.actions()[0].scopes(), ["invoices:read"]);
+    /// assert_eq!(billing.actions()[1].scopes(), ["invoices:read", "invoices:write"]);
+    /// ```
+    pub fn scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.scopes.extend(scopes.into_iter().map(Into::into));
+        self
+    }
+
     /// Shows the actions as one tool or as one tool each, whatever the server's default.
     pub fn exposition(mut self, exposition: Exposition) -> Self {
         self.exposition = Some(exposition);
@@ -286,6 +314,9 @@ impl ToolDefBuilder {
             if let Some(replacement) = replacement.filter(|r| !self.single && !r.contains('.')) {
                 *replacement = format!("{}.{replacement}", self.name);
             }
+            action.scopes.extend(self.scopes.iter().cloned());
+            action.scopes.sort_unstable();
+            action.scopes.dedup();
         }
         let input_schema = match &discriminator {
             None => actions

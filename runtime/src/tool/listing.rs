@@ -60,6 +60,7 @@ impl ToolDef {
         }
         tool.title = action.title.clone();
         tool.output_schema = action.output.clone();
+        tool.meta = scopes_meta(std::slice::from_ref(action));
         let a = action.annotations;
         let hints = [
             (
@@ -96,6 +97,7 @@ impl ToolDef {
             tool.description = None;
         }
         tool.title = self.title().map(str::to_owned);
+        tool.meta = scopes_meta(&self.actions);
         // One action, one output type: a single-action tool lists its action's output. A
         // grouped tool has none (one tool, many output types).
         if self.discriminator().is_none() {
@@ -128,4 +130,24 @@ impl ToolDef {
         }
         tool
     }
+}
+
+/// The `_meta` key under which a listed tool shows the OAuth scopes its actions need.
+pub const SCOPES_KEY: &str = "dev.mcp-fusion/scopes";
+
+/// The tool's `_meta` when an action needs scopes: under [`SCOPES_KEY`], each such action's
+/// qualified name and its scopes (`{"billing.create_invoice": ["invoices:write"]}`), so a host
+/// can ask for them before the first call.
+fn scopes_meta(actions: &[ActionDef]) -> Option<rmcp::model::MetaObject> {
+    let scoped: serde_json::Map<String, serde_json::Value> = actions
+        .iter()
+        .filter(|a| !a.scopes.is_empty())
+        .map(|a| (a.qualified.to_string(), serde_json::json!(a.scopes)))
+        .collect();
+    if scoped.is_empty() {
+        return None;
+    }
+    let mut meta = serde_json::Map::new();
+    meta.insert(SCOPES_KEY.to_owned(), serde_json::Value::Object(scoped));
+    Some(rmcp::model::MetaObject(meta))
 }

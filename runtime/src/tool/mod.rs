@@ -4,6 +4,7 @@
 mod action;
 mod answer;
 mod call;
+mod caller;
 mod check;
 mod context;
 mod decode;
@@ -18,12 +19,14 @@ pub use action::{
 pub use answer::Answer;
 pub use call::TraceContext;
 pub(crate) use call::{Progress, Reporter, new_span_id};
+pub use caller::Caller;
 pub use context::Context;
 pub use definition::{Exposition, SingleToolDefBuilder, ToolDef, ToolDefBuilder};
 pub(crate) use invoke::{
     Callable, CatchUnwind, PanicMessage, Prepared, Rejection, Route, catching, finish, prepare,
 };
 pub use invoke::{Failure, IntoOutput, Response};
+pub use listing::SCOPES_KEY;
 
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};

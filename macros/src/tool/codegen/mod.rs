@@ -132,6 +132,7 @@ fn definition(tool: &Tool) -> TokenStream {
     if let Some((max, window_ms)) = tool.rate_limit {
         def.extend(quote!(.rate_limit(#max, #private::Duration::from_millis(#window_ms))));
     }
+    def.extend(scopes(&tool.scopes));
     match tool.flat {
         Some(true) => def.extend(quote!(.exposition(#private::Exposition::Flat))),
         Some(false) => def.extend(quote!(.exposition(#private::Exposition::Grouped))),
@@ -187,6 +188,7 @@ fn action_def(
     if let Some((max, window_ms)) = action.rate_limit {
         def.extend(quote!(.rate_limit(#max, #private::Duration::from_millis(#window_ms))));
     }
+    def.extend(scopes(&action.scopes));
     if let Some(ms) = action.timeout_ms {
         def.extend(quote!(.timeout(#private::Duration::from_millis(#ms))));
     }
@@ -206,6 +208,15 @@ fn action_def(
         def = quote::quote_spanned!(span=> #private::with_output::<#ty>(#def));
     }
     def
+}
+
+/// `.scopes(["invoices:read", ..])`, when any scope is written.
+fn scopes(scopes: &[(String, proc_macro2::Span)]) -> Option<TokenStream> {
+    if scopes.is_empty() {
+        return None;
+    }
+    let scopes = scopes.iter().map(|(scope, _)| scope);
+    Some(quote!(.scopes([#(#scopes),*])))
 }
 
 /// Stubs emitted next to errors: the actions struct and an `impl Tool` that is never run, so

@@ -55,6 +55,22 @@ pub(super) struct Front {
     max_sessions: usize,
     /// Requests of each session whose answers are not yet written, by session and id.
     in_flight: Arc<Mutex<HashSet<SessionId>>>,
+    /// The resource server every request passes first.
+    #[cfg(feature = "oauth")]
+    oauth: Option<Guard>,
+}
+
+/// The OAuth resource server of a front, with what it serves.
+#[cfg(feature = "oauth")]
+struct Guard {
+    oauth: crate::server::auth::OAuth,
+    server: Server,
+    /// The Protected Resource Metadata, and the paths it is served at.
+    metadata: Bytes,
+    paths: [String; 2],
+    /// Whose each session is: a session is used only with its own subject's tokens (MCP
+    /// security best practices, "Session Hijacking").
+    owners: Mutex<std::collections::HashMap<Arc<str>, Arc<str>>>,
 }
 
 /// A request of a session: the session's id and the request's.
@@ -130,6 +146,14 @@ impl Front {
         closing: CancellationToken,
         server: Server,
     ) -> Self {
+        #[cfg(feature = "oauth")]
+        let oauth = options.oauth.clone().map(|oauth| Guard {
+            metadata: Bytes::from(oauth.metadata(&server.scopes())),
+            paths: oauth.metadata_paths(),
+            oauth,
+            server: server.clone(),
+            owners: Mutex::default(),
+        });
         let hot = (options.stateless && options.fast_path)
             .then(|| (server, Plain::new(&options.allowed_hosts)));
         Front {
@@ -146,6 +170,8 @@ impl Front {
             body_read_timeout: options.body_read_timeout,
             max_sessions: options.max_sessions,
             in_flight: Arc::default(),
+            #[cfg(feature = "oauth")]
+            oauth,
         }
     }
 
@@ -217,6 +243,10 @@ impl Front {
         B: http_body::Body<Data = Bytes> + Send + 'static,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
+        #[cfg(feature = "oauth")]
+        if let Some(reply) = self.oauth.as_ref().and_then(|g| g.metadata(&request)) {
+            return reply;
+        }
         if self
             .path
             .as_deref()
@@ -227,6 +257,22 @@ impl Front {
         if self.draining.load(Ordering::Acquire) {
             return shutting_down();
         }
+        // Who calls, before anything else is read: a refusal costs no parse, budget or slot.
+        #[cfg(feature = "oauth")]
+        let (caller, request) = match &self.oauth {
+            None => (None, request),
+            Some(guard) => match guard.authenticate(request.headers()).await {
+                Ok(caller) => {
+                    if !guard.owns(request.headers(), &caller) {
+                        return plain(StatusCode::NOT_FOUND, "Not Found: Session not found");
+                    }
+                    let mut request = request;
+                    request.extensions_mut().insert(caller.clone());
+                    (Some(caller), request)
+                }
+                Err(refused) => return refused,
+            },
+        };
         if request.method() != Method::POST {
             // GET (a stream of events) and DELETE (the end of a session) carry no body.
             let request = request.map(|body| body.map_err(|e| Shown(e.into())));
@@ -257,6 +303,13 @@ impl Front {
         // A plain `tools/call`, `tools/list` or `ping` is read as rmcp will read it without
         // building its message here (rmcp parses the body itself): it opens no session.
         let mut hot = fast::parse(&body);
+        #[cfg(feature = "oauth")]
+        if let (Some(guard), Some(caller), Some(fast::Hot::Call(_, call))) =
+            (&self.oauth, &caller, &hot)
+            && let Some(refused) = guard.scopes(&call.name, call.arguments.as_ref(), caller)
+        {
+            return refused;
+        }
         // Stateless, with plain headers: answered here, as rmcp would answer it.
         let shape = match (&self.hot, &hot) {
             (Some((_, plain)), Some(request)) => plain.shape(request, &parts.headers),
@@ -266,8 +319,14 @@ impl Front {
             && let (Some((server, _)), Some(request)) = (&self.hot, hot.take())
         {
             drop(place);
+            #[cfg_attr(not(feature = "oauth"), allow(unused_mut))]
+            let mut extensions = rmcp::model::Extensions::new();
+            #[cfg(feature = "oauth")]
+            if let Some(caller) = parts.extensions.remove::<crate::tools::Caller>() {
+                extensions.insert(caller);
+            }
             let answer = server
-                .answer_hot(request, std::future::pending(), shape, None)
+                .answer_hot(request, std::future::pending(), shape, None, extensions)
                 .await
                 .unwrap_or_default();
             // Counted among the calls in flight until its answer is written, as any other.
@@ -291,6 +350,10 @@ impl Front {
             .rmcp
             .handle(Request::from_parts(parts, Full::new(body)))
             .await;
+        #[cfg(feature = "oauth")]
+        if let (Some(guard), Some(caller)) = (&self.oauth, &caller) {
+            guard.opened(&reply, caller, &self.sessions).await;
+        }
         // The call, and its id in its session, last until the answer is written (or the client
         // goes away).
         reply.map(|body| Guarded(body, (call, in_flight)).boxed())
@@ -306,6 +369,17 @@ impl Front {
         let refused = |reply: Reply| Err(Box::new(reply));
         match read(body) {
             Read::Message(message) => {
+                #[cfg(feature = "oauth")]
+                if let (Some(guard), Some(caller), JsonRpcMessage::Request(request)) = (
+                    &self.oauth,
+                    parts.extensions.get::<crate::tools::Caller>(),
+                    &message,
+                ) && let ClientRequest::CallToolRequest(call) = &request.request
+                    && let Some(reply) =
+                        guard.scopes(&call.params.name, call.params.arguments.as_ref(), caller)
+                {
+                    return refused(reply);
+                }
                 if let Some(reply) = self.over_session_cap(parts, &message).await {
                     return refused(reply);
                 }
@@ -425,6 +499,157 @@ impl Front {
             header::RETRY_AFTER,
             HeaderValue::from_static(SESSION_RETRY_AFTER),
         );
+        reply
+    }
+}
+
+#[cfg(feature = "oauth")]
+impl Guard {
+    /// The Protected Resource Metadata, for a `GET` of one of its paths.
+    fn metadata<B>(&self, request: &Request<B>) -> Option<Reply> {
+        let path = request.uri().path();
+        if !self.paths.iter().any(|p| p == path) {
+            return None;
+        }
+        if request.method() != Method::GET && request.method() != Method::HEAD {
+            let mut reply = plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
+            reply
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+            return Some(reply);
+        }
+        let mut reply = Response::new(Full::new(self.metadata.clone()).boxed());
+        let headers = reply.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        headers.insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("public, max-age=3600"),
+        );
+        Some(reply)
+    }
+
+    /// The verified caller of a request, or its refusal: `401` with the challenge, `503`
+    /// when the token cannot be checked now. The connection is closed after a refusal, the
+    /// body unread.
+    async fn authenticate(&self, headers: &http::HeaderMap) -> Result<crate::tools::Caller, Reply> {
+        use crate::server::auth::Refusal;
+        let refused = match self
+            .oauth
+            .authenticate(headers.get_all(header::AUTHORIZATION))
+            .await
+        {
+            Ok(caller) => return Ok(caller),
+            Err(refused) => refused,
+        };
+        let (status, error, description) = match &refused {
+            Refusal::Missing => (
+                StatusCode::UNAUTHORIZED,
+                None,
+                "This server needs an access token (Authorization: Bearer).",
+            ),
+            Refusal::Invalid(why) => (StatusCode::UNAUTHORIZED, Some("invalid_token"), &**why),
+            Refusal::Unavailable(why) => {
+                tracing::warn!("oauth: a token could not be checked: {why}");
+                let error = ErrorData::new(
+                    ErrorCode(-32000),
+                    "Server busy: the access token cannot be checked right now; retry in a moment.",
+                    None,
+                );
+                let mut reply = json_rpc(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    &JsonRpcMessage::error(error, None),
+                );
+                reply
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+                return Err(closing(reply));
+            }
+        };
+        let challenge = self.oauth.challenge(error.map(|e| (e, description)), &[]);
+        let body = serde_json::json!({
+            "error": error.unwrap_or("invalid_request"),
+            "error_description": description,
+        });
+        Err(closing(self.refusal(status, &challenge, &body)))
+    }
+
+    /// Whether the session a request names, if any, is the caller's own. A session of another
+    /// subject is answered as an unknown one.
+    fn owns(&self, headers: &http::HeaderMap, caller: &crate::tools::Caller) -> bool {
+        let Some(session) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else {
+            return true;
+        };
+        let owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
+        owners
+            .get(session)
+            .is_none_or(|owner| **owner == *caller.subject())
+    }
+
+    /// Records the owner of the session a reply opened; forgets sessions that ended, once the
+    /// record holds twice as many as the live sessions.
+    async fn opened(
+        &self,
+        reply: &Reply,
+        caller: &crate::tools::Caller,
+        sessions: &LocalSessionManager,
+    ) {
+        let Some(session) = reply
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+        else {
+            return;
+        };
+        let live = sessions.sessions.read().await;
+        let mut owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
+        owners.insert(session.into(), caller.subject().into());
+        if owners.len() > 2 * live.len() + 16 {
+            owners.retain(|id, _| live.contains_key(id));
+        }
+    }
+
+    /// `403 insufficient_scope` for a call of `name` whose action needs scopes the caller's
+    /// token lacks (MCP authorization, "Scope Challenge Handling"; RFC 6750 §3.1): the scopes
+    /// the action needs, for the host to ask the user for.
+    fn scopes(
+        &self,
+        name: &str,
+        arguments: Option<&serde_json::Map<String, serde_json::Value>>,
+        caller: &crate::tools::Caller,
+    ) -> Option<Reply> {
+        let needed = self.server.refused_scopes(name, arguments, caller)?;
+        let missing: Vec<&str> = caller.lacks(needed).collect();
+        let description = format!(
+            "This call needs the scope{} {}, which the access token does not grant.",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(" "),
+        );
+        tracing::info!(target: "mcp_fusion::audit", subject = caller.subject(), tool = name, missing = %missing.join(" "), "tool call refused: insufficient scope");
+        let challenge = self
+            .oauth
+            .challenge(Some(("insufficient_scope", &description)), needed);
+        let body = serde_json::json!({
+            "error": "insufficient_scope",
+            "error_description": description,
+            "scope": needed.join(" "),
+        });
+        Some(self.refusal(StatusCode::FORBIDDEN, &challenge, &body))
+    }
+
+    fn refusal(&self, status: StatusCode, challenge: &str, body: &serde_json::Value) -> Reply {
+        let mut reply = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+        *reply.status_mut() = status;
+        let headers = reply.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        if let Ok(challenge) = HeaderValue::from_str(challenge) {
+            headers.insert(header::WWW_AUTHENTICATE, challenge);
+        }
         reply
     }
 }

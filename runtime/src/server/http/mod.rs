@@ -92,6 +92,13 @@ pub struct HttpOptions {
     /// requests with plain headers are answered by this crate's front as rmcp would answer
     /// them (the same status and bytes), without rmcp's per-request service (on by default).
     pub fast_path: bool,
+    /// MCP authorization (feature `oauth`): the server as an OAuth resource server. Every
+    /// request must then carry a bearer token its verifier accepts (else `401`, before the
+    /// body is read), its Protected Resource Metadata is served at the well-known paths, and
+    /// a call of an action whose scopes the token lacks is answered `403`
+    /// `insufficient_scope` (see [`auth`](crate::server::auth)). `None` by default.
+    #[cfg(feature = "oauth")]
+    pub oauth: Option<crate::server::auth::OAuth>,
 }
 
 impl Default for HttpOptions {
@@ -121,6 +128,8 @@ impl Default for HttpOptions {
             session_keep_alive: Duration::from_secs(120),
             drain: None,
             fast_path: true,
+            #[cfg(feature = "oauth")]
+            oauth: None,
         }
     }
 }

@@ -80,6 +80,10 @@ impl Server {
     /// running when stdin closes (within the drain period). A request the client cancels
     /// (`notifications/cancelled`) is stopped and gets no answer, as MCP requires.
     ///
+    /// There is no access token on stdio (MCP authorization is for HTTP: the client that
+    /// starts the server is trusted with it), so actions' OAuth scopes do not apply and
+    /// handlers see no [`Caller`](crate::tools::Caller).
+    ///
     /// When stdin/stdout are pipes (as when a client starts the server), they are read and
     /// written without tokio's blocking thread pool: several times the throughput with calls in
     /// flight. This needs a runtime with IO enabled (`#[tokio::main]` enables it).

@@ -204,7 +204,13 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
         tokio::spawn(async move {
             let cancelled = cancel.cancelled_owned();
             let answer = server
-                .answer_hot(hot, cancelled, shape, Some(out.clone()))
+                .answer_hot(
+                    hot,
+                    cancelled,
+                    shape,
+                    Some(out.clone()),
+                    rmcp::model::Extensions::new(),
+                )
                 .await;
             let flight = in_flight
                 .lock()

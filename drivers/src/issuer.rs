@@ -1,0 +1,187 @@
+//! An authorization server of one's own on a free loopback port, as far as a resource server
+//! sees one: its metadata (RFC 8414, naming its `jwks_uri`) and its keys (a JWKS document),
+//! with Ed25519 signing keys generated here and JWT access tokens signed with them. Keys can be
+//! rotated, and every fetch of the keys is counted.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use jsonwebtoken::jwk::{Jwk, JwkSet};
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use serde_json::{Value, json};
+
+pub type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// An Ed25519 signing key and its public JWK.
+#[derive(Clone)]
+pub struct SigningKey {
+    pub kid: String,
+    encoding: EncodingKey,
+    pub jwk: Jwk,
+}
+
+impl SigningKey {
+    /// A fresh key, named `kid`.
+    pub fn generate(kid: &str) -> SigningKey {
+        // PKCS#8 v1 of an Ed25519 private key: this fixed prefix (RFC 8410 §7), then the seed.
+        let mut der = vec![
+            0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22,
+            0x04, 0x20,
+        ];
+        der.extend(random_bytes::<32>());
+        let encoding = EncodingKey::from_ed_der(&der);
+        let mut jwk = Jwk::from_encoding_key(&encoding, Algorithm::EdDSA)
+            .expect("an Ed25519 key has a public JWK");
+        jwk.common.key_id = Some(kid.to_owned());
+        SigningKey {
+            kid: kid.to_owned(),
+            encoding,
+            jwk,
+        }
+    }
+
+    /// `claims` signed as a JWT (EdDSA, this key's id in the header).
+    pub fn sign(&self, claims: &Value) -> String {
+        let mut header = Header::new(Algorithm::EdDSA);
+        header.kid = Some(self.kid.clone());
+        jsonwebtoken::encode(&header, claims, &self.encoding).expect("claims sign")
+    }
+}
+
+/// `N` bytes no other run sees: std's per-process random hash keys, drawn again per word.
+fn random_bytes<const N: usize>() -> [u8; N] {
+    use std::hash::{BuildHasher, Hasher};
+    let mut out = [0u8; N];
+    for (i, chunk) in out.chunks_mut(8).enumerate() {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_usize(i);
+        hasher.write_u128(
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        chunk.copy_from_slice(&hasher.finish().to_le_bytes()[..chunk.len()]);
+    }
+    out
+}
+
+/// The authorization server: where it listens, its published keys, the key it signs with.
+pub struct Issuer {
+    /// `http://127.0.0.1:PORT`: its issuer identifier.
+    pub url: String,
+    published: Arc<Mutex<Vec<Jwk>>>,
+    fetches: Arc<AtomicUsize>,
+    signing: Mutex<SigningKey>,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Issuer {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+impl Issuer {
+    /// Starts one on a free loopback port, publishing one fresh key (`key-1`).
+    pub async fn start() -> Result<Issuer, Error> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let key = SigningKey::generate("key-1");
+        let published = Arc::new(Mutex::new(vec![key.jwk.clone()]));
+        let fetches = Arc::new(AtomicUsize::new(0));
+        let metadata = json!({
+            "issuer": url,
+            "jwks_uri": format!("{url}/jwks"),
+            "authorization_endpoint": format!("{url}/authorize"),
+            "token_endpoint": format!("{url}/token"),
+            "response_types_supported": ["code"],
+            "code_challenge_methods_supported": ["S256"],
+        });
+        let keys = published.clone();
+        let counted = fetches.clone();
+        let app = axum::Router::new()
+            .route(
+                "/.well-known/oauth-authorization-server",
+                axum::routing::get(move || {
+                    let metadata = metadata.clone();
+                    async move { axum::Json(metadata) }
+                }),
+            )
+            .route(
+                "/jwks",
+                axum::routing::get(move || {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    let keys = keys.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                    async move { axum::Json(JwkSet { keys }) }
+                }),
+            );
+        let server = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(Issuer {
+            url,
+            published,
+            fetches,
+            signing: Mutex::new(key),
+            server,
+        })
+    }
+
+    /// A token of this issuer for `audience`, for `subject`, granting `scope` (space-separated,
+    /// none when empty), valid for an hour.
+    pub fn token(&self, audience: &str, subject: &str, scope: &str) -> String {
+        self.sign(&self.claims(audience, subject, scope))
+    }
+
+    /// The claims [`token`](Self::token) signs, to alter before [`sign`](Self::sign).
+    pub fn claims(&self, audience: &str, subject: &str, scope: &str) -> Value {
+        let now = now();
+        let mut claims = json!({
+            "iss": self.url, "aud": audience, "sub": subject,
+            "iat": now, "exp": now + 3600, "client_id": "test-client",
+        });
+        if !scope.is_empty() {
+            claims["scope"] = json!(scope);
+        }
+        claims
+    }
+
+    /// `claims` signed with the current signing key.
+    pub fn sign(&self, claims: &Value) -> String {
+        self.signing
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .sign(claims)
+    }
+
+    /// The current signing key.
+    pub fn signing_key(&self) -> SigningKey {
+        self.signing
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// A key rotation: a new key `kid` is published beside the old one and signs from now on.
+    pub fn rotate(&self, kid: &str) {
+        let key = SigningKey::generate(kid);
+        self.published
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(key.jwk.clone());
+        *self.signing.lock().unwrap_or_else(|p| p.into_inner()) = key;
+    }
+
+    /// How many times its keys were fetched.
+    pub fn key_fetches(&self) -> usize {
+        self.fetches.load(Ordering::SeqCst)
+    }
+}
+
+/// Seconds since the Unix epoch.
+pub fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
