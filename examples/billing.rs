@@ -82,12 +82,27 @@ struct Args {
     /// The prefix of the limits' keys in Redis.
     #[arg(long, value_name = "P", default_value = "billing", requires = "redis")]
     redis_prefix: String,
+    /// The secret caller keys are hashed under in Redis (the same on every replica; needed
+    /// with `--rate-limit`, whose budgets are per customer). `MCP_FUSION_REDIS_KEY_SECRET` in
+    /// the environment does as well, without showing it in the process list.
+    #[arg(
+        long,
+        value_name = "SECRET",
+        env = "MCP_FUSION_REDIS_KEY_SECRET",
+        requires = "redis"
+    )]
+    redis_key_secret: Option<String>,
     /// Seconds Redis has to answer before it counts as unavailable.
     #[arg(long, value_name = "S", default_value = "0.25", value_parser = seconds, requires = "redis")]
     redis_timeout: Duration,
-    /// Serve calls when Redis cannot answer (by default they are refused with SERVER_BUSY).
+    /// Serve calls when Redis cannot answer, under this replica's own limits (by default they
+    /// are refused with SERVER_BUSY).
     #[arg(long, requires = "redis")]
     fail_open: bool,
+    /// How many replicas share the limits: with `--fail-open`, each keeps its share of every
+    /// limit while Redis cannot answer.
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "redis")]
+    redis_replicas: u32,
     /// Seconds a concurrency lease outlives its action's deadline (how long a slot outlives a
     /// replica that died holding it).
     #[arg(long, value_name = "S", default_value = "5", value_parser = seconds, requires = "redis")]
@@ -169,15 +184,19 @@ fn describe(args: &Args) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
         server = server.max_rate_limit_keys(max);
     }
     if let Some(url) = &args.redis {
-        let store = RedisStore::builder(url.as_str())
+        let mut store = RedisStore::builder(url.as_str())
             .fail(match args.fail_open {
                 true => FailPolicy::Open,
                 false => FailPolicy::Closed,
             })
             .prefix(args.redis_prefix.as_str())
+            .replicas(args.redis_replicas)
             .timeout(args.redis_timeout)
-            .leases(args.lease_margin, Duration::from_secs(30))
-            .build()?;
+            .leases(args.lease_margin, Duration::from_secs(30));
+        if let Some(secret) = &args.redis_key_secret {
+            store = store.key_secret(secret);
+        }
+        let store = store.build()?;
         server = server.limit_store(store);
     }
     if !args.no_audit {

@@ -9,7 +9,42 @@ use mcp_fusion_drivers::redis_server;
 use raw_http::Billing;
 use redis_server::RedisServer;
 use serde_json::{Value, json};
+use sha2::Digest;
 use tokio::time::{Instant, sleep};
+
+/// The secret the replicas hash caller keys under.
+const SECRET: &str = "a test secret of more than sixteen bytes";
+
+/// Every key under `prefix` and every value, read as whoever can read Redis would (`SCAN`,
+/// `DUMP`), holds none of the caller keys, nor their plain SHA-256: only keyed hashes.
+fn assert_keys_unreadable(redis: &RedisServer, prefix: &str, callers: &[String]) {
+    use redis::Commands;
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut connection = client.get_connection().unwrap();
+    let keys: Vec<String> = connection
+        .scan_match::<_, String>(format!("{prefix}*"))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(
+        keys.iter().filter(|k| k.contains(":rate:")).count() >= callers.len(),
+        "{keys:?}"
+    );
+    for key in &keys {
+        let dump: Vec<u8> = redis::cmd("DUMP").arg(key).query(&mut connection).unwrap();
+        let dump = String::from_utf8_lossy(&dump);
+        for caller in callers {
+            let plain: String = sha2::Sha256::digest(caller.as_bytes())[..16]
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            for text in [caller.as_str(), plain.as_str()] {
+                assert!(!key.contains(text), "{key} names {caller}");
+                assert!(!dump.contains(text), "{key}'s value names {caller}");
+            }
+        }
+    }
+}
 
 fn redis() -> RedisServer {
     RedisServer::start().unwrap_or_else(|e| panic!("these tests need a Redis of their own: {e}"))
@@ -155,6 +190,8 @@ async fn three_replicas_admit_exactly_the_limit_together() {
         "4/60",
         "--redis-prefix",
         "keyed",
+        "--redis-key-secret",
+        SECRET,
     ];
     let fleet = replicas(&redis, 3, &keyed).await;
     let customers = ["ada", "grace", "alan", "edsger"];
@@ -177,6 +214,11 @@ async fn three_replicas_admit_exactly_the_limit_together() {
             .count();
         assert_eq!(admitted, 4, "{customer}: {outcomes:?}");
     }
+    assert_keys_unreadable(
+        &redis,
+        "keyed:",
+        &customers.map(|c| format!("{c}@example.com")),
+    );
     // A call the action's budget refuses gives the tool's back (REFUND): ada's tool budget of
     // 12 holds her 10 creates and 2 lists, whatever the 11th create did.
     let refund = [
@@ -185,6 +227,8 @@ async fn three_replicas_admit_exactly_the_limit_together() {
         "12/60",
         "--redis-prefix",
         "refund",
+        "--redis-key-secret",
+        SECRET,
     ];
     let fleet = replicas(&redis, 3, &refund).await;
     let list = |id| {
@@ -293,7 +337,18 @@ async fn a_replica_killed_holding_leases_frees_them_by_their_time_to_live() {
 async fn a_redis_outage_refuses_or_serves_as_configured_and_recovers() {
     let mut redis = redis();
     let closed = replica(&[], &redis, &["--no-audit"]).await;
-    let mut open = replica(&[], &redis, &["--fail-open", "--redis-prefix", "open"]).await;
+    let mut open = replica(
+        &[],
+        &redis,
+        &[
+            "--fail-open",
+            "--redis-prefix",
+            "open",
+            "--redis-replicas",
+            "2",
+        ],
+    )
+    .await;
     let (c, o) = (closed.addr.clone(), open.addr.clone());
     assert_eq!(outcome(c.clone(), create_invoice(1)).await, "ok");
     assert_eq!(outcome(o.clone(), create_invoice(2)).await, "ok");
@@ -308,13 +363,21 @@ async fn a_redis_outage_refuses_or_serves_as_configured_and_recovers() {
             "SERVER_BUSY (store)"
         );
         assert_eq!(outcome(c.clone(), export(id)).await, "SERVER_BUSY (store)");
-        // Fail open: served.
+        // Fail open: served, under the replica's own limits.
         assert_eq!(outcome(o.clone(), create_invoice(id)).await, "ok");
         assert_eq!(outcome(o.clone(), export(id)).await, "ok");
         // Actions without limits never ask the store.
         let get = call(id, json!({"action": "get_invoice", "id": "inv_2026_0001"}));
         assert_eq!(outcome(c.clone(), get).await, "ok");
     }
+    // Its share of create_invoice's 10 calls a minute, 10 / 2 replicas: 3 served above, 2
+    // more, then refused as the limit would.
+    for _ in 0..2 {
+        id += 1;
+        assert_eq!(outcome(o.clone(), create_invoice(id)).await, "ok");
+    }
+    id += 1;
+    assert_eq!(outcome(o.clone(), create_invoice(id)).await, "RATE_LIMITED");
     let envelope = raw_http::post(&c, &[], create_invoice(99).to_string().as_bytes()).await;
     let text = envelope.message()["result"]["content"][0]["text"]
         .as_str()
@@ -342,11 +405,13 @@ async fn a_redis_outage_refuses_or_serves_as_configured_and_recovers() {
         1,
         "the budget is kept in Redis again"
     );
-    // A replica that fails open serves either way: it is back once its budget is in Redis.
+    // A replica that fails open serves either way (its own share spent, it refuses as the limit
+    // does): it is back once its budget is in Redis.
     let started = Instant::now();
     while redis.integer(&["EXISTS", "open:rate:billing.create_invoice"]) == 0 {
         id += 1;
-        assert_eq!(outcome(o.clone(), create_invoice(id)).await, "ok");
+        let served = outcome(o.clone(), create_invoice(id)).await;
+        assert!(served == "ok" || served == "RATE_LIMITED", "{served}");
         assert!(started.elapsed() < PATIENCE, "never recovered");
         sleep(Duration::from_millis(100)).await;
     }
@@ -354,7 +419,11 @@ async fn a_redis_outage_refuses_or_serves_as_configured_and_recovers() {
     // The open replica logged the outage once, and its end.
     open.child.kill().await.unwrap();
     let log = String::from_utf8(open.log.await.unwrap()).unwrap();
-    assert_eq!(log.matches("WITHOUT fleet-wide limits").count(), 1, "{log}");
+    assert_eq!(
+        log.matches("under this replica's own limits").count(),
+        1,
+        "{log}"
+    );
     assert_eq!(log.matches("answers again").count(), 1, "{log}");
 }
 
@@ -449,4 +518,111 @@ async fn replicas_with_skewed_clocks_admit_what_the_fleet_admits() {
         % 86_400.0;
     let skew = (first_time_of_day(&log) - now).rem_euclid(86_400.0);
     assert!((3_500.0..3_700.0).contains(&skew), "skew {skew} s: {log}");
+}
+
+#[tokio::test]
+async fn per_caller_limits_on_redis_need_a_key_secret() {
+    use mcp_fusion::server::limits::RedisStore;
+    let server = |store: RedisStore| {
+        mcp_fusion::Server::builder("billing-server", "1")
+            .tool(crate::support::billing::Billing::seeded())
+            .rate_limit(4, Duration::from_secs(60))
+            .rate_limit_key(|call| Some(call.tool().to_owned()))
+            .limit_store(store)
+            .build()
+    };
+    // Connected lazily: nothing listens there, and nothing needs to.
+    let url = "redis://127.0.0.1:1";
+    let refused = server(RedisStore::builder(url).build().unwrap()).unwrap_err();
+    assert!(refused.to_string().contains("key_secret"), "{refused}");
+    let store = RedisStore::builder(url).key_secret(SECRET).build().unwrap();
+    assert!(server(store).is_ok());
+    // A secret short enough to guess is refused.
+    assert!(
+        RedisStore::builder(url)
+            .key_secret("short")
+            .build()
+            .is_err()
+    );
+}
+
+/// Holds a slot of a concurrency limit without a deadline for 1.5 s.
+struct Hold;
+
+/// Holds slots.
+#[mcp_fusion::tool]
+impl Hold {
+    /// Holds a slot for 1.5 s.
+    #[action(concurrency(max_active = 20, max_queued = 0))]
+    async fn hold(&self) -> Result<(), mcp_fusion::ToolError> {
+        sleep(Duration::from_millis(1500)).await;
+        Ok(())
+    }
+}
+
+/// Polls every future to completion in the calling task (no task of their own).
+async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
+    let mut futures: Vec<_> = futures.into_iter().map(Box::pin).collect();
+    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        for (future, output) in futures.iter_mut().zip(&mut outputs) {
+            if output.is_none()
+                && let std::task::Poll::Ready(done) = future.as_mut().poll(cx)
+            {
+                *output = Some(done);
+            }
+        }
+        match outputs.iter().all(Option::is_some) {
+            true => std::task::Poll::Ready(()),
+            false => std::task::Poll::Pending,
+        }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
+}
+
+#[tokio::test]
+async fn one_task_renews_every_lease_of_a_replica() {
+    use mcp_fusion::rmcp::model::CallToolRequestParams;
+    use mcp_fusion::server::limits::RedisStore;
+    let redis = redis();
+    // Leases of 600 ms, renewed every 200 ms, held for 1.5 s: only renewals keep them.
+    let store = RedisStore::builder(redis.url())
+        .prefix("renew")
+        .timeout(Duration::from_millis(100))
+        .leases(Duration::from_millis(300), Duration::from_millis(600))
+        .build()
+        .unwrap();
+    let server = mcp_fusion::Server::builder("hold", "1")
+        .tool(Hold)
+        .limit_store(store)
+        .build()
+        .unwrap();
+    let metrics = tokio::runtime::Handle::current().metrics();
+    let before = metrics.num_alive_tasks();
+    let calls = (0..20)
+        .map(|_| {
+            let params: CallToolRequestParams =
+                serde_json::from_value(json!({"name": "hold", "arguments": {"action": "hold"}}))
+                    .unwrap();
+            server.call(params)
+        })
+        .collect();
+    let watch = async {
+        sleep(Duration::from_millis(1200)).await;
+        (
+            redis.integer(&["ZCARD", "renew:slots:hold.hold"]),
+            metrics.num_alive_tasks(),
+        )
+    };
+    let (results, (live, tasks)) = tokio::join!(join_all(calls), watch);
+    for result in results {
+        let result = result.unwrap();
+        assert_eq!(result.is_error, Some(false), "{result:?}");
+    }
+    assert_eq!(live, 20, "every lease is alive past its first time to live");
+    assert!(
+        tasks <= before + 1,
+        "one renewer for 20 leases: {before} tasks before, {tasks} while held"
+    );
 }

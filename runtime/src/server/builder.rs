@@ -51,7 +51,6 @@ pub struct ServerBuilder {
     locked: Option<Contract>,
     max_contract_changes: Option<usize>,
     /// Settings given, for those that may not apply to any tool.
-    keyed_limits_capped: bool,
     store_given: bool,
 }
 
@@ -135,7 +134,6 @@ impl Server {
             expose_causes: false,
             locked: None,
             max_contract_changes: None,
-            keyed_limits_capped: false,
             store_given: false,
         }
     }
@@ -232,11 +230,11 @@ impl ServerBuilder {
     /// How many distinct rate-limit keys each keyed limit tracks at once in memory (100,000 by
     /// default, at most 64 bytes each; a Redis store keeps one key per caller, expiring once
     /// the caller's budget is full again). Keys whose budget is back to full are forgotten;
-    /// past the cap, calls under a key not yet tracked share one overflow budget. A build error
-    /// without [`rate_limit_key`](Self::rate_limit_key).
+    /// past the cap, calls under a key not yet tracked share one overflow budget. Keys are those
+    /// of [`rate_limit_key`](Self::rate_limit_key) and the subjects of callers verified over
+    /// streamable HTTP (`HttpOptions::oauth`).
     pub fn max_rate_limit_keys(mut self, max: usize) -> Self {
         self.rates.max_keys = max;
-        self.keyed_limits_capped = true;
         self
     }
 
@@ -428,8 +426,11 @@ impl ServerBuilder {
         if self.rates.key.is_some() && !rate_limited {
             problems.push("rate_limit_key: no tool has a rate limit, so no call would be keyed; declare one (#[tool(rate_limit(..))], ServerBuilder::rate_limit) or remove the key".to_owned());
         }
-        if self.keyed_limits_capped && self.rates.key.is_none() {
-            problems.push("max_rate_limit_keys: rate limits are not keyed by caller; set rate_limit_key or remove the cap".to_owned());
+        if self.rates.key.is_some()
+            && rate_limited
+            && let Some(refused) = self.rates.store.refuses_caller_keys()
+        {
+            problems.push(format!("rate_limit_key: {refused}"));
         }
         if self.store_given && !limited {
             problems.push("limit_store: no tool has a rate or concurrency limit to keep in it; declare one or remove the store".to_owned());

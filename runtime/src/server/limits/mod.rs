@@ -56,6 +56,14 @@ pub trait LimitStore: Send + Sync + 'static {
     /// The limiter of one concurrency limit, made once when its tool is registered.
     fn concurrency(&self, spec: SlotSpec<'_>) -> Box<dyn ConcurrencyLimiter>;
 
+    /// Why this store cannot keep rate limits per caller as it is set up (caller keys it would
+    /// store readable), one sentence naming the fix; `None` when it can. Asked when a server
+    /// with a [`rate_limit_key`](crate::server::ServerBuilder::rate_limit_key) is built, which
+    /// then fails with the reason.
+    fn refuses_caller_keys(&self) -> Option<String> {
+        None
+    }
+
     /// Why this store cannot keep a concurrency limit as `spec` asks (a lease too short to be
     /// renewed, say), one sentence naming the fix; `None` when it can. Asked when the tool is
     /// registered, which then fails with the reason.

@@ -5,17 +5,21 @@
 //!   string key holding its TAT in microseconds, expiring once it is as good as new.
 //! - **Concurrency**: a sorted set of leases per limit, scored by their expiry on Redis's clock.
 //!   A lease lasts the action's deadline plus a margin and is renewed every third of that while
-//!   the handler runs, so a replica that dies holding one frees it within that time. A call that
+//!   the handler runs (one task per replica renews them all, those of one limit in one script
+//!   call), so a replica that dies holding one frees it within that time. A call that
 //!   finds no lease free waits in this replica's line (`max_queued` is per replica); the head of
 //!   the line tries again when a lease is released anywhere (pub/sub) and at least every 50 ms.
-//! - **Outages**: every operation has a timeout; when Redis cannot answer, the store admits the
-//!   call ([`FailPolicy::Open`], logged once per outage) or refuses it with SERVER_BUSY
-//!   ([`FailPolicy::Closed`]). The connection is re-established in the background.
+//! - **Outages**: every operation has a timeout; when Redis cannot answer, the store keeps the
+//!   limits in this replica's memory, each divided by the replicas ([`FailPolicy::Open`],
+//!   logged once per outage), or refuses the call with SERVER_BUSY ([`FailPolicy::Closed`]).
+//!   The connection is re-established in the background.
 //!
 //! Scripts are sent once and then called by digest (`EVALSHA`), sent again when Redis answers
 //! `NOSCRIPT` (after a restart). Keys are `{prefix}:rate:{limit}[:{key hash}]` and
 //! `{prefix}:slots:{limit}`; released leases are announced on `{prefix}:released`. A caller's
-//! key is stored only as the first 128 bits of its SHA-256.
+//! key is stored only as the first 128 bits of its HMAC-SHA-256 under the operator's secret
+//! ([`RedisStoreBuilder::key_secret`]), so whoever reads Redis cannot test guesses of it (an
+//! email, a subject); without a secret, of its plain SHA-256, and the store says so once.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -35,8 +39,9 @@ use crate::tool::{BoxFuture, Concurrency, RateLimit};
 /// What a [`RedisStore`] does with a call when Redis cannot answer in time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FailPolicy {
-    /// Serve the call as if it were within every limit; the outage is logged once, at `error`,
-    /// and its end at `info`.
+    /// Serve the call under this replica's own limits, kept in its memory (each limit divided
+    /// by [`RedisStoreBuilder::replicas`]) until Redis answers again; the outage is logged once,
+    /// at `error`, and its end at `info`.
     Open,
     /// Refuse the call with SERVER_BUSY (`Tool "{tool}" cannot take calls right now.`) and a
     /// `retry_after`, as ERRORS.md §4 says for a store that cannot answer.
@@ -67,6 +72,13 @@ struct Inner {
     client: Client,
     connection: ConnectionManager,
     prefix: String,
+    /// The operator's secret caller keys are hashed under.
+    key_secret: Option<Box<[u8]>>,
+    /// Whether a caller key was stored without a secret (said once).
+    unkeyed_said: AtomicBool,
+    /// Where the limits are kept while Redis cannot answer and the policy is open.
+    local: super::MemoryStore,
+    replicas: u32,
     policy: FailPolicy,
     timeout: Duration,
     lease_margin: Duration,
@@ -80,6 +92,26 @@ struct Inner {
     wakers: Mutex<HashMap<String, Arc<Notify>>>,
     /// The task that listens for released leases, started by the first call that waits.
     listener: OnceLock<tokio::task::JoinHandle<()>>,
+    /// The leases this replica holds, renewed together by one task.
+    held: Mutex<Held>,
+    /// Wakes the renewer when a lease is taken.
+    taken: Arc<Notify>,
+    /// The one task that renews every lease of this replica, started with the first lease.
+    renewer: OnceLock<tokio::task::JoinHandle<()>>,
+}
+
+/// The leases a replica holds, by number: the sorted set, the lease id, its time to live, and
+/// when it is next renewed (every third of its time to live).
+#[derive(Default)]
+struct Held {
+    leases: HashMap<u64, HeldLease>,
+}
+
+struct HeldLease {
+    key: String,
+    id: String,
+    ttl: Duration,
+    due: tokio::time::Instant,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -94,8 +126,11 @@ impl std::fmt::Debug for RedisStore {
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        if let Some(listener) = self.listener.get() {
-            listener.abort();
+        for task in [self.listener.get(), self.renewer.get()]
+            .into_iter()
+            .flatten()
+        {
+            task.abort();
         }
     }
 }
@@ -116,6 +151,8 @@ const POLL: Duration = Duration::from_millis(50);
 pub struct RedisStoreBuilder {
     url: String,
     prefix: String,
+    key_secret: Option<Box<[u8]>>,
+    replicas: u32,
     policy: FailPolicy,
     timeout: Duration,
     lease_margin: Duration,
@@ -129,6 +166,8 @@ impl RedisStore {
         RedisStoreBuilder {
             url: url.into(),
             prefix: "mcp-fusion".to_owned(),
+            key_secret: None,
+            replicas: 1,
             policy: FailPolicy::Closed,
             timeout: DEFAULT_TIMEOUT,
             lease_margin: DEFAULT_LEASE_MARGIN,
@@ -144,10 +183,41 @@ impl RedisStoreBuilder {
         self
     }
 
+    /// How many replicas share the limits (1 by default): with [`FailPolicy::Open`], while
+    /// Redis cannot answer, each replica keeps every limit in its own memory divided by this
+    /// (at least 1 call), so that the fleet together stays near the limit.
+    pub fn replicas(mut self, replicas: u32) -> Self {
+        self.replicas = replicas.max(1);
+        self
+    }
+
     /// The prefix of every key and channel (`mcp-fusion` by default): servers with different
     /// prefixes share a Redis without sharing limits.
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
         self.prefix = prefix.into();
+        self
+    }
+
+    /// The secret caller keys are hashed under (HMAC-SHA-256) before they name a budget in
+    /// Redis: the same on every replica that shares the limits, and kept as secret as the
+    /// keys themselves. Required when limits are kept per caller (`ServerBuilder::build` says
+    /// so for a `rate_limit_key`; callers verified by OAuth are keyed by subject).
+    ///
+    /// To rotate it, start the replicas with the new secret: each caller's budget starts full
+    /// again under its new name (an old one expires once it would be full anyway), so during
+    /// the rotation a caller may spend at most one window's budget twice.
+    ///
+    /// ```no_run
+    /// # fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let secret = std::env::var("LIMITS_KEY_SECRET")?;
+    /// let store = mcp_fusion::server::limits::RedisStore::builder("redis://10.0.0.5:6379")
+    ///     .key_secret(secret)
+    ///     .build()?;
+    /// # let _ = store;
+    /// # Ok(()) }
+    /// ```
+    pub fn key_secret(mut self, secret: impl AsRef<[u8]>) -> Self {
+        self.key_secret = Some(secret.as_ref().into());
         self
     }
 
@@ -178,6 +248,12 @@ impl RedisStoreBuilder {
                 "a timeout of zero lets no operation complete",
             )));
         }
+        if self.key_secret.as_ref().is_some_and(|s| s.len() < 16) {
+            return Err(RedisError::from((
+                redis::ErrorKind::InvalidClientConfig,
+                "a key secret of fewer than 16 bytes can be guessed: use 32 random bytes",
+            )));
+        }
         let client = Client::open(self.url.as_str())?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(self.timeout))
@@ -190,6 +266,10 @@ impl RedisStoreBuilder {
                 client,
                 connection,
                 prefix: self.prefix,
+                key_secret: self.key_secret,
+                unkeyed_said: AtomicBool::new(false),
+                local: super::MemoryStore::new(),
+                replicas: self.replicas,
                 policy: self.policy,
                 timeout: self.timeout,
                 lease_margin: self.lease_margin,
@@ -199,12 +279,21 @@ impl RedisStoreBuilder {
                 leases: AtomicU64::new(0),
                 wakers: Mutex::new(HashMap::new()),
                 listener: OnceLock::new(),
+                held: Mutex::default(),
+                taken: Arc::new(Notify::new()),
+                renewer: OnceLock::new(),
             }),
         })
     }
 }
 
 impl LimitStore for RedisStore {
+    fn refuses_caller_keys(&self) -> Option<String> {
+        self.inner.key_secret.is_none().then(|| {
+            "rate limits kept per caller in Redis need a secret to hash caller keys under, so that whoever reads Redis cannot test guesses of them; set RedisStoreBuilder::key_secret (the same on every replica)".to_owned()
+        })
+    }
+
     fn refuses(&self, spec: &SlotSpec<'_>) -> Option<String> {
         let inner = &self.inner;
         let ttl = spec
@@ -229,9 +318,17 @@ impl LimitStore for RedisStore {
         let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
         let max = spec.limit.max.max(1);
         let interval = (micros(spec.limit.window) / max).max(1);
+        let local = self.inner.local.rate_limit(RateSpec {
+            limit: RateLimit {
+                max: (max / u64::from(self.inner.replicas)).max(1),
+                ..spec.limit
+            },
+            ..spec
+        });
         Box::new(RedisRate {
             store: Arc::clone(&self.inner),
             key: format!("{}:rate:{}", self.inner.prefix, spec.name),
+            local,
             limit: spec.limit,
             interval,
             tolerance: interval.saturating_mul(max - 1),
@@ -246,9 +343,18 @@ impl LimitStore for RedisStore {
                 .entry(key.clone())
                 .or_insert_with(|| Arc::new(Notify::new())),
         );
+        let replicas = usize::try_from(self.inner.replicas).unwrap_or(usize::MAX);
+        let local = self.inner.local.concurrency(SlotSpec {
+            limit: Concurrency {
+                max_active: (spec.limit.max_active / replicas).max(1),
+                ..spec.limit
+            },
+            ..spec
+        });
         Box::new(RedisSlots {
             store: Arc::clone(&self.inner),
             key,
+            local,
             limit: spec.limit,
             queued: AtomicUsize::new(0),
             line: tokio::sync::Mutex::new(()),
@@ -300,17 +406,29 @@ local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 return tonumber(first[2]) - now
 ";
 
-/// Extends a live lease. KEYS[1] the sorted set; ARGV the lease id, its time to live in ms.
-/// Returns 1, or 0 when the lease had already expired (and is gone).
+/// Extends live leases of one sorted set. KEYS[1] the set; ARGV pairs of a lease id and its
+/// time to live in ms. Returns, per lease, 1 when extended, 0 when it had already expired (and
+/// is gone).
 const RENEW: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local expiry = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]) or '0')
-if expiry <= now then redis.call('ZREM', KEYS[1], ARGV[1]) return 0 end
-local ttl = tonumber(ARGV[2])
-redis.call('ZADD', KEYS[1], 'XX', string.format('%.0f', now + ttl), ARGV[1])
-if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
-return 1
+local renewed = {}
+local longest = 0
+for i = 1, #ARGV, 2 do
+  local id = ARGV[i]
+  local ttl = tonumber(ARGV[i + 1])
+  local expiry = tonumber(redis.call('ZSCORE', KEYS[1], id) or '0')
+  if expiry <= now then
+    redis.call('ZREM', KEYS[1], id)
+    renewed[#renewed + 1] = 0
+  else
+    redis.call('ZADD', KEYS[1], 'XX', string.format('%.0f', now + ttl), id)
+    if ttl > longest then longest = ttl end
+    renewed[#renewed + 1] = 1
+  end
+end
+if longest > 0 and redis.call('PTTL', KEYS[1]) < longest then redis.call('PEXPIRE', KEYS[1], longest) end
+return renewed
 ";
 
 /// Gives a lease back and tells the waiters. KEYS[1] the sorted set; ARGV the lease id, the
@@ -384,8 +502,10 @@ impl Inner {
                 FailPolicy::Open => tracing::error!(
                     prefix = %self.prefix,
                     error = %failed,
-                    "the Redis limit store cannot answer: calls are served WITHOUT fleet-wide \
-                     limits until it does (fail open)"
+                    replicas = self.replicas,
+                    "the Redis limit store cannot answer: calls are served under this \
+                     replica's own limits (each divided by the replicas), not fleet-wide ones, \
+                     until it does (fail open)"
                 ),
                 FailPolicy::Closed => tracing::error!(
                     prefix = %self.prefix,
@@ -403,6 +523,24 @@ impl Inner {
         }
     }
 
+    fn lock_held(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Counts a lease among those the replica renews, starting the renewer with the first;
+    /// its number.
+    fn hold(self: &Arc<Self>, key: String, id: String, ttl: Duration) -> u64 {
+        let number = self.leases.fetch_add(1, Ordering::Relaxed);
+        let due = tokio::time::Instant::now() + renewal_period(ttl);
+        self.lock_held()
+            .leases
+            .insert(number, HeldLease { key, id, ttl, due });
+        self.renewer
+            .get_or_init(|| tokio::spawn(renew(Arc::downgrade(self))));
+        self.taken.notify_one();
+        number
+    }
+
     fn channel(&self) -> String {
         format!("{}:released", self.prefix)
     }
@@ -411,6 +549,79 @@ impl Inner {
     fn listen(self: &Arc<Self>) {
         self.listener
             .get_or_init(|| tokio::spawn(listen(Arc::downgrade(self))));
+    }
+}
+
+/// How often a lease is renewed: every third of its time to live.
+fn renewal_period(ttl: Duration) -> Duration {
+    (ttl / 3).max(Duration::from_millis(1))
+}
+
+/// Renews every lease of the replica as it falls due, those of one sorted set in one script
+/// call; sleeps until the next one is due or a lease is taken.
+async fn renew(store: Weak<Inner>) {
+    loop {
+        let Some(inner) = store.upgrade() else { return };
+        let now = tokio::time::Instant::now();
+        // Renewed a little early rather than in a pass of its own a moment later.
+        let soon = now + Duration::from_millis(5);
+        let mut due: HashMap<String, Vec<(u64, String, Duration)>> = HashMap::new();
+        let mut next = None::<tokio::time::Instant>;
+        {
+            let mut held = inner.lock_held();
+            for (&number, lease) in &mut held.leases {
+                if lease.due <= soon {
+                    lease.due = now + renewal_period(lease.ttl);
+                    due.entry(lease.key.clone()).or_default().push((
+                        number,
+                        lease.id.clone(),
+                        lease.ttl,
+                    ));
+                }
+                next = Some(next.map_or(lease.due, |n: tokio::time::Instant| n.min(lease.due)));
+            }
+        }
+        for (key, leases) in due {
+            let args: Vec<String> = leases
+                .iter()
+                .flat_map(|(_, id, ttl)| [id.clone(), ttl.as_millis().to_string()])
+                .collect();
+            match inner.run::<Vec<i64>>(&SCRIPTS.renew, &key, &args).await {
+                Ok(renewed) => {
+                    let lost = renewed.iter().filter(|r| **r == 0).count();
+                    if lost > 0 {
+                        tracing::warn!(
+                            key,
+                            lost,
+                            "leases expired before they were renewed (Redis unreachable for \
+                             longer than their time to live): the fleet may run as many calls \
+                             too many until these end"
+                        );
+                        let mut held = inner.lock_held();
+                        for ((number, _, _), renewed) in leases.iter().zip(&renewed) {
+                            if *renewed == 0 {
+                                held.leases.remove(number);
+                            }
+                        }
+                    }
+                }
+                Err(failed) => {
+                    let _ = inner.failed(&failed);
+                }
+            }
+        }
+        // Not kept while asleep: the store is dropped (and this task stopped) with its last user.
+        let taken = Arc::clone(&inner.taken);
+        drop(inner);
+        match next {
+            Some(next) => {
+                tokio::select! {
+                    () = tokio::time::sleep_until(next) => {}
+                    () = taken.notified() => {}
+                }
+            }
+            None => taken.notified().await,
+        }
     }
 }
 
@@ -453,6 +664,8 @@ async fn next<S: futures_core::Stream + Unpin>(stream: &mut S) -> Option<S::Item
 struct RedisRate {
     store: Arc<Inner>,
     key: String,
+    /// This replica's own share of the limit, kept while Redis cannot answer (fail open).
+    local: Box<dyn RateLimiter>,
     limit: RateLimit,
     interval: u64,
     tolerance: u64,
@@ -463,7 +676,21 @@ impl RedisRate {
         match key {
             None => self.key.clone(),
             Some(key) => {
-                let hash = Sha256::digest(key.as_bytes());
+                let hash: [u8; 32] = match &self.store.key_secret {
+                    Some(secret) => {
+                        use hmac::{KeyInit, Mac};
+                        let mut mac = hmac::Hmac::<Sha256>::new_from_slice(secret)
+                            .expect("HMAC takes a key of any length");
+                        mac.update(key.as_bytes());
+                        mac.finalize().into_bytes().into()
+                    }
+                    None => {
+                        if !self.store.unkeyed_said.swap(true, Ordering::Relaxed) {
+                            tracing::warn!(prefix = %self.store.prefix, "caller keys are stored in Redis as plain SHA-256 hashes, which whoever reads Redis can test guesses against; set RedisStoreBuilder::key_secret");
+                        }
+                        Sha256::digest(key.as_bytes()).into()
+                    }
+                };
                 let mut bucket = String::with_capacity(self.key.len() + 33);
                 bucket.push_str(&self.key);
                 bucket.push(':');
@@ -487,7 +714,10 @@ impl RateLimiter for RedisRate {
                     limit: self.limit,
                     wait: Duration::from_micros(wait),
                 }),
-                Err(failed) => self.store.failed(&failed),
+                Err(failed) => {
+                    self.store.failed(&failed)?;
+                    self.local.spend(key).await
+                }
             }
         })
     }
@@ -496,8 +726,10 @@ impl RateLimiter for RedisRate {
         Box::pin(async move {
             let bucket = self.bucket(key);
             let args = self.interval;
-            if let Err(failed) = self.store.run::<u64>(&SCRIPTS.refund, &bucket, &args).await {
-                let _ = self.store.failed(&failed);
+            if let Err(failed) = self.store.run::<u64>(&SCRIPTS.refund, &bucket, &args).await
+                && self.store.failed(&failed).is_ok()
+            {
+                self.local.refund(key).await;
             }
         })
     }
@@ -507,6 +739,8 @@ impl RateLimiter for RedisRate {
 struct RedisSlots {
     store: Arc<Inner>,
     key: String,
+    /// This replica's own share of the limit, kept while Redis cannot answer (fail open).
+    local: Box<dyn ConcurrencyLimiter>,
     limit: Concurrency,
     /// Calls of this replica waiting in line.
     queued: AtomicUsize,
@@ -554,39 +788,12 @@ impl RedisSlots {
 
     fn lease(&self, id: String, ttl: Duration) -> Slot {
         let store = Arc::clone(&self.store);
-        let key = self.key.clone();
-        let renewing = {
-            let (store, key, id) = (Arc::clone(&store), key.clone(), id.clone());
-            tokio::spawn(async move {
-                let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
-                let mut every = tokio::time::interval((ttl / 3).max(Duration::from_millis(1)));
-                every.tick().await;
-                loop {
-                    every.tick().await;
-                    let args = (&id, ttl_ms);
-                    match store.run::<i64>(&SCRIPTS.renew, &key, &args).await {
-                        Ok(1) => {}
-                        Ok(_) => {
-                            tracing::warn!(
-                                key,
-                                "a lease expired before it was renewed (Redis unreachable for \
-                                 longer than its time to live): the fleet may run one call too \
-                                 many until this one ends"
-                            );
-                            return;
-                        }
-                        Err(failed) => {
-                            let _ = store.failed(&failed);
-                        }
-                    }
-                }
-            })
-        };
+        let number = store.hold(self.key.clone(), id.clone(), ttl);
         Slot::new(Lease {
             store,
-            key,
+            key: self.key.clone(),
             id,
-            renewing,
+            number,
             wake: Arc::clone(&self.wake),
         })
     }
@@ -602,7 +809,10 @@ impl ConcurrencyLimiter for RedisSlots {
                 match self.attempt(ttl).await {
                     Ok(Attempt::Taken(id)) => return Ok(self.lease(id, ttl)),
                     Ok(Attempt::Full(_)) => {}
-                    Err(failed) => return store.failed(&failed).map(|()| Slot::unlimited()),
+                    Err(failed) => {
+                        store.failed(&failed)?;
+                        return self.local.enter(deadline).await;
+                    }
                 }
             }
             let waiting = self.queued.fetch_add(1, Ordering::AcqRel);
@@ -625,7 +835,10 @@ impl ConcurrencyLimiter for RedisSlots {
                             () = tokio::time::sleep(poll) => {}
                         }
                     }
-                    Err(failed) => return store.failed(&failed).map(|()| Slot::unlimited()),
+                    Err(failed) => {
+                        store.failed(&failed)?;
+                        return self.local.enter(deadline).await;
+                    }
                 }
             }
         })
@@ -646,13 +859,14 @@ struct Lease {
     store: Arc<Inner>,
     key: String,
     id: String,
-    renewing: tokio::task::JoinHandle<()>,
+    /// Its number among the leases the replica renews.
+    number: u64,
     wake: Arc<Notify>,
 }
 
 impl Drop for Lease {
     fn drop(&mut self) {
-        self.renewing.abort();
+        self.store.lock_held().leases.remove(&self.number);
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
