@@ -7,7 +7,8 @@
 //! With `--redis redis://127.0.0.1:6379` every limit it declares (`export_invoices`: 2 calls
 //! at once; `create_invoice`: 10 calls per minute; `--rate-limit`) is kept in Redis and shared
 //! by every replica started with the same URL and `--redis-prefix`: several replicas behind a
-//! load balancer, with `--http ADDR --stateless`.
+//! load balancer, with `--http ADDR --stateless`. `--redis-cluster URL,URL,...` keeps them in a
+//! Redis Cluster instead; per-customer budgets (`--rate-limit`) need `--redis-key-secret`.
 //!
 //! With `--oauth-issuer URL --oauth-audience URI [--oauth-jwks URL]` (HTTP) it is an OAuth
 //! resource server: every request needs a bearer token (a JWT) that issuer made for that
@@ -44,6 +45,7 @@ use mcp_fusion::tools::Exposition;
 /// The billing MCP server: invoices of a small business, on stdio or streamable HTTP.
 #[derive(Parser, Debug)]
 #[command(version, about)]
+#[command(group(clap::ArgGroup::new("store").args(["redis", "redis_cluster"])))]
 struct Args {
     /// Serve streamable HTTP on this address (endpoint `/mcp`) instead of stdio.
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8080")]
@@ -79,8 +81,17 @@ struct Args {
     /// Keep the limits in this Redis, shared by every replica (`redis://127.0.0.1:6379`).
     #[arg(long, value_name = "URL")]
     redis: Option<String>,
+    /// Keep the limits in this Redis Cluster, shared by every replica: some of its nodes, the
+    /// seeds the client learns the cluster from (`redis://10.0.0.5:6379,redis://10.0.0.6:6379`).
+    #[arg(
+        long,
+        value_name = "URL[,URL...]",
+        value_delimiter = ',',
+        conflicts_with = "redis"
+    )]
+    redis_cluster: Vec<String>,
     /// The prefix of the limits' keys in Redis.
-    #[arg(long, value_name = "P", default_value = "billing", requires = "redis")]
+    #[arg(long, value_name = "P", default_value = "billing", requires = "store")]
     redis_prefix: String,
     /// The secret caller keys are hashed under in Redis (the same on every replica; needed
     /// with `--rate-limit`, whose budgets are per customer). `MCP_FUSION_REDIS_KEY_SECRET` in
@@ -89,23 +100,23 @@ struct Args {
         long,
         value_name = "SECRET",
         env = "MCP_FUSION_REDIS_KEY_SECRET",
-        requires = "redis"
+        requires = "store"
     )]
     redis_key_secret: Option<String>,
     /// Seconds Redis has to answer before it counts as unavailable.
-    #[arg(long, value_name = "S", default_value = "0.25", value_parser = seconds, requires = "redis")]
+    #[arg(long, value_name = "S", default_value = "0.25", value_parser = seconds, requires = "store")]
     redis_timeout: Duration,
     /// Serve calls when Redis cannot answer, under this replica's own limits (by default they
     /// are refused with SERVER_BUSY).
-    #[arg(long, requires = "redis")]
+    #[arg(long, requires = "store")]
     fail_open: bool,
     /// How many replicas share the limits: with `--fail-open`, each keeps its share of every
     /// limit while Redis cannot answer.
-    #[arg(long, value_name = "N", default_value_t = 1, requires = "redis")]
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "store")]
     redis_replicas: u32,
     /// Seconds a concurrency lease outlives its action's deadline (how long a slot outlives a
     /// replica that died holding it).
-    #[arg(long, value_name = "S", default_value = "5", value_parser = seconds, requires = "redis")]
+    #[arg(long, value_name = "S", default_value = "5", value_parser = seconds, requires = "store")]
     lease_margin: Duration,
     /// Serve with this contract lockfile: validation errors tell the model what changed.
     #[arg(long, value_name = "PATH")]
@@ -183,8 +194,13 @@ fn describe(args: &Args) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
     if let Some(max) = args.rate_limit_keys {
         server = server.max_rate_limit_keys(max);
     }
-    if let Some(url) = &args.redis {
-        let mut store = RedisStore::builder(url.as_str())
+    let store = match (&args.redis, args.redis_cluster.is_empty()) {
+        (Some(url), _) => Some(RedisStore::builder(url.as_str())),
+        (None, false) => Some(RedisStore::cluster(&args.redis_cluster)),
+        (None, true) => None,
+    };
+    if let Some(store) = store {
+        let mut store = store
             .fail(match args.fail_open {
                 true => FailPolicy::Open,
                 false => FailPolicy::Closed,

@@ -1,7 +1,7 @@
 //! A Redis server of our own for a test or a driver: `redis-server` on a free loopback port,
 //! with a temporary directory, no persistence, stopped (and its directory removed) when
-//! dropped. Used by the tests of
-//! limits shared on Redis and the `redis_latency` driver.
+//! dropped, and a Redis Cluster of such servers. Used by the tests of limits shared on Redis
+//! and the `redis_latency` driver.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -19,11 +19,18 @@ pub struct RedisServer {
     /// Its loopback port.
     pub port: u16,
     dir: PathBuf,
+    /// Settings beside the defaults (`--cluster-enabled yes`).
+    extra: Vec<String>,
 }
 
 impl RedisServer {
     /// Starts one, or says why it could not (never silently).
     pub fn start() -> Result<RedisServer, String> {
+        Self::start_with(&[])
+    }
+
+    /// Starts one with these settings besides the defaults.
+    pub fn start_with(extra: &[&str]) -> Result<RedisServer, String> {
         let mut last = String::new();
         // A free port can be taken by someone else before redis binds it: try a few.
         for _ in 0..5 {
@@ -38,6 +45,7 @@ impl RedisServer {
                 child: None,
                 port,
                 dir,
+                extra: extra.iter().map(|a| (*a).to_owned()).collect(),
             };
             match server.spawn() {
                 Ok(()) => return Ok(server),
@@ -60,6 +68,7 @@ impl RedisServer {
             ])
             .arg("--dir")
             .arg(&self.dir)
+            .args(&self.extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -143,5 +152,96 @@ impl Drop for RedisServer {
     fn drop(&mut self) {
         self.stop();
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A Redis Cluster of our own: `masters` servers on free loopback ports, the 16,384 slots
+/// split evenly between them, no replicas. Stopped when dropped.
+pub struct RedisCluster {
+    pub nodes: Vec<RedisServer>,
+}
+
+impl RedisCluster {
+    /// Starts one and waits until every node says the cluster is `ok`.
+    pub fn start(masters: usize) -> Result<RedisCluster, String> {
+        let settings = [
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            "nodes.conf",
+            "--cluster-node-timeout",
+            "2000",
+        ];
+        let nodes = (0..masters)
+            .map(|_| RedisServer::start_with(&settings))
+            .collect::<Result<Vec<_>, _>>()?;
+        let cluster = RedisCluster { nodes };
+        let slots = 16_384 / masters;
+        for (i, node) in cluster.nodes.iter().enumerate() {
+            let first = i * slots;
+            let last = if i + 1 == masters {
+                16_383
+            } else {
+                first + slots - 1
+            };
+            cluster.query(
+                node,
+                &[
+                    "CLUSTER",
+                    "ADDSLOTSRANGE",
+                    &first.to_string(),
+                    &last.to_string(),
+                ],
+            )?;
+        }
+        let first = &cluster.nodes[0];
+        for node in &cluster.nodes[1..] {
+            cluster.query(
+                first,
+                &["CLUSTER", "MEET", "127.0.0.1", &node.port.to_string()],
+            )?;
+        }
+        let started = Instant::now();
+        loop {
+            let ready = cluster.nodes.iter().all(|node| {
+                cluster
+                    .query(node, &["CLUSTER", "INFO"])
+                    .is_ok_and(|info| info.contains("cluster_state:ok"))
+            });
+            if ready {
+                return Ok(cluster);
+            }
+            if started.elapsed() > Duration::from_secs(20) {
+                return Err("the Redis Cluster did not come up within 20 s".into());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The nodes' URLs, comma-separated (`--redis-cluster`).
+    pub fn urls(&self) -> String {
+        self.nodes
+            .iter()
+            .map(RedisServer::url)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// One command to one node, its reply as text.
+    pub fn query(&self, node: &RedisServer, args: &[&str]) -> Result<String, String> {
+        let client = redis::Client::open(node.url()).map_err(|e| e.to_string())?;
+        let mut connection = client.get_connection().map_err(|e| e.to_string())?;
+        let mut command = redis::cmd(args[0]);
+        for arg in &args[1..] {
+            command.arg(*arg);
+        }
+        let value: redis::Value = command.query(&mut connection).map_err(|e| e.to_string())?;
+        Ok(match value {
+            redis::Value::BulkString(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            redis::Value::VerbatimString { text, .. } => text,
+            redis::Value::SimpleString(text) => text,
+            redis::Value::Okay => "OK".to_owned(),
+            other => format!("{other:?}"),
+        })
     }
 }

@@ -626,3 +626,89 @@ async fn one_task_renews_every_lease_of_a_replica() {
         "one renewer for 20 leases: {before} tasks before, {tasks} while held"
     );
 }
+
+/// `count` replicas keeping their limits in `cluster`, each with `args`.
+async fn cluster_replicas(
+    cluster: &redis_server::RedisCluster,
+    count: usize,
+    args: &[&str],
+) -> Vec<Billing> {
+    let urls = cluster.urls();
+    let mut all = vec!["--stateless", "--redis-cluster", &urls];
+    all.extend_from_slice(args);
+    let mut started = Vec::new();
+    for _ in 0..count {
+        let replica = Billing::start(&mcp_fusion_drivers::artifacts::billing(), &all)
+            .await
+            .expect("a billing replica starts");
+        started.push(replica);
+    }
+    started
+}
+
+#[tokio::test]
+async fn a_redis_cluster_keeps_the_fleet_limits_as_one_node_does() {
+    let cluster = redis_server::RedisCluster::start(3)
+        .unwrap_or_else(|e| panic!("this test needs a Redis Cluster of its own: {e}"));
+
+    // create_invoice: 10 per minute, from 30 calls spread over three replicas at once.
+    let fleet = cluster_replicas(&cluster, 3, &["--no-audit"]).await;
+    let calls = (0..30).map(|i| (i % 3, create_invoice(i as u64))).collect();
+    let outcomes = all_at_once(&fleet, calls).await;
+    assert_eq!(count(&outcomes, "ok"), 10, "{outcomes:?}");
+    assert_eq!(count(&outcomes, "RATE_LIMITED"), 20, "{outcomes:?}");
+
+    // Per customer, keyed hashes spread over the cluster's slots: each customer's 4 a minute.
+    let keyed = [
+        "--no-audit",
+        "--rate-limit",
+        "4/60",
+        "--redis-prefix",
+        "keyed",
+        "--redis-key-secret",
+        SECRET,
+    ];
+    let fleet = cluster_replicas(&cluster, 3, &keyed).await;
+    let customers = ["ada", "grace", "alan", "edsger", "barbara", "donald"];
+    let calls = (0..60)
+        .map(|i| {
+            let email = format!("{}@example.com", customers[i % 6]);
+            let list = call(
+                i as u64,
+                json!({"action": "list_invoices", "customer_email": email}),
+            );
+            (i % 3, list)
+        })
+        .collect();
+    let outcomes = all_at_once(&fleet, calls).await;
+    for (c, customer) in customers.iter().enumerate() {
+        let admitted = outcomes
+            .iter()
+            .enumerate()
+            .filter(|(i, o)| i % 6 == c && *o == "ok")
+            .count();
+        assert_eq!(admitted, 4, "{customer}: {outcomes:?}");
+    }
+    let holding = cluster
+        .nodes
+        .iter()
+        .filter(|node| node.integer(&["DBSIZE"]) > 0)
+        .count();
+    assert!(holding >= 2, "the budgets are spread over the masters");
+
+    // export_invoices: at most 2 at once fleet-wide, its leases on the node of their slot.
+    let fleet = cluster_replicas(&cluster, 3, &["--redis-prefix", "slots"]).await;
+    let calls = (0..12).map(|i| (i % 3, export(100 + i as u64))).collect();
+    let outcomes = all_at_once(&fleet, calls).await;
+    let ran = count(&outcomes, "ok");
+    assert_eq!(ran + count(&outcomes, "SERVER_BUSY"), 12, "{outcomes:?}");
+    assert!(ran >= 2, "{outcomes:?}");
+    let mut spans = Vec::new();
+    for mut billing in fleet {
+        billing.child.kill().await.unwrap();
+        let log = String::from_utf8(billing.log.await.unwrap()).unwrap();
+        spans.extend(export_spans(&log));
+    }
+    assert_eq!(spans.len(), ran, "every call that ran is in an audit log");
+    assert_eq!(peak(&spans), 2, "at most 2 at once, fleet-wide: {spans:?}");
+}

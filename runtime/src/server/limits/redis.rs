@@ -1,4 +1,4 @@
-//! Limits shared by every replica through one Redis.
+//! Limits shared by every replica through one Redis, or a Redis Cluster.
 //!
 //! - **Rate limits**: GCRA (as in memory) in one Lua script per call, on Redis's own clock
 //!   (`TIME`), so replicas whose clocks disagree still agree on every budget. A bucket is one
@@ -70,7 +70,7 @@ pub struct RedisStore {
 
 struct Inner {
     client: Client,
-    connection: ConnectionManager,
+    connection: Connection,
     prefix: String,
     /// The operator's secret caller keys are hashed under.
     key_secret: Option<Box<[u8]>>,
@@ -144,12 +144,27 @@ const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 /// The longest a call at the head of the line waits before asking Redis again.
 const POLL: Duration = Duration::from_millis(50);
 
+/// Where the limits are kept: one Redis (reconnecting in the background), or a Redis Cluster
+/// (the client follows `MOVED`/`ASK` redirections and the cluster's slot map).
+#[derive(Clone)]
+enum Connection {
+    Node(ConnectionManager),
+    Cluster(redis::cluster_async::ClusterConnection),
+}
+
+/// Which Redis a store is built for.
+#[derive(Debug, Clone)]
+enum Target {
+    Node(String),
+    Cluster(Vec<String>),
+}
+
 /// A [`RedisStore`] being described: the settings, then [`build`](Self::build), which makes
 /// the connection with them.
 #[derive(Debug, Clone)]
 #[must_use = "a store is described until it is built"]
 pub struct RedisStoreBuilder {
-    url: String,
+    target: Target,
     prefix: String,
     key_secret: Option<Box<[u8]>>,
     replicas: u32,
@@ -163,8 +178,30 @@ impl RedisStore {
     /// Starts describing a store on the Redis at `url` (`redis://host:port/db`); it fails
     /// closed by default.
     pub fn builder(url: impl Into<String>) -> RedisStoreBuilder {
+        Self::builder_for(Target::Node(url.into()))
+    }
+
+    /// Starts describing a store on a Redis Cluster (or a Valkey cluster), reached first
+    /// through `nodes` (`redis://host:port` of some of its nodes): every limit is one key, so
+    /// each script runs on the one node that holds its slot, wherever the slot moves. The
+    /// guarantees and the fail policy are those of one node.
+    ///
+    /// ```no_run
+    /// # fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use mcp_fusion::server::limits::RedisStore;
+    /// let store = RedisStore::cluster(["redis://10.0.0.5:6379", "redis://10.0.0.6:6379"])
+    ///     .key_secret(std::env::var("LIMITS_KEY_SECRET")?)
+    ///     .build()?;
+    /// # let _ = store;
+    /// # Ok(()) }
+    /// ```
+    pub fn cluster<S: Into<String>>(nodes: impl IntoIterator<Item = S>) -> RedisStoreBuilder {
+        Self::builder_for(Target::Cluster(nodes.into_iter().map(Into::into).collect()))
+    }
+
+    fn builder_for(target: Target) -> RedisStoreBuilder {
         RedisStoreBuilder {
-            url: url.into(),
+            target,
             prefix: "mcp-fusion".to_owned(),
             key_secret: None,
             replicas: 1,
@@ -254,13 +291,42 @@ impl RedisStoreBuilder {
                 "a key secret of fewer than 16 bytes can be guessed: use 32 random bytes",
             )));
         }
-        let client = Client::open(self.url.as_str())?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(self.timeout))
-            .set_response_timeout(Some(self.timeout))
-            .set_number_of_retries(1)
-            .set_max_delay(Duration::from_millis(500));
-        let connection = ConnectionManager::new_lazy_with_config(client.clone(), config)?;
+        let (client, connection) = match &self.target {
+            Target::Node(url) => {
+                let client = Client::open(url.as_str())?;
+                let config = ConnectionManagerConfig::new()
+                    .set_connection_timeout(Some(self.timeout))
+                    .set_response_timeout(Some(self.timeout))
+                    .set_number_of_retries(1)
+                    .set_max_delay(Duration::from_millis(500));
+                let connection = ConnectionManager::new_lazy_with_config(client.clone(), config)?;
+                (client, Connection::Node(connection))
+            }
+            Target::Cluster(nodes) => {
+                // Released leases are announced on one node: a cluster's classic pub/sub
+                // reaches every node's subscribers.
+                let Some(first) = nodes.first() else {
+                    return Err(RedisError::from((
+                        redis::ErrorKind::InvalidClientConfig,
+                        "a Redis Cluster needs at least one node to start from",
+                    )));
+                };
+                let client = Client::open(first.as_str())?;
+                let cluster =
+                    redis::cluster::ClusterClient::builder(nodes.iter().map(String::as_str))
+                        .connection_timeout(self.timeout)
+                        .response_timeout(self.timeout)
+                        .retries(2)
+                        .min_retry_wait(10)
+                        .max_retry_wait(100)
+                        .build()?;
+                let config = redis::cluster::ClusterConfig::new()
+                    .set_connection_timeout(self.timeout)
+                    .set_response_timeout(self.timeout);
+                let connection = cluster.get_pending_async_connection_with_config(config);
+                (client, Connection::Cluster(connection))
+            }
+        };
         Ok(RedisStore {
             inner: Arc::new(Inner {
                 client,
@@ -484,8 +550,13 @@ impl Inner {
     ) -> Result<T, Failed> {
         let mut invocation = script.key(key);
         invocation.arg(args);
-        let mut connection = self.connection.clone();
-        let answer = tokio::time::timeout(self.timeout, invocation.invoke_async(&mut connection))
+        let invoked = async {
+            match self.connection.clone() {
+                Connection::Node(mut node) => invocation.invoke_async(&mut node).await,
+                Connection::Cluster(mut cluster) => invocation.invoke_async(&mut cluster).await,
+            }
+        };
+        let answer = tokio::time::timeout(self.timeout, invoked)
             .await
             .map_err(|_| Failed::TimedOut)
             .and_then(|r| r.map_err(Failed::Redis));
