@@ -93,6 +93,11 @@ impl RedisServer {
         ))
     }
 
+    /// Its process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// `redis://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
@@ -241,6 +246,7 @@ impl RedisCluster {
             redis::Value::VerbatimString { text, .. } => text,
             redis::Value::SimpleString(text) => text,
             redis::Value::Okay => "OK".to_owned(),
+            redis::Value::Int(n) => n.to_string(),
             other => format!("{other:?}"),
         })
     }

@@ -167,7 +167,7 @@ fn settings_that_cannot_apply_are_build_errors() {
     let all = Server::builder("s", "1")
         .tool(PingTool)
         .max_contract_changes(2)
-        .max_rate_limit_keys(5)
+        .rate_limit_key(|_| Some("k".into()))
         .limit_store(mcp_fusion::server::limits::MemoryStore::new())
         .build()
         .unwrap_err();

@@ -712,3 +712,56 @@ async fn a_redis_cluster_keeps_the_fleet_limits_as_one_node_does() {
     assert_eq!(spans.len(), ran, "every call that ran is in an audit log");
     assert_eq!(peak(&spans), 2, "at most 2 at once, fleet-wide: {spans:?}");
 }
+
+#[tokio::test]
+async fn a_budget_whose_slot_moves_to_another_master_stays_one_budget() {
+    let cluster = redis_server::RedisCluster::start(3)
+        .unwrap_or_else(|e| panic!("this test needs a Redis Cluster of its own: {e}"));
+    let fleet = cluster_replicas(&cluster, 2, &["--no-audit"]).await;
+    let creates = |ids: std::ops::Range<u64>| {
+        ids.map(|i| (i as usize % 2, create_invoice(i)))
+            .collect::<Vec<_>>()
+    };
+    let outcomes = all_at_once(&fleet, creates(0..5)).await;
+    assert_eq!(count(&outcomes, "ok"), 5, "{outcomes:?}");
+
+    // Move the slot of create_invoice's budget to another master, as a resharding does.
+    let key = "billing:rate:billing.create_invoice";
+    let first = &cluster.nodes[0];
+    let slot = cluster.query(first, &["CLUSTER", "KEYSLOT", key]).unwrap();
+    let keys_in_slot = |node: &RedisServer| node.integer(&["CLUSTER", "COUNTKEYSINSLOT", &slot]);
+    let owner = cluster
+        .nodes
+        .iter()
+        .position(|node| keys_in_slot(node) == 1)
+        .expect("a master holds the budget");
+    let target = (owner + 1) % cluster.nodes.len();
+    let (from, to) = (&cluster.nodes[owner], &cluster.nodes[target]);
+    let id = |node| cluster.query(node, &["CLUSTER", "MYID"]).unwrap();
+    let (from_id, to_id) = (id(from), id(to));
+    cluster
+        .query(to, &["CLUSTER", "SETSLOT", &slot, "IMPORTING", &from_id])
+        .unwrap();
+    cluster
+        .query(from, &["CLUSTER", "SETSLOT", &slot, "MIGRATING", &to_id])
+        .unwrap();
+    let port = to.port.to_string();
+    cluster
+        .query(
+            from,
+            &["MIGRATE", "127.0.0.1", &port, "", "0", "5000", "KEYS", key],
+        )
+        .unwrap();
+    for node in &cluster.nodes {
+        cluster
+            .query(node, &["CLUSTER", "SETSLOT", &slot, "NODE", &to_id])
+            .unwrap();
+    }
+    assert_eq!(keys_in_slot(to), 1, "the budget moved");
+    assert_eq!(keys_in_slot(from), 0);
+
+    // The replicas follow the slot: the budget's other 5 calls, no more.
+    let outcomes = all_at_once(&fleet, creates(5..15)).await;
+    assert_eq!(count(&outcomes, "ok"), 5, "{outcomes:?}");
+    assert_eq!(count(&outcomes, "RATE_LIMITED"), 5, "{outcomes:?}");
+}
