@@ -208,6 +208,20 @@ impl Server {
     }
 
     fn front(&self, options: &HttpOptions, path: Option<String>) -> Front {
+        #[cfg(feature = "oauth")]
+        let verified = options.oauth.is_some();
+        #[cfg(not(feature = "oauth"))]
+        let verified = false;
+        let scoped = self
+            .definitions()
+            .flat_map(|def| def.actions())
+            .any(|action| !action.scopes().is_empty());
+        if scoped && !verified {
+            tracing::warn!(
+                "http: actions declare OAuth scopes, but this server verifies no access token \
+                 (HttpOptions::oauth, feature `oauth`): anyone who reaches it may call them"
+            );
+        }
         let mut sessions = LocalSessionManager::default();
         sessions.session_config.keep_alive = Some(options.session_keep_alive);
         let sessions = Arc::new(sessions);
