@@ -154,6 +154,31 @@ fn assert_lease_lifetime(killed: Instant) {
     assert!(waited > Duration::from_millis(2_400), "{waited:?}");
 }
 
+/// Sends every customer's 10 lists at once, spread over `fleet`: each customer's 4 a minute are
+/// admitted, wherever they land.
+async fn each_customer_admitted_four(fleet: &[Billing], customers: &[&str]) {
+    let n = customers.len();
+    let calls = (0..10 * n)
+        .map(|i| {
+            let email = format!("{}@example.com", customers[i % n]);
+            let list = call(
+                i as u64,
+                json!({"action": "list_invoices", "customer_email": email}),
+            );
+            (i % fleet.len(), list)
+        })
+        .collect();
+    let outcomes = all_at_once(fleet, calls).await;
+    for (c, customer) in customers.iter().enumerate() {
+        let admitted = outcomes
+            .iter()
+            .enumerate()
+            .filter(|(i, o)| i % n == c && *o == "ok")
+            .count();
+        assert_eq!(admitted, 4, "{customer}: {outcomes:?}");
+    }
+}
+
 /// Sends every `(replica, message)` at once; the outcomes in order.
 async fn all_at_once(fleet: &[Billing], calls: Vec<(usize, Value)>) -> Vec<String> {
     let tasks: Vec<_> = calls
@@ -195,25 +220,7 @@ async fn three_replicas_admit_exactly_the_limit_together() {
     ];
     let fleet = replicas(&redis, 3, &keyed).await;
     let customers = ["ada", "grace", "alan", "edsger"];
-    let calls = (0..40)
-        .map(|i| {
-            let email = format!("{}@example.com", customers[i % 4]);
-            let list = call(
-                i as u64,
-                json!({"action": "list_invoices", "customer_email": email}),
-            );
-            (i % 3, list)
-        })
-        .collect();
-    let outcomes = all_at_once(&fleet, calls).await;
-    for (c, customer) in customers.iter().enumerate() {
-        let admitted = outcomes
-            .iter()
-            .enumerate()
-            .filter(|(i, o)| i % 4 == c && *o == "ok")
-            .count();
-        assert_eq!(admitted, 4, "{customer}: {outcomes:?}");
-    }
+    each_customer_admitted_four(&fleet, &customers).await;
     assert_keys_unreadable(
         &redis,
         "keyed:",
@@ -670,25 +677,7 @@ async fn a_redis_cluster_keeps_the_fleet_limits_as_one_node_does() {
     ];
     let fleet = cluster_replicas(&cluster, 3, &keyed).await;
     let customers = ["ada", "grace", "alan", "edsger", "barbara", "donald"];
-    let calls = (0..60)
-        .map(|i| {
-            let email = format!("{}@example.com", customers[i % 6]);
-            let list = call(
-                i as u64,
-                json!({"action": "list_invoices", "customer_email": email}),
-            );
-            (i % 3, list)
-        })
-        .collect();
-    let outcomes = all_at_once(&fleet, calls).await;
-    for (c, customer) in customers.iter().enumerate() {
-        let admitted = outcomes
-            .iter()
-            .enumerate()
-            .filter(|(i, o)| i % 6 == c && *o == "ok")
-            .count();
-        assert_eq!(admitted, 4, "{customer}: {outcomes:?}");
-    }
+    each_customer_admitted_four(&fleet, &customers).await;
     let holding = cluster
         .nodes
         .iter()

@@ -343,6 +343,9 @@ impl Front {
                 Err(reply) => return *reply,
             },
         };
+        // A request without a session may open one (`initialize`): its owner is recorded.
+        #[cfg(feature = "oauth")]
+        let opening = !parts.headers.contains_key("mcp-session-id");
         parts
             .extensions
             .insert(ParsePlace(Arc::new(Mutex::new(place))));
@@ -351,7 +354,7 @@ impl Front {
             .handle(Request::from_parts(parts, Full::new(body)))
             .await;
         #[cfg(feature = "oauth")]
-        if let (Some(guard), Some(caller)) = (&self.oauth, &caller) {
+        if let (Some(guard), Some(caller), true) = (&self.oauth, &caller, opening) {
             guard.opened(&reply, caller, &self.sessions).await;
         }
         // The call, and its id in its session, last until the answer is written (or the client
@@ -553,19 +556,10 @@ impl Guard {
             Refusal::Invalid(why) => (StatusCode::UNAUTHORIZED, Some("invalid_token"), &**why),
             Refusal::Unavailable(why) => {
                 tracing::warn!("oauth: a token could not be checked: {why}");
-                let error = ErrorData::new(
-                    ErrorCode(-32000),
+                return Err(unavailable(
                     "Server busy: the access token cannot be checked right now; retry in a moment.",
-                    None,
-                );
-                let mut reply = json_rpc(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    &JsonRpcMessage::error(error, None),
-                );
-                reply
-                    .headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-                return Err(closing(reply));
+                    "5",
+                ));
             }
         };
         let challenge = self.oauth.challenge(error.map(|e| (e, description)), &[]);
@@ -588,8 +582,8 @@ impl Guard {
             .is_none_or(|owner| **owner == *caller.subject())
     }
 
-    /// Records the owner of the session a reply opened; forgets sessions that ended, once the
-    /// record holds twice as many as the live sessions.
+    /// Records the owner of the session the reply to a request without one opened; forgets
+    /// sessions that ended, once the record holds twice as many as the live sessions.
     async fn opened(
         &self,
         reply: &Reply,
@@ -656,18 +650,23 @@ impl Guard {
 
 /// The answer to any request once the server is shutting down.
 fn shutting_down() -> Reply {
-    let error = ErrorData::new(
-        ErrorCode(-32000),
+    unavailable(
         "Server shutting down: retry in a moment (another replica may answer).",
-        None,
-    );
+        "1",
+    )
+}
+
+/// `503` with a JSON-RPC error (-32000) saying `message`, `Retry-After` in seconds, and the
+/// connection closed after it.
+fn unavailable(message: &'static str, retry_after: &'static str) -> Reply {
+    let error = ErrorData::new(ErrorCode(-32000), message, None);
     let mut reply = json_rpc(
         StatusCode::SERVICE_UNAVAILABLE,
         &JsonRpcMessage::error(error, None),
     );
     reply
         .headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        .insert(header::RETRY_AFTER, HeaderValue::from_static(retry_after));
     closing(reply)
 }
 
