@@ -8,7 +8,9 @@
 //! at once; `create_invoice`: 10 calls per minute; `--rate-limit`) is kept in Redis and shared
 //! by every replica started with the same URL and `--redis-prefix`: several replicas behind a
 //! load balancer, with `--http ADDR --stateless`. `--redis-cluster URL,URL,...` keeps them in a
-//! Redis Cluster instead; per-customer budgets (`--rate-limit`) need `--redis-key-secret`.
+//! Redis Cluster instead, `--redis-sentinel URL,URL,... --redis-master NAME` in the master
+//! those Sentinels name (followed through failovers); per-customer budgets (`--rate-limit`)
+//! need `--redis-key-secret`.
 //!
 //! With `--oauth-issuer URL --oauth-audience URI [--oauth-jwks URL]` (HTTP) it is an OAuth
 //! resource server: every request needs a bearer token (a JWT) that issuer made for that
@@ -45,7 +47,7 @@ use mcp_fusion::tools::Exposition;
 /// The billing MCP server: invoices of a small business, on stdio or streamable HTTP.
 #[derive(Parser, Debug)]
 #[command(version, about)]
-#[command(group(clap::ArgGroup::new("store").args(["redis", "redis_cluster"])))]
+#[command(group(clap::ArgGroup::new("store").args(["redis", "redis_cluster", "redis_sentinel"])))]
 struct Args {
     /// Serve streamable HTTP on this address (endpoint `/mcp`) instead of stdio.
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8080")]
@@ -90,6 +92,19 @@ struct Args {
         conflicts_with = "redis"
     )]
     redis_cluster: Vec<String>,
+    /// Keep the limits in the Redis master these Sentinels name `--redis-master`, shared by
+    /// every replica and followed through failovers (`redis://10.0.0.5:26379,...`).
+    #[arg(
+        long,
+        value_name = "URL[,URL...]",
+        value_delimiter = ',',
+        conflicts_with_all = ["redis", "redis_cluster"],
+        requires = "redis_master"
+    )]
+    redis_sentinel: Vec<String>,
+    /// The name the Sentinels know the master by (`sentinel monitor NAME ...`).
+    #[arg(long, value_name = "NAME", requires = "redis_sentinel")]
+    redis_master: Option<String>,
     /// The prefix of the limits' keys in Redis.
     #[arg(long, value_name = "P", default_value = "billing", requires = "store")]
     redis_prefix: String,
@@ -194,10 +209,13 @@ fn describe(args: &Args) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
     if let Some(max) = args.rate_limit_keys {
         server = server.max_rate_limit_keys(max);
     }
-    let store = match (&args.redis, args.redis_cluster.is_empty()) {
+    let store = match (&args.redis, &args.redis_master) {
         (Some(url), _) => Some(RedisStore::builder(url.as_str())),
-        (None, false) => Some(RedisStore::cluster(&args.redis_cluster)),
-        (None, true) => None,
+        (None, Some(name)) => Some(RedisStore::sentinel(&args.redis_sentinel, name.as_str())),
+        (None, None) if !args.redis_cluster.is_empty() => {
+            Some(RedisStore::cluster(&args.redis_cluster))
+        }
+        (None, None) => None,
     };
     if let Some(store) = store {
         let mut store = store

@@ -1,7 +1,7 @@
 //! A Redis server of our own for a test or a driver: `redis-server` on a free loopback port,
 //! with a temporary directory, no persistence, stopped (and its directory removed) when
-//! dropped, and a Redis Cluster of such servers. Used by the tests of limits shared on Redis
-//! and the `redis_latency` driver.
+//! dropped; a Redis Cluster of such servers; a master, its replica and a Sentinel watching
+//! them. Used by the tests of limits shared on Redis and the `fleet` driver.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -21,6 +21,9 @@ pub struct RedisServer {
     dir: PathBuf,
     /// Settings beside the defaults (`--cluster-enabled yes`).
     extra: Vec<String>,
+    /// A configuration file's text, written to its directory and read first (a Sentinel's,
+    /// which it rewrites).
+    config: Option<String>,
 }
 
 impl RedisServer {
@@ -31,6 +34,10 @@ impl RedisServer {
 
     /// Starts one with these settings besides the defaults.
     pub fn start_with(extra: &[&str]) -> Result<RedisServer, String> {
+        Self::start_configured(None, extra)
+    }
+
+    fn start_configured(config: Option<&str>, extra: &[&str]) -> Result<RedisServer, String> {
         let mut last = String::new();
         // A free port can be taken by someone else before redis binds it: try a few.
         for _ in 0..5 {
@@ -46,6 +53,7 @@ impl RedisServer {
                 port,
                 dir,
                 extra: extra.iter().map(|a| (*a).to_owned()).collect(),
+                config: config.map(str::to_owned),
             };
             match server.spawn() {
                 Ok(()) => return Ok(server),
@@ -56,7 +64,13 @@ impl RedisServer {
     }
 
     fn spawn(&mut self) -> Result<(), String> {
-        let child = Command::new("redis-server")
+        let mut command = Command::new("redis-server");
+        if let Some(config) = &self.config {
+            let file = self.dir.join("redis.conf");
+            std::fs::write(&file, config).map_err(|e| format!("{}: {e}", file.display()))?;
+            command.arg(file);
+        }
+        let child = command
             .args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
             .args([
                 "--save",
@@ -234,20 +248,97 @@ impl RedisCluster {
 
     /// One command to one node, its reply as text.
     pub fn query(&self, node: &RedisServer, args: &[&str]) -> Result<String, String> {
-        let client = redis::Client::open(node.url()).map_err(|e| e.to_string())?;
-        let mut connection = client.get_connection().map_err(|e| e.to_string())?;
-        let mut command = redis::cmd(args[0]);
-        for arg in &args[1..] {
-            command.arg(*arg);
+        query(node, args)
+    }
+}
+
+/// A Redis master, its replica, and a Sentinel watching them under the name [`Self::NAME`]
+/// (quorum 1, the master counted down after 500 ms without an answer): kill the master, and
+/// the Sentinel promotes the replica. Stopped when dropped.
+pub struct RedisSentinel {
+    /// The nodes, master first, as started (a failover swaps their roles, not their places).
+    pub nodes: [RedisServer; 2],
+    pub sentinel: RedisServer,
+}
+
+impl RedisSentinel {
+    /// The name the Sentinel knows the master by.
+    pub const NAME: &'static str = "limits";
+
+    /// Starts them and waits until the replica follows the master and the Sentinel knows it.
+    pub fn start() -> Result<RedisSentinel, String> {
+        let master = RedisServer::start()?;
+        let port = master.port.to_string();
+        let replica = RedisServer::start_with(&["--replicaof", "127.0.0.1", &port])?;
+        let config = format!(
+            "sentinel monitor {name} 127.0.0.1 {port} 1\n\
+             sentinel down-after-milliseconds {name} 500\n\
+             sentinel failover-timeout {name} 3000\n",
+            name = Self::NAME
+        );
+        let sentinel = RedisServer::start_configured(Some(&config), &["--sentinel"])?;
+        let started = RedisSentinel {
+            nodes: [master, replica],
+            sentinel,
+        };
+        let replica_port = started.nodes[1].port.to_string();
+        let since = Instant::now();
+        loop {
+            let linked = query(&started.nodes[1], &["INFO", "replication"])
+                .is_ok_and(|info| info.contains("master_link_status:up"));
+            let known = query(&started.sentinel, &["SENTINEL", "REPLICAS", Self::NAME])
+                .is_ok_and(|replicas| replicas.contains(&replica_port));
+            if linked && known {
+                return Ok(started);
+            }
+            if since.elapsed() > Duration::from_secs(20) {
+                return Err("the replica or the Sentinel was not ready within 20 s".into());
+            }
+            std::thread::sleep(Duration::from_millis(50));
         }
-        let value: redis::Value = command.query(&mut connection).map_err(|e| e.to_string())?;
-        Ok(match value {
-            redis::Value::BulkString(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            redis::Value::VerbatimString { text, .. } => text,
-            redis::Value::SimpleString(text) => text,
-            redis::Value::Okay => "OK".to_owned(),
-            redis::Value::Int(n) => n.to_string(),
-            other => format!("{other:?}"),
-        })
+    }
+
+    /// The Sentinel's URL.
+    pub fn url(&self) -> String {
+        self.sentinel.url()
+    }
+
+    /// The port of the master the Sentinel names now.
+    pub fn master_port(&self) -> Option<u16> {
+        let reply = query(
+            &self.sentinel,
+            &["SENTINEL", "GET-MASTER-ADDR-BY-NAME", Self::NAME],
+        )
+        .ok()?;
+        reply
+            .rsplit(['"', ' ', ','])
+            .find_map(|part| part.parse().ok())
+    }
+}
+
+/// One command to one server, its reply as text (arrays as their debug form).
+pub fn query(node: &RedisServer, args: &[&str]) -> Result<String, String> {
+    let client = redis::Client::open(node.url()).map_err(|e| e.to_string())?;
+    let mut connection = client.get_connection().map_err(|e| e.to_string())?;
+    let mut command = redis::cmd(args[0]);
+    for arg in &args[1..] {
+        command.arg(*arg);
+    }
+    let value: redis::Value = command.query(&mut connection).map_err(|e| e.to_string())?;
+    Ok(text(value))
+}
+
+fn text(value: redis::Value) -> String {
+    match value {
+        redis::Value::BulkString(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        redis::Value::VerbatimString { text, .. } => text,
+        redis::Value::SimpleString(text) => text,
+        redis::Value::Okay => "OK".to_owned(),
+        redis::Value::Int(n) => n.to_string(),
+        redis::Value::Array(items) => {
+            let items: Vec<String> = items.into_iter().map(text).collect();
+            items.join(",")
+        }
+        other => format!("{other:?}"),
     }
 }

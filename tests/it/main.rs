@@ -30,6 +30,7 @@ mod observability;
 mod otel;
 mod output_schema;
 mod readme_quick_start;
+mod redis_failover;
 mod redis_limits;
 mod schema_fidelity;
 mod server_pipeline;

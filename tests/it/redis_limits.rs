@@ -73,7 +73,7 @@ fn call(id: u64, arguments: Value) -> Value {
            "params": {"name": "billing", "arguments": arguments}})
 }
 
-fn create_invoice(id: u64) -> Value {
+pub(crate) fn create_invoice(id: u64) -> Value {
     call(
         id,
         json!({"action": "create_invoice", "customer_email": "ada@example.com",
@@ -119,7 +119,7 @@ async fn hold(addr: String, message: Value) -> u16 {
 
 /// How long a wait may last before the test calls it hung: far above what any machine needs,
 /// never a claim about speed (timing is the drivers' business).
-const PATIENCE: Duration = Duration::from_secs(30);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(30);
 
 const EXPORT_SLOTS: &str = "billing:slots:billing.export_invoices";
 
@@ -180,7 +180,7 @@ async fn each_customer_admitted_four(fleet: &[Billing], customers: &[&str]) {
 }
 
 /// Sends every `(replica, message)` at once; the outcomes in order.
-async fn all_at_once(fleet: &[Billing], calls: Vec<(usize, Value)>) -> Vec<String> {
+pub(crate) async fn all_at_once(fleet: &[Billing], calls: Vec<(usize, Value)>) -> Vec<String> {
     let tasks: Vec<_> = calls
         .into_iter()
         .map(|(i, message)| tokio::spawn(outcome(fleet[i].addr.clone(), message)))
@@ -192,7 +192,7 @@ async fn all_at_once(fleet: &[Billing], calls: Vec<(usize, Value)>) -> Vec<Strin
     outcomes
 }
 
-fn count(outcomes: &[String], what: &str) -> usize {
+pub(crate) fn count(outcomes: &[String], what: &str) -> usize {
     outcomes.iter().filter(|o| *o == what).count()
 }
 
@@ -544,6 +544,24 @@ async fn per_caller_limits_on_redis_need_a_key_secret() {
     assert!(refused.to_string().contains("key_secret"), "{refused}");
     let store = RedisStore::builder(url).key_secret(SECRET).build().unwrap();
     assert!(server(store).is_ok());
+    // A tool keeping its limits in a store of its own: that store is asked.
+    let own = |store: RedisStore| {
+        mcp_fusion::Server::builder("billing-server", "1")
+            .tool_with(
+                crate::support::billing::Billing::seeded(),
+                mcp_fusion::server::ToolSettings::new().limit_store(store),
+            )
+            .rate_limit(4, Duration::from_secs(60))
+            .rate_limit_key(|call| Some(call.tool().to_owned()))
+            .build()
+    };
+    let refused = own(RedisStore::builder(url).build().unwrap()).unwrap_err();
+    let refused = refused.to_string();
+    assert!(
+        refused.contains("tool \"billing\"") && refused.contains("key_secret"),
+        "{refused}"
+    );
+    assert!(own(RedisStore::builder(url).key_secret(SECRET).build().unwrap()).is_ok());
     // A secret short enough to guess is refused.
     assert!(
         RedisStore::builder(url)
@@ -632,6 +650,59 @@ async fn one_task_renews_every_lease_of_a_replica() {
         tasks <= before + 1,
         "one renewer for 20 leases: {before} tasks before, {tasks} while held"
     );
+}
+
+#[tokio::test]
+async fn leases_gone_from_redis_are_put_back_while_their_calls_run() {
+    use mcp_fusion::rmcp::model::CallToolRequestParams;
+    use mcp_fusion::server::limits::RedisStore;
+    let redis = redis();
+    // Leases of 600 ms renewed every 200 ms, held for 1.5 s.
+    let store = RedisStore::builder(redis.url())
+        .prefix("lost")
+        .timeout(Duration::from_millis(100))
+        .leases(Duration::from_millis(300), Duration::from_millis(600))
+        .build()
+        .unwrap();
+    let server = mcp_fusion::Server::builder("hold", "1")
+        .tool(Hold)
+        .limit_store(store)
+        .build()
+        .unwrap();
+    let params = || -> CallToolRequestParams {
+        serde_json::from_value(json!({"name": "hold", "arguments": {"action": "hold"}})).unwrap()
+    };
+    let key = "lost:slots:hold.hold";
+    let calls = join_all(vec![server.call(params()), server.call(params())]);
+    // The set lost, as when a master dies before its replica had it: the next renewal puts
+    // both leases back.
+    let watch = async {
+        let started = Instant::now();
+        while redis.integer(&["ZCARD", key]) < 2 {
+            assert!(started.elapsed() < PATIENCE, "leases never taken");
+            sleep(Duration::from_millis(5)).await;
+        }
+        redis.command(&["DEL", key]).unwrap();
+        assert_eq!(redis.integer(&["ZCARD", key]), 0);
+        let lost = Instant::now();
+        while redis.integer(&["ZCARD", key]) < 2 {
+            assert!(
+                lost.elapsed() < PATIENCE,
+                "the lost leases were never put back"
+            );
+            sleep(Duration::from_millis(5)).await;
+        }
+    };
+    let (results, ()) = tokio::join!(calls, watch);
+    for result in results {
+        assert_eq!(result.unwrap().is_error, Some(false));
+    }
+    // Released as the calls end, not left to expire.
+    let ended = Instant::now();
+    while redis.integer(&["ZCARD", key]) > 0 {
+        assert!(ended.elapsed() < PATIENCE, "leases never given back");
+        sleep(Duration::from_millis(5)).await;
+    }
 }
 
 /// `count` replicas keeping their limits in `cluster`, each with `args`.

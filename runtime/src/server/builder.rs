@@ -319,6 +319,16 @@ impl ServerBuilder {
                     def.name()
                 ));
             }
+            if let Some(own) = &settings.store
+                && self.rates.key.is_some()
+                && (self.rates.default.is_some() || has_rate_limits(def))
+                && let Some(refused) = own.refuses_caller_keys()
+            {
+                problems.push(format!(
+                    "tool \"{}\": rate_limit_key, kept in its own store (ToolSettings::limit_store): {refused}",
+                    def.name()
+                ));
+            }
             let listed = def.listed(exposition);
             let flat = def.discriminator().is_some() && exposition == Exposition::Flat;
             let names: Vec<(String, Option<usize>)> = match flat {
@@ -410,11 +420,11 @@ impl ServerBuilder {
 
     /// Settings given that no tool would use: each a build error rather than a silent no-op.
     fn settings_that_cannot_apply(&self) -> Vec<String> {
-        let defs = || self.tools.iter().map(|(t, _)| t.definition());
         let rate_limited = self.rates.default.is_some()
-            || defs().any(|d| {
-                d.rate_limit().is_some() || d.actions().iter().any(|a| a.rate_limit().is_some())
-            });
+            || self
+                .tools
+                .iter()
+                .any(|(t, _)| has_rate_limits(t.definition()));
         // The tools whose limits the server's store keeps.
         let kept = self
             .tools
@@ -422,12 +432,16 @@ impl ServerBuilder {
             .filter(|(_, settings)| settings.store.is_none())
             .map(|(t, _)| t.definition());
         let limited = self.rates.default.is_some() || kept.clone().any(has_limits);
+        // Keyed budgets the server's store keeps (those of tools with a store of their own are
+        // checked with that store).
+        let keyed_kept = kept.clone().next().is_some()
+            && (self.rates.default.is_some() || kept.clone().any(has_rate_limits));
         let mut problems = Vec::new();
         if self.rates.key.is_some() && !rate_limited {
             problems.push("rate_limit_key: no tool has a rate limit, so no call would be keyed; declare one (#[tool(rate_limit(..))], ServerBuilder::rate_limit) or remove the key".to_owned());
         }
         if self.rates.key.is_some()
-            && rate_limited
+            && keyed_kept
             && let Some(refused) = self.rates.store.refuses_caller_keys()
         {
             problems.push(format!("rate_limit_key: {refused}"));
@@ -450,12 +464,14 @@ impl crate::contract::ToolSet for ServerBuilder {
 
 /// Whether a tool declares a rate or concurrency limit, its own or an action's.
 fn has_limits(def: &crate::tool::ToolDef) -> bool {
-    def.rate_limit().is_some()
+    has_rate_limits(def)
         || def.concurrency().is_some()
-        || def
-            .actions()
-            .iter()
-            .any(|a| a.rate_limit().is_some() || a.concurrency().is_some())
+        || def.actions().iter().any(|a| a.concurrency().is_some())
+}
+
+/// Whether a tool declares a rate limit, its own or an action's.
+fn has_rate_limits(def: &crate::tool::ToolDef) -> bool {
+    def.rate_limit().is_some() || def.actions().iter().any(|a| a.rate_limit().is_some())
 }
 
 /// Why a server could not be built: every problem of every tool and setting, each one

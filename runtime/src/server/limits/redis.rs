@@ -1,4 +1,5 @@
-//! Limits shared by every replica through one Redis, or a Redis Cluster.
+//! Limits shared by every replica through one Redis, a Redis Cluster, or the master a set of
+//! Sentinels names.
 //!
 //! - **Rate limits**: GCRA (as in memory) in one Lua script per call, on Redis's own clock
 //!   (`TIME`), so replicas whose clocks disagree still agree on every budget. A bucket is one
@@ -13,6 +14,12 @@
 //!   limits in this replica's memory, each divided by the replicas ([`FailPolicy::Open`],
 //!   logged once per outage), or refuses the call with SERVER_BUSY ([`FailPolicy::Closed`]).
 //!   The connection is re-established in the background.
+//! - **Failover** (a cluster's or Sentinel's): Redis replicates asynchronously, so what a
+//!   master acknowledged in its last moments may not have reached the replica that takes its
+//!   place. A lease lost that way is taken again by its replica's next renewal (within a third
+//!   of its time to live: renewals put back the leases of calls still running); until then the
+//!   fleet may admit as many calls more as leases were lost. Spends of a rate limit lost that
+//!   way are not restored: a budget may admit its last few calls again, once.
 //!
 //! Scripts are sent once and then called by digest (`EVALSHA`), sent again when Redis answers
 //! `NOSCRIPT` (after a restart). Keys are `{prefix}:rate:{limit}[:{key hash}]` and
@@ -28,8 +35,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError, Weak};
 use std::time::Duration;
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{Client, RedisError, Script};
+use redis::aio::{ConnectionManager, ConnectionManagerConfig, MultiplexedConnection};
+use redis::sentinel::{SentinelClient, SentinelServerType};
+use redis::{AsyncConnectionConfig, Client, RedisError, RedisResult, Script};
 use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
 
@@ -69,7 +77,6 @@ pub struct RedisStore {
 }
 
 struct Inner {
-    client: Client,
     connection: Connection,
     prefix: String,
     /// The operator's secret caller keys are hashed under.
@@ -144,12 +151,13 @@ const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 /// The longest a call at the head of the line waits before asking Redis again.
 const POLL: Duration = Duration::from_millis(50);
 
-/// Where the limits are kept: one Redis (reconnecting in the background), or a Redis Cluster
-/// (the client follows `MOVED`/`ASK` redirections and the cluster's slot map).
-#[derive(Clone)]
+/// Where the limits are kept, each with the client released leases are announced through:
+/// one Redis (reconnecting in the background), a Redis Cluster (the client follows
+/// `MOVED`/`ASK` redirections and the cluster's slot map), or the master Sentinels name.
 enum Connection {
-    Node(ConnectionManager),
-    Cluster(redis::cluster_async::ClusterConnection),
+    Node(ConnectionManager, Client),
+    Cluster(redis::cluster_async::ClusterConnection, Client),
+    Sentinel(Box<Master>),
 }
 
 /// Which Redis a store is built for.
@@ -157,6 +165,95 @@ enum Connection {
 enum Target {
     Node(String),
     Cluster(Vec<String>),
+    Sentinel {
+        sentinels: Vec<String>,
+        name: String,
+    },
+}
+
+/// The master a set of Sentinels names for a service, asked again once the connection to it
+/// is lost, times out, or it answers `READONLY` (demoted by a failover).
+struct Master {
+    sentinels: tokio::sync::Mutex<SentinelClient>,
+    /// The master's client and connection, with the number of the lookup that found them.
+    current: Mutex<Option<(u64, Client, MultiplexedConnection)>>,
+    lookups: AtomicU64,
+    config: AsyncConnectionConfig,
+}
+
+impl Master {
+    fn lock_current(
+        &self,
+    ) -> std::sync::MutexGuard<'_, Option<(u64, Client, MultiplexedConnection)>> {
+        self.current.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The connection to the master, looked up through the Sentinels when there is none (the
+    /// crate checks that the node it names answers `ROLE` as a master).
+    async fn connection(&self) -> RedisResult<(u64, Client, MultiplexedConnection)> {
+        if let Some(current) = self.lock_current().clone() {
+            return Ok(current);
+        }
+        let mut sentinels = self.sentinels.lock().await;
+        // Someone else may have looked it up while this call waited.
+        if let Some(current) = self.lock_current().clone() {
+            return Ok(current);
+        }
+        let client = sentinels.async_get_client().await?;
+        let connection = client
+            .get_multiplexed_async_connection_with_config(&self.config)
+            .await?;
+        let lookup = self.lookups.fetch_add(1, Ordering::Relaxed);
+        let current = (lookup, client, connection);
+        *self.lock_current() = Some(current.clone());
+        Ok(current)
+    }
+
+    /// Forgets the connection found by `lookup` (not a newer one), so the next operation asks
+    /// the Sentinels again.
+    fn forget(&self, lookup: u64) {
+        let mut current = self.lock_current();
+        if current
+            .as_ref()
+            .is_some_and(|(found, _, _)| *found == lookup)
+        {
+            *current = None;
+        }
+    }
+
+    async fn invoke<T: redis::FromRedisValue>(
+        &self,
+        invocation: &redis::ScriptInvocation<'_>,
+    ) -> RedisResult<T> {
+        let (lookup, _, mut connection) = self.connection().await?;
+        // Dropped unanswered (the store's timeout): the master may be gone without a word.
+        let mut unanswered = Unanswered(self, Some(lookup));
+        let answer = invocation.invoke_async(&mut connection).await;
+        if !matches!(&answer, Err(error) if lost_master(error)) {
+            unanswered.1 = None;
+        }
+        answer
+    }
+}
+
+/// Forgets the master's connection when an operation ends without the master's answer.
+struct Unanswered<'a>(&'a Master, Option<u64>);
+
+impl Drop for Unanswered<'_> {
+    fn drop(&mut self) {
+        if let Some(lookup) = self.1 {
+            self.0.forget(lookup);
+        }
+    }
+}
+
+/// Whether an error means the connection no longer leads to the master.
+fn lost_master(error: &RedisError) -> bool {
+    error.is_io_error()
+        || error.is_connection_dropped()
+        || error.is_timeout()
+        || error.is_unrecoverable_error()
+        || error.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::ReadOnly)
 }
 
 /// A [`RedisStore`] being described: the settings, then [`build`](Self::build), which makes
@@ -197,6 +294,36 @@ impl RedisStore {
     /// ```
     pub fn cluster<S: Into<String>>(nodes: impl IntoIterator<Item = S>) -> RedisStoreBuilder {
         Self::builder_for(Target::Cluster(nodes.into_iter().map(Into::into).collect()))
+    }
+
+    /// Starts describing a store on the Redis master that `sentinels` (`redis://host:port` of
+    /// Redis Sentinels) name `name`: the store asks them where the master is, and again when
+    /// the connection to it is lost or it no longer takes writes, so a failover they make is
+    /// followed without a restart. While no master answers, the fail policy applies.
+    ///
+    /// Redis replicates asynchronously: what a master acknowledged just before it died may not
+    /// have reached the replica promoted in its place (so with a cluster's failover). A lease
+    /// lost that way is put back by its replica's next renewal (within a third of its time to
+    /// live), until which the fleet may admit as many calls more as leases were lost; spends
+    /// of a rate limit lost that way are not restored (a budget may admit its last few calls
+    /// again, once).
+    ///
+    /// ```no_run
+    /// # fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use mcp_fusion::server::limits::RedisStore;
+    /// let sentinels = ["redis://10.0.0.5:26379", "redis://10.0.0.6:26379", "redis://10.0.0.7:26379"];
+    /// let store = RedisStore::sentinel(sentinels, "limits").build()?;
+    /// # let _ = store;
+    /// # Ok(()) }
+    /// ```
+    pub fn sentinel<S: Into<String>>(
+        sentinels: impl IntoIterator<Item = S>,
+        name: impl Into<String>,
+    ) -> RedisStoreBuilder {
+        Self::builder_for(Target::Sentinel {
+            sentinels: sentinels.into_iter().map(Into::into).collect(),
+            name: name.into(),
+        })
     }
 
     fn builder_for(target: Target) -> RedisStoreBuilder {
@@ -291,7 +418,7 @@ impl RedisStoreBuilder {
                 "a key secret of fewer than 16 bytes can be guessed: use 32 random bytes",
             )));
         }
-        let (client, connection) = match &self.target {
+        let connection = match &self.target {
             Target::Node(url) => {
                 let client = Client::open(url.as_str())?;
                 let config = ConnectionManagerConfig::new()
@@ -300,7 +427,7 @@ impl RedisStoreBuilder {
                     .set_number_of_retries(1)
                     .set_max_delay(Duration::from_millis(500));
                 let connection = ConnectionManager::new_lazy_with_config(client.clone(), config)?;
-                (client, Connection::Node(connection))
+                Connection::Node(connection, client)
             }
             Target::Cluster(nodes) => {
                 // Released leases are announced on one node: a cluster's classic pub/sub
@@ -324,12 +451,27 @@ impl RedisStoreBuilder {
                     .set_connection_timeout(self.timeout)
                     .set_response_timeout(self.timeout);
                 let connection = cluster.get_pending_async_connection_with_config(config);
-                (client, Connection::Cluster(connection))
+                Connection::Cluster(connection, client)
+            }
+            Target::Sentinel { sentinels, name } => {
+                let sentinels = SentinelClient::build(
+                    sentinels.iter().map(String::as_str).collect(),
+                    name.clone(),
+                    None,
+                    SentinelServerType::Master,
+                )?;
+                Connection::Sentinel(Box::new(Master {
+                    sentinels: tokio::sync::Mutex::new(sentinels),
+                    current: Mutex::new(None),
+                    lookups: AtomicU64::new(0),
+                    config: AsyncConnectionConfig::new()
+                        .set_connection_timeout(Some(self.timeout))
+                        .set_response_timeout(Some(self.timeout)),
+                }))
             }
         };
         Ok(RedisStore {
             inner: Arc::new(Inner {
-                client,
                 connection,
                 prefix: self.prefix,
                 key_secret: self.key_secret,
@@ -472,9 +614,10 @@ local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 return tonumber(first[2]) - now
 ";
 
-/// Extends live leases of one sorted set. KEYS[1] the set; ARGV pairs of a lease id and its
-/// time to live in ms. Returns, per lease, 1 when extended, 0 when it had already expired (and
-/// is gone).
+/// Extends the leases of calls still running, of one sorted set, putting back those that are
+/// gone (expired while Redis could not be reached, or lost in a failover): the set counts the
+/// calls that run. KEYS[1] the set; ARGV pairs of a lease id and its time to live in ms.
+/// Returns, per lease, 1 when extended, 0 when it was put back.
 const RENEW: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -484,14 +627,9 @@ for i = 1, #ARGV, 2 do
   local id = ARGV[i]
   local ttl = tonumber(ARGV[i + 1])
   local expiry = tonumber(redis.call('ZSCORE', KEYS[1], id) or '0')
-  if expiry <= now then
-    redis.call('ZREM', KEYS[1], id)
-    renewed[#renewed + 1] = 0
-  else
-    redis.call('ZADD', KEYS[1], 'XX', string.format('%.0f', now + ttl), id)
-    if ttl > longest then longest = ttl end
-    renewed[#renewed + 1] = 1
-  end
+  redis.call('ZADD', KEYS[1], string.format('%.0f', now + ttl), id)
+  if ttl > longest then longest = ttl end
+  if expiry <= now then renewed[#renewed + 1] = 0 else renewed[#renewed + 1] = 1 end
 end
 if longest > 0 and redis.call('PTTL', KEYS[1]) < longest then redis.call('PEXPIRE', KEYS[1], longest) end
 return renewed
@@ -551,9 +689,12 @@ impl Inner {
         let mut invocation = script.key(key);
         invocation.arg(args);
         let invoked = async {
-            match self.connection.clone() {
-                Connection::Node(mut node) => invocation.invoke_async(&mut node).await,
-                Connection::Cluster(mut cluster) => invocation.invoke_async(&mut cluster).await,
+            match &self.connection {
+                Connection::Node(node, _) => invocation.invoke_async(&mut node.clone()).await,
+                Connection::Cluster(cluster, _) => {
+                    invocation.invoke_async(&mut cluster.clone()).await
+                }
+                Connection::Sentinel(master) => master.invoke(&invocation).await,
             }
         };
         let answer = tokio::time::timeout(self.timeout, invoked)
@@ -612,6 +753,14 @@ impl Inner {
         number
     }
 
+    /// A client of the Redis released leases are announced on.
+    async fn announcer(&self) -> RedisResult<Client> {
+        match &self.connection {
+            Connection::Node(_, client) | Connection::Cluster(_, client) => Ok(client.clone()),
+            Connection::Sentinel(master) => Ok(master.connection().await?.1),
+        }
+    }
+
     fn channel(&self) -> String {
         format!("{}:released", self.prefix)
     }
@@ -659,21 +808,29 @@ async fn renew(store: Weak<Inner>) {
                 .collect();
             match inner.run::<Vec<i64>>(&SCRIPTS.renew, &key, &args).await {
                 Ok(renewed) => {
-                    let lost = renewed.iter().filter(|r| **r == 0).count();
-                    if lost > 0 {
+                    // Put back: a call still running, or one whose release overtook its
+                    // renewal (released again).
+                    let (running, released): (Vec<_>, Vec<_>) = {
+                        let held = inner.lock_held();
+                        leases
+                            .iter()
+                            .zip(&renewed)
+                            .filter(|(_, renewed)| **renewed == 0)
+                            .map(|((number, id, _), _)| (held.leases.contains_key(number), id))
+                            .partition(|(running, _)| *running)
+                    };
+                    if !running.is_empty() {
                         tracing::warn!(
                             key,
-                            lost,
-                            "leases expired before they were renewed (Redis unreachable for \
-                             longer than their time to live): the fleet may run as many calls \
-                             too many until these end"
+                            leases = running.len(),
+                            "leases of running calls were gone from Redis (expired while it \
+                             could not be reached, or lost in a failover) and are taken again: \
+                             until now the fleet may have admitted as many calls too many"
                         );
-                        let mut held = inner.lock_held();
-                        for ((number, _, _), renewed) in leases.iter().zip(&renewed) {
-                            if *renewed == 0 {
-                                held.leases.remove(number);
-                            }
-                        }
+                    }
+                    for (_, id) in released {
+                        let args = (id, inner.channel());
+                        let _ = inner.run::<i64>(&SCRIPTS.release, &key, &args).await;
                     }
                 }
                 Err(failed) => {
@@ -700,18 +857,17 @@ async fn renew(store: Weak<Inner>) {
 /// reconnects after an error (the line polls meanwhile).
 async fn listen(store: Weak<Inner>) {
     loop {
-        let Some((client, channel, timeout)) = store
-            .upgrade()
-            .map(|s| (s.client.clone(), s.channel(), s.timeout))
-        else {
-            return;
-        };
+        let Some(inner) = store.upgrade() else { return };
+        let (channel, timeout) = (inner.channel(), inner.timeout);
         let subscribed = async {
+            let client = inner.announcer().await?;
             let mut pubsub = client.get_async_pubsub().await?;
             pubsub.subscribe(&channel).await?;
             Ok::<_, RedisError>(pubsub)
         };
-        if let Ok(Ok(mut pubsub)) = tokio::time::timeout(timeout * 4, subscribed).await {
+        let subscribed = tokio::time::timeout(timeout * 4, subscribed).await;
+        drop(inner);
+        if let Ok(Ok(mut pubsub)) = subscribed {
             let mut messages = pubsub.on_message();
             while let Some(message) = next(&mut messages).await {
                 let Some(store) = store.upgrade() else { return };
