@@ -26,6 +26,14 @@ pub fn billing() -> PathBuf {
     built(Kind::Example, "billing")
 }
 
+/// Another example of the workspace (`gateway`), built like [`billing`].
+///
+/// # Panics
+/// When it cannot be built.
+pub fn example(name: &str) -> PathBuf {
+    built(Kind::Example, name)
+}
+
 /// A binary of this package (`bench_server`, `plain_server`), built like [`billing`].
 ///
 /// # Panics

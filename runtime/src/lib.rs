@@ -193,6 +193,8 @@ mod closest;
 pub mod contract;
 mod envelope;
 mod error;
+#[cfg(feature = "gateway")]
+pub use server::gateway;
 pub mod middleware;
 pub mod router;
 pub mod server;

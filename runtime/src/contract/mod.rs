@@ -221,6 +221,50 @@ impl ToolContract {
     }
 }
 
+impl ToolContract {
+    /// The contract of a tool as another server lists it (a gateway's upstream): one action of
+    /// the tool's own name, its schemas and hints as listed.
+    #[cfg(feature = "gateway")]
+    pub(crate) fn of_listed(tool: &rmcp::model::Tool) -> ToolContract {
+        let input_schema = canonical(&Value::Object((*tool.input_schema).clone()));
+        let mut required: Vec<String> = input_schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect();
+        required.sort();
+        let hints = tool.annotations.as_ref();
+        let action = ActionContract {
+            name: tool.name.to_string(),
+            description: tool.description.as_deref().map(str::to_owned),
+            input_schema,
+            required,
+            annotations: Annotations {
+                read_only: hints.and_then(|h| h.read_only_hint),
+                destructive: hints.and_then(|h| h.destructive_hint),
+                idempotent: hints.and_then(|h| h.idempotent_hint),
+                open_world: hints.and_then(|h| h.open_world_hint),
+            },
+            scopes: Vec::new(),
+            deprecation: None,
+            title: tool.title.clone(),
+            output_schema: tool
+                .output_schema
+                .as_ref()
+                .map(|schema| canonical(&Value::Object((**schema).clone()))),
+        };
+        ToolContract {
+            name: tool.name.to_string(),
+            description: tool.description.as_deref().map(str::to_owned),
+            title: tool.title.clone(),
+            actions: vec![action],
+        }
+    }
+}
+
 impl ActionContract {
     /// `sha256:` and the hex SHA-256 of the action's canonical JSON (everything but the digest).
     pub fn digest(&self) -> String {

@@ -52,6 +52,9 @@ pub struct ServerBuilder {
     max_contract_changes: Option<usize>,
     /// Settings given, for those that may not apply to any tool.
     store_given: bool,
+    /// Upstreams mounted under namespaces.
+    #[cfg(feature = "gateway")]
+    mounts: Vec<(String, super::gateway::Upstream)>,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -135,11 +138,39 @@ impl Server {
             locked: None,
             max_contract_changes: None,
             store_given: false,
+            #[cfg(feature = "gateway")]
+            mounts: Vec::new(),
         }
     }
 }
 
 impl ServerBuilder {
+    /// Mounts an upstream MCP server under `namespace` (lowercase ASCII letters, digits and
+    /// `-`, starting with a letter): its tools are listed as `{namespace}_{tool}` and their
+    /// calls forwarded to it ([`gateway`](crate::server::gateway)). The server keeps it connected from
+    /// when serving starts (or from the first listing or call in process). A namespace that
+    /// is not valid, mounted twice, or that a tool's listed name starts with is a build error.
+    ///
+    /// ```
+    /// use mcp_fusion::Server;
+    /// use mcp_fusion::gateway::Upstream;
+    ///
+    /// let server = Server::builder("front-desk", "1.0.0")
+    ///     .mount("billing", Upstream::command("billing-server", ["--stdio"]))
+    ///     .build()?;
+    /// # let _ = server;
+    /// # Ok::<(), mcp_fusion::server::BuildError>(())
+    /// ```
+    #[cfg(feature = "gateway")]
+    pub fn mount(
+        mut self,
+        namespace: impl Into<String>,
+        upstream: super::gateway::Upstream,
+    ) -> Self {
+        self.mounts.push((namespace.into(), upstream));
+        self
+    }
+
     /// Serves a tool, with the server's settings.
     pub fn tool(self, tool: impl Tool) -> Self {
         self.tool_with(tool, ToolSettings::new())
@@ -362,6 +393,8 @@ impl ServerBuilder {
             planned.push((flat, listed));
         }
         problems.extend(self.settings_that_cannot_apply());
+        #[cfg(feature = "gateway")]
+        problems.extend(self.mount_problems(&by_name));
         if !problems.is_empty() {
             return Err(BuildError { problems });
         }
@@ -371,6 +404,22 @@ impl ServerBuilder {
             Diff::between(locked, &running)
         });
         let max = self.max_contract_changes.unwrap_or(DEFAULT_MAX_CHANGES);
+        #[cfg(feature = "gateway")]
+        let subscribers = Arc::new(super::gateway::Subscribers::default());
+        #[cfg(feature = "gateway")]
+        let mounts: Arc<[Arc<super::gateway::Link>]> = self
+            .mounts
+            .into_iter()
+            .map(|(namespace, upstream)| {
+                super::gateway::Link::new(
+                    namespace,
+                    upstream,
+                    Arc::clone(&subscribers),
+                    &*self.rates.store,
+                    self.rates.max_keys,
+                )
+            })
+            .collect();
         let tools = self
             .tools
             .into_iter()
@@ -385,6 +434,10 @@ impl ServerBuilder {
                 let mut pipeline =
                     Pipeline::new(def, middleware.collect(), &rates, self.expose_causes);
                 pipeline.flat = flat;
+                #[cfg(feature = "gateway")]
+                if !mounts.is_empty() {
+                    pipeline.mounts = Some(Arc::new(super::gateway::Mounts(Arc::clone(&mounts))));
+                }
                 pipeline.contract = diff.as_ref().and_then(|diff| {
                     let changes: Vec<_> = diff
                         .tool(def.name())
@@ -414,8 +467,40 @@ impl ServerBuilder {
                 validating: tokio::sync::Semaphore::new(1),
                 #[cfg(feature = "otel")]
                 instruments: super::otel::Instruments::new(),
+                #[cfg(feature = "gateway")]
+                mounts,
+                #[cfg(feature = "gateway")]
+                subscribers,
             }),
         })
+    }
+
+    /// Mounts whose namespace cannot be used.
+    #[cfg(feature = "gateway")]
+    fn mount_problems(&self, by_name: &HashMap<String, (usize, Option<usize>)>) -> Vec<String> {
+        let mut problems = Vec::new();
+        for (i, (namespace, _)) in self.mounts.iter().enumerate() {
+            if !super::gateway::valid_namespace(namespace) {
+                problems.push(format!(
+                    "mount \"{namespace}\": a namespace is lowercase ASCII letters, digits and '-', starting with a letter, at most 32 characters"
+                ));
+            }
+            if self.mounts[..i].iter().any(|(other, _)| other == namespace) {
+                problems.push(format!(
+                    "mount \"{namespace}\": this namespace is mounted twice; mount each upstream under a namespace of its own"
+                ));
+            }
+            let prefix = format!("{namespace}{}", super::gateway::SEPARATOR);
+            let mut taken: Vec<&String> =
+                by_name.keys().filter(|n| n.starts_with(&prefix)).collect();
+            taken.sort();
+            if let Some(name) = taken.first() {
+                problems.push(format!(
+                    "mount \"{namespace}\": the tool \"{name}\" is listed under this namespace's prefix, so calls could not be told apart; rename the tool or choose another namespace"
+                ));
+            }
+        }
+        problems
     }
 
     /// Settings given that no tool would use: each a build error rather than a silent no-op.
@@ -432,6 +517,12 @@ impl ServerBuilder {
             .filter(|(_, settings)| settings.store.is_none())
             .map(|(t, _)| t.definition());
         let limited = self.rates.default.is_some() || kept.clone().any(has_limits);
+        #[cfg(feature = "gateway")]
+        let limited = limited
+            || self
+                .mounts
+                .iter()
+                .any(|(_, u)| u.rate_limit.is_some() || u.concurrency.is_some());
         // Keyed budgets the server's store keeps (those of tools with a store of their own are
         // checked with that store).
         let keyed_kept = kept.clone().next().is_some()

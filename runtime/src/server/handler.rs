@@ -27,12 +27,28 @@ pub(crate) struct ClientCancel(pub(crate) tokio_util::sync::CancellationToken);
 
 impl ServerHandler for Server {
     fn get_info(&self) -> InitializeResult {
-        let mut info = InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(self.inner.info.clone());
+        let capabilities = ServerCapabilities::builder().enable_tools();
+        // A gateway's listing changes when an upstream's does: its clients are told.
+        #[cfg(feature = "gateway")]
+        let capabilities = match self.inner.mounts.is_empty() {
+            true => capabilities.build(),
+            false => capabilities.enable_tool_list_changed().build(),
+        };
+        #[cfg(not(feature = "gateway"))]
+        let capabilities = capabilities.build();
+        let mut info =
+            InitializeResult::new(capabilities).with_server_info(self.inner.info.clone());
         if let Some(instructions) = &self.inner.instructions {
             info = info.with_instructions(instructions.clone());
         }
         info
+    }
+
+    #[cfg(feature = "gateway")]
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        if !self.inner.mounts.is_empty() {
+            self.inner.subscribers.add(context.peer);
+        }
     }
 
     async fn list_tools(
@@ -40,13 +56,7 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(
-            self.inner
-                .tools
-                .iter()
-                .flat_map(|t| t.listed.iter().cloned())
-                .collect(),
-        ))
+        Ok(ListToolsResult::with_all_items(self.listed_tools()))
     }
 
     async fn call_tool(
@@ -224,23 +234,43 @@ impl Server {
         Some(answer(id, outcome.map(response), shape))
     }
 
-    /// `tools/list`'s answer to request `id`: made once for each shape, its id put in.
+    /// Every tool as `tools/list` shows it: the server's own, then the mounted upstreams'.
+    pub(crate) fn listed_tools(&self) -> Vec<rmcp::model::Tool> {
+        let own = self
+            .inner
+            .tools
+            .iter()
+            .flat_map(|t| t.listed.iter().cloned());
+        #[cfg(feature = "gateway")]
+        let own = own.chain(self.mounted_tools());
+        own.collect()
+    }
+
+    /// `tools/list`'s answer to request `id`: made once for each shape, its id put in (made
+    /// each time when upstreams are mounted: their tools change as they connect).
     #[cfg(any(feature = "stdio", feature = "http"))]
     fn listing(&self, id: &rmcp::model::RequestId, shape: super::fast::Shape) -> Vec<u8> {
         const PREFIX: &str = r#"{"jsonrpc":"2.0","id":0,"#;
-        let cached = self.inner.listing[shape as usize].get_or_init(|| {
-            let tools = self
-                .inner
-                .tools
-                .iter()
-                .flat_map(|t| t.listed.iter().cloned());
+        let make = || -> Box<str> {
             let result = rmcp::model::ServerResult::ListToolsResult(
-                ListToolsResult::with_all_items(tools.collect()),
+                ListToolsResult::with_all_items(self.listed_tools()),
             );
             let marker = rmcp::model::RequestId::Number(0);
             let answer = super::fast::answer(marker, Ok(result), shape);
             String::from_utf8(answer).unwrap_or_default().into()
-        });
+        };
+        #[cfg(feature = "gateway")]
+        let made;
+        #[cfg(feature = "gateway")]
+        let cached = match self.inner.mounts.is_empty() {
+            true => self.inner.listing[shape as usize].get_or_init(make),
+            false => {
+                made = make();
+                &made
+            }
+        };
+        #[cfg(not(feature = "gateway"))]
+        let cached = self.inner.listing[shape as usize].get_or_init(make);
         let rest = cached.strip_prefix(PREFIX).unwrap_or_default();
         let id = serde_json::to_string(id).unwrap_or_default();
         format!(r#"{{"jsonrpc":"2.0","id":{id},{rest}"#).into_bytes()
@@ -261,10 +291,9 @@ impl Server {
     /// flat exposition a misspelt action is a misspelt tool.
     fn unknown_tool(&self, name: &str) -> String {
         let listed: Vec<String> = self
-            .inner
-            .tools
-            .iter()
-            .flat_map(|t| t.listed.iter().map(|l| l.name.to_string()))
+            .listed_tools()
+            .into_iter()
+            .map(|l| l.name.to_string())
             .collect();
         let mut message = format!("unknown tool: {}", cut(name));
         if let Some(best) = crate::closest::Names::new(&listed).closest(name) {

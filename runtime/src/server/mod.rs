@@ -7,6 +7,8 @@ pub mod auth;
 mod builder;
 #[cfg(any(feature = "stdio", feature = "http"))]
 mod fast;
+#[cfg(feature = "gateway")]
+pub mod gateway;
 #[cfg(any(feature = "stdio", feature = "http"))]
 mod guard;
 mod handler;
@@ -32,6 +34,8 @@ pub use http::HttpService;
 pub(crate) use pipeline::Pipeline;
 pub use pipeline::RateLimitKey;
 pub(crate) use pipeline::Request;
+#[cfg(feature = "gateway")]
+pub(crate) use pipeline::forward_progress;
 #[cfg(feature = "stdio")]
 pub use stdio::StdioOptions;
 
@@ -74,6 +78,12 @@ struct Inner {
     validating: tokio::sync::Semaphore,
     #[cfg(feature = "otel")]
     instruments: otel::Instruments,
+    /// The upstreams mounted under namespaces (a gateway), in mounting order.
+    #[cfg(feature = "gateway")]
+    mounts: Arc<[Arc<super::gateway::Link>]>,
+    /// The connections to tell when a mounted upstream's tools change.
+    #[cfg(feature = "gateway")]
+    subscribers: Arc<super::gateway::Subscribers>,
 }
 
 /// Arguments of more values than this are validated one call at a time: finding every problem
@@ -219,6 +229,16 @@ impl Server {
             .get(name)
             .and_then(|&(i, action)| Some((self.inner.tools.get(i)?, action)))
         else {
+            #[cfg(feature = "gateway")]
+            if let Some((link, upstream_name)) = self.mounted(name) {
+                if extensions.get::<handler::ShuttingDown>().is_some() {
+                    let refused = crate::ToolError::limits_unavailable(name, 1);
+                    return Called::Answered(refused.into());
+                }
+                return self
+                    .call_mounted(link, name, upstream_name, arguments, request, cancelled)
+                    .await;
+            }
             return Called::UnknownTool;
         };
         let tool = &*registered.tool;
@@ -305,6 +325,64 @@ impl Server {
     }
 }
 
+#[cfg(feature = "gateway")]
+impl Server {
+    /// The mount a listed name is under, and the upstream's own name for it.
+    fn mounted<'a>(&self, name: &'a str) -> Option<(&Arc<super::gateway::Link>, &'a str)> {
+        self.inner
+            .mounts
+            .iter()
+            .find_map(|link| Some((link, link.strip(name)?)))
+    }
+
+    /// Starts keeping every mounted upstream connected (once); inside a Tokio runtime.
+    pub(crate) fn start_mounts(&self) {
+        for link in self.inner.mounts.iter() {
+            link.start();
+        }
+    }
+
+    /// The mounted upstreams' tools as listed, after the server's own.
+    fn mounted_tools(&self) -> impl Iterator<Item = rmcp::model::Tool> + '_ {
+        self.start_mounts();
+        self.inner.mounts.iter().flat_map(|link| link.listed())
+    }
+
+    /// Forwards a call to the upstream `link` (its tool `upstream_name`), in a `tools/call`
+    /// span of its own.
+    async fn call_mounted(
+        &self,
+        link: &Arc<super::gateway::Link>,
+        name: &str,
+        upstream_name: &str,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+        request: Request,
+        cancelled: impl Future<Output = ()>,
+    ) -> Called {
+        use super::gateway::Proxied;
+        use tracing::Instrument;
+
+        let span = call_span!(name);
+        span.record("upstream", tracing::field::display(&link.namespace));
+        if let Some((trace, span_id)) = &request.trace {
+            span.record("trace_id", tracing::field::display(trace.trace_id()));
+            span.record("parent_span_id", tracing::field::display(trace.parent_id()));
+            span.record("span_id", tracing::field::display(span_id));
+        }
+        let proxied = link
+            .call(upstream_name, arguments, request, cancelled)
+            .instrument(span)
+            .await;
+        match proxied {
+            Proxied::Answered(result) => Called::Answered(result.into()),
+            Proxied::Failed(error) => Called::Answered(error.into()),
+            Proxied::Cancelled => Called::Cancelled {
+                action: Arc::from(name),
+            },
+        }
+    }
+}
+
 /// The span of one `tools/call`: its tool, and the fields recorded once known; `tracing`'s
 /// macros take no `cfg` per field, so a feature adds its own fields through `$extra`.
 macro_rules! call_span {
@@ -319,6 +397,7 @@ macro_rules! call_span {
             parent_span_id = tracing::field::Empty,
             span_id = tracing::field::Empty,
             enduser.id = tracing::field::Empty,
+            upstream = tracing::field::Empty,
         )
     };
 }

@@ -44,7 +44,7 @@ pub(crate) enum Notifier {
 }
 
 /// Sends a call's progress notifications in order, until the call closes its progress.
-async fn forward_progress(
+pub(crate) async fn forward_progress(
     notifier: Notifier,
     mut notes: tokio::sync::mpsc::UnboundedReceiver<rmcp::model::ProgressNotificationParam>,
 ) {
@@ -137,6 +137,9 @@ pub struct Pipeline {
     pub(crate) flat: bool,
     /// The least time between two progress notifications of a call.
     pub(crate) progress_interval: std::time::Duration,
+    /// The server's mounted upstreams, for handoffs.
+    #[cfg(feature = "gateway")]
+    pub(crate) mounts: Option<Arc<dyn crate::tool::Handoffs>>,
 }
 
 /// A tool's BREAKING and RISKY changes since the lockfile, and how many a block shows.
@@ -190,6 +193,8 @@ impl Pipeline {
             contract: None,
             flat: false,
             progress_interval: rates.progress_interval,
+            #[cfg(feature = "gateway")]
+            mounts: None,
         }
     }
 }
@@ -289,6 +294,11 @@ impl Pipeline {
             request.trace,
             caller,
         );
+        #[cfg(feature = "gateway")]
+        let context = match &self.mounts {
+            Some(mounts) => context.with_mounts(Arc::clone(mounts)),
+            None => context,
+        };
         let handler_context = context.clone();
         let next = Next::new(
             &self.middleware,

@@ -25,6 +25,17 @@ pub struct Context {
     progress: Option<Arc<Progress>>,
     trace: Option<Arc<(TraceContext, String)>>,
     caller: Option<Caller>,
+    /// The server's mounted upstreams, for [`Context::handoff`].
+    #[cfg(feature = "gateway")]
+    mounts: Option<Arc<dyn Handoffs>>,
+}
+
+/// Where a handoff leads: the upstreams a server mounts (its gateway).
+#[cfg(feature = "gateway")]
+pub(crate) trait Handoffs: Send + Sync + std::fmt::Debug {
+    /// The tools of the upstream mounted under `namespace`, as the client calls them, once the
+    /// server is keeping it connected; `None` when no upstream is mounted there.
+    fn tools_of(&self, namespace: &str) -> Option<Vec<String>>;
 }
 
 impl Context {
@@ -35,7 +46,54 @@ impl Context {
             progress: None,
             trace: None,
             caller: None,
+            #[cfg(feature = "gateway")]
+            mounts: None,
         }
+    }
+
+    /// The context with the server's mounted upstreams, for [`Context::handoff`].
+    #[cfg(feature = "gateway")]
+    pub(crate) fn with_mounts(mut self, mounts: Arc<dyn Handoffs>) -> Self {
+        self.mounts = Some(mounts);
+        self
+    }
+
+    /// Hands the conversation to the upstream mounted under `namespace` (feature `gateway`):
+    /// return it (`Err(f.handoff(..))`, a warning, so the call succeeds) and the model reads
+    /// HANDOFF_CONNECTING naming the upstream's tools to continue with; the server keeps
+    /// that upstream connected. A namespace the server does not mount is logged, and the
+    /// model is told of no tools.
+    ///
+    /// ```
+    /// use mcp_fusion::{Context, ToolError};
+    ///
+    /// fn route(f: &Context, question: &str) -> Result<String, ToolError> {
+    ///     match question.contains("invoice") {
+    ///         true => Err(f.handoff("books", Some("invoices are kept by the books team"))),
+    ///         false => Ok("I can answer that myself.".into()),
+    ///     }
+    /// }
+    ///
+    /// let f = Context::detached("desk.ask");
+    /// let handed = route(&f, "Where is my invoice?").unwrap_err();
+    /// assert!(!handed.is_error());
+    /// assert_eq!(handed.message(), "Handed off to \"books\": invoices are kept by the books team");
+    /// ```
+    #[cfg(feature = "gateway")]
+    pub fn handoff(&self, namespace: &str, reason: Option<&str>) -> ToolError {
+        let tools = self.mounts.as_ref().and_then(|m| m.tools_of(namespace));
+        let tools: Vec<String> = match tools {
+            Some(tools) => tools,
+            None => {
+                tracing::warn!(
+                    action = %self.action,
+                    namespace,
+                    "a handoff to a namespace this server does not mount"
+                );
+                Vec::new()
+            }
+        };
+        ToolError::handoff(namespace, reason, tools)
     }
 
     /// A call's context with what its request carried: where its progress goes, and the

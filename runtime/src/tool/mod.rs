@@ -21,6 +21,8 @@ pub use call::TraceContext;
 pub(crate) use call::{Progress, Reporter, new_span_id};
 pub use caller::Caller;
 pub use context::Context;
+#[cfg(feature = "gateway")]
+pub(crate) use context::Handoffs;
 pub use definition::{Exposition, SingleToolDefBuilder, ToolDef, ToolDefBuilder};
 pub(crate) use invoke::{
     Callable, CatchUnwind, PanicMessage, Prepared, Rejection, Route, catching, finish, prepare,

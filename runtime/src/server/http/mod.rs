@@ -260,6 +260,8 @@ impl Server {
     pub fn serve_http(self, listener: tokio::net::TcpListener, options: HttpOptions) -> Serve {
         Serve::new(move |shutdown| {
             Box::pin(async move {
+                #[cfg(feature = "gateway")]
+                self.start_mounts();
                 let drain = options.drain.unwrap_or_else(|| self.longest_deadline());
                 let front = Arc::new(self.front(&options, Some(options.path.clone())));
                 let stop = tokio_util::sync::CancellationToken::new();

@@ -100,6 +100,8 @@ impl Server {
     pub fn serve_stdio(self, options: StdioOptions) -> Serve {
         Serve::new(move |shutdown| {
             Box::pin(async move {
+                #[cfg(feature = "gateway")]
+                self.start_mounts();
                 let (read, write) = rmcp::transport::stdio_pipes();
                 self.serve_transport((read, write), options, shutdown).await
             })

@@ -1,0 +1,270 @@
+//! A gateway: upstream MCP servers mounted under namespaces of one server (feature `gateway`).
+//!
+//! [`ServerBuilder::mount`](crate::server::ServerBuilder::mount) puts an [`Upstream`] (a child
+//! process spoken to on stdio, or a streamable HTTP endpoint) under a namespace: its tools are
+//! listed as `{namespace}_{tool}` beside the server's own, in one listing that is the same for
+//! every connection and is not emptied while the upstream is down (its last known tools stay).
+//! A call is forwarded with the gateway's own credentials (a client's are never passed
+//! through), its progress notifications and cancellation go both ways, and its trace context is
+//! continued; the upstream's result comes back unchanged. What fails on the way is an envelope
+//! (ERRORS.md §4, the gateway rows): HANDOFF_CONNECTING while the connection is being made,
+//! HANDOFF_UPSTREAM_UNAVAILABLE while it cannot be reached (with the time until the gateway
+//! tries again), HANDOFF_NAMESPACE_MISMATCH for a name the upstream does not list.
+//!
+//! The gateway keeps each upstream connected: after a failure it waits a backoff that doubles
+//! with each consecutive failure (with jitter, up to a maximum), then tries once; one log line
+//! tells an outage, one its end.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use mcp_fusion::Server;
+//! use mcp_fusion::gateway::Upstream;
+//! use mcp_fusion::server::StdioOptions;
+//!
+//! let server = Server::builder("front-desk", "1.0.0")
+//!     .mount("billing", Upstream::command("billing-server", ["--stdio"]))
+//!     .mount("crm", Upstream::http("http://10.0.0.7:8080/mcp").bearer(std::env::var("CRM_TOKEN")?))
+//!     .build()?;
+//! server.serve_stdio(StdioOptions::default()).await?;
+//! # Ok(()) }
+//! ```
+
+mod envelopes;
+mod link;
+
+use std::time::Duration;
+
+pub(crate) use link::{Link, Proxied};
+
+/// A server's mounted upstreams, as handlers' handoffs see them.
+#[derive(Debug)]
+pub(crate) struct Mounts(pub(crate) std::sync::Arc<[std::sync::Arc<Link>]>);
+
+impl crate::tool::Handoffs for Mounts {
+    fn tools_of(&self, namespace: &str) -> Option<Vec<String>> {
+        let link = self.0.iter().find(|link| link.namespace == namespace)?;
+        if tokio::runtime::Handle::try_current().is_ok() {
+            link.start();
+        }
+        Some(
+            link.listed()
+                .into_iter()
+                .map(|t| t.name.into_owned())
+                .collect(),
+        )
+    }
+}
+
+/// The clients to tell when the listing changes (an upstream's tools changed): the peers of
+/// the connections that began (stdio, HTTP sessions; stateless HTTP has no one to tell).
+#[derive(Default)]
+pub(crate) struct Subscribers {
+    peers: std::sync::Mutex<Vec<rmcp::Peer<rmcp::RoleServer>>>,
+}
+
+impl Subscribers {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<rmcp::Peer<rmcp::RoleServer>>> {
+        self.peers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Counts a connection that began.
+    pub(crate) fn add(&self, peer: rmcp::Peer<rmcp::RoleServer>) {
+        self.lock().push(peer);
+    }
+
+    /// Sends `notifications/tools/list_changed` to every connection, forgetting those that
+    /// are gone.
+    pub(crate) fn tell(self: &std::sync::Arc<Self>) {
+        let this = std::sync::Arc::clone(self);
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        runtime.spawn(async move {
+            let peers = this.lock().clone();
+            let mut gone = Vec::new();
+            for (i, peer) in peers.iter().enumerate() {
+                if peer.is_transport_closed() || peer.notify_tool_list_changed().await.is_err() {
+                    gone.push(i);
+                }
+            }
+            if !gone.is_empty() {
+                let mut peers = this.lock();
+                let mut i = 0;
+                peers.retain(|_| {
+                    i += 1;
+                    !gone.contains(&(i - 1))
+                });
+            }
+        });
+    }
+}
+
+/// An upstream MCP server a gateway mounts: how to reach it, and how patiently.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_fusion::gateway::Upstream;
+///
+/// let billing = Upstream::command("billing-server", ["--stdio"]).env("RUST_LOG", "warn");
+/// let crm = Upstream::http("http://10.0.0.7:8080/mcp")
+///     .bearer("token of the gateway's own")
+///     .call_timeout(Duration::from_secs(30))
+///     .backoff(Duration::from_secs(1), Duration::from_secs(30));
+/// # let _ = (billing, crm);
+/// ```
+#[derive(Clone)]
+pub struct Upstream {
+    pub(crate) target: Target,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) bearer: Option<String>,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) call_timeout: Duration,
+    pub(crate) backoff: (Duration, Duration),
+    pub(crate) rate_limit: Option<crate::tools::RateLimit>,
+    pub(crate) concurrency: Option<crate::tools::Concurrency>,
+}
+
+#[derive(Clone)]
+pub(crate) enum Target {
+    Command {
+        program: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+    },
+    Http(String),
+}
+
+impl std::fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut out = f.debug_struct("Upstream");
+        match &self.target {
+            Target::Command { program, args, .. } => {
+                out.field("program", program).field("args", args)
+            }
+            Target::Http(url) => out.field("url", url),
+        };
+        // Header values are credentials: only their names are shown.
+        let names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
+        out.field("headers", &names)
+            .field("bearer", &self.bearer.as_ref().map(|_| "…"))
+            .field("connect_timeout", &self.connect_timeout)
+            .field("call_timeout", &self.call_timeout)
+            .field("backoff", &self.backoff)
+            .field("rate_limit", &self.rate_limit)
+            .field("concurrency", &self.concurrency)
+            .finish()
+    }
+}
+
+impl Upstream {
+    /// An upstream started as a child process (`program` with `args`), spoken to on its stdin
+    /// and stdout; started again after it exits. Its stderr is the gateway's.
+    pub fn command<S: Into<String>>(
+        program: impl Into<String>,
+        args: impl IntoIterator<Item = S>,
+    ) -> Self {
+        Self::with_target(Target::Command {
+            program: program.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            env: Vec::new(),
+        })
+    }
+
+    /// An upstream at a streamable HTTP endpoint (`http://10.0.0.7:8080/mcp`). TLS needs a
+    /// reqwest TLS feature of your choice.
+    pub fn http(url: impl Into<String>) -> Self {
+        Self::with_target(Target::Http(url.into()))
+    }
+
+    fn with_target(target: Target) -> Self {
+        Upstream {
+            target,
+            headers: Vec::new(),
+            bearer: None,
+            connect_timeout: Duration::from_secs(10),
+            call_timeout: Duration::from_secs(60),
+            backoff: (Duration::from_secs(1), Duration::from_secs(30)),
+            rate_limit: None,
+            concurrency: None,
+        }
+    }
+
+    /// At most `max` calls per `window` to this upstream, kept in the server's limit store
+    /// (shared by replicas on Redis): beyond it, RATE_LIMITED before anything is forwarded.
+    pub fn rate_limit(mut self, max: u64, window: Duration) -> Self {
+        self.rate_limit = Some(crate::tools::RateLimit { max, window });
+        self
+    }
+
+    /// At most `max_active` calls to this upstream at once, `max_queued` more waiting, in the
+    /// server's limit store: beyond them, SERVER_BUSY.
+    pub fn concurrency(mut self, max_active: usize, max_queued: usize) -> Self {
+        self.concurrency = Some(crate::tools::Concurrency {
+            max_active,
+            max_queued,
+        });
+        self
+    }
+
+    /// Sets an environment variable of the child process (a command upstream).
+    pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        if let Target::Command { env, .. } = &mut self.target {
+            env.push((name.into(), value.into()));
+        }
+        self
+    }
+
+    /// The gateway's own access token for an HTTP upstream (`Authorization: Bearer`): the
+    /// clients' tokens are never passed through (MCP security best practices: no token
+    /// passthrough).
+    pub fn bearer(mut self, token: impl Into<String>) -> Self {
+        self.bearer = Some(token.into());
+        self
+    }
+
+    /// A header sent with every request to an HTTP upstream (not `Authorization`, set with
+    /// [`bearer`](Self::bearer), nor the headers MCP's transport sets itself).
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        let name = name.into().to_ascii_lowercase();
+        self.headers.retain(|(n, _)| *n != name);
+        self.headers.push((name, value.into()));
+        self
+    }
+
+    /// How long connecting (starting, the MCP handshake, the first listing) may take before
+    /// it counts as a failure (10 s by default).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// How long a forwarded call may wait for the upstream's answer before it is cancelled
+    /// there and answered TIMEOUT (60 s by default).
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+
+    /// The wait after a first failure (1 s by default), doubled after each consecutive one up
+    /// to `max` (30 s by default), each less a random part of up to a fifth.
+    pub fn backoff(mut self, first: Duration, max: Duration) -> Self {
+        self.backoff = (first, max.max(first));
+        self
+    }
+}
+
+/// Whether `namespace` can name a mount: lowercase ASCII letters, digits and `-`, starting
+/// with a letter, at most 32 characters (the listed names stay valid MCP tool names).
+pub(crate) fn valid_namespace(namespace: &str) -> bool {
+    let bytes = namespace.as_bytes();
+    bytes.first().is_some_and(u8::is_ascii_lowercase)
+        && bytes.len() <= 32
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+}
+
+/// The separator between a namespace and an upstream's tool name in the listing.
+pub(crate) const SEPARATOR: char = '_';

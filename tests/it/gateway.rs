@@ -1,0 +1,876 @@
+//! The gateway: upstream MCP servers mounted under namespaces, as real processes (the
+//! `upstream` driver, which misbehaves on demand, and the billing example), behind a server
+//! served in process on the stdio transport and spoken to in raw JSON-RPC lines; and the
+//! `gateway` example as a process fronting billing on stdio and over HTTP.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use mcp_fusion::gateway::Upstream;
+use mcp_fusion::server::StdioOptions;
+use mcp_fusion::{Server, ToolError, tool};
+use mcp_fusion_drivers::artifacts;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, WriteHalf};
+use tokio::sync::mpsc;
+use tokio::time::{Instant, sleep, timeout};
+
+/// Far above what any machine needs; never a claim about speed.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// The gateway's own tool.
+#[tool]
+async fn ping() -> Result<&'static str, ToolError> {
+    Ok("pong")
+}
+
+/// A front desk that hands questions about echoes to the `t` upstream.
+struct Desk;
+
+/// The front desk.
+#[tool]
+impl Desk {
+    /// Hands the conversation over.
+    async fn echoes(&self, f: mcp_fusion::Context) -> Result<(), ToolError> {
+        Err(f.handoff("t", Some("the echo team answers these")))
+    }
+}
+
+/// The `upstream` driver with `args`, quick to retry.
+fn upstream(args: &[&str]) -> Upstream {
+    let binary = artifacts::driver("upstream");
+    Upstream::command(binary.to_string_lossy(), args.iter().copied())
+        .connect_timeout(Duration::from_secs(20))
+        .backoff(Duration::from_millis(200), Duration::from_millis(400))
+}
+
+/// A file of the test's own, removed when dropped.
+struct TempFile(PathBuf);
+
+impl TempFile {
+    fn new(name: &str) -> TempFile {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!(
+            "mcp-fusion-gateway-{}-{n}-{name}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_file(&path);
+        TempFile(path)
+    }
+
+    fn arg(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+
+    fn read(&self) -> String {
+        std::fs::read_to_string(&self.0).unwrap_or_default()
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// A gateway served in process on the stdio transport, spoken to in raw lines.
+struct Gateway {
+    requests: WriteHalf<DuplexStream>,
+    lines: mpsc::UnboundedReceiver<Value>,
+    /// Lines read while waiting for another answer: notifications, other answers.
+    seen: Vec<Value>,
+}
+
+impl Gateway {
+    async fn serve(server: Server) -> Gateway {
+        let (client, server_end) = tokio::io::duplex(1 << 20);
+        let (read, write) = tokio::io::split(server_end);
+        tokio::spawn(
+            server
+                .serve_io(read, write, StdioOptions::default())
+                .into_future(),
+        );
+        let (answers, requests) = tokio::io::split(client);
+        let (sender, lines) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut answers = BufReader::new(answers).lines();
+            while let Ok(Some(line)) = answers.next_line().await {
+                let value = serde_json::from_str(&line).expect("every line is JSON");
+                if sender.send(value).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut gateway = Gateway {
+            requests,
+            lines,
+            seen: Vec::new(),
+        };
+        gateway
+            .send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "test", "version": "1"}}}))
+            .await;
+        gateway.answer(0).await;
+        gateway
+            .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        gateway
+    }
+
+    async fn send(&mut self, message: Value) {
+        let mut line = message.to_string().into_bytes();
+        line.push(b'\n');
+        self.requests.write_all(&line).await.unwrap();
+    }
+
+    /// The answer to request `id`.
+    async fn answer(&mut self, id: u64) -> Value {
+        if let Some(i) = self.seen.iter().position(|l| l["id"] == id) {
+            return self.seen.remove(i);
+        }
+        loop {
+            let line = timeout(PATIENCE, self.lines.recv())
+                .await
+                .unwrap_or_else(|_| panic!("no answer to {id}"))
+                .expect("the gateway is serving");
+            if line["id"] == id {
+                return line;
+            }
+            self.seen.push(line);
+        }
+    }
+
+    /// Whether request `id` is answered within `wait`.
+    async fn answered_within(&mut self, id: u64, wait: Duration) -> bool {
+        timeout(wait, self.answer(id)).await.is_ok()
+    }
+
+    async fn call(&mut self, id: u64, name: &str, arguments: Value) -> Value {
+        self.send(call(id, name, arguments)).await;
+        self.answer(id).await["result"].clone()
+    }
+
+    async fn list(&mut self, id: u64) -> Vec<String> {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}))
+            .await;
+        let answer = self.answer(id).await;
+        answer["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// Calls until the call succeeds; the codes of the envelopes met on the way.
+    async fn until_ok(
+        &mut self,
+        ids: std::ops::RangeFrom<u64>,
+        name: &str,
+        args: Value,
+    ) -> Vec<String> {
+        let started = Instant::now();
+        let mut met = Vec::new();
+        for id in ids {
+            let result = self.call(id, name, args.clone()).await;
+            match code(&result).as_str() {
+                "ok" => return met,
+                other => met.push(other.to_owned()),
+            }
+            assert!(started.elapsed() < PATIENCE, "never served: {met:?}");
+            sleep(Duration::from_millis(100)).await;
+        }
+        unreachable!()
+    }
+}
+
+fn call(id: u64, name: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": name, "arguments": arguments}})
+}
+
+fn text(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap_or_default()
+}
+
+/// `ok`, or the code of the result's envelope.
+fn code(result: &Value) -> String {
+    if result["isError"] != true {
+        return "ok".to_owned();
+    }
+    text(result)
+        .split("code=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("an envelope: {result}"))
+        .to_owned()
+}
+
+fn retry_after(result: &Value) -> u64 {
+    let text = text(result);
+    let inner = text
+        .split("<retry_after>")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or_else(|| panic!("a retry_after: {text}"));
+    inner.parse().unwrap()
+}
+
+fn kill(pidfile: &TempFile) {
+    let pid = pidfile.read();
+    let status = std::process::Command::new("kill")
+        .args(["-9", pid.trim()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill {pid}");
+}
+
+/// Waits until the gateway lists `name`.
+async fn listed(gateway: &mut Gateway, ids: std::ops::RangeFrom<u64>, name: &str) -> Vec<String> {
+    let started = Instant::now();
+    for id in ids {
+        let names = gateway.list(id).await;
+        if names.iter().any(|n| n == name) {
+            return names;
+        }
+        assert!(
+            started.elapsed() < PATIENCE,
+            "{name} never listed: {names:?}"
+        );
+        sleep(Duration::from_millis(50)).await;
+    }
+    unreachable!()
+}
+
+#[tokio::test]
+async fn an_upstream_killed_mid_call_is_unavailable_listed_still_and_served_again() {
+    let pidfile = TempFile::new("pid");
+    let server = Server::builder("gateway", "1")
+        .tool(PingTool)
+        .mount(
+            "t",
+            upstream(&["--pidfile", pidfile.arg()])
+                .backoff(Duration::from_secs(3), Duration::from_secs(3)),
+        )
+        .build()
+        .unwrap();
+    let mut gateway = Gateway::serve(server).await;
+    let listing = listed(&mut gateway, 1.., "t_echo").await;
+    let expected = [
+        "ping",
+        "t_echo",
+        "t_slow",
+        "t_refuse",
+        "t_fail",
+        "t_garbage",
+        "t_silent",
+        "t_twice",
+        "t_die",
+        "t_grow",
+    ];
+    assert_eq!(
+        listing, expected,
+        "local and upstream tools, in one listing"
+    );
+    let echoed = gateway.call(100, "t_echo", json!({"text": "hi"})).await;
+    assert_eq!((code(&echoed), text(&echoed)), ("ok".to_owned(), "hi"));
+
+    // A call in flight when the upstream dies.
+    gateway
+        .send(call(101, "t_slow", json!({"ms": 20_000})))
+        .await;
+    assert!(
+        !gateway
+            .answered_within(101, Duration::from_millis(300))
+            .await
+    );
+    kill(&pidfile);
+    let in_flight = gateway.answer(101).await["result"].clone();
+    assert_eq!(
+        code(&in_flight),
+        "HANDOFF_UPSTREAM_UNAVAILABLE",
+        "{in_flight}"
+    );
+    let first_wait = retry_after(&in_flight);
+    assert!((1..=3).contains(&first_wait), "{in_flight}");
+    assert!(
+        text(&in_flight).contains("The upstream \"t\" is temporarily unavailable."),
+        "{in_flight}"
+    );
+
+    // During the backoff: the same listing, and the remaining wait.
+    assert_eq!(gateway.list(102).await, expected);
+    let during = gateway.call(103, "t_echo", json!({"text": "hi"})).await;
+    assert_eq!(code(&during), "HANDOFF_UPSTREAM_UNAVAILABLE", "{during}");
+    assert!(retry_after(&during) <= first_wait, "{during}");
+    let ping = gateway.call(104, "ping", json!({})).await;
+    assert_eq!(
+        code(&ping),
+        "ok",
+        "the gateway's own tools are served meanwhile"
+    );
+
+    // The gateway starts it again once the backoff is over; no restart of the gateway.
+    let met = gateway
+        .until_ok(200.., "t_echo", json!({"text": "again"}))
+        .await;
+    assert!(
+        met.iter().all(|c| c.starts_with("HANDOFF_")),
+        "only handoff envelopes on the way: {met:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_slow_starting_upstream_is_connecting_then_serves() {
+    let server = Server::builder("gateway", "1")
+        .mount("slow", upstream(&["--start-delay-ms", "1500"]))
+        .build()
+        .unwrap();
+    let mut gateway = Gateway::serve(server).await;
+    let first = gateway.call(1, "slow_echo", json!({"text": "hi"})).await;
+    assert_eq!(code(&first), "HANDOFF_CONNECTING", "{first}");
+    assert_eq!(retry_after(&first), 2);
+    assert!(text(&first).contains("<message>The upstream \"slow\" is connecting.</message>"));
+    assert!(
+        text(&first).contains("<recovery>Wait 2 seconds, then retry the same call.</recovery>")
+    );
+    let met = gateway
+        .until_ok(2.., "slow_echo", json!({"text": "hi"}))
+        .await;
+    assert!(met.iter().all(|c| c == "HANDOFF_CONNECTING"), "{met:?}");
+}
+
+#[tokio::test]
+async fn a_name_the_upstream_does_not_list_gets_the_closest() {
+    let server = Server::builder("gateway", "1")
+        .mount("t", upstream(&[]))
+        .build()
+        .unwrap();
+    let mut gateway = Gateway::serve(server).await;
+    listed(&mut gateway, 1.., "t_echo").await;
+    let wrong = gateway.call(100, "t_ecko", json!({"text": "hi"})).await;
+    assert_eq!(code(&wrong), "HANDOFF_NAMESPACE_MISMATCH");
+    let text = text(&wrong);
+    assert!(
+        text.contains("<message>The upstream \"t\" has no tool \"ecko\".</message>"),
+        "{text}"
+    );
+    assert!(text.contains("<recovery>Did you mean \"t_echo\"? Choose one of the available tools and call it.</recovery>"), "{text}");
+    assert!(
+        text.contains("<action>t_echo</action>\n  <action>t_slow</action>"),
+        "{text}"
+    );
+    let far = gateway.call(101, "t_zzzzzzzzzz", json!({})).await;
+    assert!(
+        self::text(&far)
+            .contains("<recovery>Choose one of the available tools and call it.</recovery>")
+    );
+    // A name under no namespace stays an unknown tool (a JSON-RPC error, as MCP says).
+    gateway.send(call(102, "u_echo", json!({}))).await;
+    let unknown = gateway.answer(102).await;
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+}
+
+#[tokio::test]
+async fn every_call_gets_one_answer_whatever_the_upstream_does() {
+    let log = TempFile::new("log");
+    let server = Server::builder("gateway", "1")
+        .mount(
+            "t",
+            upstream(&["--log", log.arg()]).call_timeout(Duration::from_secs(1)),
+        )
+        .build()
+        .unwrap();
+    let mut gateway = Gateway::serve(server).await;
+    listed(&mut gateway, 1.., "t_echo").await;
+
+    let refused = gateway.call(100, "t_refuse", json!({})).await;
+    assert_eq!(code(&refused), "VALIDATION_ERROR");
+    assert!(text(&refused).contains("<message>The upstream \"t\" refused the arguments: missing field `invoice_id`</message>"), "{refused}");
+
+    let failed = gateway.call(101, "t_fail", json!({})).await;
+    assert_eq!(code(&failed), "INTERNAL_ERROR");
+    assert!(text(&failed).contains("The tool \"fail\" of upstream \"t\" failed unexpectedly."));
+    assert!(
+        text(&failed).contains("<detail key=\"incident\">inc_"),
+        "{failed}"
+    );
+    assert!(
+        !failed.to_string().contains("hunter2"),
+        "no internals: {failed}"
+    );
+
+    // Never answered: TIMEOUT at the gateway's deadline, and the upstream is told.
+    let silent = gateway.call(102, "t_silent", json!({})).await;
+    assert_eq!(code(&silent), "TIMEOUT", "{silent}");
+    assert!(text(&silent).contains("The action \"t_silent\" did not finish within 1 second."));
+    let started = Instant::now();
+    while !log.read().contains("cancelled") {
+        assert!(started.elapsed() < PATIENCE, "the upstream was never told");
+        sleep(Duration::from_millis(20)).await;
+    }
+
+    // Answered twice: one answer; the next call is served.
+    let twice = gateway.call(103, "t_twice", json!({})).await;
+    assert_eq!(text(&twice), "first");
+    let echoed = gateway
+        .call(104, "t_echo", json!({"text": "after twice"}))
+        .await;
+    assert_eq!(text(&echoed), "after twice");
+    assert!(
+        gateway.seen.iter().all(|l| l["id"] != 103),
+        "no second answer: {:?}",
+        gateway.seen
+    );
+
+    // A line that is no JSON-RPC, then nothing: one answer.
+    let garbage = gateway.call(105, "t_garbage", json!({})).await;
+    assert!(
+        ["TIMEOUT", "HANDOFF_UPSTREAM_UNAVAILABLE"].contains(&code(&garbage).as_str()),
+        "{garbage}"
+    );
+
+    // Dies during the call: unavailable, then started again.
+    listed(&mut gateway, 106.., "t_echo").await;
+    let _ = gateway
+        .until_ok(200.., "t_echo", json!({"text": "up"}))
+        .await;
+    let died = gateway.call(300, "t_die", json!({})).await;
+    assert_eq!(code(&died), "HANDOFF_UPSTREAM_UNAVAILABLE", "{died}");
+    let _ = gateway
+        .until_ok(301.., "t_echo", json!({"text": "up again"}))
+        .await;
+}
+
+#[tokio::test]
+async fn progress_and_cancellation_go_through() {
+    let log = TempFile::new("log");
+    let server = Server::builder("gateway", "1")
+        .mount("t", upstream(&["--log", log.arg()]))
+        .build()
+        .unwrap();
+    let mut gateway = Gateway::serve(server).await;
+    listed(&mut gateway, 1.., "t_echo").await;
+
+    gateway
+        .send(json!({"jsonrpc": "2.0", "id": 100, "method": "tools/call",
+            "params": {"name": "t_slow", "arguments": {"ms": 300},
+                       "_meta": {"progressToken": "mine"}}}))
+        .await;
+    let answer = gateway.answer(100).await;
+    assert_eq!(text(&answer["result"]), "slept");
+    let progress: Vec<&Value> = gateway
+        .seen
+        .iter()
+        .filter(|l| l["method"] == "notifications/progress")
+        .collect();
+    assert!(progress.len() >= 2, "{:?}", gateway.seen);
+    assert!(
+        progress
+            .iter()
+            .all(|p| p["params"]["progressToken"] == "mine")
+    );
+    let ticks: Vec<u64> = progress
+        .iter()
+        .map(|p| p["params"]["progress"].as_f64().unwrap() as u64)
+        .collect();
+    assert!(ticks.windows(2).all(|w| w[0] < w[1]), "in order: {ticks:?}");
+
+    gateway
+        .send(call(101, "t_slow", json!({"ms": 20_000})))
+        .await;
+    sleep(Duration::from_millis(200)).await;
+    gateway
+        .send(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": 101}}),
+        )
+        .await;
+    let started = Instant::now();
+    while !log.read().contains("cancelled") {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "the cancellation never reached the upstream"
+        );
+        sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        !gateway
+            .answered_within(101, Duration::from_millis(200))
+            .await
+    );
+    let echoed = gateway
+        .call(102, "t_echo", json!({"text": "still here"}))
+        .await;
+    assert_eq!(text(&echoed), "still here");
+
+    // The trace goes on: the upstream's call is a child of the gateway's span for the call.
+    let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    gateway
+        .send(json!({"jsonrpc": "2.0", "id": 103, "method": "tools/call",
+            "params": {"name": "t_echo", "arguments": {"text": "traced"},
+                       "_meta": {"traceparent": format!("00-{trace}-00f067aa0ba902b7-01")}}}))
+        .await;
+    gateway.answer(103).await;
+    let logged = log.read();
+    let line = logged
+        .lines()
+        .find(|l| l.contains(trace))
+        .unwrap_or_else(|| panic!("the trace reached the upstream: {logged}"));
+    let parent = line
+        .split(&format!("00-{trace}-"))
+        .nth(1)
+        .and_then(|rest| rest.split('-').next())
+        .unwrap();
+    assert_eq!(parent.len(), 16, "{line}");
+    assert_ne!(
+        parent, "00f067aa0ba902b7",
+        "the gateway's own span is the parent: {line}"
+    );
+    assert!(line.ends_with("-01\""), "sampled still: {line}");
+    assert!(
+        logged.contains("call echo traceparent=null"),
+        "no trace made up for untraced calls: {logged}"
+    );
+}
+
+#[tokio::test]
+async fn an_mcp_fusion_upstream_answers_through_the_gateway_as_it_answers_directly() {
+    let billing = artifacts::billing();
+    let server = Server::builder("gateway", "1")
+        .mount(
+            "books",
+            Upstream::command(billing.to_string_lossy(), Vec::<String>::new()),
+        )
+        .build()
+        .unwrap();
+    let mut gateway = Gateway::serve(server).await;
+    listed(&mut gateway, 1.., "books_billing").await;
+    let mut direct = mcp_fusion_drivers::raw_stdio::Billing::start(&billing, &[])
+        .await
+        .unwrap();
+    let calls = [
+        json!({"action": "get_invoice", "id": "inv_2026_0001"}),
+        json!({"action": "get_invoice", "id": "inv_2026_0404"}),
+        json!({"action": "get_invoice", "id": "inv_1"}),
+        json!({"action": "get_invoise"}),
+        json!({"action": "create_invoice", "customer_email": 5, "amount_cents": -1,
+               "lines": "</message><evil/>"}),
+        json!({"action": "void_invoice", "id": "inv_2026_0002"}),
+    ];
+    for (i, arguments) in calls.into_iter().enumerate() {
+        let id = 100 + i as u64;
+        let through = gateway.call(id, "books_billing", arguments.clone()).await;
+        direct
+            .send(&call(id, "billing", arguments.clone()))
+            .await
+            .unwrap();
+        let answered = direct.receive(PATIENCE).await.expect("billing answers");
+        assert_eq!(through, answered["result"], "{arguments}");
+    }
+}
+
+/// The answer to request `id` of a raw stdio process, past notifications.
+async fn answer_to(process: &mut mcp_fusion_drivers::raw_stdio::Billing, id: u64) -> Value {
+    loop {
+        let line = process.receive(PATIENCE).await.expect("an answer");
+        if line["id"] == id {
+            return line;
+        }
+        assert!(line["id"].is_null(), "another request's answer: {line}");
+    }
+}
+
+#[tokio::test]
+async fn the_example_gateway_fronts_billing_on_stdio_and_over_http() {
+    let billing = artifacts::billing();
+    let http = mcp_fusion_drivers::raw_http::Billing::start(&billing, &["--stateless"])
+        .await
+        .unwrap();
+    let books = format!("books={}", billing.display());
+    let crm = format!("crm=http://{}/mcp", http.addr);
+    let mut gateway = mcp_fusion_drivers::raw_stdio::Billing::start(
+        &artifacts::example("gateway"),
+        &["--upstream", &books, "--upstream", &crm],
+    )
+    .await
+    .unwrap();
+    let started = Instant::now();
+    let mut id = 1;
+    loop {
+        gateway
+            .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}))
+            .await
+            .unwrap();
+        let answer = answer_to(&mut gateway, id).await;
+        let names: Vec<&str> = answer["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        if names == ["desk", "books_billing", "crm_billing"] {
+            break;
+        }
+        assert!(started.elapsed() < PATIENCE, "{names:?}");
+        sleep(Duration::from_millis(100)).await;
+        id += 1;
+    }
+    for (id, name) in [(100, "books_billing"), (101, "crm_billing")] {
+        gateway
+            .send(&call(
+                id,
+                name,
+                json!({"action": "get_invoice", "id": "inv_2026_0001"}),
+            ))
+            .await
+            .unwrap();
+        let answer = answer_to(&mut gateway, id).await;
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+    }
+    gateway
+        .send(&call(102, "desk", json!({"action": "directory"})))
+        .await
+        .unwrap();
+    let answer = answer_to(&mut gateway, 102).await;
+    assert!(
+        answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("crm")
+    );
+}
+
+#[tokio::test]
+async fn the_official_typescript_sdk_client_calls_through_the_example_gateway() {
+    let client = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk-client");
+    assert!(
+        client
+            .join("node_modules/@modelcontextprotocol/sdk")
+            .is_dir(),
+        "the official TypeScript SDK client is not installed: run `cargo xtask setup`"
+    );
+    let books = format!("books={}", artifacts::billing().display());
+    let mut gateway = tokio::process::Command::new(artifacts::example("gateway"))
+        .args(["--http", "127.0.0.1:0", "--upstream", &books])
+        .env("RUST_LOG", "info")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut log = BufReader::new(gateway.stderr.take().unwrap()).lines();
+    let (mut url, mut connected) = (None, false);
+    while url.is_none() || !connected {
+        let line = timeout(PATIENCE, log.next_line())
+            .await
+            .expect("the gateway starts")
+            .unwrap()
+            .expect("the gateway runs");
+        if let Some(rest) = line.strip_prefix("gateway: streamable HTTP on ") {
+            url = Some(rest.to_owned());
+        }
+        connected |= line.contains("connected to the upstream");
+    }
+    let steps = json!([
+        {"list": true},
+        {"call": "books_billing", "arguments": {"action": "get_invoice", "id": "inv_2026_0001"}},
+        {"call": "books_billing", "arguments": {"action": "get_invoice", "id": "inv_1"}},
+        {"call": "books_biling", "arguments": {}},
+    ]);
+    let output = timeout(
+        Duration::from_secs(60),
+        tokio::process::Command::new("node")
+            .arg(client.join("client.mjs"))
+            .arg(url.unwrap())
+            .env("MCP_STEPS", steps.to_string())
+            .env_remove("MCP_BEARER_TOKEN")
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("the SDK client finishes within a minute")
+    .expect("node runs");
+    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON line per step"))
+        .collect();
+    assert_eq!(output.status.code(), Some(0), "{lines:?}");
+    assert_eq!(
+        lines[0]["tools"],
+        json!(["desk", "books_billing"]),
+        "{lines:?}"
+    );
+    assert_eq!(lines[1]["result"]["isError"], false, "{lines:?}");
+    let invalid = &lines[2]["result"];
+    assert_eq!(invalid["isError"], true, "{lines:?}");
+    assert!(text(invalid).starts_with("<validation_error action=\"billing.get_invoice\">"));
+    assert_eq!(
+        invalid["_meta"]["dev.mcp-fusion/errors"][0]["code"], "VALIDATION_ERROR",
+        "the upstream's mirror arrives: {invalid}"
+    );
+    assert_eq!(
+        code(&lines[3]["result"]),
+        "HANDOFF_NAMESPACE_MISMATCH",
+        "{lines:?}"
+    );
+    assert!(text(&lines[3]["result"]).contains("Did you mean \"books_billing\"?"));
+}
+
+#[tokio::test]
+async fn a_handler_hands_the_conversation_to_an_upstream() {
+    let server = Server::builder("gateway", "1")
+        .tool(Desk)
+        .mount("t", upstream(&[]))
+        .build()
+        .unwrap();
+    let mut gateway = Gateway::serve(server).await;
+    listed(&mut gateway, 1.., "t_echo").await;
+    let handed = gateway.call(100, "desk", json!({"action": "echoes"})).await;
+    assert_eq!(
+        handed["isError"], false,
+        "a warning: the call succeeded: {handed}"
+    );
+    let text = text(&handed);
+    assert!(
+        text.starts_with("<tool_error code=\"HANDOFF_CONNECTING\" severity=\"warning\">"),
+        "{text}"
+    );
+    assert!(text.contains("<message>Handed off to \"t\": the echo team answers these</message>"));
+    assert!(text.contains("<recovery>Continue with the tools of \"t\".</recovery>"));
+    assert!(
+        text.contains("<action>t_echo</action>\n  <action>t_slow</action>"),
+        "{text}"
+    );
+    let mirror = &handed["_meta"]["dev.mcp-fusion/errors"][0];
+    assert_eq!(mirror["code"], "HANDOFF_CONNECTING", "{handed}");
+    assert_eq!(mirror["severity"], "warning");
+}
+
+#[tokio::test]
+async fn when_an_upstream_lists_other_tools_clients_are_told() {
+    let server = Server::builder("gateway", "1")
+        .mount("t", upstream(&[]))
+        .build()
+        .unwrap();
+    let mut gateway = Gateway::serve(server).await;
+    listed(&mut gateway, 1.., "t_echo").await;
+    let grown = gateway.call(100, "t_grow", json!({})).await;
+    assert_eq!(text(&grown), "grown");
+    // Told after the upstream said so (the first connection's notice came before), and the
+    // listing has the new tool.
+    gateway.seen.clear();
+    let started = Instant::now();
+    while !gateway
+        .seen
+        .iter()
+        .any(|l| l["method"] == "notifications/tools/list_changed")
+    {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "never told: {:?}",
+            gateway.seen
+        );
+        if let Ok(Some(line)) = timeout(Duration::from_millis(100), gateway.lines.recv()).await {
+            gateway.seen.push(line);
+        }
+    }
+    let names = listed(&mut gateway, 101.., "t_extra").await;
+    assert_eq!(
+        names.last().map(String::as_str),
+        Some("t_extra"),
+        "{names:?}"
+    );
+    let extra = gateway.call(1000, "t_extra", json!({})).await;
+    assert_ne!(code(&extra), "HANDOFF_NAMESPACE_MISMATCH", "{extra}");
+}
+
+#[tokio::test]
+async fn the_gateways_own_limits_apply_before_a_call_is_forwarded() {
+    let server = Server::builder("gateway", "1")
+        .mount(
+            "t",
+            upstream(&[])
+                .rate_limit(3, Duration::from_secs(600))
+                .concurrency(1, 0),
+        )
+        .build()
+        .unwrap();
+    let mut gateway = Gateway::serve(server).await;
+    listed(&mut gateway, 1.., "t_echo").await;
+    gateway.send(call(100, "t_slow", json!({"ms": 1000}))).await;
+    sleep(Duration::from_millis(200)).await;
+    let busy = gateway.call(101, "t_echo", json!({"text": "hi"})).await;
+    assert_eq!(code(&busy), "SERVER_BUSY", "{busy}");
+    assert!(text(&busy).contains("Tool \"t_echo\" is at capacity (1 active, 0 queued)."));
+    assert_eq!(text(&gateway.answer(100).await["result"]), "slept");
+    // The busy call spent nothing: two more fit in the budget of 3.
+    for id in [102, 103] {
+        let ok = gateway.call(id, "t_echo", json!({"text": "hi"})).await;
+        assert_eq!(code(&ok), "ok");
+    }
+    let limited = gateway.call(104, "t_echo", json!({"text": "hi"})).await;
+    assert_eq!(code(&limited), "RATE_LIMITED", "{limited}");
+    assert!(text(&limited).contains("Rate limit exceeded: at most 3 calls per 10 minutes."));
+}
+
+#[tokio::test]
+async fn an_upstream_behind_oauth_is_reached_with_the_gateways_own_token() {
+    use mcp_fusion_drivers::issuer::Issuer;
+    const AUDIENCE: &str = "https://billing.example/mcp";
+    let issuer = Issuer::start().await.unwrap();
+    let billing = mcp_fusion_drivers::raw_http::Billing::start(
+        &artifacts::billing(),
+        &[
+            "--oauth-issuer",
+            issuer.url.as_str(),
+            "--oauth-audience",
+            AUDIENCE,
+        ],
+    )
+    .await
+    .unwrap();
+    let url = format!("http://{}/mcp", billing.addr);
+    let token = issuer.token(AUDIENCE, "gateway", "invoices:write");
+    let server = Server::builder("gateway", "1")
+        .mount("books", Upstream::http(&url).bearer(token))
+        .mount(
+            "nobody",
+            Upstream::http(&url).backoff(Duration::from_secs(60), Duration::from_secs(60)),
+        )
+        .build()
+        .unwrap();
+    let mut gateway = Gateway::serve(server).await;
+    listed(&mut gateway, 1.., "books_billing").await;
+    let created = gateway
+        .call(
+            100,
+            "books_billing",
+            json!({"action": "create_invoice", "customer_email": "a@example.com",
+                   "amount_cents": 100, "currency": "EUR",
+                   "lines": [{"description": "Tea", "quantity": 1}]}),
+        )
+        .await;
+    assert_eq!(
+        code(&created),
+        "ok",
+        "the gateway's token grants the scope: {created}"
+    );
+    // Without a token of its own, the upstream refuses the gateway (401): unavailable.
+    let started = Instant::now();
+    let refused = loop {
+        let result = gateway
+            .call(101, "nobody_billing", json!({"action": "get_invoice"}))
+            .await;
+        if code(&result) != "HANDOFF_CONNECTING" {
+            break result;
+        }
+        assert!(started.elapsed() < PATIENCE, "{result}");
+        sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(code(&refused), "HANDOFF_UPSTREAM_UNAVAILABLE", "{refused}");
+    assert!(retry_after(&refused) > 30, "the backoff: {refused}");
+}
