@@ -6,6 +6,8 @@
 //! ```text
 //! cargo run --release -p mcp-fusion-drivers --bin gateway_load [-- --calls 4000 --rounds 3]
 //! ```
+//!
+//! `MCP_FUSION_BILLING=path` and `MCP_FUSION_GATEWAY=path` run other builds of the two examples.
 
 use std::time::{Duration, Instant};
 
@@ -121,7 +123,10 @@ async fn main() -> Result<(), Error> {
     let calls = flag("--calls", 4000);
     let rounds = flag("--rounds", 3);
     let billing = artifacts::billing();
-    let gateway = artifacts::example("gateway");
+    let gateway = match std::env::var_os("MCP_FUSION_GATEWAY") {
+        Some(path) => path.into(),
+        None => artifacts::example("gateway"),
+    };
     let mut direct = Billing::start(&billing, &["--no-audit"]).await?;
     let books = format!("books={} --no-audit", billing.display());
     let mut through = Billing::start(&gateway, &["--upstream", &books]).await?;
