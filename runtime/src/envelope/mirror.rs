@@ -90,17 +90,57 @@ pub(crate) enum Mirror {
 /// A validation error's mirror: its action, one object per `<field>` line, the `(more)` count.
 #[derive(Debug)]
 pub(crate) struct FieldsMirror {
-    pub(crate) action: String,
-    pub(crate) fields: Vec<FieldMirror>,
+    /// Boxed, to keep an [`Envelope`] (returned by value) small.
+    pub(crate) action: Box<str>,
+    pub(crate) fields: FieldLines,
     pub(crate) more: usize,
 }
 
+/// The `<field>` lines' mirror objects: each line's path and text as the envelope's text lays
+/// them out, before escaping, one after another in one buffer (no string of its own each).
+#[derive(Debug, Default)]
+pub(crate) struct FieldLines {
+    plain: String,
+    /// Each line's start, the end of its path (the start of its text), its end, and its row.
+    marks: Vec<(usize, usize, usize, super::Text)>,
+}
+
+impl FieldLines {
+    /// Room for `lines` lines of a usual length.
+    pub(crate) fn with_capacity(lines: usize) -> Self {
+        FieldLines {
+            plain: String::with_capacity(lines * 128),
+            marks: Vec::with_capacity(lines),
+        }
+    }
+
+    /// Where a line's path and then its text are written, after the lines before it.
+    pub(crate) fn buffer(&mut self) -> &mut String {
+        &mut self.plain
+    }
+
+    /// Ends the line written to the buffer since `start`, its path ending at `split`.
+    pub(crate) fn mark(&mut self, start: usize, split: usize, problem: super::Text) {
+        self.marks.push((start, split, self.plain.len(), problem));
+    }
+
+    /// The lines' mirror objects, in order.
+    pub(crate) fn iter(&self) -> impl ExactSizeIterator<Item = FieldMirror<'_>> {
+        self.marks
+            .iter()
+            .map(|(start, split, end, problem)| FieldMirror {
+                path: &self.plain[*start..*split],
+                problem,
+                text: &self.plain[*split..*end],
+            })
+    }
+}
+
 /// One `<field>` line's mirror: its path and line as the text lays them out, before escaping.
-#[derive(Debug)]
-pub(crate) struct FieldMirror {
-    pub(crate) path: String,
-    pub(crate) problem: super::Text,
-    pub(crate) text: String,
+pub(crate) struct FieldMirror<'a> {
+    pub(crate) path: &'a str,
+    pub(crate) problem: &'a str,
+    pub(crate) text: &'a str,
 }
 
 impl Mirror {
@@ -137,7 +177,7 @@ impl Mirror {
     }
 }
 
-impl serde::Serialize for FieldMirror {
+impl serde::Serialize for FieldMirror<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(3))?;
         map.serialize_entry("path", &self.path)?;
@@ -176,6 +216,10 @@ pub(crate) struct Envelope {
     /// How many changes a `<contract_awareness>` block in the text counts, when it has one.
     pub(crate) contract_changes: Option<usize>,
 }
+
+// Results carry it by value (`Result<_, Envelope>`): under 128 bytes, clippy's bound for them.
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<Envelope>() < 128);
 
 impl Envelope {
     pub(crate) fn of(err: ToolError) -> Self {
@@ -328,11 +372,11 @@ impl Envelope {
                     } else {
                         br#"{"path":"#
                     });
-                    string(out, &field.path);
+                    string(out, field.path);
                     key(out, "problem");
-                    string(out, &field.problem);
+                    string(out, field.problem);
                     key(out, "text");
-                    string(out, &field.text);
+                    string(out, field.text);
                     out.push(b'}');
                 }
                 out.push(b']');

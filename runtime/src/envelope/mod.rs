@@ -28,7 +28,7 @@ pub use mirror::MIRROR_KEY;
 #[cfg(any(feature = "client", feature = "otel"))]
 pub(crate) use mirror::entries as mirror_entries;
 pub(crate) use mirror::{
-    Envelope, FieldMirror, FieldsMirror, Mirror, VALIDATION_RECOVERY, push as push_mirror,
+    Envelope, FieldLines, FieldsMirror, Mirror, VALIDATION_RECOVERY, push as push_mirror,
 };
 pub use parse::{ParsedError, ParsedField, ParsedKind, parse_envelope};
 pub(crate) use render::itoa;

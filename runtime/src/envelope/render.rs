@@ -8,7 +8,8 @@ pub(crate) fn tool_error(err: &ToolError) -> String {
     let e = &*err.0;
     let mut out = String::with_capacity(size_hint(err));
     out.push_str("<tool_error code=\"");
-    attr(&mut out, e.code.as_str());
+    // A code matches `[A-Z][A-Z0-9_]*` (every `ErrorCode` is checked when made): nothing to escape.
+    out.push_str(e.code.as_str());
     out.push_str("\" severity=\"");
     out.push_str(e.severity.as_str());
     out.push_str("\">\n<message>");
@@ -65,25 +66,27 @@ pub(crate) fn actions_block(names: &[Text]) -> String {
     out
 }
 
-/// The unescaped length plus the fixed markup, with a little room for entities.
+/// The unescaped length plus the fixed markup, with a little room for entities; a shared
+/// `<available_actions>` block, copied as it is, counts its exact length. (A buffer that is not
+/// much larger than the text also stays among the sizes the allocator serves fastest.)
 fn size_hint(err: &ToolError) -> usize {
     let e = &*err.0;
     let content = e.message.len()
         + e.recovery.as_ref().map_or(0, |r| r.len() + 24)
-        + e.actions
-            .names()
-            .iter()
-            .map(|a| a.len() + 20)
-            .sum::<usize>()
         + e.details
             .iter()
             .map(|(k, v)| k.len() + v.len() + 32)
             .sum::<usize>();
-    let fixed = 96
-        + if e.actions.names().is_empty() { 0 } else { 42 }
-        + if e.details.is_empty() { 0 } else { 22 }
-        + 40;
-    fixed + content + content / 8
+    let actions = match &e.actions {
+        Actions::Shared(list) => list.block.len(),
+        Actions::Listed(names) if names.is_empty() => 0,
+        Actions::Listed(names) => {
+            let names = names.iter().map(|a| a.len() + 20).sum::<usize>();
+            42 + names + names / 8
+        }
+    };
+    let fixed = 96 + if e.details.is_empty() { 0 } else { 22 } + 40;
+    fixed + actions + content + content / 8
 }
 
 /// Formats an integer without going through `fmt`.

@@ -15,7 +15,7 @@ const KEEP: usize = 47;
 pub(crate) fn sent(value: &Value) -> String {
     match value {
         Value::Null => "null".into(),
-        Value::Bool(b) => b.to_string(),
+        Value::Bool(b) => (if *b { "true" } else { "false" }).to_owned(),
         Value::Number(n) => number(n),
         Value::String(s) => {
             let (kept, was_cut) = cut(s);
@@ -187,7 +187,11 @@ pub(crate) fn json_string(out: &mut String, s: &str) {
 /// plain decimal; other numbers as the shortest round-trip decimal, plain with at least one
 /// digit after the point when 1e-5 <= |x| < 1e16, otherwise in exponent form (`1e+16`).
 pub(crate) fn number(n: &Number) -> String {
-    let mut out = String::new();
+    if n.is_f64() {
+        return float(n.as_f64().unwrap_or(f64::NAN));
+    }
+    // Room for any integer, so that writing it does not grow the string.
+    let mut out = String::with_capacity(20);
     write_number(&mut out, n);
     out
 }

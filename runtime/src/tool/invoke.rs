@@ -152,8 +152,13 @@ pub(crate) fn prepare(
         (Route::Discriminator, Some(field)) => {
             match def.router().route_or_render(discriminator(&args, field)) {
                 Ok(index) => {
-                    // `shift_remove` keeps the order the other keys were sent in (ERRORS.md §5 orders by it).
-                    args.shift_remove(field);
+                    // The other keys keep the order they were sent in (ERRORS.md §5 orders by
+                    // it). A few keys are compared rather than the name hashed, as above.
+                    if args.len() <= 8 {
+                        args.retain(|key, _| key != field);
+                    } else {
+                        args.shift_remove(field);
+                    }
                     index
                 }
                 Err(envelope) => {
@@ -320,7 +325,7 @@ impl Callable<'_> {
 pub(crate) fn reject(rejection: Rejection) -> Answer {
     match rejection {
         Rejection::Route { envelope, .. } => Answer::envelope(*envelope),
-        Rejection::Invalid(invalid) => (&invalid).into(),
+        Rejection::Invalid(invalid) => Answer::envelope(invalid.into_envelope()),
         Rejection::Broken(result) => *result,
     }
 }
@@ -353,7 +358,7 @@ pub(crate) async fn in_process<T: Tool + ?Sized>(
         &context,
         false,
         Callable::Qualified,
-        |invalid| (&invalid).into(),
+        |invalid| Answer::envelope(invalid.into_envelope()),
     )
 }
 

@@ -3,13 +3,14 @@
 
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::fmt;
-use std::hash::{BuildHasher, Hash, Hasher, RandomState};
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use jsonschema::error::{ValidationError as Failure, ValidationErrorKind as K};
 use serde_json::{Map, Number, Value};
 
 use super::copy::for_validator;
+use super::hash::FoldState;
 use super::layout::{Layout, Node};
 use super::pointer::unescape;
 use super::{FieldPath, Format, MAX_FIELDS, PathSegment, Problem, ProblemKind, ValidationError};
@@ -120,18 +121,26 @@ impl Schema {
         // rather than make it twice.
         let failures: Vec<Failure<'_>> = self.validator.iter_errors(args).collect();
         // A value of the wrong type is one problem: nothing else at its path or below it. Where
-        // values are mistyped is known before any problem is counted.
-        for failure in &failures {
+        // values are mistyped is known before any problem is counted. The first few are located
+        // once, here, for both passes; the rest again below (kept, every one would be memory
+        // held for the whole call).
+        let mut mistyped = Vec::new();
+        for (i, failure) in failures.iter().enumerate() {
             if matches!(failure.kind(), K::Type { .. }) && self.collapsed(failure).is_none() {
                 let pointer = failure.instance_path().as_str();
                 if let Some(at) = self.locate(args, pointer, &mut found) {
                     let hash = found.hash(&at.path);
                     found.mistyped.insert(hash);
+                    if mistyped.len() < MAX_FIELDS {
+                        mistyped.push((i, at));
+                    }
                 }
             }
         }
-        for failure in &failures {
-            self.map(failure, args, &mut found);
+        let mut mistyped = mistyped.into_iter().peekable();
+        for (i, failure) in failures.iter().enumerate() {
+            let at = mistyped.next_if(|(j, _)| *j == i).map(|(_, at)| at);
+            self.map(failure, args, at, &mut found);
         }
         found.finish()
     }
@@ -215,8 +224,15 @@ impl Schema {
         }
     }
 
-    /// Maps one failing keyword to its problems: one, or one per unexpected key.
-    fn map<'a>(&'a self, failure: &Failure<'_>, args: &'a Value, found: &mut Found<'a>) {
+    /// Maps one failing keyword to its problems: one, or one per unexpected key. `located`: the
+    /// failure's place, when it is already known.
+    fn map<'a>(
+        &'a self,
+        failure: &Failure<'_>,
+        args: &'a Value,
+        located: Option<Located<'a>>,
+        found: &mut Found<'a>,
+    ) {
         let pointer = failure.instance_path().as_str();
         if let Some((keyword, depth)) = self.collapsed(failure) {
             // Reported by the crate at the keys or elements it applies to (or, for
@@ -236,7 +252,7 @@ impl Schema {
             }
             return;
         }
-        let Some(at) = self.locate(args, pointer, found) else {
+        let Some(at) = located.or_else(|| self.locate(args, pointer, found)) else {
             return;
         };
         let schema_path = failure.schema_path().as_str();
@@ -258,7 +274,8 @@ impl Schema {
             K::AdditionalProperties { unexpected } => {
                 let declared = node();
                 let known = declared.map_or_else(|| Vec::new().into(), |n| n.known.clone());
-                for key in unexpected {
+                let mut at = at;
+                for (i, key) in unexpected.iter().enumerate() {
                     let did_you_mean = declared
                         .and_then(|n| n.names.closest(key))
                         .map(|i| known[i].clone());
@@ -266,10 +283,19 @@ impl Schema {
                         did_you_mean,
                         known: known.clone(),
                     };
-                    let mut ranks = at.ranks.clone();
+                    // The last key takes the object's path and sort key; the others, copies.
+                    let (mut ranks, path) = if i + 1 == unexpected.len() {
+                        (std::mem::take(&mut at.ranks), std::mem::take(&mut at.path))
+                    } else {
+                        (at.ranks.clone(), at.path.clone())
+                    };
                     ranks.push((1, found.position(at.value, key)));
-                    let path = at.path.clone().key(key.as_str());
-                    let value = at.value.get(key.as_str());
+                    let path = path.key(key.as_str());
+                    let value = at
+                        .value
+                        .as_object()
+                        .and_then(|m| entry(m, key))
+                        .map(|e| e.1);
                     found.offer(ranks, path, kind, || value.map_or_else(missing, text::sent));
                 }
                 return;
@@ -382,9 +408,11 @@ impl Schema {
         pointer: &str,
         found: &mut Found<'a>,
     ) -> Option<Located<'a>> {
+        // Room for each step, and for the one a missing or unexpected key adds.
+        let steps = pointer.bytes().filter(|&b| b == b'/').count() + 1;
         let mut at = Located {
-            path: FieldPath::root(),
-            ranks: Vec::new(),
+            path: FieldPath(Vec::with_capacity(steps)),
+            ranks: Vec::with_capacity(steps),
             value: args,
             node: self.layout.root(),
         };
@@ -393,7 +421,7 @@ impl Schema {
             let node = at.node.map(|n| self.layout.nullable(n).unwrap_or(n));
             match at.value {
                 Value::Object(map) => {
-                    let (key, value) = map.get_key_value(segment.as_ref())?;
+                    let (key, value) = entry(map, &segment)?;
                     let declared = node.and_then(|n| self.layout.field(n, key));
                     at.ranks.push(match declared {
                         Some((i, _)) => (0, i),
@@ -479,6 +507,16 @@ fn last_keyword(evaluation: &str) -> &str {
     last
 }
 
+/// A key's entry in an object. Arguments are mostly a few keys: comparing them is cheaper than
+/// hashing the name.
+fn entry<'v>(map: &'v Map<String, Value>, key: &str) -> Option<(&'v String, &'v Value)> {
+    if map.len() <= 8 {
+        map.iter().find(|(k, _)| *k == key)
+    } else {
+        map.get_key_value(key)
+    }
+}
+
 struct Located<'a> {
     path: FieldPath,
     ranks: Vec<(u8, usize)>,
@@ -495,12 +533,13 @@ struct Found<'a> {
     best: BinaryHeap<Ranked>,
     total: usize,
     found: usize,
-    /// Paths are kept as hashes (keyed per call): sets of them cost 8 bytes a path.
-    paths: RandomState,
+    /// Paths are kept as hashes (keyed per process, see [`FoldState`]): sets of them cost 8
+    /// bytes a path.
+    paths: FoldState,
     /// Paths of mistyped values (found first): nothing else is reported at or below them.
-    mistyped: HashSet<u64, Keyed>,
+    mistyped: Hashes,
     /// Mistyped values already reported (a value has one type problem).
-    typed: HashSet<u64, Keyed>,
+    typed: Hashes,
     /// `patternProperties`, `prefixItems`, `dependentRequired` problems already reported.
     generic: HashSet<(u64, &'static str), Keyed>,
     /// The last key refused by `propertyNames`, with its object's path.
@@ -510,9 +549,44 @@ struct Found<'a> {
     positions: HashMap<usize, HashMap<&'a str, usize>>,
 }
 
-/// Sets of path hashes, which are keyed per call already (`Found::paths`): mixed with a
-/// multiply rather than hashed a second time with SipHash.
+/// Sets of path hashes, which are keyed already (`Found::paths`): mixed with a multiply rather
+/// than hashed a second time.
 type Keyed = std::hash::BuildHasherDefault<Mix>;
+
+/// A set of path hashes: the first few in place (most calls have a few mistyped values at
+/// most, and then no table is allocated), the rest in a table.
+#[derive(Default)]
+struct Hashes {
+    few: [u64; 4],
+    len: usize,
+    many: HashSet<u64, Keyed>,
+}
+
+impl Hashes {
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn contains(&self, hash: u64) -> bool {
+        self.few[..self.len.min(self.few.len())].contains(&hash)
+            || (self.len > self.few.len() && self.many.contains(&hash))
+    }
+
+    /// Whether `hash` was not in the set yet.
+    fn insert(&mut self, hash: u64) -> bool {
+        if self.contains(hash) {
+            return false;
+        }
+        match self.few.get_mut(self.len) {
+            Some(slot) => *slot = hash,
+            None => {
+                self.many.insert(hash);
+            }
+        }
+        self.len += 1;
+        true
+    }
+}
 
 #[derive(Default)]
 struct Mix(u64);
@@ -580,9 +654,9 @@ impl<'a> Found<'a> {
             best: BinaryHeap::new(),
             total: 0,
             found: 0,
-            paths: RandomState::new(),
-            mistyped: HashSet::default(),
-            typed: HashSet::default(),
+            paths: FoldState::random(),
+            mistyped: Hashes::default(),
+            typed: Hashes::default(),
             generic: HashSet::default(),
             last_key: None,
             positions: HashMap::new(),
@@ -598,19 +672,23 @@ impl<'a> Found<'a> {
         kind: ProblemKind,
         sent: impl FnOnce() -> String,
     ) {
-        let mut hasher = self.paths.build_hasher();
-        let mut hidden = false;
-        for segment in &path.0 {
-            hidden |= self.mistyped.contains(&hasher.finish());
-            segment.hash(&mut hasher);
-        }
-        let own = hasher.finish();
-        hidden |= match kind {
-            ProblemKind::InvalidType { .. } => !self.typed.insert(own),
-            _ => self.mistyped.contains(&own),
-        };
-        if hidden {
-            return;
+        let is_type = matches!(kind, ProblemKind::InvalidType { .. });
+        // Without mistyped values, only a type problem needs its path's hash.
+        if is_type || !self.mistyped.is_empty() {
+            let mut hasher = self.paths.build_hasher();
+            let mut hidden = false;
+            for segment in &path.0 {
+                hidden |= self.mistyped.contains(hasher.finish());
+                segment.hash(&mut hasher);
+            }
+            let own = hasher.finish();
+            hidden |= match is_type {
+                true => !self.typed.insert(own),
+                false => self.mistyped.contains(own),
+            };
+            if hidden {
+                return;
+            }
         }
         self.total += 1;
         self.found += 1;
@@ -646,7 +724,10 @@ impl<'a> Found<'a> {
     /// The problems kept, in order, and the number counted.
     fn finish(self) -> (Vec<Problem>, usize) {
         let kept = self.best.into_sorted_vec();
-        (kept.into_iter().map(|r| r.problem).collect(), self.total)
+        // Into a vector of its own size (collected in place, the larger one would be resized).
+        let mut problems = Vec::with_capacity(kept.len());
+        problems.extend(kept.into_iter().map(|r| r.problem));
+        (problems, self.total)
     }
 
     /// Where `key` was sent in `object`.

@@ -8,16 +8,18 @@ use std::sync::Arc;
 use serde_json::{Map, Number, Value};
 
 use super::copy::{STASH, in_copy};
+use super::hash::FoldState;
 use super::pointer::{escape, of_reference};
 use super::{JsonType, message};
 use crate::closest::Names;
 use crate::envelope::{itoa, text};
 
-/// Subschemas by index; `by_location` maps a JSON pointer into the schema to its index.
+/// Subschemas by index; `by_location` maps a JSON pointer into the schema to its index (the
+/// schema's own names, hashed with fixed keys).
 #[derive(Debug, Default)]
 pub(super) struct Layout {
     nodes: Vec<Node>,
-    by_location: HashMap<String, usize>,
+    by_location: HashMap<String, usize, FoldState>,
     /// Whether any subschema uses a keyword whose failures are reported below it
     /// (`patternProperties`, `prefixItems`, `dependentRequired`).
     pub(super) collapses: bool,

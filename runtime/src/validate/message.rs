@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::{Format, JsonType, MAX_FIELDS, Problem, ProblemKind, ValidationError};
 use crate::envelope::{
-    FieldMirror, VALIDATION_RECOVERY as RECOVERY, escape_attr, escape_text, itoa, text,
+    FieldLines, VALIDATION_RECOVERY as RECOVERY, escape_attr, escape_text, itoa, text,
 };
 
 impl JsonType {
@@ -274,35 +274,37 @@ impl ValidationError {
 
     /// The text; with `mirrored`, each field's mirror object too, from the same path and line
     /// (each laid out once for both).
-    pub(super) fn write(&self, mut mirrored: Option<&mut Vec<FieldMirror>>) -> String {
+    pub(super) fn write(&self, mut mirrored: Option<&mut FieldLines>) -> String {
         let shown = &self.problems;
         let mut out = String::with_capacity(200 + shown.len() * 120);
         out.push_str("<validation_error action=\"");
         escape_attr(&mut out, &self.action);
         out.push_str("\">\n");
-        // Each name and line is laid out once in a scratch buffer, then escaped into place.
-        let mut scratch = String::with_capacity(256);
+        // Each name and line is laid out once, in the mirror's buffer or else a scratch buffer,
+        // then escaped into place.
+        let mut scratch = match mirrored {
+            Some(_) => String::new(),
+            None => String::with_capacity(256),
+        };
         for problem in shown {
-            out.push_str("<field name=\"");
-            scratch.clear();
-            problem.path.write(&mut scratch);
-            escape_attr(&mut out, &scratch);
-            out.push_str("\">");
-            let path = match mirrored.is_some() {
-                true => std::mem::replace(&mut scratch, String::with_capacity(128)),
-                false => String::new(),
+            let plain = match mirrored.as_deref_mut() {
+                Some(lines) => lines.buffer(),
+                None => {
+                    scratch.clear();
+                    &mut scratch
+                }
             };
-            scratch.clear();
-            problem.write_line(&mut scratch);
-            escape_text(&mut out, &scratch);
+            let start = plain.len();
+            out.push_str("<field name=\"");
+            problem.path.write(plain);
+            let split = plain.len();
+            escape_attr(&mut out, &plain[start..]);
+            out.push_str("\">");
+            problem.write_line(plain);
+            escape_text(&mut out, &plain[split..]);
             out.push_str("</field>\n");
-            if let Some(fields) = mirrored.as_deref_mut() {
-                let text = std::mem::replace(&mut scratch, String::with_capacity(128));
-                fields.push(FieldMirror {
-                    path,
-                    problem: problem.kind().row(),
-                    text,
-                });
+            if let Some(lines) = mirrored.as_deref_mut() {
+                lines.mark(start, split, problem.kind().row());
             }
         }
         if self.more > 0 {

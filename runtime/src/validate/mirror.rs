@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::ValidationError;
-use crate::envelope::{Envelope, FieldMirror, FieldsMirror, Mirror};
+use crate::envelope::{Envelope, FieldLines, FieldsMirror, Mirror};
 
 impl ValidationError {
     /// This envelope's mirror object (ERRORS.md §9): `kind`, `code`, `severity`, `action`, one
@@ -21,22 +21,22 @@ impl ValidationError {
     ///     "text": "Too small. You sent: 0. Expected a number >= 1."}]));
     /// ```
     pub fn mirror(&self) -> Value {
-        let fields = self
-            .problems()
-            .iter()
-            .map(|problem| FieldMirror {
-                path: problem.path().to_string(),
-                problem: problem.kind().row(),
-                text: problem.line(),
-            })
-            .collect();
-        self.mirror_of(fields).to_value(None)
+        let mut fields = FieldLines::with_capacity(self.problems().len());
+        for problem in self.problems() {
+            let plain = fields.buffer();
+            let start = plain.len();
+            problem.path().write(plain);
+            let split = plain.len();
+            problem.write_line(plain);
+            fields.mark(start, split, problem.kind().row());
+        }
+        self.mirror_of(self.action().into(), fields).to_value(None)
     }
 
     /// The mirror around its field objects.
-    fn mirror_of(&self, fields: Vec<FieldMirror>) -> Mirror {
+    fn mirror_of(&self, action: Box<str>, fields: FieldLines) -> Mirror {
         Mirror::Validation(FieldsMirror {
-            action: self.action().to_owned(),
+            action,
             fields,
             more: self.more(),
         })
@@ -45,11 +45,25 @@ impl ValidationError {
     /// This error on its way out: its text, its mirror, `isError` set; each field's path and
     /// line are laid out once for both.
     pub(crate) fn envelope(&self) -> Envelope {
-        let mut fields = Vec::with_capacity(self.problems().len());
+        let mut fields = FieldLines::with_capacity(self.problems().len());
         let text = self.write(Some(&mut fields));
         Envelope {
             text,
-            mirror: self.mirror_of(fields),
+            mirror: self.mirror_of(self.action().into(), fields),
+            is_error: true,
+            contract_changes: None,
+        }
+    }
+
+    /// [`envelope`](Self::envelope), for an error not needed after it: its action moves into
+    /// the mirror.
+    pub(crate) fn into_envelope(mut self) -> Envelope {
+        let mut fields = FieldLines::with_capacity(self.problems().len());
+        let text = self.write(Some(&mut fields));
+        let action = std::mem::take(&mut self.action).into_boxed_str();
+        Envelope {
+            text,
+            mirror: self.mirror_of(action, fields),
             is_error: true,
             contract_changes: None,
         }

@@ -5,6 +5,7 @@
 
 mod copy;
 mod detect;
+mod hash;
 mod layout;
 mod message;
 mod mirror;
