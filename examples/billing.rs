@@ -30,12 +30,15 @@
 
 #[path = "common/billing.rs"]
 mod billing;
+#[path = "common/cli.rs"]
+mod cli;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
+use cli::seconds;
 use mcp_fusion::Server;
 use mcp_fusion::contract::Contract;
 use mcp_fusion::middleware::Audit;
@@ -178,13 +181,6 @@ struct Args {
     session_keep_alive: Duration,
 }
 
-fn seconds(text: &str) -> Result<Duration, String> {
-    let s: f64 = text
-        .parse()
-        .map_err(|_| format!("{text:?} is not seconds"))?;
-    Duration::try_from_secs_f64(s).map_err(|e| e.to_string())
-}
-
 fn rate_limit(text: &str) -> Result<(u64, u64), String> {
     text.split_once('/')
         .and_then(|(max, s)| Some((max.parse().ok()?, s.parse().ok()?)))
@@ -272,13 +268,7 @@ async fn stop_signal() {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
     let args = Args::parse();
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .init();
+    cli::log_to_stderr();
     let server = describe(&args)?;
     if let Some(status) = mcp_fusion::contract::command(&server, std::env::args()) {
         return Ok(status);

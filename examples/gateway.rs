@@ -12,9 +12,13 @@
 //! Logs go to stderr (`RUST_LOG` chooses their level): one line when an upstream cannot be
 //! reached, one when it answers again.
 
+#[path = "common/cli.rs"]
+mod cli;
+
 use std::time::Duration;
 
 use clap::Parser;
+use cli::seconds;
 use mcp_fusion::gateway::Upstream;
 use mcp_fusion::server::{HttpOptions, StdioOptions};
 use mcp_fusion::{Server, ToolError, tool};
@@ -56,13 +60,6 @@ fn upstream(text: &str) -> Result<(String, String), String> {
     }
 }
 
-fn seconds(text: &str) -> Result<Duration, String> {
-    let s: f64 = text
-        .parse()
-        .map_err(|_| format!("{text:?} is not seconds"))?;
-    Duration::try_from_secs_f64(s).map_err(|e| e.to_string())
-}
-
 /// The gateway's own tool.
 struct Desk {
     namespaces: Vec<String>,
@@ -81,13 +78,7 @@ impl Desk {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .init();
+    cli::log_to_stderr();
     let namespaces = args.upstream.iter().map(|(ns, _)| ns.clone()).collect();
     let mut server =
         Server::builder("gateway", env!("CARGO_PKG_VERSION")).tool(Desk { namespaces });

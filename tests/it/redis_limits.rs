@@ -606,33 +606,34 @@ async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
     outputs.into_iter().flatten().collect()
 }
 
-#[tokio::test]
-async fn one_task_renews_every_lease_of_a_replica() {
-    use mcp_fusion::rmcp::model::CallToolRequestParams;
-    use mcp_fusion::server::limits::RedisStore;
-    let redis = redis();
-    // Leases of 600 ms, renewed every 200 ms, held for 1.5 s: only renewals keep them.
-    let store = RedisStore::builder(redis.url())
-        .prefix("renew")
+/// A server of [`Hold`] keeping its leases on `redis` under `prefix`: leases of 600 ms, renewed
+/// every 200 ms, held for 1.5 s.
+fn holding(redis: &RedisServer, prefix: &str) -> mcp_fusion::Server {
+    let store = mcp_fusion::server::limits::RedisStore::builder(redis.url())
+        .prefix(prefix)
         .timeout(Duration::from_millis(100))
         .leases(Duration::from_millis(300), Duration::from_millis(600))
         .build()
         .unwrap();
-    let server = mcp_fusion::Server::builder("hold", "1")
+    mcp_fusion::Server::builder("hold", "1")
         .tool(Hold)
         .limit_store(store)
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+fn hold_call() -> mcp_fusion::rmcp::model::CallToolRequestParams {
+    serde_json::from_value(json!({"name": "hold", "arguments": {"action": "hold"}})).unwrap()
+}
+
+#[tokio::test]
+async fn one_task_renews_every_lease_of_a_replica() {
+    let redis = redis();
+    // Leases of 600 ms, renewed every 200 ms, held for 1.5 s: only renewals keep them.
+    let server = holding(&redis, "renew");
     let metrics = tokio::runtime::Handle::current().metrics();
     let before = metrics.num_alive_tasks();
-    let calls = (0..20)
-        .map(|_| {
-            let params: CallToolRequestParams =
-                serde_json::from_value(json!({"name": "hold", "arguments": {"action": "hold"}}))
-                    .unwrap();
-            server.call(params)
-        })
-        .collect();
+    let calls = (0..20).map(|_| server.call(hold_call())).collect();
     let watch = async {
         sleep(Duration::from_millis(1200)).await;
         (
@@ -654,26 +655,10 @@ async fn one_task_renews_every_lease_of_a_replica() {
 
 #[tokio::test]
 async fn leases_gone_from_redis_are_put_back_while_their_calls_run() {
-    use mcp_fusion::rmcp::model::CallToolRequestParams;
-    use mcp_fusion::server::limits::RedisStore;
     let redis = redis();
-    // Leases of 600 ms renewed every 200 ms, held for 1.5 s.
-    let store = RedisStore::builder(redis.url())
-        .prefix("lost")
-        .timeout(Duration::from_millis(100))
-        .leases(Duration::from_millis(300), Duration::from_millis(600))
-        .build()
-        .unwrap();
-    let server = mcp_fusion::Server::builder("hold", "1")
-        .tool(Hold)
-        .limit_store(store)
-        .build()
-        .unwrap();
-    let params = || -> CallToolRequestParams {
-        serde_json::from_value(json!({"name": "hold", "arguments": {"action": "hold"}})).unwrap()
-    };
+    let server = holding(&redis, "lost");
     let key = "lost:slots:hold.hold";
-    let calls = join_all(vec![server.call(params()), server.call(params())]);
+    let calls = join_all(vec![server.call(hold_call()), server.call(hold_call())]);
     // The set lost, as when a master dies before its replica had it: the next renewal puts
     // both leases back.
     let watch = async {

@@ -187,15 +187,7 @@ impl ToolContract {
             .iter()
             .map(|action| {
                 let input_schema = canonical(action.schema());
-                let mut required: Vec<String> = input_schema
-                    .get("required")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect();
-                required.sort();
+                let required = required(&input_schema);
                 ActionContract {
                     name: action.qualified().to_owned(),
                     description: action.description().map(str::to_owned),
@@ -227,15 +219,7 @@ impl ToolContract {
     #[cfg(feature = "gateway")]
     pub(crate) fn of_listed(tool: &rmcp::model::Tool) -> ToolContract {
         let input_schema = canonical(&Value::Object((*tool.input_schema).clone()));
-        let mut required: Vec<String> = input_schema
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_owned)
-            .collect();
-        required.sort();
+        let required = required(&input_schema);
         let hints = tool.annotations.as_ref();
         let action = ActionContract {
             name: tool.name.to_string(),
@@ -270,6 +254,20 @@ impl ActionContract {
     pub fn digest(&self) -> String {
         lockfile::digest(self)
     }
+}
+
+/// The top-level fields a schema requires, sorted.
+fn required(schema: &Value) -> Vec<String> {
+    let mut required: Vec<String> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect();
+    required.sort();
+    required
 }
 
 /// A JSON value with every object's keys sorted (arrays keep their order, except `required`,
