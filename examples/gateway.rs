@@ -11,6 +11,11 @@
 //!
 //! Logs go to stderr (`RUST_LOG` chooses their level): one line when an upstream cannot be
 //! reached, one when it answers again.
+//!
+//! The contract lockfile records the upstreams' tools too: `--contract-write PATH` reaches
+//! every upstream and writes it, `--contract-diff PATH` prints what changed since (its own tool
+//! and every upstream's, under the names it lists them by), and `--lock PATH` serves with it, so
+//! the upstreams' tools are listed from it before the gateway first reaches them.
 
 #[path = "common/cli.rs"]
 mod cli;
@@ -19,6 +24,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use cli::seconds;
+use mcp_fusion::contract::Contract;
 use mcp_fusion::gateway::Upstream;
 use mcp_fusion::server::{HttpOptions, StdioOptions};
 use mcp_fusion::{Server, ToolError, tool};
@@ -44,6 +50,17 @@ struct Args {
     /// Serve streamable HTTP on this address (endpoint `/mcp`) instead of stdio.
     #[arg(long, value_name = "ADDR")]
     http: Option<String>,
+    /// Serve with this contract lockfile: the upstreams' tools it records are listed until
+    /// each upstream is first reached.
+    #[arg(long, value_name = "PATH")]
+    lock: Option<std::path::PathBuf>,
+    /// Reach every upstream, print what changed since this lockfile and exit (1 when something
+    /// did).
+    #[arg(long, value_name = "PATH")]
+    contract_diff: Option<std::path::PathBuf>,
+    /// Reach every upstream, write the lockfile (with their tools) and exit.
+    #[arg(long, value_name = "PATH")]
+    contract_write: Option<std::path::PathBuf>,
 }
 
 fn pair(text: &str) -> Result<(String, String), String> {
@@ -76,7 +93,7 @@ impl Desk {
 }
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<std::process::ExitCode, Box<dyn std::error::Error>> {
     let args = Args::parse();
     cli::log_to_stderr();
     let namespaces = args.upstream.iter().map(|(ns, _)| ns.clone()).collect();
@@ -102,7 +119,23 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .backoff(args.backoff, Duration::from_secs(30));
         server = server.mount(namespace.as_str(), upstream);
     }
+    if let Some(lockfile) = &args.lock {
+        server = server.contract_lock(Contract::read(lockfile)?);
+    }
     let server = server.build()?;
+    if args.contract_diff.is_some() || args.contract_write.is_some() {
+        // The lockfile records what each upstream lists: all must answer first.
+        let unreachable = server.reach_upstreams().await;
+        if !unreachable.is_empty() {
+            eprintln!(
+                "cannot reach the upstreams {unreachable:?}: the lockfile would not record their tools"
+            );
+            return Ok(std::process::ExitCode::from(2));
+        }
+        if let Some(status) = mcp_fusion::contract::command(&server, std::env::args()) {
+            return Ok(status);
+        }
+    }
     match &args.http {
         None => server.serve_stdio(StdioOptions::default()).await?,
         Some(addr) => {
@@ -114,5 +147,5 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             server.serve_http(listener, HttpOptions::default()).await?;
         }
     }
-    Ok(())
+    Ok(std::process::ExitCode::SUCCESS)
 }

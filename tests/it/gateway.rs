@@ -6,8 +6,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use mcp_fusion::contract::{ChangeSeverity, Contract, Diff, LockfileError, UpstreamContract};
 use mcp_fusion::gateway::Upstream;
+use mcp_fusion::middleware::{CallInfo, Middleware, Next};
+use mcp_fusion::rmcp::model::{CallToolResult, ContentBlock};
 use mcp_fusion::server::StdioOptions;
+use mcp_fusion::tools::{BoxFuture, Failure};
 use mcp_fusion::{Server, ToolError, tool};
 use mcp_fusion_drivers::artifacts;
 use serde_json::{Value, json};
@@ -83,7 +87,23 @@ struct Gateway {
 }
 
 impl Gateway {
+    /// Served, the session begun with `initialize` (2025-06-18).
     async fn serve(server: Server) -> Gateway {
+        let mut gateway = Gateway::start(server);
+        gateway
+            .send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "test", "version": "1"}}}))
+            .await;
+        gateway.answer(0).await;
+        gateway
+            .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        gateway
+    }
+
+    /// Served, nothing sent yet.
+    fn start(server: Server) -> Gateway {
         let (client, server_end) = tokio::io::duplex(1 << 20);
         let (read, write) = tokio::io::split(server_end);
         tokio::spawn(
@@ -102,21 +122,11 @@ impl Gateway {
                 }
             }
         });
-        let mut gateway = Gateway {
+        Gateway {
             requests,
             lines,
             seen: Vec::new(),
-        };
-        gateway
-            .send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                           "clientInfo": {"name": "test", "version": "1"}}}))
-            .await;
-        gateway.answer(0).await;
-        gateway
-            .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
-        gateway
+        }
     }
 
     async fn send(&mut self, message: Value) {
@@ -225,6 +235,26 @@ fn kill(pidfile: &TempFile) {
         .status()
         .unwrap();
     assert!(status.success(), "kill {pid}");
+}
+
+/// Waits until the gateway has sent `notifications/tools/list_changed` (since `seen` was
+/// last cleared).
+async fn told_list_changed(gateway: &mut Gateway) {
+    let started = Instant::now();
+    while !gateway
+        .seen
+        .iter()
+        .any(|l| l["method"] == "notifications/tools/list_changed")
+    {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "never told: {:?}",
+            gateway.seen
+        );
+        if let Ok(Some(line)) = timeout(Duration::from_millis(100), gateway.lines.recv()).await {
+            gateway.seen.push(line);
+        }
+    }
 }
 
 /// Waits until the gateway lists `name`.
@@ -763,21 +793,7 @@ async fn when_an_upstream_lists_other_tools_clients_are_told() {
     // Told after the upstream said so (the first connection's notice came before), and the
     // listing has the new tool.
     gateway.seen.clear();
-    let started = Instant::now();
-    while !gateway
-        .seen
-        .iter()
-        .any(|l| l["method"] == "notifications/tools/list_changed")
-    {
-        assert!(
-            started.elapsed() < PATIENCE,
-            "never told: {:?}",
-            gateway.seen
-        );
-        if let Ok(Some(line)) = timeout(Duration::from_millis(100), gateway.lines.recv()).await {
-            gateway.seen.push(line);
-        }
-    }
+    told_list_changed(&mut gateway).await;
     let names = listed(&mut gateway, 101.., "t_extra").await;
     assert_eq!(
         names.last().map(String::as_str),
@@ -873,4 +889,310 @@ async fn an_upstream_behind_oauth_is_reached_with_the_gateways_own_token() {
     };
     assert_eq!(code(&refused), "HANDOFF_UPSTREAM_UNAVAILABLE", "{refused}");
     assert!(retry_after(&refused) > 30, "the backoff: {refused}");
+}
+
+/// The names of the tools an upstream contract records.
+fn recorded(contract: &Contract, namespace: &str) -> Vec<String> {
+    let upstream = contract
+        .upstream(namespace)
+        .expect("the upstream is recorded");
+    upstream.tools.iter().map(|t| t.name.to_string()).collect()
+}
+
+#[tokio::test]
+async fn the_lockfile_records_upstreams_and_the_gateway_lists_them_before_reaching_them() {
+    // A gateway that reached its upstream records what it lists, sorted by name.
+    let reached = Server::builder("gateway", "1")
+        .mount("t", upstream(&[]))
+        .build()
+        .unwrap();
+    assert_eq!(reached.reach_upstreams().await, Vec::<String>::new());
+    let contract = Contract::of(&reached);
+    let names = recorded(&contract, "t");
+    assert_eq!(
+        names,
+        [
+            "die", "echo", "fail", "garbage", "grow", "refuse", "silent", "slow", "twice"
+        ]
+    );
+    let text = contract.to_lockfile();
+    assert!(
+        text.contains("\"upstreams\": [\n    {\n      \"namespace\": \"t\","),
+        "{text}"
+    );
+    assert_eq!(Contract::from_lockfile(&text).unwrap(), contract);
+    // An upstream tool edited by hand is refused like an action.
+    let edited = text.replacen("Echoes text.", "Echoes text loudly.", 1);
+    assert!(matches!(
+        Contract::from_lockfile(&edited),
+        Err(LockfileError::Digest { action }) if action == "t_echo"
+    ));
+
+    // The lockfile of yesterday: without `die`, and with an upstream `gone` that cannot be
+    // reached today.
+    let mut locked = Contract::from_lockfile(&text).unwrap();
+    let mut yesterday = contract.upstream("t").unwrap().tools.clone();
+    yesterday.retain(|tool| tool.name != "die");
+    locked.upstreams = vec![
+        UpstreamContract::new("gone", yesterday.clone()),
+        UpstreamContract::new("t", yesterday),
+    ];
+    // The diff names upstream tools as the gateway lists them.
+    let diff = Diff::between(&locked, &contract);
+    assert_eq!(
+        diff.tool("t_die")[0].severity,
+        ChangeSeverity::Safe,
+        "{diff}"
+    );
+    assert_eq!(diff.tool("gone_echo")[0].severity, ChangeSeverity::Breaking);
+
+    let server = Server::builder("gateway", "1")
+        .tool(PingTool)
+        .mount("t", upstream(&["--start-delay-ms", "3000"]))
+        .mount(
+            "gone",
+            Upstream::command("/nonexistent/mcp-fusion-upstream", Vec::<String>::new())
+                .backoff(Duration::from_millis(200), Duration::from_millis(400)),
+        )
+        .contract_lock(locked)
+        .build()
+        .unwrap();
+    let mut gateway = Gateway::serve(server.clone()).await;
+    // Before either is reached: the recorded tools, never an empty listing.
+    let names = gateway.list(1).await;
+    let locked_names = [
+        "echo", "fail", "garbage", "grow", "refuse", "silent", "slow", "twice",
+    ];
+    let expected: Vec<String> = std::iter::once("ping".to_owned())
+        .chain(locked_names.iter().map(|n| format!("t_{n}")))
+        .chain(locked_names.iter().map(|n| format!("gone_{n}")))
+        .collect();
+    assert_eq!(names, expected);
+    let connecting = gateway.call(2, "t_echo", json!({"text": "hi"})).await;
+    assert_eq!(code(&connecting), "HANDOFF_CONNECTING", "{connecting}");
+    // The upstream that cannot be reached keeps its recorded tools listed, and its calls are
+    // told when to come back.
+    assert_eq!(server.reach_upstreams().await, ["gone"]);
+    let gone = gateway.call(3, "gone_echo", json!({"text": "hi"})).await;
+    assert_eq!(code(&gone), "HANDOFF_UPSTREAM_UNAVAILABLE", "{gone}");
+    // Once `t` answers, its own listing replaces the recorded one (with `die`), and the
+    // clients are told.
+    let names = listed(&mut gateway, 10.., "t_die").await;
+    assert!(names.iter().any(|n| n == "gone_echo"), "{names:?}");
+    told_list_changed(&mut gateway).await;
+    let echoed = gateway.call(1000, "t_echo", json!({"text": "hi"})).await;
+    assert_eq!(code(&echoed), "ok", "{echoed}");
+}
+
+#[tokio::test]
+async fn the_example_gateway_writes_and_checks_a_lockfile_with_its_upstreams() {
+    let lockfile = TempFile::new("gateway.lock");
+    let t = format!("t={}", artifacts::driver("upstream").display());
+    let run = |args: &[&str]| {
+        std::process::Command::new(artifacts::example("gateway"))
+            .args(["--upstream", &t])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let written = run(&["--contract-write", lockfile.arg()]);
+    assert!(written.status.success(), "{written:?}");
+    let text = lockfile.read();
+    let contract = Contract::from_lockfile(&text).unwrap();
+    assert_eq!(contract.tools[0].name, "desk");
+    assert_eq!(recorded(&contract, "t").len(), 9);
+    let checked = run(&["--contract-diff", lockfile.arg()]);
+    assert!(checked.status.success(), "{checked:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&checked.stdout),
+        "The contract matches the lockfile.\n"
+    );
+    // An upstream it cannot reach: no lockfile that forgets its tools.
+    let unreachable = run(&[
+        "--upstream",
+        "gone=/nonexistent/mcp-fusion-upstream",
+        "--contract-write",
+        lockfile.arg(),
+    ]);
+    assert_eq!(unreachable.status.code(), Some(2), "{unreachable:?}");
+    assert!(String::from_utf8_lossy(&unreachable.stderr).contains("\"gone\""));
+    assert_eq!(lockfile.read(), text);
+}
+
+/// The server's middleware: records what it sees of each call, refuses `forbidden`, panics on
+/// `panic`, and marks what passed.
+struct Screening(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl Middleware for Screening {
+    fn handle<'a>(
+        &'a self,
+        info: &'a CallInfo,
+        next: Next<'a>,
+    ) -> BoxFuture<'a, Result<CallToolResult, Failure>> {
+        Box::pin(async move {
+            let text = info.arguments()["text"].as_str().unwrap_or_default();
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("{} {} {text}", info.tool(), info.action()));
+            match text {
+                "forbidden" => Err(ToolError::new(
+                    mcp_fusion::ErrorCode::FORBIDDEN,
+                    "Echoes of this word are not allowed.",
+                )
+                .into()),
+                "panic" => panic!("the middleware's bug, with secret=hunter2"),
+                _ => {
+                    let mut result = next.run().await?;
+                    result.content.push(ContentBlock::text("seen by the desk"));
+                    Ok(result)
+                }
+            }
+        })
+    }
+}
+
+#[tokio::test]
+async fn the_servers_middleware_and_callers_budgets_apply_to_forwarded_calls() {
+    let log = TempFile::new("calls.log");
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let server = Server::builder("gateway", "1")
+        .middleware(Screening(seen.clone()))
+        .rate_limit_key(|call| Some(call.arguments()["user"].as_str()?.to_owned()))
+        .mount(
+            "t",
+            upstream(&["--log", log.arg()]).rate_limit(1, Duration::from_secs(600)),
+        )
+        .build()
+        .unwrap();
+    let mut gateway = Gateway::serve(server).await;
+    listed(&mut gateway, 1.., "t_echo").await;
+
+    // What passes the middleware is forwarded, and its answer comes back through it.
+    let echoed = gateway
+        .call(100, "t_echo", json!({"text": "hi", "user": "ann"}))
+        .await;
+    assert_eq!(code(&echoed), "ok", "{echoed}");
+    assert_eq!(echoed["content"][1]["text"], "seen by the desk");
+    // Each caller key has its own budget of the upstream's limit.
+    let again = gateway
+        .call(101, "t_echo", json!({"text": "hi", "user": "ann"}))
+        .await;
+    assert_eq!(code(&again), "RATE_LIMITED", "{again}");
+    let bob = gateway
+        .call(102, "t_echo", json!({"text": "hi", "user": "bob"}))
+        .await;
+    assert_eq!(code(&bob), "ok", "{bob}");
+    // The middleware's refusal is the answer; the upstream never sees the call.
+    let refused = gateway
+        .call(103, "t_echo", json!({"text": "forbidden", "user": "cid"}))
+        .await;
+    assert_eq!(code(&refused), "FORBIDDEN", "{refused}");
+    // A middleware that panics: INTERNAL_ERROR naming the call, nothing of the panic.
+    let panicked = gateway
+        .call(104, "t_echo", json!({"text": "panic", "user": "dee"}))
+        .await;
+    assert_eq!(code(&panicked), "INTERNAL_ERROR", "{panicked}");
+    assert!(text(&panicked).contains("\"t_echo\""), "{panicked}");
+    assert!(!text(&panicked).contains("hunter2"), "{panicked}");
+    // The gateway is still serving.
+    let after = gateway
+        .call(105, "t_echo", json!({"text": "after", "user": "eve"}))
+        .await;
+    assert_eq!(code(&after), "ok", "{after}");
+
+    assert_eq!(
+        *seen.lock().unwrap(),
+        // The limits come before the middleware: the call refused by them is not seen.
+        [
+            "t_echo t_echo hi",
+            "t_echo t_echo hi",
+            "t_echo t_echo forbidden",
+            "t_echo t_echo panic",
+            "t_echo t_echo after",
+        ]
+    );
+    let forwarded: Vec<String> = log
+        .read()
+        .lines()
+        .filter(|l| l.starts_with("call "))
+        .map(|l| l.split(' ').nth(1).unwrap().to_owned())
+        .collect();
+    assert_eq!(forwarded, ["echo", "echo", "echo"], "{}", log.read());
+}
+
+#[tokio::test]
+async fn a_2026_client_listening_for_tools_is_told_on_its_stream() {
+    let server = Server::builder("gateway", "1")
+        .mount("t", upstream(&[]))
+        .build()
+        .unwrap();
+    let mut gateway = Gateway::start(server);
+    // No `initialize`: each request carries what it was (MCP 2026-07-28).
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+    });
+    gateway
+        .send(json!({"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen",
+            "params": {"_meta": meta, "notifications": {"toolsListChanged": true, "promptsListChanged": true}}}))
+        .await;
+    // Acknowledged with what the gateway tells: tools listing changes, nothing else.
+    let started = Instant::now();
+    let acknowledged = loop {
+        let line = timeout(PATIENCE, gateway.lines.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if line["method"] == "notifications/subscriptions/acknowledged" {
+            break line;
+        }
+        assert!(started.elapsed() < PATIENCE, "{line}");
+        gateway.seen.push(line);
+    };
+    assert_eq!(
+        acknowledged["params"]["notifications"],
+        json!({"toolsListChanged": true}),
+        "{acknowledged}"
+    );
+    // The upstream grows a tool: the stream is told, under its id.
+    let mut id = 1;
+    loop {
+        gateway
+            .send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "t_grow", "arguments": {}, "_meta": meta}}))
+            .await;
+        let result = gateway.answer(id).await["result"].clone();
+        if code(&result) == "ok" {
+            break;
+        }
+        assert!(started.elapsed() < PATIENCE, "{result}");
+        sleep(Duration::from_millis(100)).await;
+        id += 1;
+    }
+    let told = |l: &Value| {
+        l["method"] == "notifications/tools/list_changed"
+            && l["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "listen-1"
+    };
+    while !gateway.seen.iter().any(told) {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "never told: {:?}",
+            gateway.seen
+        );
+        if let Ok(Some(line)) = timeout(Duration::from_millis(100), gateway.lines.recv()).await {
+            gateway.seen.push(line);
+        }
+    }
+    // Nothing unsolicited: every list_changed came on the stream.
+    assert!(
+        gateway
+            .seen
+            .iter()
+            .filter(|l| l["method"] == "notifications/tools/list_changed")
+            .all(told),
+        "{:?}",
+        gateway.seen
+    );
 }

@@ -61,6 +61,11 @@ fn attribute<'a>(attributes: &'a [KeyValue], key: &str) -> Option<&'a OtelValue>
         .map(|kv| &kv.value)
 }
 
+/// Whether a data point's attributes name `tool`.
+fn of_tool<'a>(mut attributes: impl Iterator<Item = &'a KeyValue>, tool: &str) -> bool {
+    attributes.any(|kv| kv.key.as_str() == "gen_ai.tool.name" && kv.value.as_str() == tool)
+}
+
 fn text(value: Option<&OtelValue>) -> Option<String> {
     value.map(ToString::to_string)
 }
@@ -94,6 +99,21 @@ async fn spans_attributes_and_metrics_follow_the_conventions() {
     });
     let client = ().serve(client_io).await.unwrap();
 
+    // A gateway's forwarded call is measured as a call of the name it lists.
+    let upstream = mcp_fusion_drivers::artifacts::driver("upstream");
+    let gateway = Server::builder("gateway", "1")
+        .mount(
+            "t",
+            mcp_fusion::gateway::Upstream::command(upstream.to_string_lossy(), [""; 0]),
+        )
+        .build()
+        .unwrap();
+    assert!(gateway.reach_upstreams().await.is_empty());
+    let mut echo = CallToolRequestParams::new("t_echo");
+    echo.arguments = json!({"text": "hi"}).as_object().cloned();
+    let echoed = gateway.call(echo).await.expect("a listed tool");
+    assert_eq!(echoed.is_error, Some(false), "{echoed:?}");
+
     let failed = client.call_tool(call("broken", true)).await.unwrap();
     let warned = client.call_tool(call("old_read", false)).await.unwrap();
     let fine = client.call_tool(call("read", false)).await.unwrap();
@@ -125,6 +145,11 @@ async fn spans_attributes_and_metrics_follow_the_conventions() {
         3,
         "{:?}",
         finished.iter().map(|s| &s.name).collect::<Vec<_>>()
+    );
+
+    assert!(
+        finished.iter().any(|s| s.name == "tools/call t_echo"),
+        "the forwarded call's span"
     );
 
     // The failed call: a server span, child of the client's span in the client's trace.
@@ -197,14 +222,26 @@ async fn spans_attributes_and_metrics_follow_the_conventions() {
     let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = duration.data() else {
         panic!("a histogram of seconds");
     };
-    let count: u64 = histogram.data_points().map(|p| p.count()).sum();
+    // Other tests of this process may build servers meanwhile: only this test's tools count.
+    let count: u64 = histogram
+        .data_points()
+        .filter(|p| of_tool(p.attributes(), "ledger"))
+        .map(|p| p.count())
+        .sum();
     assert_eq!(count, 3);
     let failing: u64 = histogram
         .data_points()
+        .filter(|p| of_tool(p.attributes(), "ledger"))
         .filter(|p| p.attributes().any(|kv| kv.key.as_str() == "error.type"))
         .map(|p| p.count())
         .sum();
     assert_eq!(failing, 1);
+    let forwarded: u64 = histogram
+        .data_points()
+        .filter(|p| of_tool(p.attributes(), "t_echo"))
+        .map(|p| p.count())
+        .sum();
+    assert_eq!(forwarded, 1);
     let errors = all
         .iter()
         .find(|m| m.name() == "mcp_fusion.errors")
@@ -214,6 +251,7 @@ async fn spans_attributes_and_metrics_follow_the_conventions() {
     };
     let mut by_code: Vec<(String, u64)> = sum
         .data_points()
+        .filter(|p| of_tool(p.attributes(), "ledger"))
         .map(|p| {
             let code = p
                 .attributes()

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::{ActionContract, Contract, ToolContract, canonical};
+use super::{ActionContract, Contract, ToolContract, UpstreamContract, canonical};
 use crate::tool::{Annotations, Deprecation};
 
 /// The layout version written in every lockfile.
@@ -38,7 +38,7 @@ pub enum LockfileError {
     },
     /// An action's digest does not match its contract: the file was edited by hand.
     Digest {
-        /// The qualified action.
+        /// The qualified action (for an upstream's tool, `{namespace}_{tool}`).
         action: String,
     },
 }
@@ -84,6 +84,25 @@ impl std::error::Error for LockfileError {
 struct File {
     lockfile: u32,
     tools: Vec<Tool>,
+    /// Absent for a server that mounts nothing, so its lockfile reads as before gateways.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    upstreams: Vec<Upstream>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Upstream {
+    namespace: String,
+    tools: Vec<Listed>,
+}
+
+/// An upstream's tool: its name, the digest of what it lists, and what it lists (keys sorted).
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Listed {
+    name: String,
+    digest: String,
+    listed: Value,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -175,7 +194,7 @@ fn body(action: &ActionContract) -> Body {
     }
 }
 
-fn digest_of(name: &str, body: &Body) -> String {
+fn digest_of(name: &str, body: &impl Serialize) -> String {
     let json = serde_json::to_string(&(name, body)).expect("a contract serializes");
     let hash = Sha256::digest(json.as_bytes());
     let mut out = String::with_capacity(7 + 64);
@@ -194,6 +213,26 @@ pub(super) fn digest(action: &ActionContract) -> String {
 pub(super) fn write(contract: &Contract) -> String {
     let file = File {
         lockfile: VERSION,
+        upstreams: contract
+            .upstreams
+            .iter()
+            .map(|upstream| Upstream {
+                namespace: upstream.namespace.clone(),
+                tools: upstream
+                    .tools
+                    .iter()
+                    .map(|tool| {
+                        let listed =
+                            canonical(&serde_json::to_value(tool).expect("a tool serializes"));
+                        Listed {
+                            name: tool.name.to_string(),
+                            digest: digest_of(&tool.name, &listed),
+                            listed,
+                        }
+                    })
+                    .collect(),
+            })
+            .collect(),
         tools: contract
             .tools
             .iter()
@@ -301,7 +340,32 @@ pub(super) fn read(text: &str) -> Result<Contract, LockfileError> {
         });
     }
     tools.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(Contract { tools })
+    let mut upstreams = Vec::with_capacity(file.upstreams.len());
+    for upstream in file.upstreams {
+        let mut tools = Vec::with_capacity(upstream.tools.len());
+        for Listed {
+            name,
+            digest,
+            listed,
+        } in upstream.tools
+        {
+            let hand_edited = || LockfileError::Digest {
+                action: format!("{}{}{name}", upstream.namespace, super::SEPARATOR),
+            };
+            if digest != digest_of(&name, &listed) {
+                return Err(hand_edited());
+            }
+            let tool: rmcp::model::Tool =
+                serde_json::from_value(listed).map_err(LockfileError::Format)?;
+            if tool.name != name {
+                return Err(hand_edited());
+            }
+            tools.push(tool);
+        }
+        upstreams.push(UpstreamContract::new(upstream.namespace, tools));
+    }
+    upstreams.sort_by(|a, b| a.namespace.cmp(&b.namespace));
+    Ok(Contract { tools, upstreams })
 }
 
 #[cfg(test)]

@@ -76,13 +76,70 @@ pub use lockfile::{LockfileError, MAX_LOCKFILE_BYTES};
 /// failing (`MCP_FUSION_UPDATE_LOCK=1 cargo test`).
 pub const UPDATE_ENV: &str = "MCP_FUSION_UPDATE_LOCK";
 
-/// The contract of a server: its tools, sorted by name.
+/// The contract of a server: its tools, sorted by name, and the tools of the upstreams a
+/// gateway mounts, sorted by namespace.
 #[derive(Debug, Clone, PartialEq, Default)]
 #[non_exhaustive]
 pub struct Contract {
     /// The tools, sorted by name.
     pub tools: Vec<ToolContract>,
+    /// The mounted upstreams whose tools are known, sorted by namespace (a gateway's; empty
+    /// for any other server, and then absent from the lockfile).
+    pub upstreams: Vec<UpstreamContract>,
 }
+
+/// An upstream MCP server a gateway mounts, with its tools as it lists them. Recorded in the
+/// lockfile, they are what the gateway lists before it first reaches the upstream; the
+/// contract diff compares them as tools named `{namespace}_{tool}`, each with one action of
+/// that name.
+///
+/// ```
+/// use mcp_fusion::contract::{Contract, UpstreamContract};
+/// use mcp_fusion::rmcp::model::Tool;
+///
+/// let echo: Tool = serde_json::from_value(serde_json::json!({
+///     "name": "echo",
+///     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+/// })).unwrap();
+/// let mut contract = Contract::default();
+/// contract.upstreams.push(UpstreamContract::new("t", vec![echo]));
+/// let text = contract.to_lockfile();
+/// assert!(text.contains("\"namespace\": \"t\""));
+/// assert_eq!(Contract::from_lockfile(&text).unwrap(), contract);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct UpstreamContract {
+    /// The namespace it is mounted under.
+    pub namespace: String,
+    /// Its tools as it lists them, under their own names, sorted by name.
+    pub tools: Vec<rmcp::model::Tool>,
+}
+
+impl UpstreamContract {
+    /// The upstream mounted under `namespace`, listing `tools` (sorted here by name).
+    pub fn new(namespace: impl Into<String>, mut tools: Vec<rmcp::model::Tool>) -> Self {
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        UpstreamContract {
+            namespace: namespace.into(),
+            tools,
+        }
+    }
+
+    /// Its tools as contracts under the names a gateway lists them by.
+    fn tool_contracts(&self) -> impl Iterator<Item = ToolContract> + '_ {
+        self.tools.iter().map(|tool| {
+            let mut contract = ToolContract::of_listed(tool);
+            let listed = format!("{}{SEPARATOR}{}", self.namespace, contract.name);
+            contract.actions[0].name.clone_from(&listed);
+            contract.name = listed;
+            contract
+        })
+    }
+}
+
+/// The separator between a namespace and an upstream's tool name in a gateway's listing.
+pub(crate) const SEPARATOR: char = '_';
 
 /// One tool's contract: its description and its actions, sorted by qualified name.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,6 +193,12 @@ pub struct ActionContract {
 pub trait ToolSet {
     /// The tool definitions, in any order.
     fn tool_definitions(&self) -> impl Iterator<Item = &ToolDef>;
+
+    /// The mounted upstreams whose tools are known (a gateway's), in any order; none by
+    /// default.
+    fn upstreams(&self) -> Vec<UpstreamContract> {
+        Vec::new()
+    }
 }
 
 impl ToolSet for [ToolDef] {
@@ -147,14 +210,43 @@ impl ToolSet for [ToolDef] {
 impl Contract {
     /// The contract of a set of tools, such as a server's registered tools.
     pub fn of<S: ToolSet + ?Sized>(tools: &S) -> Contract {
-        Contract::of_tools(tools.tool_definitions())
+        let mut contract = Contract::of_tools(tools.tool_definitions());
+        contract.upstreams = tools.upstreams();
+        contract
+            .upstreams
+            .sort_by(|a, b| a.namespace.cmp(&b.namespace));
+        contract
     }
 
     /// The contract of these tools.
     pub fn of_tools<'a>(tools: impl IntoIterator<Item = &'a ToolDef>) -> Contract {
         let mut tools: Vec<ToolContract> = tools.into_iter().map(ToolContract::of).collect();
         tools.sort_by(|a, b| a.name.cmp(&b.name));
-        Contract { tools }
+        Contract {
+            tools,
+            upstreams: Vec::new(),
+        }
+    }
+
+    /// The upstream mounted under `namespace`.
+    pub fn upstream(&self, namespace: &str) -> Option<&UpstreamContract> {
+        self.upstreams.iter().find(|u| u.namespace == namespace)
+    }
+
+    /// Its own tools and its upstreams' (under the names a gateway lists them by), as the diff
+    /// compares them.
+    fn all_tools(&self) -> BTreeMap<String, std::borrow::Cow<'_, ToolContract>> {
+        use std::borrow::Cow;
+        let own = self
+            .tools
+            .iter()
+            .map(|t| (t.name.clone(), Cow::Borrowed(t)));
+        let mounted = self
+            .upstreams
+            .iter()
+            .flat_map(UpstreamContract::tool_contracts)
+            .map(|t| (t.name.clone(), Cow::Owned(t)));
+        own.chain(mounted).collect()
     }
 
     /// Reads a lockfile from disk.
@@ -216,7 +308,6 @@ impl ToolContract {
 impl ToolContract {
     /// The contract of a tool as another server lists it (a gateway's upstream): one action of
     /// the tool's own name, its schemas and hints as listed.
-    #[cfg(feature = "gateway")]
     pub(crate) fn of_listed(tool: &rmcp::model::Tool) -> ToolContract {
         let input_schema = canonical(&Value::Object((*tool.input_schema).clone()));
         let required = required(&input_schema);
@@ -318,15 +409,16 @@ impl Diff {
     /// Compares `locked` (the lockfile) with `running` (the server now).
     pub fn between(locked: &Contract, running: &Contract) -> Diff {
         let mut by_tool: BTreeMap<String, Vec<ContractChange>> = BTreeMap::new();
-        let names: std::collections::BTreeSet<&str> = locked
-            .tools
-            .iter()
-            .chain(&running.tools)
-            .map(|t| t.name.as_str())
-            .collect();
+        let (locked, running) = (locked.all_tools(), running.all_tools());
+        let names: std::collections::BTreeSet<&String> =
+            locked.keys().chain(running.keys()).collect();
         for name in names {
             let mut changes = Vec::new();
-            classify::tool(locked.tool(name), running.tool(name), &mut changes);
+            classify::tool(
+                locked.get(name).map(|t| &**t),
+                running.get(name).map(|t| &**t),
+                &mut changes,
+            );
             if !changes.is_empty() {
                 by_tool.insert(name.to_owned(), changes);
             }

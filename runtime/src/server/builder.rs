@@ -294,6 +294,8 @@ impl ServerBuilder {
 
     /// Serves with the contract's lockfile: validation errors of actions whose contract
     /// changed since then tell the model what changed (ERRORS.md §7). See [`crate::contract`].
+    /// A gateway lists the tools the lockfile records for a mounted upstream until it first
+    /// reaches that upstream.
     ///
     /// ```
     /// use mcp_fusion::contract::Contract;
@@ -400,7 +402,9 @@ impl ServerBuilder {
         }
 
         let diff = self.locked.as_ref().map(|locked| {
-            let running = Contract::of_tools(self.tools.iter().map(|(t, _)| t.definition()));
+            // The server's own tools: the validation errors it writes are about them.
+            let mut running = Contract::of_tools(self.tools.iter().map(|(t, _)| t.definition()));
+            running.upstreams.clone_from(&locked.upstreams);
             Diff::between(locked, &running)
         });
         let max = self.max_contract_changes.unwrap_or(DEFAULT_MAX_CHANGES);
@@ -411,12 +415,14 @@ impl ServerBuilder {
             .mounts
             .into_iter()
             .map(|(namespace, upstream)| {
+                let locked = self.locked.as_ref().and_then(|l| l.upstream(&namespace));
                 super::gateway::Link::new(
                     namespace,
                     upstream,
                     Arc::clone(&subscribers),
                     &*self.rates.store,
                     self.rates.max_keys,
+                    locked,
                 )
             })
             .collect();
@@ -471,6 +477,12 @@ impl ServerBuilder {
                 mounts,
                 #[cfg(feature = "gateway")]
                 subscribers,
+                #[cfg(feature = "gateway")]
+                forwarding: super::Forwarding {
+                    middleware: self.middleware,
+                    key: self.rates.key,
+                    expose_causes: self.expose_causes,
+                },
             }),
         })
     }
@@ -505,7 +517,12 @@ impl ServerBuilder {
 
     /// Settings given that no tool would use: each a build error rather than a silent no-op.
     fn settings_that_cannot_apply(&self) -> Vec<String> {
+        #[cfg(feature = "gateway")]
+        let mounts_rate_limited = self.mounts.iter().any(|(_, u)| u.rate_limit.is_some());
+        #[cfg(not(feature = "gateway"))]
+        let mounts_rate_limited = false;
         let rate_limited = self.rates.default.is_some()
+            || mounts_rate_limited
             || self
                 .tools
                 .iter()
@@ -525,8 +542,9 @@ impl ServerBuilder {
                 .any(|(_, u)| u.rate_limit.is_some() || u.concurrency.is_some());
         // Keyed budgets the server's store keeps (those of tools with a store of their own are
         // checked with that store).
-        let keyed_kept = kept.clone().next().is_some()
-            && (self.rates.default.is_some() || kept.clone().any(has_rate_limits));
+        let keyed_kept = mounts_rate_limited
+            || kept.clone().next().is_some()
+                && (self.rates.default.is_some() || kept.clone().any(has_rate_limits));
         let mut problems = Vec::new();
         if self.rates.key.is_some() && !rate_limited {
             problems.push("rate_limit_key: no tool has a rate limit, so no call would be keyed; declare one (#[tool(rate_limit(..))], ServerBuilder::rate_limit) or remove the key".to_owned());

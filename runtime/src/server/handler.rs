@@ -44,11 +44,43 @@ impl ServerHandler for Server {
         info
     }
 
+    /// A session that began with `initialize` (before 2026-07-28) is told of listing changes
+    /// unsolicited.
     #[cfg(feature = "gateway")]
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
         if !self.inner.mounts.is_empty() {
             self.inner.subscribers.add(context.peer);
         }
+    }
+
+    /// From 2026-07-28 a client asks to be told (`subscriptions/listen`); a gateway tells of
+    /// `tools` listing changes, nothing else.
+    #[cfg(feature = "gateway")]
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        (!self.inner.mounts.is_empty()).then(|| {
+            rmcp::model::SubscriptionFilter::builder()
+                .tools_list_changed()
+                .build()
+        })
+    }
+
+    /// Tells this stream of listing changes until the client cancels it.
+    #[cfg(feature = "gateway")]
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
+        match context.accepted().tools_list_changed {
+            Some(true) => {
+                let sink = context.sink().clone();
+                self.inner
+                    .subscribers
+                    .listen(sink, context.cancelled())
+                    .await;
+            }
+            _ => context.cancelled().await,
+        }
+        Ok(())
     }
 
     async fn list_tools(

@@ -84,6 +84,17 @@ struct Inner {
     /// The connections to tell when a mounted upstream's tools change.
     #[cfg(feature = "gateway")]
     subscribers: Arc<super::gateway::Subscribers>,
+    /// What the server puts around a forwarded call, as around its own tools' calls.
+    #[cfg(feature = "gateway")]
+    forwarding: Forwarding,
+}
+
+/// The server's middleware, rate-limit key and exposure of causes, for forwarded calls.
+#[cfg(feature = "gateway")]
+pub(crate) struct Forwarding {
+    pub(crate) middleware: Vec<Arc<dyn crate::middleware::Middleware>>,
+    pub(crate) key: Option<pipeline::RateLimitKey>,
+    pub(crate) expose_causes: bool,
 }
 
 /// Arguments of more values than this are validated one call at a time: finding every problem
@@ -236,7 +247,15 @@ impl Server {
                     return Called::Answered(refused.into());
                 }
                 return self
-                    .call_mounted(link, name, upstream_name, arguments, request, cancelled)
+                    .call_mounted(
+                        link,
+                        name,
+                        upstream_name,
+                        arguments,
+                        extensions,
+                        request,
+                        cancelled,
+                    )
                     .await;
             }
             return Called::UnknownTool;
@@ -249,38 +268,10 @@ impl Server {
         }
         let route = action.map_or(Route::Discriminator, Route::Flat);
         let tool_name = tool.definition().name();
-        #[cfg(not(feature = "otel"))]
-        let span = call_span!(tool_name);
-        // The OpenTelemetry name and attributes of the semantic conventions for MCP.
-        #[cfg(feature = "otel")]
-        let span = call_span!(
-            tool_name,
-            otel.name = %format_args!("tools/call {tool_name}"),
-            otel.kind = "server",
-            mcp.method.name = "tools/call",
-            gen_ai.tool.name = %tool_name,
-        );
         #[cfg(feature = "otel")]
         let started = std::time::Instant::now();
-        #[cfg(feature = "otel")]
         let mut request = request;
-        // With OpenTelemetry recording, the call's span id is its span's.
-        #[cfg(feature = "otel")]
-        if let (Some(own), Some((_, span_id))) = (
-            otel::start(&span, request.trace.as_ref().map(|(trace, _)| trace)),
-            request.trace.as_mut(),
-        ) {
-            *span_id = own;
-        }
-        // The verified caller's subject (OpenTelemetry's `enduser.id`), never its token.
-        if let Some(caller) = crate::tools::Caller::of(&extensions) {
-            span.record("enduser.id", caller.subject());
-        }
-        if let Some((trace, span_id)) = &request.trace {
-            span.record("trace_id", tracing::field::display(trace.trace_id()));
-            span.record("parent_span_id", tracing::field::display(trace.parent_id()));
-            span.record("span_id", tracing::field::display(span_id));
-        }
+        let span = open_call_span(tool_name, &extensions, &mut request);
         let call = async {
             let large = large(arguments.as_ref());
             // Never closed.
@@ -335,6 +326,38 @@ impl Server {
             .find_map(|link| Some((link, link.strip(name)?)))
     }
 
+    /// Connects every mounted upstream that is not connected yet and waits for each first
+    /// attempt to end (each within its [`connect_timeout`](super::gateway::Upstream::connect_timeout)):
+    /// the namespaces of the upstreams it could not reach, empty when all answer. A gateway
+    /// connects lazily otherwise, on its first listing or call; this is for a `main` that
+    /// writes the lockfile ([`Contract::of`](crate::contract::Contract::of) then records
+    /// every upstream's tools) or wants to know its upstreams answer before it serves.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use mcp_fusion::contract::Contract;
+    /// use mcp_fusion::gateway::Upstream;
+    ///
+    /// let server = mcp_fusion::Server::builder("front-desk", "1.0.0")
+    ///     .mount("books", Upstream::command("billing-server", ["--stdio"]))
+    ///     .build()?;
+    /// let unreachable = server.reach_upstreams().await;
+    /// assert!(unreachable.is_empty(), "cannot reach {unreachable:?}");
+    /// std::fs::write("mcp-fusion.lock", Contract::of(&server).to_lockfile())?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn reach_upstreams(&self) -> Vec<String> {
+        // All attempts run at once (each link's own task); they are awaited in turn.
+        self.start_mounts();
+        let mut unreachable = Vec::new();
+        for link in self.inner.mounts.iter() {
+            if !link.reached().await {
+                unreachable.push(link.namespace.clone());
+            }
+        }
+        unreachable
+    }
+
     /// Starts keeping every mounted upstream connected (once); inside a Tokio runtime.
     pub(crate) fn start_mounts(&self) {
         for link in self.inner.mounts.iter() {
@@ -349,38 +372,133 @@ impl Server {
     }
 
     /// Forwards a call to the upstream `link` (its tool `upstream_name`), in a `tools/call`
-    /// span of its own.
+    /// span of its own, inside the server's middleware (which sees the call under its listed
+    /// name, as tool and action); the upstream's rate limit spends the budget of the call's key.
+    #[allow(clippy::too_many_arguments)] // each is one fact about the call, named at the call site
     async fn call_mounted(
         &self,
         link: &Arc<super::gateway::Link>,
         name: &str,
         upstream_name: &str,
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
+        extensions: rmcp::model::Extensions,
         request: Request,
         cancelled: impl Future<Output = ()>,
     ) -> Called {
-        use super::gateway::Proxied;
+        use crate::middleware::{CallInfo, Next};
+        use crate::tool::{Failure, catching};
         use tracing::Instrument;
 
-        let span = call_span!(name);
+        #[cfg(feature = "otel")]
+        let started = std::time::Instant::now();
+        let mut request = request;
+        let span = open_call_span(name, &extensions, &mut request);
         span.record("upstream", tracing::field::display(&link.namespace));
-        if let Some((trace, span_id)) = &request.trace {
-            span.record("trace_id", tracing::field::display(trace.trace_id()));
-            span.record("parent_span_id", tracing::field::display(trace.parent_id()));
-            span.record("span_id", tracing::field::display(span_id));
-        }
-        let proxied = link
-            .call(upstream_name, arguments, request, cancelled)
-            .instrument(span)
-            .await;
-        match proxied {
-            Proxied::Answered(result) => Called::Answered(result.into()),
-            Proxied::Failed(error) => Called::Answered(error.into()),
-            Proxied::Cancelled => Called::Cancelled {
+        span.record("action", name);
+        let forwarding = &self.inner.forwarding;
+        let sent = arguments.is_some();
+        let mut info = CallInfo {
+            tool: name.to_owned(),
+            action: name.to_owned(),
+            arguments: serde_json::Value::Object(arguments.unwrap_or_default()),
+            extensions,
+        };
+        let call = async {
+            let mut cancelled = std::pin::pin!(cancelled);
+            // Routing and the limits first, the middleware next, as for the server's own tools
+            // (ERRORS.md §4).
+            let key = pipeline::rate_key(forwarding.key.as_ref(), &info);
+            let admitted = tokio::select! {
+                biased;
+                () = &mut cancelled => return None,
+                admitted = link.admit(upstream_name, key.as_deref()) => admitted,
+            };
+            let admitted = match admitted {
+                Ok(admitted) => admitted,
+                Err(refused) => return Some(refused.into()),
+            };
+            // The middleware sees the arguments; they are forwarded without a copy when there
+            // is none.
+            let arguments = match forwarding.middleware.is_empty() {
+                true => std::mem::take(&mut info.arguments),
+                false => info.arguments.clone(),
+            };
+            let arguments = match arguments {
+                serde_json::Value::Object(map) if sent => Some(map),
+                _ => None,
+            };
+            let forwarded = Box::new(move || -> crate::tool::BoxFuture<'_, _> {
+                Box::pin(async move {
+                    link.forward(admitted, upstream_name, arguments, request)
+                        .await
+                        .map_err(Failure::Tool)
+                })
+            });
+            let next = Next::new(&forwarding.middleware, &info, forwarded);
+            tokio::select! {
+                biased;
+                // Dropping the forwarded call tells the upstream.
+                () = &mut cancelled => None,
+                outcome = catching(|| next.run()) => {
+                    Some(crate::tool::settle(name, outcome, forwarding.expose_causes))
+                }
+            }
+        };
+        match call.instrument(span.clone()).await {
+            Some(answer) => {
+                #[cfg(feature = "otel")]
+                otel::finish(
+                    &self.inner.instruments,
+                    &span,
+                    name,
+                    Some(name),
+                    &answer,
+                    started.elapsed(),
+                );
+                Called::Answered(answer)
+            }
+            None => Called::Cancelled {
                 action: Arc::from(name),
             },
         }
     }
+}
+
+/// The span of one `tools/call` of `tool_name`, with the verified caller's subject
+/// (OpenTelemetry's `enduser.id`, never its token) and the client's trace context; with
+/// OpenTelemetry recording, its span id is the call's own (which `request` then carries).
+fn open_call_span(
+    tool_name: &str,
+    extensions: &rmcp::model::Extensions,
+    request: &mut Request,
+) -> tracing::Span {
+    #[cfg(not(feature = "otel"))]
+    let span = call_span!(tool_name);
+    // The OpenTelemetry name and attributes of the semantic conventions for MCP.
+    #[cfg(feature = "otel")]
+    let span = call_span!(
+        tool_name,
+        otel.name = %format_args!("tools/call {tool_name}"),
+        otel.kind = "server",
+        mcp.method.name = "tools/call",
+        gen_ai.tool.name = %tool_name,
+    );
+    #[cfg(feature = "otel")]
+    if let (Some(own), Some((_, span_id))) = (
+        otel::start(&span, request.trace.as_ref().map(|(trace, _)| trace)),
+        request.trace.as_mut(),
+    ) {
+        *span_id = own;
+    }
+    if let Some(caller) = crate::tools::Caller::of(extensions) {
+        span.record("enduser.id", caller.subject());
+    }
+    if let Some((trace, span_id)) = &request.trace {
+        span.record("trace_id", tracing::field::display(trace.trace_id()));
+        span.record("parent_span_id", tracing::field::display(trace.parent_id()));
+        span.record("span_id", tracing::field::display(span_id));
+    }
+    span
 }
 
 /// The span of one `tools/call`: its tool, and the fields recorded once known; `tracing`'s
@@ -529,5 +647,14 @@ impl IntoFuture for Serve {
 impl ToolSet for Server {
     fn tool_definitions(&self) -> impl Iterator<Item = &ToolDef> {
         self.definitions()
+    }
+
+    #[cfg(feature = "gateway")]
+    fn upstreams(&self) -> Vec<crate::contract::UpstreamContract> {
+        self.inner
+            .mounts
+            .iter()
+            .filter_map(|link| link.contract())
+            .collect()
     }
 }

@@ -84,7 +84,7 @@ pub type RateLimitKey = Arc<dyn Fn(&CallInfo) -> Option<String> + Send + Sync>;
 /// Whose budget a call spends: a verified caller's own (its subject, subdivided by the
 /// server's key when it has one, so no argument can reach another subject's budget), else the
 /// server's key, else the limit's shared budget.
-fn rate_key(key: Option<&RateLimitKey>, info: &CallInfo) -> Option<String> {
+pub(crate) fn rate_key(key: Option<&RateLimitKey>, info: &CallInfo) -> Option<String> {
     let chosen = key.and_then(|key| key(info));
     match (info.caller(), chosen) {
         (Some(caller), None) => Some(format!("sub:{}", caller.subject())),

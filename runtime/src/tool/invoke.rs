@@ -287,6 +287,24 @@ pub(crate) fn finish(
         .into()
 }
 
+/// The answer of a call the server forwards (a gateway's) once the middleware around it ran:
+/// its result, or its failure as an envelope naming the call by `name`.
+#[cfg(feature = "gateway")]
+pub(crate) fn settle(name: &str, outcome: Outcome, expose: bool) -> Answer {
+    match outcome {
+        Ok(Ok(result)) => result.into(),
+        Ok(Err(Failure::Tool(err))) => match err.unexpected_cause() {
+            Some(cause) => internal(name, name, &CauseChain(cause), expose, None),
+            None => err.into(),
+        },
+        Ok(Err(Failure::Invalid(refused))) => (&refused).into(),
+        Ok(Err(Failure::Internal(cause))) => {
+            internal(name, name, &CauseChain(&*cause), expose, None)
+        }
+        Err(panic) => internal(name, name, &PanicMessage(panic), expose, None),
+    }
+}
+
 /// What envelopes call the tool's actions: their qualified names, or (flat exposition) the MCP
 /// tool names the model calls them by.
 #[derive(Clone, Copy)]

@@ -24,6 +24,8 @@ pub use context::Context;
 #[cfg(feature = "gateway")]
 pub(crate) use context::Handoffs;
 pub use definition::{Exposition, SingleToolDefBuilder, ToolDef, ToolDefBuilder};
+#[cfg(feature = "gateway")]
+pub(crate) use invoke::settle;
 pub(crate) use invoke::{
     Callable, CatchUnwind, PanicMessage, Prepared, Rejection, Route, catching, finish, prepare,
 };

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{SEPARATOR, Subscribers, Target, Upstream};
 use crate::ToolError;
+use crate::contract::UpstreamContract;
 use crate::envelope::new_incident_id;
 use crate::server::Request;
 use crate::server::limits::{ConcurrencyLimiter, LimitStore, RateLimiter, RateSpec, SlotSpec};
@@ -30,8 +31,11 @@ pub(crate) struct Link {
     pub(crate) namespace: String,
     upstream: Upstream,
     state: Mutex<State>,
-    /// The upstream's tools as it last listed them (its own names, its order).
-    tools: Mutex<Arc<[rmcp::model::Tool]>>,
+    /// The upstream's tools as it last listed them (its own names, its order), or as the
+    /// lockfile recorded them until it is first reached; `None` while unknown.
+    tools: Mutex<Option<Arc<[rmcp::model::Tool]>>>,
+    /// Told each time the state changes.
+    changed: tokio::sync::Notify,
     /// Where the progress of forwarded calls goes, by the token of the upstream request.
     progress: Mutex<HashMap<ProgressToken, Forward>>,
     /// The task that keeps the upstream connected, started by the first use.
@@ -66,16 +70,6 @@ enum State {
     },
 }
 
-/// How a forwarded call ended.
-pub(crate) enum Proxied {
-    /// The upstream's result, unchanged.
-    Answered(CallToolResult),
-    /// What went wrong on the way, as an envelope.
-    Failed(ToolError),
-    /// The client cancelled it (the upstream was told).
-    Cancelled,
-}
-
 impl std::fmt::Debug for Link {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Link")
@@ -98,6 +92,7 @@ impl Link {
         subscribers: Arc<Subscribers>,
         store: &dyn LimitStore,
         max_keys: usize,
+        locked: Option<&UpstreamContract>,
     ) -> Arc<Link> {
         let rate = upstream.rate_limit.filter(|l| l.max > 0).map(|limit| {
             store.rate_limit(RateSpec {
@@ -119,7 +114,8 @@ impl Link {
             namespace,
             upstream,
             state: Mutex::new(State::Idle),
-            tools: Mutex::new(Arc::from([])),
+            tools: Mutex::new(locked.map(|locked| Arc::from(locked.tools.as_slice()))),
+            changed: tokio::sync::Notify::new(),
             progress: Mutex::default(),
             keeper: OnceLock::new(),
             stop: CancellationToken::new(),
@@ -127,34 +123,68 @@ impl Link {
         })
     }
 
-    /// Takes the upstream's tools as it lists them now; when they changed, logs what changed
-    /// (classified as the contract diff classifies it) and tells the clients.
+    /// Takes the upstream's tools as it lists them now; when they changed (in any order), logs
+    /// what changed (classified as the contract diff classifies it) and tells the clients.
     fn replace_tools(&self, tools: Vec<rmcp::model::Tool>) {
         let new: Arc<[rmcp::model::Tool]> = tools.into();
-        let old = std::mem::replace(
-            &mut *self.tools.lock().unwrap_or_else(PoisonError::into_inner),
-            Arc::clone(&new),
-        );
-        if old == new {
-            return;
-        }
-        if !old.is_empty() {
-            use crate::contract::{Contract, Diff, ToolContract};
-            let contract = |tools: &[rmcp::model::Tool]| {
-                let mut tools: Vec<ToolContract> =
-                    tools.iter().map(ToolContract::of_listed).collect();
-                tools.sort_by(|a, b| a.name.cmp(&b.name));
-                Contract { tools }
-            };
-            let diff = Diff::between(&contract(&old), &contract(&new));
-            tracing::warn!(
-                upstream = %self.namespace,
-                severity = ?diff.max_severity(),
-                changes = %diff,
-                "the upstream's tools changed: clients are told to list them again"
-            );
+        let old = self
+            .tools
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .replace(Arc::clone(&new));
+        let contract = |tools: &[rmcp::model::Tool]| crate::contract::Contract {
+            tools: Vec::new(),
+            upstreams: vec![UpstreamContract::new(&self.namespace, tools.to_vec())],
+        };
+        match old {
+            Some(old) if old == new => return,
+            Some(old) => {
+                let (old, new) = (contract(&old), contract(&new));
+                if old == new {
+                    return;
+                }
+                let diff = crate::contract::Diff::between(&old, &new);
+                tracing::warn!(
+                    upstream = %self.namespace,
+                    severity = ?diff.max_severity(),
+                    changes = %diff,
+                    "the upstream's tools changed: clients are told to list them again"
+                );
+            }
+            None => {}
         }
         self.subscribers.tell();
+    }
+
+    /// The upstream's tools as last known, with the namespace: `None` when it was never
+    /// reached and the lockfile did not record it.
+    pub(crate) fn contract(&self) -> Option<UpstreamContract> {
+        let tools = self.tools.lock().unwrap_or_else(PoisonError::into_inner);
+        let tools = tools.as_deref()?;
+        Some(UpstreamContract::new(&self.namespace, tools.to_vec()))
+    }
+
+    /// Waits for the end of the first attempt to connect (starting it): whether the upstream
+    /// is connected.
+    pub(crate) async fn reached(self: &Arc<Self>) -> bool {
+        self.start();
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            match &*self.lock_state() {
+                State::Up { .. } => return true,
+                State::Down { .. } => return false,
+                State::Idle | State::Connecting => {}
+            }
+            changed.await;
+        }
+    }
+
+    /// Sets the state, telling those waiting for a change.
+    fn set_state(&self, state: State) {
+        *self.lock_state() = state;
+        self.changed.notify_waiters();
     }
 
     /// Lists the upstream's tools again (it said they changed).
@@ -188,6 +218,7 @@ impl Link {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+            .unwrap_or_else(|| Arc::from([]))
     }
 
     /// `name` as the gateway's clients call it.
@@ -213,53 +244,71 @@ impl Link {
             .strip_prefix(SEPARATOR)
     }
 
-    /// Forwards a call of the upstream's tool `name`; stops, telling the upstream, once
-    /// `cancelled` completes.
-    pub(crate) async fn call(
+    /// Admits a call of the upstream's tool `name`: the upstream is connected and lists it,
+    /// and the gateway's own limits for it let it through, spending the budget of `key` (the
+    /// upstream's shared budget for `None`); the slot is held until the admission is dropped.
+    pub(crate) async fn admit(
         self: &Arc<Self>,
         name: &str,
-        arguments: Option<serde_json::Map<String, serde_json::Value>>,
-        request: Request,
-        cancelled: impl Future<Output = ()>,
-    ) -> Proxied {
+        key: Option<&str>,
+    ) -> Result<Admitted, ToolError> {
         self.start();
         let (peer, connection) = match &*self.lock_state() {
             State::Up { peer, connection } => (peer.clone(), *connection),
             State::Idle | State::Connecting => {
-                return Proxied::Failed(ToolError::upstream_connecting(
+                return Err(ToolError::upstream_connecting(
                     &self.namespace,
                     CONNECTING_RETRY,
                 ));
             }
             State::Down { retry_at } => {
-                return Proxied::Failed(self.unavailable(*retry_at));
+                return Err(self.unavailable(*retry_at));
             }
         };
         let tools = self.tools();
         if !tools.iter().any(|tool| tool.name == name) {
-            return Proxied::Failed(self.mismatch(name, &tools));
+            return Err(self.mismatch(name, &tools));
         }
-        // The gateway's own limits for this upstream, before anything is forwarded; the slot
-        // is held until the upstream answers.
         let listed = self.listed_name(name);
         if let Some(rate) = &self.rate
-            && let Err(refusal) = rate.spend(None).await
+            && let Err(refusal) = rate.spend(key).await
         {
-            return Proxied::Failed(refusal.into_error(&listed));
+            return Err(refusal.into_error(&listed));
         }
-        let _slot = match &self.slots {
+        let slot = match &self.slots {
             Some(slots) => match slots.enter(Some(self.upstream.call_timeout)).await {
                 Ok(slot) => Some(slot),
                 Err(refusal) => {
                     // A call that does not run spends nothing.
                     if let Some(rate) = &self.rate {
-                        rate.refund(None).await;
+                        rate.refund(key).await;
                     }
-                    return Proxied::Failed(refusal.into_error(&listed));
+                    return Err(refusal.into_error(&listed));
                 }
             },
             None => None,
         };
+        Ok(Admitted {
+            peer,
+            connection,
+            _slot: slot,
+        })
+    }
+
+    /// Forwards an admitted call of the upstream's tool `name`. Dropped before the answer (the
+    /// client cancelled the call), it tells the upstream.
+    pub(crate) async fn forward(
+        self: &Arc<Self>,
+        admitted: Admitted,
+        name: &str,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+        request: Request,
+    ) -> Result<CallToolResult, ToolError> {
+        let Admitted {
+            peer,
+            connection,
+            _slot,
+        } = admitted;
         let mut params = CallToolRequestParams::new(name.to_owned());
         params.arguments = arguments;
         let mut meta = RequestMetaObject::new();
@@ -276,51 +325,42 @@ impl Link {
         let call = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let handle = match peer.send_request_with_option(call, options).await {
             Ok(handle) => handle,
-            Err(_) => return Proxied::Failed(self.lost(connection)),
+            Err(_) => return Err(self.lost(connection)),
         };
         // The upstream's progress for this call goes to the client, in order, before the answer.
+        let mut route = None;
         let forwarder = request.progress.map(|(token, notifier)| {
             let (notes, received) = mpsc::unbounded_channel();
             self.lock_progress()
                 .insert(handle.progress_token.clone(), Forward { token, notes });
+            route = Some(Route(self, handle.progress_token.clone()));
             tokio::spawn(crate::server::forward_progress(notifier, received))
         });
-        let upstream_token = handle.progress_token.clone();
         let id = handle.id.clone();
         // Told to the upstream unless the answer came.
         let mut abandoned = Abandoned(Some((peer.clone(), id)));
-        let outcome = tokio::select! {
-            biased;
-            () = cancelled => None,
-            answer = tokio::time::timeout(self.upstream.call_timeout, handle.await_response()) => Some(answer),
-        };
-        self.lock_progress().remove(&upstream_token);
+        let answer =
+            tokio::time::timeout(self.upstream.call_timeout, handle.await_response()).await;
+        // No progress after the answer: what came before it goes out first.
+        drop(route);
         if let Some(forwarder) = forwarder {
             let _ = forwarder.await;
         }
-        let Some(answer) = outcome else {
-            return Proxied::Cancelled;
-        };
-        let answer = match answer {
-            Ok(answer) => answer,
-            Err(_) => {
-                return Proxied::Failed(ToolError::timeout(
-                    &self.listed_name(name),
-                    self.upstream.call_timeout,
-                ));
-            }
+        let Ok(answer) = answer else {
+            return Err(ToolError::timeout(
+                &self.listed_name(name),
+                self.upstream.call_timeout,
+            ));
         };
         abandoned.0 = None;
         match answer {
-            Ok(ServerResult::CallToolResult(result)) => Proxied::Answered(result),
-            Ok(other) => Proxied::Failed(self.failed(name, &format!("{other:?}"))),
+            Ok(ServerResult::CallToolResult(result)) => Ok(result),
+            Ok(other) => Err(self.failed(name, &format!("{other:?}"))),
             Err(ServiceError::McpError(error)) if error.code == ErrorCode::INVALID_PARAMS => {
-                Proxied::Failed(ToolError::upstream_refused(&self.namespace, &error.message))
+                Err(ToolError::upstream_refused(&self.namespace, &error.message))
             }
-            Err(ServiceError::McpError(error)) => {
-                Proxied::Failed(self.failed(name, &format!("{error:?}")))
-            }
-            Err(_) => Proxied::Failed(self.lost(connection)),
+            Err(ServiceError::McpError(error)) => Err(self.failed(name, &format!("{error:?}"))),
+            Err(_) => Err(self.lost(connection)),
         }
     }
 
@@ -373,6 +413,8 @@ impl Link {
             _ => {
                 let retry_at = Instant::now() + self.backoff(failures);
                 *state = State::Down { retry_at };
+                drop(state);
+                self.changed.notify_waiters();
                 retry_at
             }
         }
@@ -432,6 +474,23 @@ impl Link {
     }
 }
 
+/// A call the gateway lets through to an upstream: the connection it goes on, and its slot.
+pub(crate) struct Admitted {
+    peer: Peer<RoleClient>,
+    connection: u64,
+    _slot: Option<crate::server::limits::Slot>,
+}
+
+/// Routes the upstream's progress notes of one call to its client until dropped (the call
+/// answered, or abandoned).
+struct Route<'a>(&'a Link, ProgressToken);
+
+impl Drop for Route<'_> {
+    fn drop(&mut self) {
+        self.0.lock_progress().remove(&self.1);
+    }
+}
+
 /// Tells the upstream a call was abandoned (cancelled by the client, or timed out), unless
 /// disarmed by its answer.
 struct Abandoned(Option<(Peer<RoleClient>, rmcp::model::RequestId)>);
@@ -459,7 +518,7 @@ async fn keep(link: Weak<Link>, stop: CancellationToken) {
     loop {
         let Some(this) = link.upgrade() else { return };
         let namespace = this.namespace.clone();
-        *this.lock_state() = State::Connecting;
+        this.set_state(State::Connecting);
         let timeout = this.upstream.connect_timeout;
         let opened = tokio::select! {
             () = stop.cancelled() => return,
@@ -470,10 +529,10 @@ async fn keep(link: Weak<Link>, stop: CancellationToken) {
             Ok(Ok(service)) => {
                 connections += 1;
                 let tools = this.tools().len();
-                *this.lock_state() = State::Up {
+                this.set_state(State::Up {
                     peer: service.peer().clone(),
                     connection: connections,
-                };
+                });
                 match failures {
                     0 => tracing::info!(upstream = %namespace, tools, "connected to the upstream"),
                     _ => tracing::info!(upstream = %namespace, tools, "the upstream answers again"),

@@ -11,6 +11,19 @@
 //! HANDOFF_UPSTREAM_UNAVAILABLE while it cannot be reached (with the time until the gateway
 //! tries again), HANDOFF_NAMESPACE_MISMATCH for a name the upstream does not list.
 //!
+//! A forwarded call goes through what the server puts around its own tools' calls, in the same
+//! order (ERRORS.md §4): the upstream's rate limit and concurrency
+//! ([`Upstream::rate_limit`], [`Upstream::concurrency`]), the server's middleware (which sees
+//! the call under its listed name, as tool and action), and the deadline
+//! ([`Upstream::call_timeout`]); what the middleware returns or raises is answered as for a
+//! local tool (a panic: INTERNAL_ERROR).
+//!
+//! A contract lockfile records the upstreams' tools too
+//! ([`UpstreamContract`](crate::contract::UpstreamContract)): a gateway built with it
+//! ([`contract_lock`](crate::server::ServerBuilder::contract_lock)) lists them before it first
+//! reaches each upstream, and [`Server::reach_upstreams`](crate::Server::reach_upstreams) connects
+//! them all before a lockfile is written.
+//!
 //! The gateway keeps each upstream connected: after a failure it waits a backoff that doubles
 //! with each consecutive failure (with jitter, up to a maximum), then tries once; one log line
 //! tells an outage, one its end.
@@ -32,13 +45,14 @@
 mod envelopes;
 mod link;
 
+use std::sync::Arc;
 use std::time::Duration;
 
-pub(crate) use link::{Link, Proxied};
+pub(crate) use link::Link;
 
 /// A server's mounted upstreams, as handlers' handoffs see them.
 #[derive(Debug)]
-pub(crate) struct Mounts(pub(crate) std::sync::Arc<[std::sync::Arc<Link>]>);
+pub(crate) struct Mounts(pub(crate) Arc<[Arc<Link>]>);
 
 impl crate::tool::Handoffs for Mounts {
     fn tools_of(&self, namespace: &str) -> Option<Vec<String>> {
@@ -55,50 +69,66 @@ impl crate::tool::Handoffs for Mounts {
     }
 }
 
-/// The clients to tell when the listing changes (an upstream's tools changed): the peers of
-/// the connections that began (stdio, HTTP sessions; stateless HTTP has no one to tell).
+/// The clients to tell when the listing changes (an upstream's tools changed): the sessions
+/// that began with `initialize` (stdio, HTTP sessions before 2026-07-28), told unsolicited, and
+/// the `subscriptions/listen` streams that asked for `tools` listing changes (2026-07-28).
+/// Stateless HTTP before 2026-07-28 has no one to tell.
 #[derive(Default)]
 pub(crate) struct Subscribers {
-    peers: std::sync::Mutex<Vec<rmcp::Peer<rmcp::RoleServer>>>,
+    peers: std::sync::Mutex<Vec<Arc<rmcp::Peer<rmcp::RoleServer>>>>,
+    streams: std::sync::Mutex<Vec<Arc<rmcp::service::SubscriptionSink>>>,
 }
 
 impl Subscribers {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<rmcp::Peer<rmcp::RoleServer>>> {
-        self.peers
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Counts a connection that began.
+    /// Counts a session that began.
     pub(crate) fn add(&self, peer: rmcp::Peer<rmcp::RoleServer>) {
-        self.lock().push(peer);
+        lock(&self.peers).push(Arc::new(peer));
     }
 
-    /// Sends `notifications/tools/list_changed` to every connection, forgetting those that
-    /// are gone.
-    pub(crate) fn tell(self: &std::sync::Arc<Self>) {
-        let this = std::sync::Arc::clone(self);
+    /// Counts a stream that listens, until `ended` completes.
+    pub(crate) async fn listen(
+        &self,
+        stream: rmcp::service::SubscriptionSink,
+        ended: impl Future<Output = ()>,
+    ) {
+        let stream = Arc::new(stream);
+        lock(&self.streams).push(Arc::clone(&stream));
+        ended.await;
+        lock(&self.streams).retain(|s| !Arc::ptr_eq(s, &stream));
+    }
+
+    /// Sends `notifications/tools/list_changed` to every session and stream, forgetting those
+    /// that are gone.
+    pub(crate) fn tell(self: &Arc<Self>) {
+        let this = Arc::clone(self);
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
         runtime.spawn(async move {
-            let peers = this.lock().clone();
+            let peers = lock(&this.peers).clone();
             let mut gone = Vec::new();
-            for (i, peer) in peers.iter().enumerate() {
+            for peer in peers {
                 if peer.is_transport_closed() || peer.notify_tool_list_changed().await.is_err() {
-                    gone.push(i);
+                    gone.push(peer);
                 }
             }
-            if !gone.is_empty() {
-                let mut peers = this.lock();
-                let mut i = 0;
-                peers.retain(|_| {
-                    i += 1;
-                    !gone.contains(&(i - 1))
-                });
+            lock(&this.peers).retain(|p| !gone.iter().any(|g| Arc::ptr_eq(p, g)));
+            let streams = lock(&this.streams).clone();
+            let mut ended = Vec::new();
+            for stream in streams {
+                if stream.notify_tool_list_changed().await.is_err() {
+                    ended.push(stream);
+                }
             }
+            lock(&this.streams).retain(|s| !ended.iter().any(|e| Arc::ptr_eq(s, e)));
         });
     }
+}
+
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// An upstream MCP server a gateway mounts: how to reach it, and how patiently.
@@ -193,6 +223,9 @@ impl Upstream {
 
     /// At most `max` calls per `window` to this upstream, kept in the server's limit store
     /// (shared by replicas on Redis): beyond it, RATE_LIMITED before anything is forwarded.
+    /// Budgets are kept per key as for the server's own tools: a verified caller's own, divided
+    /// by [`rate_limit_key`](crate::server::ServerBuilder::rate_limit_key) when the server has
+    /// one.
     pub fn rate_limit(mut self, max: u64, window: Duration) -> Self {
         self.rate_limit = Some(crate::tools::RateLimit { max, window });
         self
@@ -266,5 +299,4 @@ pub(crate) fn valid_namespace(namespace: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
 }
 
-/// The separator between a namespace and an upstream's tool name in the listing.
-pub(crate) const SEPARATOR: char = '_';
+pub(crate) use crate::contract::SEPARATOR;
