@@ -1196,3 +1196,53 @@ async fn a_2026_client_listening_for_tools_is_told_on_its_stream() {
         gateway.seen
     );
 }
+
+#[tokio::test]
+async fn an_upstream_failing_calls_in_a_row_trips_the_breaker_then_is_probed_again() {
+    let pidfile = TempFile::new("pid");
+    let server = Server::builder("gateway", "1")
+        .mount(
+            "t",
+            upstream(&["--pidfile", pidfile.arg()])
+                .call_timeout(Duration::from_millis(300))
+                .backoff(Duration::from_millis(1500), Duration::from_secs(3))
+                .breaker(2),
+        )
+        .build()
+        .unwrap();
+    let mut gateway = Gateway::serve(server).await;
+    listed(&mut gateway, 1.., "t_echo").await;
+    let _ = gateway
+        .until_ok(10.., "t_echo", json!({"text": "up"}))
+        .await;
+    let first = pidfile.read();
+
+    // A refusal and an upstream's result are answers: they count for nothing.
+    let refused = gateway.call(100, "t_refuse", json!({})).await;
+    assert_eq!(code(&refused), "VALIDATION_ERROR", "{refused}");
+    let silent = gateway.call(101, "t_silent", json!({})).await;
+    assert_eq!(code(&silent), "TIMEOUT", "{silent}");
+    let echoed = gateway
+        .call(102, "t_echo", json!({"text": "between"}))
+        .await;
+    assert_eq!(code(&echoed), "ok", "{echoed}");
+    // Two failures in a row: the second trips the breaker.
+    for id in [103, 104] {
+        let silent = gateway.call(id, "t_silent", json!({})).await;
+        assert_eq!(code(&silent), "TIMEOUT", "{silent}");
+    }
+    // Nothing is forwarded meanwhile, even a call the upstream would serve: the time until the
+    // probe instead.
+    let open = gateway.call(105, "t_echo", json!({"text": "open"})).await;
+    assert_eq!(code(&open), "HANDOFF_UPSTREAM_UNAVAILABLE", "{open}");
+    assert!((1..=2).contains(&retry_after(&open)), "{open}");
+    // After the backoff, a new connection (a new process) serves again.
+    let _ = gateway
+        .until_ok(200.., "t_echo", json!({"text": "probe"}))
+        .await;
+    assert_ne!(
+        pidfile.read(),
+        first,
+        "the dropped connection's process was started again"
+    );
+}

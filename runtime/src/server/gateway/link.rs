@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 use std::time::Duration;
 
@@ -47,6 +48,12 @@ pub(crate) struct Link {
     /// The upstream's own limits, in the server's store.
     rate: Option<Box<dyn RateLimiter>>,
     slots: Option<Box<dyn ConcurrencyLimiter>>,
+    /// Calls in a row that failed (no answer in time, no result, an internal error).
+    failing: AtomicU32,
+    /// Times in a row the breaker tripped with no call served since: its backoff grows.
+    trips: AtomicU32,
+    /// Why the breaker last tripped, for the outage's log line.
+    tripped: Mutex<Option<String>>,
 }
 
 /// A forwarded call's progress: the client's token, and the notes' way to it.
@@ -63,6 +70,8 @@ enum State {
         peer: Peer<RoleClient>,
         /// Which connection this is, counted from 1.
         connection: u64,
+        /// Closes it (the breaker tripped).
+        closer: CancellationToken,
     },
     /// Not tried again before `retry_at`.
     Down {
@@ -120,6 +129,9 @@ impl Link {
             keeper: OnceLock::new(),
             stop: CancellationToken::new(),
             subscribers,
+            failing: AtomicU32::new(0),
+            trips: AtomicU32::new(0),
+            tripped: Mutex::new(None),
         })
     }
 
@@ -254,7 +266,9 @@ impl Link {
     ) -> Result<Admitted, ToolError> {
         self.start();
         let (peer, connection) = match &*self.lock_state() {
-            State::Up { peer, connection } => (peer.clone(), *connection),
+            State::Up {
+                peer, connection, ..
+            } => (peer.clone(), *connection),
             State::Idle | State::Connecting => {
                 return Err(ToolError::upstream_connecting(
                     &self.namespace,
@@ -347,6 +361,7 @@ impl Link {
             let _ = forwarder.await;
         }
         let Ok(answer) = answer else {
+            self.call_failed(connection);
             return Err(ToolError::timeout(
                 &self.listed_name(name),
                 self.upstream.call_timeout,
@@ -354,14 +369,43 @@ impl Link {
         };
         abandoned.0 = None;
         match answer {
-            Ok(ServerResult::CallToolResult(result)) => Ok(result),
-            Ok(other) => Err(self.failed(name, &format!("{other:?}"))),
+            Ok(ServerResult::CallToolResult(result)) => {
+                self.failing.store(0, Ordering::Relaxed);
+                self.trips.store(0, Ordering::Relaxed);
+                Ok(result)
+            }
+            Ok(other) => {
+                self.call_failed(connection);
+                Err(self.failed(name, &format!("{other:?}")))
+            }
             Err(ServiceError::McpError(error)) if error.code == ErrorCode::INVALID_PARAMS => {
+                // The caller's arguments, not the upstream's health.
+                self.failing.store(0, Ordering::Relaxed);
                 Err(ToolError::upstream_refused(&self.namespace, &error.message))
             }
-            Err(ServiceError::McpError(error)) => Err(self.failed(name, &format!("{error:?}"))),
+            Err(ServiceError::McpError(error)) => {
+                self.call_failed(connection);
+                Err(self.failed(name, &format!("{error:?}")))
+            }
             Err(_) => Err(self.lost(connection)),
         }
+    }
+
+    /// Counts a failed call on `connection`; at the breaker's count in a row, the connection
+    /// is dropped and nothing is forwarded until the backoff ends (growing with each trip
+    /// that no served call followed), when the keeper connects again: that connection is the
+    /// probe.
+    fn call_failed(&self, connection: u64) {
+        let failed = self.failing.fetch_add(1, Ordering::Relaxed) + 1;
+        if failed < self.upstream.breaker {
+            return;
+        }
+        self.failing.store(0, Ordering::Relaxed);
+        let trips = self.trips.fetch_add(1, Ordering::Relaxed) + 1;
+        *self.tripped.lock().unwrap_or_else(PoisonError::into_inner) = Some(format!(
+            "{failed} calls in a row failed or went unanswered: the gateway stopped forwarding to it"
+        ));
+        self.go_down(Some(connection), trips);
     }
 
     /// HANDOFF_UPSTREAM_UNAVAILABLE until `retry_at`.
@@ -401,8 +445,9 @@ impl Link {
         self.unavailable(retry_at)
     }
 
-    /// Marks the upstream down after its `failures`-th consecutive failure, unless a newer
-    /// connection is up or it is down already; when it is tried again.
+    /// Marks the upstream down after its `failures`-th consecutive failure (closing its
+    /// connection), unless a newer connection is up or it is down already; when it is tried
+    /// again.
     fn go_down(&self, connection: Option<u64>, failures: u32) -> Instant {
         let mut state = self.lock_state();
         match &*state {
@@ -412,7 +457,11 @@ impl Link {
             }
             _ => {
                 let retry_at = Instant::now() + self.backoff(failures);
-                *state = State::Down { retry_at };
+                if let State::Up { closer, .. } =
+                    std::mem::replace(&mut *state, State::Down { retry_at })
+                {
+                    closer.cancel();
+                }
                 drop(state);
                 self.changed.notify_waiters();
                 retry_at
@@ -529,9 +578,11 @@ async fn keep(link: Weak<Link>, stop: CancellationToken) {
             Ok(Ok(service)) => {
                 connections += 1;
                 let tools = this.tools().len();
+                let dropped = CancellationToken::new();
                 this.set_state(State::Up {
                     peer: service.peer().clone(),
                     connection: connections,
+                    closer: dropped.clone(),
                 });
                 match failures {
                     0 => tracing::info!(upstream = %namespace, tools, "connected to the upstream"),
@@ -545,6 +596,11 @@ async fn keep(link: Weak<Link>, stop: CancellationToken) {
                 tokio::pin!(waiting);
                 let quit = tokio::select! {
                     quit = &mut waiting => quit,
+                    // The breaker tripped.
+                    () = dropped.cancelled() => {
+                        closer.cancel();
+                        waiting.await
+                    }
                     () = stop.cancelled() => {
                         closer.cancel();
                         let _ = waiting.await;
@@ -565,7 +621,12 @@ async fn keep(link: Weak<Link>, stop: CancellationToken) {
         let Some(this) = link.upgrade() else { return };
         failures += 1;
         let retry_at = this.go_down(ended, failures);
-        outage(&namespace, failures, &error, retry_at);
+        let tripped = this
+            .tripped
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        outage(&namespace, failures, &tripped.unwrap_or(error), retry_at);
         drop(this);
         if wait_until(retry_at, &stop).await {
             return;

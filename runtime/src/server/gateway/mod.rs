@@ -152,6 +152,7 @@ pub struct Upstream {
     pub(crate) connect_timeout: Duration,
     pub(crate) call_timeout: Duration,
     pub(crate) backoff: (Duration, Duration),
+    pub(crate) breaker: u32,
     pub(crate) rate_limit: Option<crate::tools::RateLimit>,
     pub(crate) concurrency: Option<crate::tools::Concurrency>,
 }
@@ -182,6 +183,7 @@ impl std::fmt::Debug for Upstream {
             .field("connect_timeout", &self.connect_timeout)
             .field("call_timeout", &self.call_timeout)
             .field("backoff", &self.backoff)
+            .field("breaker", &self.breaker)
             .field("rate_limit", &self.rate_limit)
             .field("concurrency", &self.concurrency)
             .finish()
@@ -216,6 +218,7 @@ impl Upstream {
             connect_timeout: Duration::from_secs(10),
             call_timeout: Duration::from_secs(60),
             backoff: (Duration::from_secs(1), Duration::from_secs(30)),
+            breaker: 5,
             rate_limit: None,
             concurrency: None,
         }
@@ -277,6 +280,18 @@ impl Upstream {
     /// there and answered TIMEOUT (60 s by default).
     pub fn call_timeout(mut self, timeout: Duration) -> Self {
         self.call_timeout = timeout;
+        self
+    }
+
+    /// After this many forwarded calls in a row that fail (no answer within the
+    /// [`call_timeout`](Self::call_timeout), an answer that is no result, an internal error;
+    /// 5 by default, at least 1), the circuit breaker opens: the connection is dropped and
+    /// calls are answered HANDOFF_UPSTREAM_UNAVAILABLE until the [`backoff`](Self::backoff)
+    /// ends (growing with each trip no served call follows), when the gateway connects again
+    /// and lets calls through. A refusal of the arguments (`-32602`) or a result with
+    /// `isError` is an answer, not a failure.
+    pub fn breaker(mut self, failures: u32) -> Self {
+        self.breaker = failures.max(1);
         self
     }
 
