@@ -289,25 +289,34 @@ impl Pool {
         })
     }
 
-    /// POSTs `body` and reads the answer's body (which must have a `Content-Length`).
+    /// POSTs `body` and reads the answer's body (which must have a `Content-Length`). A kept
+    /// connection the server closed while it was idle (servers close idle connections) is
+    /// replaced by a new one, as HTTP clients do: the request is sent again on it.
     pub async fn post(&self, body: &[u8]) -> Result<Vec<u8>, Error> {
         let idle = self
             .idle
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .pop();
-        let mut stream = match idle {
-            Some(stream) => stream,
-            None => BufReader::new(TcpStream::connect(&self.addr).await?),
-        };
         let mut request = Vec::with_capacity(self.head.len() + 32 + body.len());
         request.extend_from_slice(self.head.as_bytes());
         request.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
         request.extend_from_slice(body);
-        stream.get_mut().write_all(&request).await?;
-        let mut length = None;
         let mut status = String::new();
-        stream.read_line(&mut status).await?;
+        let mut stream = match idle {
+            Some(mut kept) => {
+                let sent = kept.get_mut().write_all(&request).await.is_ok();
+                if sent && kept.read_line(&mut status).await.unwrap_or(0) > 0 {
+                    kept
+                } else {
+                    // Closed by the server before it read anything of this request.
+                    status.clear();
+                    self.send_new(&request, &mut status).await?
+                }
+            }
+            None => self.send_new(&request, &mut status).await?,
+        };
+        let mut length = None;
         if !status.starts_with("HTTP/1.1 200") {
             return Err(format!("answered {}", status.trim()).into());
         }
@@ -333,5 +342,17 @@ impl Pool {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push(stream);
         Ok(answer)
+    }
+
+    /// Sends `request` on a new connection and reads the status line into `status`.
+    async fn send_new(
+        &self,
+        request: &[u8],
+        status: &mut String,
+    ) -> Result<BufReader<TcpStream>, Error> {
+        let mut stream = BufReader::new(TcpStream::connect(&self.addr).await?);
+        stream.get_mut().write_all(request).await?;
+        stream.read_line(status).await?;
+        Ok(stream)
     }
 }
