@@ -1068,38 +1068,30 @@ async fn the_servers_middleware_and_callers_budgets_apply_to_forwarded_calls() {
     let mut gateway = Gateway::serve(server).await;
     listed(&mut gateway, 1.., "t_echo").await;
 
-    // What passes the middleware is forwarded, and its answer comes back through it.
-    let echoed = gateway
-        .call(100, "t_echo", json!({"text": "hi", "user": "ann"}))
-        .await;
-    assert_eq!(code(&echoed), "ok", "{echoed}");
-    assert_eq!(echoed["content"][1]["text"], "seen by the desk");
-    // Each caller key has its own budget of the upstream's limit.
-    let again = gateway
-        .call(101, "t_echo", json!({"text": "hi", "user": "ann"}))
-        .await;
-    assert_eq!(code(&again), "RATE_LIMITED", "{again}");
-    let bob = gateway
-        .call(102, "t_echo", json!({"text": "hi", "user": "bob"}))
-        .await;
-    assert_eq!(code(&bob), "ok", "{bob}");
-    // The middleware's refusal is the answer; the upstream never sees the call.
-    let refused = gateway
-        .call(103, "t_echo", json!({"text": "forbidden", "user": "cid"}))
-        .await;
-    assert_eq!(code(&refused), "FORBIDDEN", "{refused}");
-    // A middleware that panics: INTERNAL_ERROR naming the call, nothing of the panic.
-    let panicked = gateway
-        .call(104, "t_echo", json!({"text": "panic", "user": "dee"}))
-        .await;
-    assert_eq!(code(&panicked), "INTERNAL_ERROR", "{panicked}");
-    assert!(text(&panicked).contains("\"t_echo\""), "{panicked}");
-    assert!(!text(&panicked).contains("hunter2"), "{panicked}");
-    // The gateway is still serving.
-    let after = gateway
-        .call(105, "t_echo", json!({"text": "after", "user": "eve"}))
-        .await;
-    assert_eq!(code(&after), "ok", "{after}");
+    let mut answers = Vec::new();
+    for (id, said, user, expected) in [
+        // What passes the middleware is forwarded, and its answer comes back through it.
+        (100, "hi", "ann", "ok"),
+        // Each caller key has its own budget of the upstream's limit.
+        (101, "hi", "ann", "RATE_LIMITED"),
+        (102, "hi", "bob", "ok"),
+        // The middleware's refusal is the answer; the upstream never sees the call.
+        (103, "forbidden", "cid", "FORBIDDEN"),
+        // A middleware that panics: INTERNAL_ERROR naming the call, nothing of the panic.
+        (104, "panic", "dee", "INTERNAL_ERROR"),
+        // The gateway is still serving.
+        (105, "after", "eve", "ok"),
+    ] {
+        let answer = gateway
+            .call(id, "t_echo", json!({"text": said, "user": user}))
+            .await;
+        assert_eq!(code(&answer), expected, "{answer}");
+        answers.push(answer);
+    }
+    assert_eq!(answers[0]["content"][1]["text"], "seen by the desk");
+    let panicked = text(&answers[4]);
+    assert!(panicked.contains("\"t_echo\""), "{panicked}");
+    assert!(!panicked.contains("hunter2"), "{panicked}");
 
     assert_eq!(
         *seen.lock().unwrap(),
