@@ -152,6 +152,21 @@ impl Gateway {
         }
     }
 
+    /// The first line read (since `seen` was last cleared) that `wanted` accepts, waiting
+    /// for it; it stays among those seen.
+    async fn wait_for(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
+        let started = Instant::now();
+        loop {
+            if let Some(line) = self.seen.iter().find(|l| wanted(l)) {
+                return line.clone();
+            }
+            assert!(started.elapsed() < PATIENCE, "never came: {:?}", self.seen);
+            if let Ok(Some(line)) = timeout(Duration::from_millis(100), self.lines.recv()).await {
+                self.seen.push(line);
+            }
+        }
+    }
+
     /// Whether request `id` is answered within `wait`.
     async fn answered_within(&mut self, id: u64, wait: Duration) -> bool {
         timeout(wait, self.answer(id)).await.is_ok()
@@ -240,21 +255,9 @@ fn kill(pidfile: &TempFile) {
 /// Waits until the gateway has sent `notifications/tools/list_changed` (since `seen` was
 /// last cleared).
 async fn told_list_changed(gateway: &mut Gateway) {
-    let started = Instant::now();
-    while !gateway
-        .seen
-        .iter()
-        .any(|l| l["method"] == "notifications/tools/list_changed")
-    {
-        assert!(
-            started.elapsed() < PATIENCE,
-            "never told: {:?}",
-            gateway.seen
-        );
-        if let Ok(Some(line)) = timeout(Duration::from_millis(100), gateway.lines.recv()).await {
-            gateway.seen.push(line);
-        }
-    }
+    gateway
+        .wait_for(|l| l["method"] == "notifications/tools/list_changed")
+        .await;
 }
 
 /// Waits until the gateway lists `name`.
@@ -1132,17 +1135,9 @@ async fn a_2026_client_listening_for_tools_is_told_on_its_stream() {
         .await;
     // Acknowledged with what the gateway tells: tools listing changes, nothing else.
     let started = Instant::now();
-    let acknowledged = loop {
-        let line = timeout(PATIENCE, gateway.lines.recv())
-            .await
-            .unwrap()
-            .unwrap();
-        if line["method"] == "notifications/subscriptions/acknowledged" {
-            break line;
-        }
-        assert!(started.elapsed() < PATIENCE, "{line}");
-        gateway.seen.push(line);
-    };
+    let acknowledged = gateway
+        .wait_for(|l| l["method"] == "notifications/subscriptions/acknowledged")
+        .await;
     assert_eq!(
         acknowledged["params"]["notifications"],
         json!({"toolsListChanged": true}),
@@ -1167,16 +1162,7 @@ async fn a_2026_client_listening_for_tools_is_told_on_its_stream() {
         l["method"] == "notifications/tools/list_changed"
             && l["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "listen-1"
     };
-    while !gateway.seen.iter().any(told) {
-        assert!(
-            started.elapsed() < PATIENCE,
-            "never told: {:?}",
-            gateway.seen
-        );
-        if let Ok(Some(line)) = timeout(Duration::from_millis(100), gateway.lines.recv()).await {
-            gateway.seen.push(line);
-        }
-    }
+    gateway.wait_for(told).await;
     // Nothing unsolicited: every list_changed came on the stream.
     assert!(
         gateway
