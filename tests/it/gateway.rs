@@ -252,6 +252,17 @@ fn kill(pidfile: &TempFile) {
     assert!(status.success(), "kill {pid}");
 }
 
+/// A gateway mounting `upstream` as `t` and nothing else, served, once it lists `t_echo`.
+async fn serving_t(upstream: Upstream) -> Gateway {
+    let server = Server::builder("gateway", "1")
+        .mount("t", upstream)
+        .build()
+        .unwrap();
+    let mut gateway = Gateway::serve(server).await;
+    listed(&mut gateway, 1.., "t_echo").await;
+    gateway
+}
+
 /// Waits until the gateway has sent `notifications/tools/list_changed` (since `seen` was
 /// last cleared).
 async fn told_list_changed(gateway: &mut Gateway) {
@@ -377,12 +388,7 @@ async fn a_slow_starting_upstream_is_connecting_then_serves() {
 
 #[tokio::test]
 async fn a_name_the_upstream_does_not_list_gets_the_closest() {
-    let server = Server::builder("gateway", "1")
-        .mount("t", upstream(&[]))
-        .build()
-        .unwrap();
-    let mut gateway = Gateway::serve(server).await;
-    listed(&mut gateway, 1.., "t_echo").await;
+    let mut gateway = serving_t(upstream(&[])).await;
     let wrong = gateway.call(100, "t_ecko", json!({"text": "hi"})).await;
     assert_eq!(code(&wrong), "HANDOFF_NAMESPACE_MISMATCH");
     let text = text(&wrong);
@@ -409,15 +415,8 @@ async fn a_name_the_upstream_does_not_list_gets_the_closest() {
 #[tokio::test]
 async fn every_call_gets_one_answer_whatever_the_upstream_does() {
     let log = TempFile::new("log");
-    let server = Server::builder("gateway", "1")
-        .mount(
-            "t",
-            upstream(&["--log", log.arg()]).call_timeout(Duration::from_secs(1)),
-        )
-        .build()
-        .unwrap();
-    let mut gateway = Gateway::serve(server).await;
-    listed(&mut gateway, 1.., "t_echo").await;
+    let mut gateway =
+        serving_t(upstream(&["--log", log.arg()]).call_timeout(Duration::from_secs(1))).await;
 
     let refused = gateway.call(100, "t_refuse", json!({})).await;
     assert_eq!(code(&refused), "VALIDATION_ERROR");
@@ -480,12 +479,7 @@ async fn every_call_gets_one_answer_whatever_the_upstream_does() {
 #[tokio::test]
 async fn progress_and_cancellation_go_through() {
     let log = TempFile::new("log");
-    let server = Server::builder("gateway", "1")
-        .mount("t", upstream(&["--log", log.arg()]))
-        .build()
-        .unwrap();
-    let mut gateway = Gateway::serve(server).await;
-    listed(&mut gateway, 1.., "t_echo").await;
+    let mut gateway = serving_t(upstream(&["--log", log.arg()])).await;
 
     gateway
         .send(json!({"jsonrpc": "2.0", "id": 100, "method": "tools/call",
@@ -785,12 +779,7 @@ async fn a_handler_hands_the_conversation_to_an_upstream() {
 
 #[tokio::test]
 async fn when_an_upstream_lists_other_tools_clients_are_told() {
-    let server = Server::builder("gateway", "1")
-        .mount("t", upstream(&[]))
-        .build()
-        .unwrap();
-    let mut gateway = Gateway::serve(server).await;
-    listed(&mut gateway, 1.., "t_echo").await;
+    let mut gateway = serving_t(upstream(&[])).await;
     let grown = gateway.call(100, "t_grow", json!({})).await;
     assert_eq!(text(&grown), "grown");
     // Told after the upstream said so (the first connection's notice came before), and the
@@ -809,17 +798,12 @@ async fn when_an_upstream_lists_other_tools_clients_are_told() {
 
 #[tokio::test]
 async fn the_gateways_own_limits_apply_before_a_call_is_forwarded() {
-    let server = Server::builder("gateway", "1")
-        .mount(
-            "t",
-            upstream(&[])
-                .rate_limit(3, Duration::from_secs(600))
-                .concurrency(1, 0),
-        )
-        .build()
-        .unwrap();
-    let mut gateway = Gateway::serve(server).await;
-    listed(&mut gateway, 1.., "t_echo").await;
+    let mut gateway = serving_t(
+        upstream(&[])
+            .rate_limit(3, Duration::from_secs(600))
+            .concurrency(1, 0),
+    )
+    .await;
     gateway.send(call(100, "t_slow", json!({"ms": 1000}))).await;
     sleep(Duration::from_millis(200)).await;
     let busy = gateway.call(101, "t_echo", json!({"text": "hi"})).await;
@@ -1178,18 +1162,13 @@ async fn a_2026_client_listening_for_tools_is_told_on_its_stream() {
 #[tokio::test]
 async fn an_upstream_failing_calls_in_a_row_trips_the_breaker_then_is_probed_again() {
     let pidfile = TempFile::new("pid");
-    let server = Server::builder("gateway", "1")
-        .mount(
-            "t",
-            upstream(&["--pidfile", pidfile.arg()])
-                .call_timeout(Duration::from_millis(300))
-                .backoff(Duration::from_millis(1500), Duration::from_secs(3))
-                .breaker(2),
-        )
-        .build()
-        .unwrap();
-    let mut gateway = Gateway::serve(server).await;
-    listed(&mut gateway, 1.., "t_echo").await;
+    let mut gateway = serving_t(
+        upstream(&["--pidfile", pidfile.arg()])
+            .call_timeout(Duration::from_millis(300))
+            .backoff(Duration::from_millis(1500), Duration::from_secs(3))
+            .breaker(2),
+    )
+    .await;
     let _ = gateway
         .until_ok(10.., "t_echo", json!({"text": "up"}))
         .await;
