@@ -152,26 +152,10 @@ async fn main() -> Result<(), Error> {
         for (mode, inflight) in [("seq", 1), ("conc16", 16)] {
             let mut rows: [Vec<Row>; 2] = [Vec::new(), Vec::new()];
             // Warm-up, then rounds alternating the two servers.
-            run(
-                &mut direct,
-                "billing",
-                arguments,
-                calls / 4,
-                inflight,
-                first,
-            )
-            .await?;
-            first += calls as u64;
-            run(
-                &mut through,
-                "books_billing",
-                arguments,
-                calls / 4,
-                inflight,
-                first,
-            )
-            .await?;
-            first += calls as u64;
+            for (server, tool) in [(&mut direct, "billing"), (&mut through, "books_billing")] {
+                run(server, tool, arguments, calls / 4, inflight, first).await?;
+                first += calls as u64;
+            }
             for _ in 0..rounds {
                 rows[0].push(run(&mut direct, "billing", arguments, calls, inflight, first).await?);
                 first += calls as u64;
