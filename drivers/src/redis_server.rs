@@ -213,6 +213,14 @@ impl RedisCluster {
                 ],
             )?;
         }
+        // Distinct config epochs, given before the nodes meet (as `redis-cli --cluster create`
+        // does): left to the cluster, two masters may share one until gossip resolves the
+        // collision by bumping one of them, and a bump landing while a test moves a slot makes
+        // the old owner's claim win again, the moved keys deleted from the new one.
+        for (i, node) in cluster.nodes.iter().enumerate() {
+            let epoch = (i + 1).to_string();
+            cluster.query(node, &["CLUSTER", "SET-CONFIG-EPOCH", &epoch])?;
+        }
         let first = &cluster.nodes[0];
         for node in &cluster.nodes[1..] {
             cluster.query(

@@ -797,7 +797,12 @@ async fn a_budget_whose_slot_moves_to_another_master_stays_one_budget() {
             &["MIGRATE", "127.0.0.1", &port, "", "0", "5000", "KEYS", key],
         )
         .unwrap();
-    for node in &cluster.nodes {
+    // The new owner first, then the old one, then the others, as the Redis manual orders it.
+    let others = cluster
+        .nodes
+        .iter()
+        .filter(|node| node.port != to.port && node.port != from.port);
+    for node in [to, from].into_iter().chain(others) {
         cluster
             .query(node, &["CLUSTER", "SETSLOT", &slot, "NODE", &to_id])
             .unwrap();
