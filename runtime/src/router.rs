@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::ToolError;
 use crate::closest::Names;
-use crate::envelope::{ActionList, Envelope};
+use crate::envelope::{ActionList, Envelope, RouteText};
 use crate::errors::Text;
 
 /// The actions of a grouped tool and the field that selects one.
@@ -48,6 +48,17 @@ pub enum RouteError {
         /// The value as sent.
         value: String,
         /// The index of the closest action, if one is close.
+        closest: Option<usize>,
+    },
+}
+
+/// [`RouteError`], borrowing what was sent.
+#[derive(Clone, Copy)]
+enum Miss<'v> {
+    Missing,
+    NotAString(&'v Value),
+    Unknown {
+        value: &'v str,
         closest: Option<usize>,
     },
 }
@@ -118,11 +129,29 @@ impl Router {
     /// assert_eq!(router.route_value(Some(&serde_json::json!("list_invoices"))), Ok(0));
     /// ```
     pub fn route_value(&self, discriminator: Option<&Value>) -> Result<usize, RouteError> {
+        self.find(discriminator).map_err(|miss| match miss {
+            Miss::Missing => RouteError::Missing,
+            Miss::NotAString(sent) => RouteError::NotAString(sent.clone()),
+            Miss::Unknown { value, closest } => RouteError::UnknownAction {
+                value: value.to_owned(),
+                closest,
+            },
+        })
+    }
+
+    /// [`Router::route_value`], or the envelope explaining the failure (the same as
+    /// [`Router::error`]'s, made without a [`ToolError`] or a copy of what was sent).
+    pub(crate) fn route_or_render(&self, discriminator: Option<&Value>) -> Result<usize, Envelope> {
+        self.find(discriminator)
+            .map_err(|miss| Envelope::route(self.text(miss), self.listed.clone()))
+    }
+
+    fn find<'v>(&self, discriminator: Option<&'v Value>) -> Result<usize, Miss<'v>> {
         let value = match discriminator {
-            None | Some(Value::Null) => return Err(RouteError::Missing),
-            Some(Value::String(s)) if s.is_empty() => return Err(RouteError::Missing),
+            None | Some(Value::Null) => return Err(Miss::Missing),
+            Some(Value::String(s)) if s.is_empty() => return Err(Miss::Missing),
             Some(Value::String(s)) => s,
-            Some(other) => return Err(RouteError::NotAString(other.clone())),
+            Some(other) => return Err(Miss::NotAString(other)),
         };
         if let Some(i) = self.position(value) {
             return Ok(i);
@@ -134,16 +163,7 @@ impl Router {
             return Ok(i);
         }
         let closest = self.actions.closest(bare.unwrap_or(value));
-        Err(RouteError::UnknownAction {
-            value: value.to_owned(),
-            closest,
-        })
-    }
-
-    /// [`Router::route_value`], or the envelope explaining the failure.
-    pub(crate) fn route_or_render(&self, discriminator: Option<&Value>) -> Result<usize, Envelope> {
-        self.route_value(discriminator)
-            .map_err(|miss| Envelope::of(self.error(&miss)))
+        Err(Miss::Unknown { value, closest })
     }
 
     fn position(&self, name: &str) -> Option<usize> {
@@ -152,21 +172,32 @@ impl Router {
 
     /// The envelope for a routing failure, listing every action qualified.
     pub fn error(&self, err: &RouteError) -> ToolError {
-        let none = std::iter::empty::<Text>;
-        let err = match err {
-            RouteError::Missing => ToolError::missing_discriminator(&self.discriminator, none()),
-            RouteError::NotAString(sent) => {
-                ToolError::discriminator_not_string(&self.discriminator, sent, none())
-            }
-            RouteError::UnknownAction { value, closest } => {
+        let miss = match err {
+            RouteError::Missing => Miss::Missing,
+            RouteError::NotAString(sent) => Miss::NotAString(sent),
+            RouteError::UnknownAction { value, closest } => Miss::Unknown {
+                value,
+                closest: *closest,
+            },
+        };
+        // Every envelope of this router lists the same actions: rendered once, shared.
+        self.text(miss)
+            .into_error(std::iter::empty::<Text>())
+            .shared_actions(self.listed.clone())
+    }
+
+    /// The message and recovery of a routing failure.
+    fn text(&self, miss: Miss<'_>) -> RouteText {
+        match miss {
+            Miss::Missing => RouteText::missing(&self.discriminator),
+            Miss::NotAString(sent) => RouteText::not_a_string(&self.discriminator, sent),
+            Miss::Unknown { value, closest } => {
                 let best = closest
                     .and_then(|i| self.qualified.get(i))
                     .map(String::as_str);
-                ToolError::unknown_action(&self.tool, value, best, none())
+                RouteText::unknown(&self.tool, value, best)
             }
-        };
-        // Every envelope of this router lists the same actions: rendered once, shared.
-        err.shared_actions(self.listed.clone())
+        }
     }
 
     /// The text of [`Router::error`]'s envelope, for code that routes calls itself and sends

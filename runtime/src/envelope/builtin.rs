@@ -14,6 +14,115 @@ use crate::ErrorCode;
 const CHOOSE_ACTION: &str = "Choose one of the available actions and call the tool again.";
 const ADD_DISCRIMINATOR: &str = "with one of the available actions and call the tool again.";
 
+/// The message and recovery of a routing failure (MISSING_DISCRIMINATOR, UNKNOWN_ACTION), laid
+/// out one after the other in one buffer: a rejected call's envelope is made from it without a
+/// [`ToolError`] of its own (`Envelope::route`), a router's [`ToolError`] through
+/// [`RouteText::into_error`].
+#[derive(Debug)]
+pub(crate) struct RouteText {
+    pub(crate) code: ErrorCode,
+    plain: String,
+    message_end: usize,
+}
+
+impl RouteText {
+    fn new(code: ErrorCode, capacity: usize) -> Self {
+        RouteText {
+            code,
+            plain: String::with_capacity(capacity),
+            message_end: 0,
+        }
+    }
+
+    /// Ends the message: what is written next is the recovery.
+    fn end_message(&mut self) {
+        self.message_end = self.plain.len();
+    }
+
+    pub(crate) fn message(&self) -> &str {
+        &self.plain[..self.message_end]
+    }
+
+    pub(crate) fn recovery(&self) -> &str {
+        &self.plain[self.message_end..]
+    }
+
+    /// The discriminator is absent, `null` or `""`.
+    pub(crate) fn missing(discriminator: &str) -> Self {
+        let mut text = RouteText::new(
+            ErrorCode::MISSING_DISCRIMINATOR,
+            2 * discriminator.len() + 112,
+        );
+        text.plain.push_str("The required field \"");
+        text.plain.push_str(discriminator);
+        text.plain.push_str("\" is missing.");
+        text.end_message();
+        text.add_discriminator(discriminator);
+        text
+    }
+
+    /// The discriminator is there but is not a string.
+    pub(crate) fn not_a_string(discriminator: &str, sent: &Value) -> Self {
+        let mut text = RouteText::new(
+            ErrorCode::MISSING_DISCRIMINATOR,
+            2 * discriminator.len() + 192,
+        );
+        text.plain.push_str("The field \"");
+        text.plain.push_str(discriminator);
+        text.plain
+            .push_str("\" must be a string naming an action; you sent ");
+        text.plain.push_str(&sent_text(sent));
+        // No period after a value cut with `...` (ERRORS.md §4).
+        if !text.plain.ends_with("...") {
+            text.plain.push('.');
+        }
+        text.end_message();
+        text.add_discriminator(discriminator);
+        text
+    }
+
+    /// `value` (as sent) names no action of `tool`; `closest` is the close action's qualified
+    /// name, if any.
+    pub(crate) fn unknown(tool: &str, value: &str, closest: Option<&str>) -> Self {
+        let capacity = 2 * tool.len() + closest.map_or(0, str::len) + CHOOSE_ACTION.len() + 128;
+        let mut text = RouteText::new(ErrorCode::UNKNOWN_ACTION, capacity);
+        text.plain.push_str("The action \"");
+        push_json_inside(&mut text.plain, value);
+        text.plain.push_str("\" does not exist on tool \"");
+        text.plain.push_str(tool);
+        text.plain.push_str("\".");
+        text.end_message();
+        if let Some(best) = closest {
+            text.plain.push_str("Did you mean \"");
+            text.plain.push_str(best);
+            text.plain.push_str("\"? ");
+        }
+        text.plain.push_str(CHOOSE_ACTION);
+        text
+    }
+
+    fn add_discriminator(&mut self, discriminator: &str) {
+        self.plain.push_str("Add the \"");
+        self.plain.push_str(discriminator);
+        self.plain.push_str("\" field ");
+        self.plain.push_str(ADD_DISCRIMINATOR);
+    }
+
+    /// The same envelope as a [`ToolError`], listing `actions`.
+    pub(crate) fn into_error<I>(self, actions: I) -> ToolError
+    where
+        I: IntoIterator,
+        I::Item: Into<Text>,
+    {
+        let recovery = self.recovery().to_owned();
+        let mut message = self.plain;
+        message.truncate(self.message_end);
+        ToolError::new(self.code, message)
+            .suggest(recovery)
+            .actions(actions)
+    }
+}
+
 impl ToolError {
     /// MISSING_DISCRIMINATOR: the discriminator is absent, `null` or `""`. `actions` are the
     /// tool's actions, qualified, in declaration order.
@@ -27,14 +136,7 @@ impl ToolError {
         I: IntoIterator,
         I::Item: Into<Text>,
     {
-        ToolError::new(
-            ErrorCode::MISSING_DISCRIMINATOR,
-            format!("The required field \"{discriminator}\" is missing."),
-        )
-        .suggest(format!(
-            "Add the \"{discriminator}\" field {ADD_DISCRIMINATOR}"
-        ))
-        .actions(actions)
+        RouteText::missing(discriminator).into_error(actions)
     }
 
     /// MISSING_DISCRIMINATOR: the discriminator is there but is not a string.
@@ -48,18 +150,7 @@ impl ToolError {
         I: IntoIterator,
         I::Item: Into<Text>,
     {
-        let mut message =
-            format!("The field \"{discriminator}\" must be a string naming an action; you sent ");
-        message.push_str(&sent_text(sent));
-        // No period after a value cut with `...` (ERRORS.md §4).
-        if !message.ends_with("...") {
-            message.push('.');
-        }
-        ToolError::new(ErrorCode::MISSING_DISCRIMINATOR, message)
-            .suggest(format!(
-                "Add the \"{discriminator}\" field {ADD_DISCRIMINATOR}"
-            ))
-            .actions(actions)
+        RouteText::not_a_string(discriminator, sent).into_error(actions)
     }
 
     /// UNKNOWN_ACTION: `value` (as sent) names no action of `tool`; `closest` is the qualified
@@ -74,29 +165,7 @@ impl ToolError {
         I: IntoIterator,
         I::Item: Into<Text>,
     {
-        const OPEN: &str = "The action \"";
-        const MIDDLE: &str = "\" does not exist on tool \"";
-        let mut message = String::with_capacity(OPEN.len() + MIDDLE.len() + 64 + tool.len());
-        message.push_str(OPEN);
-        push_json_inside(&mut message, value);
-        message.push_str(MIDDLE);
-        message.push_str(tool);
-        message.push_str("\".");
-        // Laid out by hand: `format!` costs as much as the rest of this envelope's text.
-        let recovery: Text = match closest {
-            Some(best) => {
-                let mut recovery = String::with_capacity(best.len() + CHOOSE_ACTION.len() + 18);
-                recovery.push_str("Did you mean \"");
-                recovery.push_str(best);
-                recovery.push_str("\"? ");
-                recovery.push_str(CHOOSE_ACTION);
-                recovery.into()
-            }
-            None => CHOOSE_ACTION.into(),
-        };
-        ToolError::new(ErrorCode::UNKNOWN_ACTION, message)
-            .suggest(recovery)
-            .actions(actions)
+        RouteText::unknown(tool, value, closest).into_error(actions)
     }
 
     /// AUTH_REQUIRED: the call presented no credentials ([`crate::middleware::Auth`]).

@@ -13,7 +13,11 @@ use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde_json::map::Entry;
 use serde_json::{Map, Value};
 
-use super::ToolError;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use super::render::{self, ROUTE_TAIL};
+use super::{ActionList, RouteText, ToolError};
 
 /// The key of the mirror in a result's `_meta`: an array with one object per envelope, in the
 /// order of the text blocks.
@@ -85,6 +89,14 @@ pub(crate) const VALIDATION_RECOVERY: &str =
 pub(crate) enum Mirror {
     Tool(ToolError),
     Validation(FieldsMirror),
+    Route(RouteMirror),
+}
+
+/// A routing failure's mirror: its message and recovery, and its router's actions.
+#[derive(Debug)]
+pub(crate) struct RouteMirror {
+    text: RouteText,
+    actions: Arc<ActionList>,
 }
 
 /// A validation error's mirror: its action, one object per `<field>` line, the `(more)` count.
@@ -152,6 +164,22 @@ impl Mirror {
     ) -> Result<S::Ok, S::Error> {
         let mirror = match self {
             Mirror::Tool(err) => return ErrorMirror(err, contract_changes).serialize(serializer),
+            Mirror::Route(route) => {
+                let names = route.actions.names();
+                let mut map = serializer.serialize_map(None)?;
+                map.serialize_entry("kind", "tool_error")?;
+                map.serialize_entry("code", route.text.code.as_str())?;
+                map.serialize_entry("severity", "error")?;
+                map.serialize_entry("message", route.text.message())?;
+                map.serialize_entry("recovery", route.text.recovery())?;
+                if !names.is_empty() {
+                    map.serialize_entry("actions", names)?;
+                }
+                if let Some(changes) = contract_changes {
+                    map.serialize_entry("contract_changes", &changes)?;
+                }
+                return map.end();
+            }
             Mirror::Validation(mirror) => mirror,
         };
         let mut map = serializer.serialize_map(None)?;
@@ -210,7 +238,11 @@ where
 /// `isError`.
 #[derive(Debug)]
 pub(crate) struct Envelope {
-    pub(crate) text: String,
+    /// The text; for a routing failure, its part before the router's `<available_actions>`
+    /// block (see [`Envelope::text`]).
+    text: String,
+    /// Whether the text goes on with the routing failure's shared block and `</tool_error>`.
+    routed: bool,
     pub(crate) mirror: Mirror,
     pub(crate) is_error: bool,
     /// How many changes a `<contract_awareness>` block in the text counts, when it has one.
@@ -225,15 +257,84 @@ impl Envelope {
     pub(crate) fn of(err: ToolError) -> Self {
         Envelope {
             text: err.render(),
+            routed: false,
             is_error: err.is_error(),
             mirror: Mirror::Tool(err),
             contract_changes: None,
         }
     }
 
-    /// Records that a `<contract_awareness>` block counting `changes` was written.
+    /// A validation error's envelope: its text and its fields' mirror.
+    pub(crate) fn validation(text: String, mirror: FieldsMirror) -> Self {
+        Envelope {
+            text,
+            routed: false,
+            mirror: Mirror::Validation(mirror),
+            is_error: true,
+            contract_changes: None,
+        }
+    }
+
+    /// A routing failure's envelope, listing its router's `actions`: the same as
+    /// `Envelope::of(text.into_error(..))`, with the actions' block and their JSON made once per
+    /// router rather than copied into each envelope.
+    pub(crate) fn route(text: RouteText, actions: Arc<ActionList>) -> Self {
+        let head = render::route_head(text.code.as_str(), text.message(), text.recovery());
+        Envelope {
+            text: head,
+            routed: true,
+            mirror: Mirror::Route(RouteMirror { text, actions }),
+            is_error: true,
+            contract_changes: None,
+        }
+    }
+
+    /// The whole text.
+    pub(crate) fn text(&self) -> Cow<'_, str> {
+        match self.shared() {
+            None => Cow::Borrowed(&self.text),
+            Some(list) => {
+                let mut text =
+                    String::with_capacity(self.text.len() + list.block.len() + ROUTE_TAIL.len());
+                text.push_str(&self.text);
+                text.push_str(&list.block);
+                text.push_str(ROUTE_TAIL);
+                Cow::Owned(text)
+            }
+        }
+    }
+
+    /// The whole text, owned.
+    pub(crate) fn into_text(self) -> String {
+        if self.shared().is_some() {
+            self.text().into_owned()
+        } else {
+            self.text
+        }
+    }
+
+    /// The whole text's length in bytes.
+    #[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
+    pub(crate) fn len(&self) -> usize {
+        self.text.len()
+            + self
+                .shared()
+                .map_or(0, |list| list.block.len() + ROUTE_TAIL.len())
+    }
+
+    /// The routing failure's shared actions, when the text goes on with their block.
+    fn shared(&self) -> Option<&ActionList> {
+        match &self.mirror {
+            Mirror::Route(route) if self.routed => Some(&route.actions),
+            _ => None,
+        }
+    }
+
+    /// Records that a `<contract_awareness>` block counting `changes` was written: `text` is
+    /// now the whole text.
     pub(crate) fn with_contract_changes(mut self, text: String, changes: usize) -> Self {
         self.text = text;
+        self.routed = false;
         self.contract_changes = Some(changes);
         self
     }
@@ -243,6 +344,7 @@ impl Envelope {
     pub(crate) fn code(&self) -> (&str, bool) {
         match &self.mirror {
             Mirror::Tool(err) => (err.code().as_str(), !err.is_error()),
+            Mirror::Route(route) => (route.text.code.as_str(), false),
             Mirror::Validation(_) => ("VALIDATION_ERROR", false),
         }
     }
@@ -289,7 +391,7 @@ impl Envelope {
         if result_type {
             map.serialize_entry("resultType", "complete")?;
         }
-        map.serialize_entry("content", &Content(&self.text))?;
+        map.serialize_entry("content", &Content(&self.text()))?;
         map.serialize_entry("isError", &self.is_error)?;
         map.serialize_entry("_meta", &Meta(self))?;
         map.end()
@@ -300,13 +402,24 @@ impl Envelope {
     #[cfg(any(feature = "stdio", feature = "http"))]
     pub(crate) fn write_json(&self, out: &mut Vec<u8>, result_type: bool) {
         use super::json::{number, string};
-        out.reserve(self.text.len() * 2 + 256);
+        out.reserve(self.len() * 2 + 256);
         if result_type {
             out.extend_from_slice(br#"{"resultType":"complete","content":[{"type":"text","text":"#);
         } else {
             out.extend_from_slice(br#"{"content":[{"type":"text","text":"#);
         }
-        string(out, &self.text);
+        match self.shared() {
+            None => string(out, &self.text),
+            Some(list) => {
+                // The head's closing quote gives way to the block, JSON-escaped once per router,
+                // and the tail (nothing in it to escape).
+                string(out, &self.text);
+                out.pop();
+                out.extend_from_slice(list.json().0);
+                out.extend_from_slice(ROUTE_TAIL.as_bytes());
+                out.push(b'"');
+            }
+        }
         out.extend_from_slice(if self.is_error {
             br#"}],"isError":true,"_meta":{"#
         } else {
@@ -320,6 +433,18 @@ impl Envelope {
             out.extend_from_slice(b"\":");
         };
         match &self.mirror {
+            Mirror::Route(route) => {
+                out.extend_from_slice(br#"{"kind":"tool_error","code":"#);
+                string(out, route.text.code.as_str());
+                out.extend_from_slice(br#","severity":"error","message":"#);
+                string(out, route.text.message());
+                key(out, "recovery");
+                string(out, route.text.recovery());
+                if !route.actions.names().is_empty() {
+                    key(out, "actions");
+                    out.extend_from_slice(route.actions.json().1);
+                }
+            }
             Mirror::Tool(err) => {
                 out.extend_from_slice(br#"{"kind":"tool_error","code":"#);
                 string(out, err.code().as_str());
@@ -398,8 +523,9 @@ impl Envelope {
     /// A result carrying exactly this envelope (ERRORS.md §1, §9).
     pub(crate) fn into_result(self) -> CallToolResult {
         let mirror = self.mirror.to_value(self.contract_changes);
-        let content = vec![ContentBlock::text(self.text)];
-        let mut result = if self.is_error {
+        let is_error = self.is_error;
+        let content = vec![ContentBlock::text(self.into_text())];
+        let mut result = if is_error {
             CallToolResult::error(content)
         } else {
             CallToolResult::success(content)

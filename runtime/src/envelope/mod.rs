@@ -22,6 +22,7 @@ pub use awareness::{
     ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES, inject_contract_awareness,
 };
 pub(crate) use awareness::{awareness_of_invalid, inject_removed_action};
+pub(crate) use builtin::RouteText;
 pub(crate) use builtin::new_incident_id;
 pub(crate) use escape::{attr as escape_attr, replace_forbidden, text as escape_text};
 pub use mirror::MIRROR_KEY;
@@ -407,11 +408,15 @@ impl PartialEq for Actions {
 
 impl Eq for Actions {}
 
-/// A list of actions with its `<available_actions>` block rendered once.
+/// A list of actions with its `<available_actions>` block rendered once (and, once a first
+/// envelope listing it is written as JSON, the block and the names as JSON too).
 #[derive(Debug)]
 pub(crate) struct ActionList {
     names: Vec<Text>,
     pub(crate) block: String,
+    /// The block escaped as inside a JSON string, and the names as a JSON array.
+    #[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
+    json: std::sync::OnceLock<(Vec<u8>, Vec<u8>)>,
 }
 
 impl ActionList {
@@ -427,7 +432,32 @@ impl ActionList {
         ActionList {
             names: unique,
             block,
+            json: std::sync::OnceLock::new(),
         }
+    }
+
+    pub(crate) fn names(&self) -> &[Text] {
+        &self.names
+    }
+
+    /// The block escaped as inside a JSON string (no quotes), and the names as a JSON array.
+    #[cfg(any(feature = "stdio", feature = "http"))]
+    pub(crate) fn json(&self) -> (&[u8], &[u8]) {
+        let (block, names) = self.json.get_or_init(|| {
+            let mut block = Vec::with_capacity(self.block.len() + 16);
+            json::string(&mut block, &self.block);
+            let block = block[1..block.len() - 1].to_vec();
+            let mut names = vec![b'['];
+            for (i, name) in self.names.iter().enumerate() {
+                if i > 0 {
+                    names.push(b',');
+                }
+                json::string(&mut names, name);
+            }
+            names.push(b']');
+            (block, names)
+        });
+        (block, names)
     }
 }
 

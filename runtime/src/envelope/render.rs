@@ -45,6 +45,23 @@ pub(crate) fn tool_error(err: &ToolError) -> String {
     out
 }
 
+/// The text of a routing failure's envelope up to its `<available_actions>` block, which its
+/// router rendered once (then comes [`ROUTE_TAIL`]): laid out as [`tool_error`] lays it out.
+pub(crate) fn route_head(code: &str, message: &str, recovery: &str) -> String {
+    let mut out = String::with_capacity(code.len() + message.len() + recovery.len() + 96);
+    out.push_str("<tool_error code=\"");
+    out.push_str(code);
+    out.push_str("\" severity=\"error\">\n<message>");
+    text(&mut out, message);
+    out.push_str("</message>\n<recovery>");
+    text(&mut out, recovery);
+    out.push_str("</recovery>\n");
+    out
+}
+
+/// What follows the `<available_actions>` block of a routing failure's envelope.
+pub(crate) const ROUTE_TAIL: &str = "</tool_error>";
+
 /// The `<available_actions>` block (nothing for no actions).
 fn write_actions(out: &mut String, names: &[Text]) {
     if names.is_empty() {

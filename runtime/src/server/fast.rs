@@ -243,7 +243,7 @@ pub(crate) fn answer(
 /// The JSON-RPC answer to request `id` carrying one envelope, written from its parts as rmcp
 /// writes the `CallToolResult` it converts into (a test holds the two to the same bytes).
 pub(crate) fn envelope_answer(id: &RequestId, envelope: &Envelope, shape: Shape) -> Vec<u8> {
-    let mut out = Vec::with_capacity(envelope.text.len() * 2 + 256);
+    let mut out = Vec::with_capacity(envelope.len() * 2 + 256);
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     if let Err(e) = serde_json::to_writer(&mut out, id) {
         // An id is a number or a string: it cannot fail.

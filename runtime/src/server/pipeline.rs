@@ -437,8 +437,12 @@ impl Pipeline {
             return Answer::envelope(envelope);
         };
         Answer::envelope(
-            match awareness_of_invalid(&envelope.text, invalid.action(), &notes.changes, notes.max)
-            {
+            match awareness_of_invalid(
+                &envelope.text(),
+                invalid.action(),
+                &notes.changes,
+                notes.max,
+            ) {
                 Some((text, changes)) => envelope.with_contract_changes(text, changes),
                 None => envelope,
             },
@@ -467,12 +471,12 @@ impl Pipeline {
             .strip_prefix(def.name())
             .filter(|rest| rest.starts_with('.'))
             .map(|_| sent);
+        let text = envelope.text();
         let found = [Some(bare.as_str()), qualified]
             .into_iter()
             .flatten()
-            .find_map(|action| {
-                inject_removed_action(&envelope.text, action, &notes.changes, notes.max)
-            });
+            .find_map(|action| inject_removed_action(&text, action, &notes.changes, notes.max));
+        drop(text);
         match found {
             Some((text, changes)) => envelope.with_contract_changes(text, changes),
             None => envelope,

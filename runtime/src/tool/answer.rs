@@ -56,7 +56,7 @@ impl Answer {
                 .filter_map(|block| block.as_text().map(|t| t.text.as_str()))
                 .collect::<Vec<_>>()
                 .join("\n"),
-            Inner::Envelope(envelope) => envelope.text.clone(),
+            Inner::Envelope(envelope) => envelope.text().into_owned(),
         }
     }
 
@@ -139,6 +139,7 @@ mod tests {
 
     use super::*;
     use crate::envelope::Envelope;
+    use crate::router::Router;
     use crate::validate::Schema;
     use crate::{ErrorCode, Severity};
 
@@ -170,7 +171,7 @@ mod tests {
             .collect();
         answers.push(((&invalid).into(), (&invalid).into()));
         let awareness = |e: Envelope| {
-            let text = format!("{}\n<contract_awareness/>", e.text);
+            let text = format!("{}\n<contract_awareness/>", e.text());
             Answer::envelope(e.with_contract_changes(text, 2))
         };
         answers.push((awareness(invalid.envelope()), awareness(invalid.envelope())));
@@ -178,6 +179,36 @@ mod tests {
             awareness(Envelope::of(errors[0].clone())),
             awareness(Envelope::of(errors[0].clone())),
         ));
+        // Routing failures, made from their parts, for a router with hostile names and none.
+        let hostile = Router::new("t<&>", ["a\"b", "c]]>d\u{1}", "\u{fffe}"]);
+        let empty = Router::new("t", std::iter::empty::<String>());
+        let sent = [
+            json!(null),
+            json!(""),
+            json!(7),
+            json!({"x": "<y>"}),
+            json!("a\"c"),
+            json!("t<&>.zz"),
+            json!("</tool_error>\u{0}"),
+            json!("x".repeat(300)),
+        ];
+        for router in [&hostile, &empty] {
+            for value in &sent {
+                let routed = router.route_or_render(Some(value)).unwrap_err();
+                let made =
+                    Envelope::of(router.error(&router.route_value(Some(value)).unwrap_err()));
+                assert_eq!(routed.text(), made.text());
+                assert_eq!(routed.len(), made.len());
+                let json = |e: &Envelope| {
+                    let mut out = Vec::new();
+                    e.serialize(&mut serde_json::Serializer::new(&mut out), true)
+                        .unwrap();
+                    String::from_utf8(out).unwrap()
+                };
+                assert_eq!(json(&routed), json(&made));
+                answers.push((Answer::envelope(routed), Answer::envelope(made)));
+            }
+        }
         for (answer, twin) in answers {
             assert!(answer.as_envelope().is_some());
             let direct = serde_json::to_string(&answer).unwrap();

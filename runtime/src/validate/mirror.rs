@@ -30,16 +30,16 @@ impl ValidationError {
             problem.write_line(plain);
             fields.mark(start, split, problem.kind().row());
         }
-        self.mirror_of(self.action().into(), fields).to_value(None)
+        Mirror::Validation(self.mirror_of(self.action().into(), fields)).to_value(None)
     }
 
     /// The mirror around its field objects.
-    fn mirror_of(&self, action: Box<str>, fields: FieldLines) -> Mirror {
-        Mirror::Validation(FieldsMirror {
+    fn mirror_of(&self, action: Box<str>, fields: FieldLines) -> FieldsMirror {
+        FieldsMirror {
             action,
             fields,
             more: self.more(),
-        })
+        }
     }
 
     /// This error on its way out: its text, its mirror, `isError` set; each field's path and
@@ -47,12 +47,7 @@ impl ValidationError {
     pub(crate) fn envelope(&self) -> Envelope {
         let mut fields = FieldLines::with_capacity(self.problems().len());
         let text = self.write(Some(&mut fields));
-        Envelope {
-            text,
-            mirror: self.mirror_of(self.action().into(), fields),
-            is_error: true,
-            contract_changes: None,
-        }
+        Envelope::validation(text, self.mirror_of(self.action().into(), fields))
     }
 
     /// [`envelope`](Self::envelope), for an error not needed after it: its action moves into
@@ -61,11 +56,6 @@ impl ValidationError {
         let mut fields = FieldLines::with_capacity(self.problems().len());
         let text = self.write(Some(&mut fields));
         let action = std::mem::take(&mut self.action).into_boxed_str();
-        Envelope {
-            text,
-            mirror: self.mirror_of(action, fields),
-            is_error: true,
-            contract_changes: None,
-        }
+        Envelope::validation(text, self.mirror_of(action, fields))
     }
 }
