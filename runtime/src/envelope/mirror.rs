@@ -2,19 +2,19 @@
 //! result's `_meta`, for hosts and typed clients. Values are the plain strings, before the text's
 //! escaping.
 //!
-//! An envelope on its way out keeps its mirror as the facts it is made of (the error itself, or
-//! a validation error's field lines laid out once for the text), written straight to the output
-//! when the answer is serialised; a `serde_json::Value` is only made when rmcp's
-//! `CallToolResult` is asked for.
+//! An envelope on its way out keeps its mirror as the facts it is made of (the error itself, a
+//! validation error's field lines laid out once for the text, or a routing failure's message and
+//! recovery beside its router's actions), written straight to the output when the answer is
+//! serialised; a `serde_json::Value` is only made when rmcp's `CallToolResult` is asked for.
+
+use std::borrow::Cow;
+use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, ContentBlock, MetaObject};
 use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde_json::map::Entry;
 use serde_json::{Map, Value};
-
-use std::borrow::Cow;
-use std::sync::Arc;
 
 use super::render::{self, ROUTE_TAIL};
 use super::{ActionList, RouteText, ToolError};
