@@ -254,13 +254,17 @@ fn kill(pidfile: &TempFile) {
 
 /// A gateway mounting `upstream` as `t` and nothing else, served, once it lists `t_echo`.
 async fn serving_t(upstream: Upstream) -> Gateway {
-    let server = Server::builder("gateway", "1")
-        .mount("t", upstream)
-        .build()
-        .unwrap();
-    let mut gateway = Gateway::serve(server).await;
+    let mut gateway = Gateway::serve(mounting_t(upstream)).await;
     listed(&mut gateway, 1.., "t_echo").await;
     gateway
+}
+
+/// A gateway with only `upstream`, mounted as `t`.
+fn mounting_t(upstream: Upstream) -> Server {
+    Server::builder("gateway", "1")
+        .mount("t", upstream)
+        .build()
+        .unwrap()
 }
 
 /// Waits until the gateway has sent `notifications/tools/list_changed` (since `seen` was
@@ -889,10 +893,7 @@ fn recorded(contract: &Contract, namespace: &str) -> Vec<String> {
 #[tokio::test]
 async fn the_lockfile_records_upstreams_and_the_gateway_lists_them_before_reaching_them() {
     // A gateway that reached its upstream records what it lists, sorted by name.
-    let reached = Server::builder("gateway", "1")
-        .mount("t", upstream(&[]))
-        .build()
-        .unwrap();
+    let reached = mounting_t(upstream(&[]));
     assert_eq!(reached.reach_upstreams().await, Vec::<String>::new());
     let contract = Contract::of(&reached);
     let names = recorded(&contract, "t");
@@ -1102,11 +1103,7 @@ async fn the_servers_middleware_and_callers_budgets_apply_to_forwarded_calls() {
 
 #[tokio::test]
 async fn a_2026_client_listening_for_tools_is_told_on_its_stream() {
-    let server = Server::builder("gateway", "1")
-        .mount("t", upstream(&[]))
-        .build()
-        .unwrap();
-    let mut gateway = Gateway::start(server);
+    let mut gateway = Gateway::start(mounting_t(upstream(&[])));
     // No `initialize`: each request carries what it was (MCP 2026-07-28).
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
