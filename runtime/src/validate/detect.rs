@@ -10,6 +10,7 @@ use jsonschema::error::{ValidationError as Failure, ValidationErrorKind as K};
 use serde_json::{Map, Number, Value};
 
 use super::copy::for_validator;
+use super::flat::Flat;
 use super::hash::FoldState;
 use super::layout::{Layout, Node};
 use super::pointer::unescape;
@@ -31,7 +32,13 @@ pub struct Schema {
     validator: jsonschema::Validator,
     schema: Value,
     layout: Layout,
+    /// A walk of our own, when the schema is a flat object (see [`Flat`]).
+    flat: Option<Flat>,
 }
+
+/// How every validator of a schema is compiled: draft 2020-12, the contract's formats asserted,
+/// `multipleOf` as the contract defines it.
+pub(super) type Options = jsonschema::ValidationOptions<'static>;
 
 impl fmt::Debug for Schema {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -63,16 +70,20 @@ impl Schema {
     /// assert!(Schema::new(&serde_json::json!({"type": 12})).is_err());
     /// ```
     pub fn new(schema: &Value) -> Result<Self, SchemaError> {
-        let validator = jsonschema::options()
+        let options = jsonschema::options()
             .with_draft(jsonschema::Draft::Draft202012)
             .should_validate_formats(true)
-            .with_keyword("multipleOf", multiple_of::keyword)
-            .build(&for_validator(schema))
+            .with_keyword("multipleOf", multiple_of::keyword);
+        let copy = for_validator(schema);
+        let validator = options
+            .build(&copy)
             .map_err(|e| SchemaError(e.to_string()))?;
+        let layout = Layout::new(schema);
         Ok(Schema {
             validator,
             schema: schema.clone(),
-            layout: Layout::new(schema),
+            flat: Flat::new(&copy, &layout, &options),
+            layout,
         })
     }
 
@@ -112,11 +123,32 @@ impl Schema {
     }
 
     /// The first `keep` problems in the contract's order, and how many there are in all.
-    fn collect(&self, args: &Value, keep: usize) -> (Vec<Problem>, usize) {
+    pub(super) fn collect(&self, args: &Value, keep: usize) -> (Vec<Problem>, usize) {
         if self.validator.is_valid(args) {
             return (Vec::new(), 0);
         }
         let mut found = Found::new(keep);
+        match (&self.flat, args) {
+            (Some(flat), Value::Object(args)) => flat.detect(args, &self.layout, &mut found),
+            _ => self.detect(args, &mut found),
+        }
+        found.finish()
+    }
+
+    /// The problems found the long way (the crate's list), and whether [`Flat`] would walk
+    /// `args`: for the property holding the two to the same list.
+    #[cfg(test)]
+    pub(super) fn long_way(&self, args: &Value, keep: usize) -> ((Vec<Problem>, usize), bool) {
+        if self.validator.is_valid(args) {
+            return ((Vec::new(), 0), self.flat.is_some());
+        }
+        let mut found = Found::new(keep);
+        self.detect(args, &mut found);
+        (found.finish(), self.flat.is_some())
+    }
+
+    /// Finds the problems of `args` from the crate's list of failing keywords.
+    fn detect<'a>(&'a self, args: &'a Value, found: &mut Found<'a>) {
         // The crate lists every failing keyword at once (each ~400 bytes): read the list twice
         // rather than make it twice.
         let failures: Vec<Failure<'_>> = self.validator.iter_errors(args).collect();
@@ -128,7 +160,7 @@ impl Schema {
         for (i, failure) in failures.iter().enumerate() {
             if matches!(failure.kind(), K::Type { .. }) && self.collapsed(failure).is_none() {
                 let pointer = failure.instance_path().as_str();
-                if let Some(at) = self.locate(args, pointer, &mut found) {
+                if let Some(at) = self.locate(args, pointer, found) {
                     let hash = found.hash(&at.path);
                     found.mistyped.insert(hash);
                     if mistyped.len() < MAX_FIELDS {
@@ -140,9 +172,8 @@ impl Schema {
         let mut mistyped = mistyped.into_iter().peekable();
         for (i, failure) in failures.iter().enumerate() {
             let at = mistyped.next_if(|(j, _)| *j == i).map(|(_, at)| at);
-            self.map(failure, args, at, &mut found);
+            self.map(failure, args, at, found);
         }
-        found.finish()
     }
 
     /// The keyword and holder depth of a failure the crate reports below the value holding
@@ -261,7 +292,13 @@ impl Schema {
         let node = || self.layout.at(parent);
         let kind = match failure.kind() {
             K::Required { property } => {
-                let Some(name) = property.as_str() else {
+                // The crate (0.61) also reports a required name that is present when the object
+                // is closed and the name undeclared: it is unexpected, not missing.
+                let Some(name) = property.as_str().filter(|name| {
+                    at.value
+                        .as_object()
+                        .is_none_or(|m| entry(m, name).is_none())
+                }) else {
                     return;
                 };
                 let declared = node().and_then(|n| self.layout.field(n, name));
@@ -509,7 +546,7 @@ fn last_keyword(evaluation: &str) -> &str {
 
 /// A key's entry in an object. Arguments are mostly a few keys: comparing them is cheaper than
 /// hashing the name.
-fn entry<'v>(map: &'v Map<String, Value>, key: &str) -> Option<(&'v String, &'v Value)> {
+pub(super) fn entry<'v>(map: &'v Map<String, Value>, key: &str) -> Option<(&'v String, &'v Value)> {
     if map.len() <= 8 {
         map.iter().find(|(k, _)| *k == key)
     } else {
@@ -528,7 +565,7 @@ struct Located<'a> {
 /// each level of a problem's sort key a declared key ranks by declaration, an undeclared one
 /// after them in the order it was sent, an index by itself; then the problem's row of §5; then
 /// the order found.
-struct Found<'a> {
+pub(super) struct Found<'a> {
     keep: usize,
     best: BinaryHeap<Ranked>,
     total: usize,
@@ -643,7 +680,7 @@ impl Ord for Ranked {
 const SCAN_MAX: usize = 16;
 
 /// `{sent}` of an absent value.
-fn missing() -> String {
+pub(super) fn missing() -> String {
     "(missing)".to_owned()
 }
 
@@ -665,7 +702,7 @@ impl<'a> Found<'a> {
 
     /// Counts a problem, unless a mistyped value hides it, and keeps it while it is among the
     /// first `keep`; its `{sent}` is written only then.
-    fn offer(
+    pub(super) fn offer(
         &mut self,
         ranks: Vec<(u8, usize)>,
         path: FieldPath,
@@ -1011,6 +1048,23 @@ mod tests {
         assert_eq!(problems.len(), 100_000);
         assert_eq!(problems[0].path().to_string(), "k99999");
         assert_eq!(problems[99_999].path().to_string(), "k0");
+    }
+
+    #[test]
+    fn a_required_name_sent_to_a_closed_object_is_unexpected_not_missing() {
+        // Nested, so that the crate's list is read (not the flat walk).
+        let schema = json!({"type": "object", "properties": {"o": {
+            "type": "object", "properties": {"a": {}}, "required": ["id"], "additionalProperties": false
+        }}});
+        assert_eq!(
+            lines(schema.clone(), json!({"o": {"id": 1}})),
+            [(
+                "o.id".to_owned(),
+                "Unrecognized field. You sent: 1. Remove it or rename it: did you mean \"a\"?"
+                    .to_owned()
+            )]
+        );
+        assert_eq!(lines(schema, json!({"o": {}}))[0].0, "o.id");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 mod copy;
 mod detect;
+mod flat;
 mod hash;
 mod layout;
 mod message;

@@ -1,0 +1,382 @@
+//! Detection without the crate's error list, for the commonest schemas: a flat object whose
+//! fields are each a single value (`type`, bounds, `pattern`, `format`, `enum`, `const`), as
+//! schemars writes a struct of strings, numbers and booleans.
+//!
+//! Listing every failing keyword through the crate costs a few hundred bytes per keyword (paths
+//! and all) and a walk back through the arguments per failure. Here the arguments are walked
+//! once, and each keyword of a failing field is asked on its own: the crate still decides every
+//! keyword (a validator per keyword, compiled with the schema's), only the walk and the problems
+//! are ours. The problems are those [`Schema::collect`](super::Schema) would make the long way:
+//! a unit property holds the two to the same list, in the same order.
+
+use serde_json::{Map, Value};
+
+use super::detect::{Found, Options, entry, missing};
+use super::layout::{Layout, Node, is_annotation};
+use super::{FieldPath, Format, PathSegment, ProblemKind};
+use crate::envelope::text;
+
+/// A flat object schema, ready to walk.
+pub(super) struct Flat {
+    /// The declared fields, in declaration order.
+    fields: Box<[Field]>,
+    /// `required`, in its order: each name with its problem (and its declared position).
+    required: Box<[(String, usize, ProblemKind)]>,
+    /// `additionalProperties: false`.
+    closed: bool,
+}
+
+struct Field {
+    name: String,
+    /// The field's whole subschema.
+    whole: jsonschema::Validator,
+    /// Its `type`: a value of another type is that one problem.
+    typed: Option<(jsonschema::Validator, ProblemKind)>,
+    /// Its other keywords, each with the problem it makes, in the crate's terms.
+    checks: Box<[(jsonschema::Validator, ProblemKind)]>,
+}
+
+/// Root keywords a flat schema may hold besides annotations.
+const ROOT: [&str; 6] = [
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "$defs",
+    "definitions",
+];
+
+impl Flat {
+    /// The walk for `copy` (the validator's copy of the schema), when it is flat.
+    pub(super) fn new(copy: &Value, layout: &Layout, options: &Options) -> Option<Self> {
+        let root = copy.as_object()?;
+        let known = |k: &str, v: &Value| {
+            ROOT.contains(&k) || (is_annotation(k, v) && k != "$schema" && k != "$id")
+        };
+        if !root.iter().all(|(k, v)| known(k, v)) {
+            return None;
+        }
+        if root.get("type").is_some_and(|t| t != "object") {
+            return None;
+        }
+        let closed = match root.get("additionalProperties") {
+            None | Some(Value::Bool(true)) => false,
+            Some(Value::Bool(false)) => true,
+            Some(_) => return None,
+        };
+        let node = layout.root()?;
+        let properties = match root.get("properties") {
+            Some(Value::Object(properties)) => properties,
+            None => &Map::new(),
+            Some(_) => return None,
+        };
+        let fields = properties
+            .iter()
+            .map(|(name, schema)| {
+                let (_, child) = layout.field(node, name)?;
+                Field::new(name, schema.as_object()?, child, options)
+            })
+            .collect::<Option<Box<[Field]>>>()?;
+        let names = match root.get("required") {
+            Some(Value::Array(names)) => names.as_slice(),
+            None => &[],
+            Some(_) => return None,
+        };
+        let mut required = Vec::with_capacity(names.len());
+        for name in names {
+            let name = name.as_str()?;
+            if required.iter().any(|(n, _, _)| n == name) {
+                return None;
+            }
+            let declared = layout.field(node, name);
+            let desc = declared.map_or_else(|| "a value".into(), |(_, child)| child.desc.clone());
+            let position = declared.map_or(usize::MAX, |(i, _)| i);
+            let kind = ProblemKind::MissingRequired { desc };
+            required.push((name.to_owned(), position, kind));
+        }
+        Some(Flat {
+            fields,
+            required: required.into(),
+            closed,
+        })
+    }
+
+    /// Offers every problem of `args` to `found`.
+    pub(super) fn detect(&self, args: &Map<String, Value>, layout: &Layout, found: &mut Found<'_>) {
+        let at = |name: &str| FieldPath(vec![PathSegment::Key(name.to_owned())]);
+        for (i, field) in self.fields.iter().enumerate() {
+            let Some((key, value)) = entry(args, &field.name) else {
+                continue;
+            };
+            if field.whole.is_valid(value) {
+                continue;
+            }
+            let sent = || text::sent(value);
+            if let Some((typed, kind)) = &field.typed
+                && !typed.is_valid(value)
+            {
+                found.offer(vec![(0, i)], at(key), kind.clone(), sent);
+                continue;
+            }
+            for (check, kind) in &field.checks {
+                if !check.is_valid(value) {
+                    found.offer(vec![(0, i)], at(key), kind.clone(), sent);
+                }
+            }
+        }
+        for (name, position, kind) in &self.required {
+            if !args.contains_key(name) {
+                found.offer(vec![(0, *position)], at(name), kind.clone(), missing);
+            }
+        }
+        let Some(node) = layout.root().filter(|_| self.closed) else {
+            return;
+        };
+        for (position, (key, value)) in args.iter().enumerate() {
+            if layout.field(node, key).is_some() {
+                continue;
+            }
+            let did_you_mean = node.names.closest(key).map(|i| node.known[i].clone());
+            let kind = ProblemKind::UnrecognizedField {
+                did_you_mean,
+                known: node.known.clone(),
+            };
+            found.offer(vec![(1, position)], at(key), kind, || text::sent(value));
+        }
+    }
+}
+
+impl Field {
+    fn new(
+        name: &str,
+        schema: &Map<String, Value>,
+        node: &Node,
+        options: &Options,
+    ) -> Option<Self> {
+        let one = |keyword: &str, value: &Value| {
+            let mut alone = Map::new();
+            alone.insert(keyword.to_owned(), value.clone());
+            options.build(&Value::Object(alone)).ok()
+        };
+        let mut typed = None;
+        let mut checks = Vec::new();
+        for (keyword, value) in schema {
+            if is_annotation(keyword, value) {
+                if keyword == "$schema" || keyword == "$id" {
+                    return None;
+                }
+                continue;
+            }
+            let kind = match keyword.as_str() {
+                "type" => {
+                    let kind = ProblemKind::InvalidType {
+                        desc: node.desc.clone(),
+                    };
+                    typed = Some((one(keyword, value)?, kind));
+                    continue;
+                }
+                "format" => ProblemKind::Format(Format::from_name(value.as_str()?)?),
+                "pattern" => ProblemKind::Pattern {
+                    pattern: value.as_str()?.to_owned(),
+                },
+                "minLength" => ProblemKind::TooShort {
+                    min: value.as_u64()?,
+                },
+                "maxLength" => ProblemKind::TooLong {
+                    max: value.as_u64()?,
+                },
+                "minimum" | "exclusiveMinimum" => ProblemKind::TooSmall {
+                    limit: value.as_number()?.clone(),
+                    exclusive: keyword == "exclusiveMinimum",
+                },
+                "maximum" | "exclusiveMaximum" => ProblemKind::TooLarge {
+                    limit: value.as_number()?.clone(),
+                    exclusive: keyword == "exclusiveMaximum",
+                },
+                "multipleOf" => ProblemKind::NotMultipleOf {
+                    multiple_of: node.multiple_of.clone()?,
+                },
+                "enum" => ProblemKind::InvalidOption {
+                    allowed: match &node.allowed {
+                        Some(allowed) => allowed.clone(),
+                        None => value.as_array()?.clone().into(),
+                    },
+                },
+                "const" => ProblemKind::ConstMismatch {
+                    expected: value.clone(),
+                },
+                _ => return None,
+            };
+            checks.push((one(keyword, value)?, kind));
+        }
+        Some(Field {
+            name: name.to_owned(),
+            whole: options.build(&Value::Object(schema.clone())).ok()?,
+            typed,
+            checks: checks.into(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::{Map, Value, json};
+
+    use super::super::Schema;
+
+    /// Names of fields: near one another (did-you-mean), escaped in pointers, empty, numeric.
+    const NAMES: [&str; 9] = ["id", "idx", "limit", "limits", "name", "a/b", "~0", "", "0"];
+
+    /// One keyword of a leaf, by index.
+    fn keyword(i: u8) -> (&'static str, Value) {
+        match i % 27 {
+            0 => ("type", json!("string")),
+            1 => ("type", json!("integer")),
+            2 => ("type", json!("number")),
+            3 => ("type", json!("boolean")),
+            4 => ("type", json!(["integer", "null"])),
+            5 => ("type", json!(["string", "null"])),
+            6 => ("minLength", json!(2)),
+            7 => ("maxLength", json!(3)),
+            8 => ("pattern", json!("^[a-z]+$")),
+            9 => ("pattern", json!("\\d")),
+            10 => ("format", json!("email")),
+            11 => ("format", json!("uuid")),
+            12 => ("format", json!("date")),
+            13 => ("format", json!("ipv4")),
+            14 => ("format", json!("hostname")),
+            15 => ("minimum", json!(1)),
+            16 => ("minimum", json!(1.5)),
+            17 => ("maximum", json!(100)),
+            18 => ("maximum", json!(u64::MAX)),
+            19 => ("exclusiveMinimum", json!(0)),
+            20 => ("exclusiveMaximum", json!(2.5)),
+            21 => ("multipleOf", json!(2)),
+            22 => ("multipleOf", json!(0.5)),
+            23 => ("enum", json!(["a", "abc", 1, null])),
+            24 => ("const", json!(2)),
+            25 => ("description", json!("A field.")),
+            _ => ("default", json!("a")),
+        }
+    }
+
+    /// Values a call may send.
+    fn sent(i: u8) -> Value {
+        match i % 30 {
+            0 => json!(null),
+            1 => json!(true),
+            2 => json!(0),
+            3 => json!(1),
+            4 => json!(1.0),
+            5 => json!(2.5),
+            6 => json!(-3),
+            7 => json!(100),
+            8 => json!(101),
+            9 => json!(1e300),
+            10 => json!(u64::MAX),
+            11 => json!(i64::MIN),
+            12 => json!(-0.0),
+            13 => json!(""),
+            14 => json!("a"),
+            15 => json!("abc"),
+            16 => json!("ABC9"),
+            17 => json!("not-an-email"),
+            18 => json!("a@b.co"),
+            19 => json!("2024-02-30"),
+            20 => json!("127.0.0.1"),
+            21 => json!("550e8400-e29b-41d4-a716-446655440000"),
+            22 => json!("üé"),
+            23 => json!("😀😀"),
+            24 => json!("</field>]]>\u{1}"),
+            25 => json!([1, "a"]),
+            26 => json!({"a": 1}),
+            27 => json!(2),
+            28 => json!(4.0),
+            _ => json!(0.1),
+        }
+    }
+
+    type Leaf = Vec<u8>;
+
+    fn schema(fields: &[(usize, Leaf)], required: &[usize], closed: Option<bool>) -> Value {
+        let mut properties = Map::new();
+        for (name, keywords) in fields {
+            let leaf: Map<String, Value> = keywords
+                .iter()
+                .map(|&k| keyword(k))
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect();
+            properties.insert(NAMES[name % NAMES.len()].to_owned(), Value::Object(leaf));
+        }
+        let mut names: Vec<&str> = Vec::new();
+        for name in required.iter().map(|&i| NAMES[i % NAMES.len()]) {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        let mut schema = json!({"type": "object", "properties": properties, "required": names});
+        if let Some(closed) = closed {
+            schema["additionalProperties"] = json!(!closed);
+        }
+        schema
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        /// The walk finds what the crate's list gives: the same problems, lines, order and count,
+        /// whole and cut to the first two.
+        #[test]
+        fn the_walk_finds_what_the_long_way_finds(
+            fields in prop::collection::vec((0..NAMES.len(), prop::collection::vec(any::<u8>(), 0..5)), 0..5),
+            required in prop::collection::vec(0..NAMES.len(), 0..4),
+            closed in prop::option::of(any::<bool>()),
+            args in prop::collection::vec((0..NAMES.len(), any::<u8>()), 0..7),
+        ) {
+            let schema = schema(&fields, &required, closed);
+            let compiled = Schema::new(&schema).unwrap();
+            let args: Map<String, Value> = args
+                .into_iter()
+                .map(|(name, value)| (NAMES[name].to_owned(), sent(value)))
+                .collect();
+            let args = Value::Object(args);
+            for keep in [usize::MAX, 2] {
+                let (long, flat) = compiled.long_way(&args, keep);
+                prop_assert!(flat, "a flat schema is walked: {}", schema);
+                prop_assert_eq!(compiled.collect(&args, keep), long, "{} {}", schema, args);
+            }
+        }
+    }
+
+    #[test]
+    fn only_flat_objects_are_walked() {
+        let flat = |schema: Value| Schema::new(&schema).unwrap().long_way(&json!({}), 1).1;
+        // As schemars writes a struct of a string and an optional bounded integer.
+        assert!(flat(json!({
+            "type": "object",
+            "title": "Args",
+            "properties": {
+                "id": {"type": "string", "minLength": 1, "description": "The id."},
+                "limit": {"type": ["integer", "null"], "format": "uint32", "minimum": 1, "maximum": 100}
+            },
+            "required": ["id"],
+            "additionalProperties": false
+        })));
+        assert!(flat(json!({"type": "object"})));
+        for nested in [
+            json!({"properties": {"a": {"type": "object", "properties": {}}}}),
+            json!({"properties": {"a": {"$ref": "#/$defs/A"}}, "$defs": {"A": {"type": "string"}}}),
+            json!({"properties": {"a": {"anyOf": [{"type": "string"}, {"type": "null"}]}}}),
+            json!({"properties": {"a": {"type": "array", "items": {"type": "string"}}}}),
+            json!({"properties": {"a": {"oneOf": [{"const": 1}, {"const": 2}]}}}),
+            json!({"properties": {"a": {"minLength": 1.0}}}),
+            json!({"additionalProperties": {"type": "string"}}),
+            json!({"minProperties": 1}),
+            json!({"$id": "urn:x", "properties": {}}),
+            json!({"type": ["object", "null"]}),
+        ] {
+            assert!(!flat(nested.clone()), "{nested}");
+        }
+    }
+}
