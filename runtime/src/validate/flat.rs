@@ -11,9 +11,9 @@
 
 use serde_json::{Map, Value};
 
-use super::detect::{Found, Options, entry, missing};
+use super::detect::{Options, entry, missing};
 use super::layout::{Layout, Node, is_annotation};
-use super::{FieldPath, Format, PathSegment, ProblemKind};
+use super::{FieldPath, Format, PathSegment, Problem, ProblemKind};
 use crate::envelope::text;
 
 /// A flat object schema, ready to walk.
@@ -32,8 +32,8 @@ struct Field {
     whole: jsonschema::Validator,
     /// Its `type`: a value of another type is that one problem.
     typed: Option<(jsonschema::Validator, ProblemKind)>,
-    /// Its other keywords, each with the problem it makes, in the crate's terms.
-    checks: Box<[(jsonschema::Validator, ProblemKind)]>,
+    /// Its other keywords, each with the problem it makes and that problem's row of §5.
+    checks: Box<[(jsonschema::Validator, ProblemKind, u8)]>,
 }
 
 /// Root keywords a flat schema may hold besides annotations.
@@ -101,8 +101,14 @@ impl Flat {
         })
     }
 
-    /// Offers every problem of `args` to `found`.
-    pub(super) fn detect(&self, args: &Map<String, Value>, layout: &Layout, found: &mut Found<'_>) {
+    /// The first `keep` problems of `args` in the contract's order (§5), and how many there are.
+    pub(super) fn detect(
+        &self,
+        args: &Map<String, Value>,
+        layout: &Layout,
+        keep: usize,
+    ) -> (Vec<Problem>, usize) {
+        let mut kept = Kept::new(keep);
         let at = |name: &str| FieldPath(vec![PathSegment::Key(name.to_owned())]);
         for (i, field) in self.fields.iter().enumerate() {
             let Some((key, value)) = entry(args, &field.name) else {
@@ -111,38 +117,92 @@ impl Flat {
             if field.whole.is_valid(value) {
                 continue;
             }
-            let sent = || text::sent(value);
+            let problem = |kind: &ProblemKind| Problem {
+                path: at(key),
+                kind: kind.clone(),
+                sent: text::sent(value),
+            };
             if let Some((typed, kind)) = &field.typed
                 && !typed.is_valid(value)
             {
-                found.offer(vec![(0, i)], at(key), kind.clone(), sent);
+                // A value of the wrong type is that one problem.
+                kept.offer((0, i, 0), || problem(kind));
                 continue;
             }
-            for (check, kind) in &field.checks {
+            for (check, kind, row) in &field.checks {
                 if !check.is_valid(value) {
-                    found.offer(vec![(0, i)], at(key), kind.clone(), sent);
+                    kept.offer((0, i, *row), || problem(kind));
                 }
             }
         }
         for (name, position, kind) in &self.required {
             if !args.contains_key(name) {
-                found.offer(vec![(0, *position)], at(name), kind.clone(), missing);
+                kept.offer((0, *position, 0), || Problem {
+                    path: at(name),
+                    kind: kind.clone(),
+                    sent: missing(),
+                });
             }
         }
-        let Some(node) = layout.root().filter(|_| self.closed) else {
-            return;
-        };
-        for (position, (key, value)) in args.iter().enumerate() {
-            if layout.field(node, key).is_some() {
-                continue;
+        if let Some(node) = layout.root().filter(|_| self.closed) {
+            for (position, (key, value)) in args.iter().enumerate() {
+                if layout.field(node, key).is_some() {
+                    continue;
+                }
+                kept.offer((1, position, 0), || Problem {
+                    path: at(key),
+                    kind: ProblemKind::UnrecognizedField {
+                        did_you_mean: node.names.closest(key).map(|i| node.known[i].clone()),
+                        known: node.known.clone(),
+                    },
+                    sent: text::sent(value),
+                });
             }
-            let did_you_mean = node.names.closest(key).map(|i| node.known[i].clone());
-            let kind = ProblemKind::UnrecognizedField {
-                did_you_mean,
-                known: node.known.clone(),
-            };
-            found.offer(vec![(1, position)], at(key), kind, || text::sent(value));
         }
+        kept.finish()
+    }
+}
+
+/// Problems kept while they are among the first `keep`, by their sort key: declared fields by
+/// declaration (0, position), others in the order sent (1, position), then the problem's row
+/// of §5, then the order found.
+struct Kept {
+    keep: usize,
+    total: usize,
+    best: Vec<((u8, usize, u8, usize), Problem)>,
+}
+
+impl Kept {
+    fn new(keep: usize) -> Self {
+        Kept {
+            keep,
+            total: 0,
+            best: Vec::new(),
+        }
+    }
+
+    /// Counts a problem, made only when it is kept.
+    fn offer(&mut self, (kind, position, row): (u8, usize, u8), make: impl FnOnce() -> Problem) {
+        self.total += 1;
+        let key = (kind, position, row, self.total);
+        if self.best.len() < self.keep {
+            return self.best.push((key, make()));
+        }
+        // Full: the new one takes the place of the last, if it comes before it.
+        let worst = self
+            .best
+            .iter_mut()
+            .max_by_key(|(k, _)| *k)
+            .filter(|(k, _)| key < *k);
+        if let Some(worst) = worst {
+            *worst = (key, make());
+        }
+    }
+
+    fn finish(mut self) -> (Vec<Problem>, usize) {
+        self.best.sort_unstable_by_key(|(k, _)| *k);
+        let problems = self.best.into_iter().map(|(_, p)| p).collect();
+        (problems, self.total)
     }
 }
 
@@ -207,7 +267,8 @@ impl Field {
                 },
                 _ => return None,
             };
-            checks.push((one(keyword, value)?, kind));
+            let row = kind.rank().0;
+            checks.push((one(keyword, value)?, kind, row));
         }
         Some(Field {
             name: name.to_owned(),

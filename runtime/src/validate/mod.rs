@@ -1,7 +1,7 @@
 //! Argument validation: every problem in a call's arguments, found against the action's JSON
-//! Schema (`detect`, with what it reads of the schema once in `layout`), kept as typed problems
-//! (`path`, `problem`) and written as one `<validation_error>` by the §5 message table
-//! (`message`), ERRORS.md §5.
+//! Schema (`detect`, with what it reads of the schema once in `layout`; `flat`, a walk of its
+//! own for flat object schemas), kept as typed problems (`path`, `problem`) and written as one
+//! `<validation_error>` by the §5 message table (`message`), ERRORS.md §5.
 
 mod copy;
 mod detect;
