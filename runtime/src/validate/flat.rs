@@ -1,6 +1,7 @@
 //! Detection without the crate's error list, for the commonest schemas: a flat object whose
-//! fields are each a single value (`type`, bounds, `pattern`, `format`, `enum`, `const`), as
-//! schemars writes a struct of strings, numbers and booleans.
+//! fields are each one value (`type`, bounds, `pattern`, `format`, `enum`, `const`), inline,
+//! behind a local `$ref` or as T or null, as schemars writes a struct of strings, numbers,
+//! booleans, unit enums and their `Option`s.
 //!
 //! Listing every failing keyword through the crate costs a few hundred bytes per keyword (paths
 //! and all) and a walk back through the arguments per failure. Here the arguments are walked
@@ -11,8 +12,10 @@
 
 use serde_json::{Map, Value};
 
+use super::copy::STASH;
 use super::detect::{Options, entry, missing};
 use super::layout::{Layout, Node, is_annotation};
+use super::pointer::of_reference;
 use super::{FieldPath, Format, PathSegment, Problem, ProblemKind};
 use crate::envelope::text;
 
@@ -26,8 +29,47 @@ pub(super) struct Flat {
     closed: bool,
 }
 
+/// Annotations, which say nothing of a value (`$schema` and `$id` aside, which change how a
+/// schema is read).
+fn annotation(keyword: &str, value: &Value) -> bool {
+    is_annotation(keyword, value) && keyword != "$schema" && keyword != "$id"
+}
+
+/// The schema of one value a declared field's `schema` (in the validator's copy) stands for,
+/// and whether null passes besides: the schema itself, the target of a local `$ref`, or T of a
+/// nullable alternative (`anyOf: [T, {"type": "null"}]`, which the copy writes as `if` null
+/// `else` T). Whether that schema holds only keywords of one value is [`Field::new`]'s check.
+fn one_value<'c>(copy: &'c Value, schema: &'c Value) -> Option<(&'c Map<String, Value>, bool)> {
+    let map = schema.as_object()?;
+    let only = |keywords: &[&str]| {
+        map.iter()
+            .all(|(k, v)| keywords.contains(&k.as_str()) || annotation(k, v))
+    };
+    if map.contains_key("else") && only(&["if", "else"]) {
+        if map.get("if")? != &serde_json::json!({"type": "null"}) {
+            return None;
+        }
+        let (value, nullable) = one_value(copy, map.get("else")?)?;
+        return (!nullable).then_some((value, true));
+    }
+    if let Some(reference) = map.get("$ref") {
+        if !only(&["$ref"]) {
+            return None;
+        }
+        let target = copy
+            .pointer(&of_reference(reference.as_str()?)?)?
+            .as_object()?;
+        // One step: a target that refers on, or is T or null, is left to the crate's list.
+        return (!target.contains_key("$ref") && !target.contains_key("if"))
+            .then_some((target, false));
+    }
+    Some((map, false))
+}
+
 struct Field {
     name: String,
+    /// `null` passes (T or null).
+    nullable: bool,
     /// The field's whole subschema.
     whole: jsonschema::Validator,
     /// Its `type`: a value of another type is that one problem.
@@ -50,9 +92,7 @@ impl Flat {
     /// The walk for `copy` (the validator's copy of the schema), when it is flat.
     pub(super) fn new(copy: &Value, layout: &Layout, options: &Options) -> Option<Self> {
         let root = copy.as_object()?;
-        let known = |k: &str, v: &Value| {
-            ROOT.contains(&k) || (is_annotation(k, v) && k != "$schema" && k != "$id")
-        };
+        let known = |k: &str, v: &Value| ROOT.contains(&k) || annotation(k, v);
         if !root.iter().all(|(k, v)| known(k, v)) {
             return None;
         }
@@ -74,7 +114,13 @@ impl Flat {
             .iter()
             .map(|(name, schema)| {
                 let (_, child) = layout.field(node, name)?;
-                Field::new(name, schema.as_object()?, child, options)
+                let (value, nullable) = one_value(copy, schema)?;
+                // The node of the value's own keywords: T's, for T or null.
+                let own = match nullable {
+                    true => layout.nullable(child)?,
+                    false => child,
+                };
+                Field::new(name, value, nullable, child, own, options)
             })
             .collect::<Option<Box<[Field]>>>()?;
         let names = match root.get("required") {
@@ -114,7 +160,7 @@ impl Flat {
             let Some((key, value)) = entry(args, &field.name) else {
                 continue;
             };
-            if field.whole.is_valid(value) {
+            if (field.nullable && value.is_null()) || field.whole.is_valid(value) {
                 continue;
             }
             let problem = |kind: &ProblemKind| Problem {
@@ -207,9 +253,14 @@ impl Kept {
 }
 
 impl Field {
+    /// A field whose value is checked against `schema`, a schema of one value (else `None`);
+    /// `field`: the field's node in the layout (its `{desc}` whole), `node`: the node of
+    /// `schema` itself.
     fn new(
         name: &str,
         schema: &Map<String, Value>,
+        nullable: bool,
+        field: &Node,
         node: &Node,
         options: &Options,
     ) -> Option<Self> {
@@ -221,16 +272,15 @@ impl Field {
         let mut typed = None;
         let mut checks = Vec::new();
         for (keyword, value) in schema {
-            if is_annotation(keyword, value) {
-                if keyword == "$schema" || keyword == "$id" {
-                    return None;
-                }
+            // The copy's stash of alternatives of constants, now an `enum`, is read by no one.
+            if annotation(keyword, value) || keyword.starts_with(STASH) {
                 continue;
             }
             let kind = match keyword.as_str() {
                 "type" => {
+                    // The field's own `{desc}`: for T or null, "… or null".
                     let kind = ProblemKind::InvalidType {
-                        desc: node.desc.clone(),
+                        desc: field.desc.clone(),
                     };
                     typed = Some((one(keyword, value)?, kind));
                     continue;
@@ -272,6 +322,7 @@ impl Field {
         }
         Some(Field {
             name: name.to_owned(),
+            nullable,
             whole: options.build(&Value::Object(schema.clone())).ok()?,
             typed,
             checks: checks.into(),
@@ -360,15 +411,34 @@ mod tests {
 
     type Leaf = Vec<u8>;
 
-    fn schema(fields: &[(usize, Leaf)], required: &[usize], closed: Option<bool>) -> Value {
+    /// A field of one value, as schemars writes it: inline, behind a `$ref`, either of these
+    /// or null, or alternatives of constants.
+    fn field(keywords: &Leaf, shape: u8, defs: &mut Map<String, Value>) -> Value {
+        let leaf: Map<String, Value> = keywords
+            .iter()
+            .map(|&k| keyword(k))
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect();
+        let mut reference = || {
+            let name = format!("D{}", defs.len());
+            defs.insert(name.clone(), Value::Object(leaf.clone()));
+            json!({"$ref": format!("#/$defs/{name}")})
+        };
+        match shape % 6 {
+            0 | 1 => Value::Object(leaf),
+            2 => reference(),
+            3 => json!({"anyOf": [reference(), {"type": "null"}]}),
+            4 => json!({"anyOf": [{"type": "null"}, leaf], "description": "Or null."}),
+            _ => json!({"oneOf": [{"const": "a"}, {"const": 1}, {"const": 2.5}]}),
+        }
+    }
+
+    fn schema(fields: &[(usize, Leaf, u8)], required: &[usize], closed: Option<bool>) -> Value {
         let mut properties = Map::new();
-        for (name, keywords) in fields {
-            let leaf: Map<String, Value> = keywords
-                .iter()
-                .map(|&k| keyword(k))
-                .map(|(k, v)| (k.to_owned(), v))
-                .collect();
-            properties.insert(NAMES[name % NAMES.len()].to_owned(), Value::Object(leaf));
+        let mut defs = Map::new();
+        for (name, keywords, shape) in fields {
+            let field = field(keywords, *shape, &mut defs);
+            properties.insert(NAMES[name % NAMES.len()].to_owned(), field);
         }
         let mut names: Vec<&str> = Vec::new();
         for name in required.iter().map(|&i| NAMES[i % NAMES.len()]) {
@@ -376,7 +446,8 @@ mod tests {
                 names.push(name);
             }
         }
-        let mut schema = json!({"type": "object", "properties": properties, "required": names});
+        let mut schema =
+            json!({"type": "object", "properties": properties, "required": names, "$defs": defs});
         if let Some(closed) = closed {
             schema["additionalProperties"] = json!(!closed);
         }
@@ -390,7 +461,7 @@ mod tests {
         /// whole and cut to the first two.
         #[test]
         fn the_walk_finds_what_the_long_way_finds(
-            fields in prop::collection::vec((0..NAMES.len(), prop::collection::vec(any::<u8>(), 0..5)), 0..5),
+            fields in prop::collection::vec((0..NAMES.len(), prop::collection::vec(any::<u8>(), 0..5), any::<u8>()), 0..5),
             required in prop::collection::vec(0..NAMES.len(), 0..4),
             closed in prop::option::of(any::<bool>()),
             args in prop::collection::vec((0..NAMES.len(), any::<u8>()), 0..7),
@@ -425,12 +496,22 @@ mod tests {
             "additionalProperties": false
         })));
         assert!(flat(json!({"type": "object"})));
+        // An enum behind a `$ref`, and optional (schemars' `Option<Status>`).
+        assert!(flat(json!({
+            "type": "object",
+            "properties": {
+                "status": {"$ref": "#/$defs/Status"},
+                "next": {"anyOf": [{"$ref": "#/$defs/Status"}, {"type": "null"}]},
+                "level": {"oneOf": [{"const": 1}, {"const": 2}]}
+            },
+            "$defs": {"Status": {"type": "string", "enum": ["open", "paid"]}}
+        })));
         for nested in [
             json!({"properties": {"a": {"type": "object", "properties": {}}}}),
-            json!({"properties": {"a": {"$ref": "#/$defs/A"}}, "$defs": {"A": {"type": "string"}}}),
-            json!({"properties": {"a": {"anyOf": [{"type": "string"}, {"type": "null"}]}}}),
+            json!({"properties": {"a": {"$ref": "#/$defs/A"}}, "$defs": {"A": {"$ref": "#/$defs/B"}, "B": {}}}),
+            json!({"properties": {"a": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}}),
+            json!({"properties": {"a": {"if": {"type": "string"}, "else": {"type": "integer"}}}}),
             json!({"properties": {"a": {"type": "array", "items": {"type": "string"}}}}),
-            json!({"properties": {"a": {"oneOf": [{"const": 1}, {"const": 2}]}}}),
             json!({"properties": {"a": {"minLength": 1.0}}}),
             json!({"additionalProperties": {"type": "string"}}),
             json!({"minProperties": 1}),
