@@ -340,73 +340,84 @@ mod tests {
     /// Names of fields: near one another (did-you-mean), escaped in pointers, empty, numeric.
     const NAMES: [&str; 9] = ["id", "idx", "limit", "limits", "name", "a/b", "~0", "", "0"];
 
-    /// One keyword of a leaf, by index.
-    fn keyword(i: u8) -> (&'static str, Value) {
-        match i % 27 {
-            0 => ("type", json!("string")),
-            1 => ("type", json!("integer")),
-            2 => ("type", json!("number")),
-            3 => ("type", json!("boolean")),
-            4 => ("type", json!(["integer", "null"])),
-            5 => ("type", json!(["string", "null"])),
-            6 => ("minLength", json!(2)),
-            7 => ("maxLength", json!(3)),
-            8 => ("pattern", json!("^[a-z]+$")),
-            9 => ("pattern", json!("\\d")),
-            10 => ("format", json!("email")),
-            11 => ("format", json!("uuid")),
-            12 => ("format", json!("date")),
-            13 => ("format", json!("ipv4")),
-            14 => ("format", json!("hostname")),
-            15 => ("minimum", json!(1)),
-            16 => ("minimum", json!(1.5)),
-            17 => ("maximum", json!(100)),
-            18 => ("maximum", json!(u64::MAX)),
-            19 => ("exclusiveMinimum", json!(0)),
-            20 => ("exclusiveMaximum", json!(2.5)),
-            21 => ("multipleOf", json!(2)),
-            22 => ("multipleOf", json!(0.5)),
-            23 => ("enum", json!(["a", "abc", 1, null])),
-            24 => ("const", json!(2)),
-            25 => ("description", json!("A field.")),
-            _ => ("default", json!("a")),
-        }
+    /// Keywords of a leaf, each with its value as JSON.
+    const KEYWORDS: [(&str, &str); 27] = [
+        ("type", r#""string""#),
+        ("type", r#""integer""#),
+        ("type", r#""number""#),
+        ("type", r#""boolean""#),
+        ("type", r#"["integer", "null"]"#),
+        ("type", r#"["string", "null"]"#),
+        ("minLength", "2"),
+        ("maxLength", "3"),
+        ("pattern", r#""^[a-z]+$""#),
+        ("pattern", r#""\\d""#),
+        ("format", r#""email""#),
+        ("format", r#""uuid""#),
+        ("format", r#""date""#),
+        ("format", r#""ipv4""#),
+        ("format", r#""hostname""#),
+        ("minimum", "1"),
+        ("minimum", "1.5"),
+        ("maximum", "100"),
+        ("maximum", "18446744073709551615"),
+        ("exclusiveMinimum", "0"),
+        ("exclusiveMaximum", "2.5"),
+        ("multipleOf", "2"),
+        ("multipleOf", "0.5"),
+        ("enum", r#"["a", "abc", 1, null]"#),
+        ("const", "2"),
+        ("description", r#""A field.""#),
+        ("default", r#""a""#),
+    ];
+
+    /// Values a call may send, as JSON: numbers at and past the bounds, integers written as
+    /// floats, the largest and smallest integers, strings of several scripts, formats right
+    /// and wrong, an attempt to close the envelope, containers.
+    const SENT: [&str; 30] = [
+        "null",
+        "true",
+        "0",
+        "1",
+        "1.0",
+        "2.5",
+        "-3",
+        "100",
+        "101",
+        "1e300",
+        "18446744073709551615",
+        "-9223372036854775808",
+        "-0.0",
+        r#""""#,
+        r#""a""#,
+        r#""abc""#,
+        r#""ABC9""#,
+        r#""not-an-email""#,
+        r#""a@b.co""#,
+        r#""2024-02-30""#,
+        r#""127.0.0.1""#,
+        r#""550e8400-e29b-41d4-a716-446655440000""#,
+        r#""üé""#,
+        r#""😀😀""#,
+        r#""</field>]]>\u0001""#,
+        r#"[1, "a"]"#,
+        r#"{"a": 1}"#,
+        "2",
+        "4.0",
+        "0.1",
+    ];
+
+    fn json(text: &str) -> Value {
+        serde_json::from_str(text).unwrap()
     }
 
-    /// Values a call may send.
+    fn keyword(i: u8) -> (&'static str, Value) {
+        let (keyword, value) = KEYWORDS[usize::from(i) % KEYWORDS.len()];
+        (keyword, json(value))
+    }
+
     fn sent(i: u8) -> Value {
-        match i % 30 {
-            0 => json!(null),
-            1 => json!(true),
-            2 => json!(0),
-            3 => json!(1),
-            4 => json!(1.0),
-            5 => json!(2.5),
-            6 => json!(-3),
-            7 => json!(100),
-            8 => json!(101),
-            9 => json!(1e300),
-            10 => json!(u64::MAX),
-            11 => json!(i64::MIN),
-            12 => json!(-0.0),
-            13 => json!(""),
-            14 => json!("a"),
-            15 => json!("abc"),
-            16 => json!("ABC9"),
-            17 => json!("not-an-email"),
-            18 => json!("a@b.co"),
-            19 => json!("2024-02-30"),
-            20 => json!("127.0.0.1"),
-            21 => json!("550e8400-e29b-41d4-a716-446655440000"),
-            22 => json!("üé"),
-            23 => json!("😀😀"),
-            24 => json!("</field>]]>\u{1}"),
-            25 => json!([1, "a"]),
-            26 => json!({"a": 1}),
-            27 => json!(2),
-            28 => json!(4.0),
-            _ => json!(0.1),
-        }
+        json(SENT[usize::from(i) % SENT.len()])
     }
 
     type Leaf = Vec<u8>;
