@@ -109,9 +109,10 @@ impl Schema {
     /// counted, never built. Arguments that pass cost no allocation to check. Against a flat
     /// object schema (fields that are each one value: strings, numbers, booleans, with their
     /// bounds, patterns, formats, enums, maybe behind a `$ref`, maybe or null) failing
-    /// arguments are checked field by field and cost the problems kept. Against any other schema they cost most while the validator lists
-    /// every failing keyword (about 400 bytes each) before they are counted: at most about 200 bytes per byte of arguments written as JSON
-    /// (1 MiB of `[0,0,…]` where strings are expected: 206 MiB at the peak; of wrong tuples:
+    /// arguments are checked field by field and cost the problems kept. Against any other
+    /// schema they cost most while the validator lists every failing keyword (about 400 bytes
+    /// each) before they are counted: at most about 200 bytes per byte of arguments written as
+    /// JSON (1 MiB of `[0,0,…]` where strings are expected: 206 MiB at the peak; of wrong tuples:
     /// 132 MiB, measured in `tests/bounds.rs`), about 0.3 µs per byte on one core. A server
     /// validates the calls whose arguments hold more than 4,096 values one at a time.
     pub fn validate(&self, action: &str, args: &Value) -> Result<(), ValidationError> {
