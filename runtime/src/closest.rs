@@ -2,8 +2,8 @@
 
 /// Names searched for the one closest to a value (a router's actions, an object's declared
 /// fields), prepared once: ASCII names are lowercased ahead, and those of at most eight bytes
-/// packed in a word, so that a mistyped name is compared with each name of its length in a few
-/// instructions. The one implementation of the rule.
+/// packed in a word and grouped by length, so that a mistyped short name is compared with each
+/// name of its length in a few instructions. The one implementation of the rule.
 ///
 /// A name is close when, after ASCII lowercasing both, their Levenshtein distance is at most 2,
 /// or one non-empty string contains the other; the smallest distance wins, the earliest name on
@@ -11,6 +11,9 @@
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Names {
     names: Vec<Name>,
+    /// The packed words of the short names, by length (0 to 8 bytes), each with its name's
+    /// index, in declaration order.
+    short: [Vec<(u64, usize)>; 9],
 }
 
 /// One name and what the search compares of it, kept together so that the loop over the
@@ -20,10 +23,12 @@ struct Name {
     name: String,
     /// The name lowercased, when it is ASCII.
     lowered: Option<Box<[u8]>>,
-    /// The same packed in a word, when it has at most eight bytes (its length beside it).
-    word: Option<(u64, usize)>,
+    /// The same packed in a word, when it has at most eight bytes.
+    word: Option<u64>,
     /// Which bytes the lowercased name holds, each as bit `byte % 64`.
     letters: u64,
+    /// Its length in characters.
+    chars: usize,
 }
 
 /// Up to eight lowercased ASCII bytes in a word, zero-padded.
@@ -33,19 +38,14 @@ fn word(bytes: &[u8]) -> u64 {
     u64::from_le_bytes(padded)
 }
 
-/// How many bytes of two packed words differ, counted up to 3 (3: three or more).
+/// How many bytes of two packed words differ.
 fn differing_bytes(a: u64, b: u64) -> usize {
     const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
     let x = a ^ b;
-    // The high bit of each byte that is not zero, cleared one at a time (no population count
-    // instruction is assumed).
-    let mut high = (((x & LOW) + LOW) | x) & !LOW;
-    let mut n = 0;
-    while high != 0 && n < 3 {
-        high &= high - 1;
-        n += 1;
-    }
-    n
+    // One in the low bit of each byte that is not zero; the multiplication sums them into the
+    // top byte (no population count instruction is assumed).
+    let ones = ((((x & LOW) + LOW) | x) & !LOW) >> 7;
+    (ones.wrapping_mul(0x0101_0101_0101_0101) >> 56) as usize
 }
 
 /// The set of bytes in `bytes`, each as bit `byte % 64` (bytes that share a bit are not told
@@ -66,60 +66,105 @@ fn outside(bytes: &[u8], letters: u64) -> usize {
 
 impl Names {
     pub(crate) fn new(names: &[String]) -> Self {
-        let names = names
-            .iter()
-            .map(|n| {
-                let lowered: Option<Box<[u8]>> = n
-                    .is_ascii()
-                    .then(|| n.to_ascii_lowercase().into_bytes().into());
-                let word = lowered
-                    .as_deref()
-                    .filter(|l| l.len() <= 8)
-                    .map(|l| (word(l), l.len()));
-                Name {
-                    name: n.clone(),
-                    letters: lowered.as_deref().map_or(0, letters),
-                    lowered,
-                    word,
-                }
-            })
-            .collect();
-        Names { names }
+        let mut prepared = Names {
+            names: Vec::with_capacity(names.len()),
+            short: Default::default(),
+        };
+        for (index, n) in names.iter().enumerate() {
+            let lowered: Option<Box<[u8]>> = n
+                .is_ascii()
+                .then(|| n.to_ascii_lowercase().into_bytes().into());
+            let packed = lowered.as_deref().filter(|l| l.len() <= 8).map(word);
+            if let Some(packed) = packed {
+                prepared.short[n.len()].push((packed, index));
+            }
+            prepared.names.push(Name {
+                name: n.clone(),
+                letters: lowered.as_deref().map_or(0, letters),
+                lowered,
+                word: packed,
+                chars: char_len(n),
+            });
+        }
+        prepared
     }
 
     /// The index of the closest name to `value`, if one is close.
     pub(crate) fn closest(&self, value: &str) -> Option<usize> {
         let mut buffer = [0; 64];
         let probe = Probe::new(value, &mut buffer);
+        // The best distance so far and its name (containment may be farther than 2).
+        let mut best: Option<(usize, usize)> = None;
+        // A short value is first compared with the names of its length, as words: when at most
+        // two bytes differ, that is the distance (strings of one length one edit apart differ
+        // in one byte), and nothing is closer than the same name.
+        let short = probe.word.map(|w| (w, probe.value.len()));
+        if let Some((value, length)) = short {
+            let words = self.closest_word(value, length);
+            best = words.best;
+            if best.is_some_and(|(d, _)| d == 0) {
+                return best.map(|(_, i)| i);
+            }
+            // Every name compared as a word, and none of those farther than two bytes that one
+            // of a distance 2 could beat (one of the same length is never 1 edit away): done.
+            if words.all && (!words.far || best.is_some_and(|(d, _)| d <= 1)) {
+                return best.map(|(_, i)| i);
+            }
+        }
         let mut row = Vec::new();
-        // The best distance so far (none yet: `usize::MAX`; containment may be farther than 2)
-        // and its name.
-        let (mut best, mut chosen) = (usize::MAX, 0);
         for (index, name) in self.names.iter().enumerate() {
-            // A short name of the same length as a short value: when at most two bytes differ,
-            // that is the distance (strings of one length one edit apart differ in one byte).
-            // The rest takes the general way.
-            let substitutions = match (probe.word, name.word) {
-                (Some(v), Some((n, len))) if len == probe.value.len() => differing_bytes(v, n),
-                _ => usize::MAX,
-            };
-            let d = match substitutions {
-                0..=2 => substitutions,
-                _ => match probe.distance(name, &mut row) {
-                    Some(d) => d,
-                    None => continue,
-                },
-            };
-            if d < best {
-                // Nothing is closer than the same name: the earliest such wins.
-                if d == 0 {
-                    return Some(index);
+            // What the name's distance is at least: a name of a short value's length is 2 when
+            // more than two bytes differ (and was counted above otherwise); any other, the
+            // difference of the lengths.
+            let at_least = match (short, name.word) {
+                (Some((value, length)), Some(word)) if name.name.len() == length => {
+                    if differing_bytes(value, word) <= 2 {
+                        continue;
+                    }
+                    2
                 }
+                _ => name.chars.abs_diff(probe.chars),
+            };
+            if best.is_some_and(|b| (at_least, index) > b) {
+                continue;
+            }
+            let Some(d) = probe.distance(name, &mut row) else {
+                continue;
+            };
+            if best.is_none_or(|b| (d, index) < b) {
+                best = Some((d, index));
+            }
+        }
+        best.map(|(_, i)| i)
+    }
+
+    /// Compares a short value (`value`, packed) with the names of its `length` as words: the
+    /// earliest of those fewest bytes away when at most two differ, whether one of them has
+    /// more, and whether every name was one of them.
+    fn closest_word(&self, value: u64, length: usize) -> Word {
+        let group = &self.short[length];
+        let (mut best, mut chosen, mut far) = (usize::MAX, 0, false);
+        for &(word, index) in group {
+            let d = differing_bytes(value, word);
+            far |= d > 2;
+            // In declaration order: the first of the closest stays.
+            if d < best {
                 (best, chosen) = (d, index);
             }
         }
-        (best != usize::MAX).then_some(chosen)
+        Word {
+            best: (best <= 2).then_some((best, chosen)),
+            far,
+            all: group.len() == self.names.len(),
+        }
     }
+}
+
+/// What [`Names::closest_word`] found.
+struct Word {
+    best: Option<(usize, usize)>,
+    far: bool,
+    all: bool,
 }
 
 /// The value searched for, prepared as the names are.
@@ -166,7 +211,7 @@ impl<'a> Probe<'a> {
                     (d <= 2).then_some(d)
                 }
             }
-            _ => distance_if_close(self.value, self.chars, &name.name, row),
+            _ => distance_if_close(self.value, self.chars, &name.name, name.chars, row),
         }
     }
 }
@@ -183,8 +228,13 @@ fn char_len(s: &str) -> usize {
 /// The distance between `a` and `b`, ASCII case ignored, when they are close; else `None`.
 /// Never quadratic in a long input: edit distance is only computed when the lengths differ by
 /// at most 2, and the names compared against are short.
-fn distance_if_close(a: &str, a_len: usize, b: &str, row: &mut Vec<usize>) -> Option<usize> {
-    let b_len = char_len(b);
+fn distance_if_close(
+    a: &str,
+    a_len: usize,
+    b: &str,
+    b_len: usize,
+    row: &mut Vec<usize>,
+) -> Option<usize> {
     if contains_ignore_case(a, b) || contains_ignore_case(b, a) {
         // One contains the other, so the distance is exactly the insertions that tell them apart.
         return Some(a_len.abs_diff(b_len));
@@ -332,6 +382,15 @@ mod tests {
         fn prepared_names_pick_what_the_rule_picks(
             names in proptest::collection::vec("[a-cA-C_\u{e9}]{0,10}", 0..8),
             value in "[a-cA-C_.\u{e9}]{0,12}",
+        ) {
+            proptest::prop_assert_eq!(Names::new(&names).closest(&value), by_the_rule(&value, &names));
+        }
+
+        /// Names of one short length, where the words alone may decide.
+        #[test]
+        fn names_of_one_length_pick_what_the_rule_picks(
+            names in proptest::collection::vec("[a-cA-C]{4}", 0..8),
+            value in "[a-cA-C]{4}|[a-c]{3,5}",
         ) {
             proptest::prop_assert_eq!(Names::new(&names).closest(&value), by_the_rule(&value, &names));
         }

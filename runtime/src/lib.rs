@@ -193,6 +193,7 @@ mod closest;
 pub mod contract;
 mod envelope;
 mod error;
+mod hash;
 #[cfg(feature = "gateway")]
 pub use server::gateway;
 pub mod middleware;

@@ -9,6 +9,7 @@ use crate::ToolError;
 use crate::closest::Names;
 use crate::envelope::{ActionList, Envelope, RouteText};
 use crate::errors::Text;
+use crate::hash::FoldState;
 
 /// The actions of a grouped tool and the field that selects one.
 ///
@@ -32,7 +33,7 @@ pub struct Router {
     /// The qualified names with their `<available_actions>` block, shared by every envelope.
     listed: Arc<ActionList>,
     /// Each bare name's position.
-    index: HashMap<String, usize>,
+    index: HashMap<String, usize, FoldState>,
 }
 
 /// Why a call names no action.
@@ -76,7 +77,7 @@ impl Router {
         let listed = Arc::new(ActionList::new(
             qualified.iter().map(|q| Text::Owned(q.clone())),
         ));
-        let mut index = HashMap::with_capacity(actions.len());
+        let mut index = HashMap::with_capacity_and_hasher(actions.len(), FoldState::default());
         for (i, action) in actions.iter().enumerate() {
             // The first of two equal names wins, as a search in declaration order would.
             index.entry(action.clone()).or_insert(i);

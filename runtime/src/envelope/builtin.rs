@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 
 use super::text::{cut, push_escaped, sent as sent_text};
-use super::{Text, ToolError, seconds_up};
+use super::{Text, ToolError, escape, seconds_up};
 use crate::ErrorCode;
 
 const CHOOSE_ACTION: &str = "Choose one of the available actions and call the tool again.";
@@ -20,18 +20,39 @@ const ADD_DISCRIMINATOR: &str = "with one of the available actions and call the 
 /// [`RouteText::into_error`].
 #[derive(Debug)]
 pub(crate) struct RouteText {
-    pub(crate) code: ErrorCode,
+    /// UNKNOWN_ACTION, else MISSING_DISCRIMINATOR (a flag, to keep an `Envelope` small).
+    unknown: bool,
+    /// Whether the text holds a byte XML text escapes: only what was sent and the names are
+    /// looked at, the fixed wording around them having none.
+    needs_escape: bool,
     plain: String,
     message_end: usize,
 }
 
 impl RouteText {
-    fn new(code: ErrorCode, capacity: usize) -> Self {
+    fn new(code: &ErrorCode, capacity: usize) -> Self {
         RouteText {
-            code,
+            unknown: *code == ErrorCode::UNKNOWN_ACTION,
+            needs_escape: false,
             plain: String::with_capacity(capacity),
             message_end: 0,
         }
+    }
+
+    pub(crate) fn code(&self) -> &'static ErrorCode {
+        static UNKNOWN: ErrorCode = ErrorCode::UNKNOWN_ACTION;
+        static MISSING: ErrorCode = ErrorCode::MISSING_DISCRIMINATOR;
+        if self.unknown { &UNKNOWN } else { &MISSING }
+    }
+
+    /// Appends a piece of text that is not fixed wording.
+    fn push(&mut self, piece: &str) {
+        self.needs_escape |= !escape::is_plain_text(piece);
+        self.plain.push_str(piece);
+    }
+
+    pub(crate) fn needs_escape(&self) -> bool {
+        self.needs_escape
     }
 
     /// Ends the message: what is written next is the recovery.
@@ -50,11 +71,11 @@ impl RouteText {
     /// The discriminator is absent, `null` or `""`.
     pub(crate) fn missing(discriminator: &str) -> Self {
         let mut text = RouteText::new(
-            ErrorCode::MISSING_DISCRIMINATOR,
+            &ErrorCode::MISSING_DISCRIMINATOR,
             2 * discriminator.len() + 112,
         );
         text.plain.push_str("The required field \"");
-        text.plain.push_str(discriminator);
+        text.push(discriminator);
         text.plain.push_str("\" is missing.");
         text.end_message();
         text.add_discriminator(discriminator);
@@ -64,14 +85,14 @@ impl RouteText {
     /// The discriminator is there but is not a string.
     pub(crate) fn not_a_string(discriminator: &str, sent: &Value) -> Self {
         let mut text = RouteText::new(
-            ErrorCode::MISSING_DISCRIMINATOR,
+            &ErrorCode::MISSING_DISCRIMINATOR,
             2 * discriminator.len() + 192,
         );
         text.plain.push_str("The field \"");
-        text.plain.push_str(discriminator);
+        text.push(discriminator);
         text.plain
             .push_str("\" must be a string naming an action; you sent ");
-        text.plain.push_str(&sent_text(sent));
+        text.push(&sent_text(sent));
         // No period after a value cut with `...` (ERRORS.md §4).
         if !text.plain.ends_with("...") {
             text.plain.push('.');
@@ -85,16 +106,18 @@ impl RouteText {
     /// name, if any.
     pub(crate) fn unknown(tool: &str, value: &str, closest: Option<&str>) -> Self {
         let capacity = 2 * tool.len() + closest.map_or(0, str::len) + CHOOSE_ACTION.len() + 128;
-        let mut text = RouteText::new(ErrorCode::UNKNOWN_ACTION, capacity);
+        let mut text = RouteText::new(&ErrorCode::UNKNOWN_ACTION, capacity);
         text.plain.push_str("The action \"");
+        let start = text.plain.len();
         push_json_inside(&mut text.plain, value);
+        text.needs_escape = !escape::is_plain_text(&text.plain[start..]);
         text.plain.push_str("\" does not exist on tool \"");
-        text.plain.push_str(tool);
+        text.push(tool);
         text.plain.push_str("\".");
         text.end_message();
         if let Some(best) = closest {
             text.plain.push_str("Did you mean \"");
-            text.plain.push_str(best);
+            text.push(best);
             text.plain.push_str("\"? ");
         }
         text.plain.push_str(CHOOSE_ACTION);
@@ -103,6 +126,7 @@ impl RouteText {
 
     fn add_discriminator(&mut self, discriminator: &str) {
         self.plain.push_str("Add the \"");
+        // Looked at when it was written into the message.
         self.plain.push_str(discriminator);
         self.plain.push_str("\" field ");
         self.plain.push_str(ADD_DISCRIMINATOR);
@@ -114,10 +138,10 @@ impl RouteText {
         I: IntoIterator,
         I::Item: Into<Text>,
     {
-        let recovery = self.recovery().to_owned();
+        let (code, recovery) = (self.code().clone(), self.recovery().to_owned());
         let mut message = self.plain;
         message.truncate(self.message_end);
-        ToolError::new(self.code, message)
+        ToolError::new(code, message)
             .suggest(recovery)
             .actions(actions)
     }
@@ -391,6 +415,54 @@ fn push_json_inside(out: &mut String, value: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A routing failure's head, written as it is when only fixed wording and plain pieces
+    /// make it, is the head every byte of which went through the escaper.
+    #[test]
+    fn plain_routing_text_is_written_as_it_is() {
+        let hostile = [
+            "a<b",
+            "x]]>",
+            "&amp;",
+            "tab\there",
+            "nul\u{0}",
+            "\u{FFFE}",
+            "r\rn",
+        ];
+        let plain = [
+            "deploy",
+            "op99",
+            "billing.get_invoice",
+            "caf\u{e9} \"quoted\" 'a' >",
+        ];
+        let mut texts = Vec::new();
+        for a in plain.iter().chain(&hostile) {
+            for b in plain.iter().chain(&hostile) {
+                texts.push(RouteText::unknown(a, b, Some(b)));
+                texts.push(RouteText::unknown(a, b, None));
+                texts.push(RouteText::missing(a));
+                texts.push(RouteText::not_a_string(a, &Value::from(*b)));
+            }
+        }
+        let escaped = |s: &str| {
+            let mut out = String::new();
+            super::super::escape::text(&mut out, s);
+            out
+        };
+        let mut written_as_is = 0;
+        for route in &texts {
+            let expected = format!(
+                "<tool_error code=\"{}\" severity=\"error\">\n<message>{}</message>\n<recovery>{}</recovery>\n",
+                route.code().as_str(),
+                escaped(route.message()),
+                escaped(route.recovery()),
+            );
+            assert_eq!(super::super::render::route_head(route), expected);
+            written_as_is += usize::from(!route.needs_escape());
+        }
+        // Both ways were taken: plain pieces only, and a hostile one.
+        assert!(written_as_is > 0 && written_as_is < texts.len());
+    }
 
     #[test]
     fn incident_ids_are_fresh() {

@@ -168,7 +168,7 @@ impl Mirror {
                 let names = route.actions.names();
                 let mut map = serializer.serialize_map(None)?;
                 map.serialize_entry("kind", "tool_error")?;
-                map.serialize_entry("code", route.text.code.as_str())?;
+                map.serialize_entry("code", route.text.code().as_str())?;
                 map.serialize_entry("severity", "error")?;
                 map.serialize_entry("message", route.text.message())?;
                 map.serialize_entry("recovery", route.text.recovery())?;
@@ -279,7 +279,7 @@ impl Envelope {
     /// `Envelope::of(text.into_error(..))`, with the actions' block and their JSON made once per
     /// router rather than copied into each envelope.
     pub(crate) fn route(text: RouteText, actions: Arc<ActionList>) -> Self {
-        let head = render::route_head(text.code.as_str(), text.message(), text.recovery());
+        let head = render::route_head(&text);
         Envelope {
             text: head,
             routed: true,
@@ -344,7 +344,7 @@ impl Envelope {
     pub(crate) fn code(&self) -> (&str, bool) {
         match &self.mirror {
             Mirror::Tool(err) => (err.code().as_str(), !err.is_error()),
-            Mirror::Route(route) => (route.text.code.as_str(), false),
+            Mirror::Route(route) => (route.text.code().as_str(), false),
             Mirror::Validation(_) => ("VALIDATION_ERROR", false),
         }
     }
@@ -435,7 +435,7 @@ impl Envelope {
         match &self.mirror {
             Mirror::Route(route) => {
                 out.extend_from_slice(br#"{"kind":"tool_error","code":"#);
-                string(out, route.text.code.as_str());
+                string(out, route.text.code().as_str());
                 out.extend_from_slice(br#","severity":"error","message":"#);
                 string(out, route.text.message());
                 key(out, "recovery");

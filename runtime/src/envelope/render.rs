@@ -1,7 +1,7 @@
 //! Lays out `<tool_error>` (ERRORS.md §3). All escaping goes through `escape`.
 
 use super::escape::{attr, text};
-use super::{Actions, Text, ToolError};
+use super::{Actions, RouteText, Text, ToolError};
 
 /// Writes one `<tool_error>` into a buffer sized up front.
 pub(crate) fn tool_error(err: &ToolError) -> String {
@@ -47,14 +47,21 @@ pub(crate) fn tool_error(err: &ToolError) -> String {
 
 /// The text of a routing failure's envelope up to its `<available_actions>` block, which its
 /// router rendered once (then comes [`ROUTE_TAIL`]): laid out as [`tool_error`] lays it out.
-pub(crate) fn route_head(code: &str, message: &str, recovery: &str) -> String {
+pub(crate) fn route_head(route: &RouteText) -> String {
+    let (message, recovery) = (route.message(), route.recovery());
+    let code = route.code().as_str();
     let mut out = String::with_capacity(code.len() + message.len() + recovery.len() + 96);
+    let write = if route.needs_escape() {
+        text
+    } else {
+        String::push_str
+    };
     out.push_str("<tool_error code=\"");
     out.push_str(code);
     out.push_str("\" severity=\"error\">\n<message>");
-    text(&mut out, message);
+    write(&mut out, message);
     out.push_str("</message>\n<recovery>");
-    text(&mut out, recovery);
+    write(&mut out, recovery);
     out.push_str("</recovery>\n");
     out
 }

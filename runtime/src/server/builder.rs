@@ -3,7 +3,6 @@
 //!
 //! [`build`]: ServerBuilder::build
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +11,7 @@ use rmcp::model::Implementation;
 
 use super::limits::LimitStore;
 use super::pipeline::{ContractNotes, Pipeline, RateConfig, RateLimitKey, limit_problems};
-use super::{Inner, Registered, Server};
+use super::{ByName, Inner, Registered, Server};
 use crate::contract::{Contract, DEFAULT_MAX_CHANGES, Diff, OUTPUT};
 use crate::middleware::{CallInfo, Middleware};
 use crate::tool::{Exposition, Tool};
@@ -322,7 +321,7 @@ impl ServerBuilder {
     /// of every tool and setting, each naming the tool, the action, the field and the fix.
     pub fn build(self) -> Result<Server, BuildError> {
         let mut problems = Vec::new();
-        let mut by_name: HashMap<String, (usize, Option<usize>)> = HashMap::new();
+        let mut by_name = ByName::default();
         let mut planned = Vec::with_capacity(self.tools.len());
         for (index, (tool, settings)) in self.tools.iter().enumerate() {
             let def = tool.definition();
@@ -489,7 +488,7 @@ impl ServerBuilder {
 
     /// Mounts whose namespace cannot be used.
     #[cfg(feature = "gateway")]
-    fn mount_problems(&self, by_name: &HashMap<String, (usize, Option<usize>)>) -> Vec<String> {
+    fn mount_problems(&self, by_name: &ByName) -> Vec<String> {
         let mut problems = Vec::new();
         for (i, (namespace, _)) in self.mounts.iter().enumerate() {
             if !super::gateway::valid_namespace(namespace) {

@@ -64,12 +64,15 @@ pub struct Server {
     inner: Arc<Inner>,
 }
 
+/// Each MCP tool name's tool, and for a flat tool the action it names; looked up on every call.
+type ByName = HashMap<String, (usize, Option<usize>), crate::hash::FoldState>;
+
 struct Inner {
     info: Implementation,
     instructions: Option<String>,
     tools: Vec<Registered>,
     /// Each MCP tool name: the tool, and for a flat tool the action it names.
-    by_name: HashMap<String, (usize, Option<usize>)>,
+    by_name: ByName,
     /// `tools/list`'s answer as JSON for each `fast::Shape` (with id 0), made the first time a
     /// transport answers it itself.
     #[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]

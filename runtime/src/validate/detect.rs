@@ -11,11 +11,11 @@ use serde_json::{Map, Number, Value};
 
 use super::copy::for_validator;
 use super::flat::Flat;
-use super::hash::FoldState;
 use super::layout::{Layout, Node};
 use super::pointer::unescape;
 use super::{FieldPath, Format, MAX_FIELDS, PathSegment, Problem, ProblemKind, ValidationError};
 use crate::envelope::text;
+use crate::hash::FoldState;
 
 /// An action's input schema, compiled once and used for every call.
 ///

@@ -247,7 +247,11 @@ impl Kept {
 
     fn finish(mut self) -> (Vec<Problem>, usize) {
         self.best.sort_unstable_by_key(|(k, _)| *k);
-        let problems = self.best.into_iter().map(|(_, p)| p).collect();
+        // Moved to a vector of their own size rather than collected in place (which would
+        // shrink this one): each block is then freed at the size it was taken, so that the
+        // allocator hands it out again at once on the next call instead of carving a new one.
+        let mut problems = Vec::with_capacity(self.best.len());
+        problems.extend(self.best.drain(..).map(|(_, p)| p));
         (problems, self.total)
     }
 }

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use serde_json::{Map, Number, Value};
 
 use super::copy::{STASH, in_copy};
-use super::hash::FoldState;
 use super::pointer::{escape, of_reference};
 use super::{JsonType, message};
 use crate::closest::Names;
 use crate::envelope::{itoa, text};
+use crate::hash::FoldState;
 
 /// Subschemas by index; `by_location` maps a JSON pointer into the schema to its index (the
 /// schema's own names, hashed with fixed keys).

@@ -6,7 +6,6 @@
 mod copy;
 mod detect;
 mod flat;
-mod hash;
 mod layout;
 mod message;
 mod mirror;

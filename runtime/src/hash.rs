@@ -1,23 +1,25 @@
-//! The hasher of detection's maps and sets: eight bytes per step, each step one 64×64→128-bit
-//! multiply folded to 64 bits, under two keys. A failing call hashes a few short strings (schema
-//! locations, its paths): SipHash costs more there than the rest of the lookup.
+//! The hasher of the maps looked up on every call (a router's actions, a server's tools) and of
+//! detection's maps and sets: eight bytes per step, each step one 64×64→128-bit multiply folded
+//! to 64 bits, under two keys. A call hashes a few short strings (a name, schema locations,
+//! paths): SipHash costs more there than the rest of the lookup.
 //!
 //! Paths are hashed under keys drawn once per process, so that a call cannot aim two of its
-//! paths at one hash; schema locations, which the schema's author chose, under fixed keys.
+//! paths at one hash; names and schema locations, which the author chose and a call only looks
+//! up, under fixed keys.
 
 use std::hash::{BuildHasher, Hasher, RandomState};
 use std::sync::OnceLock;
 
 /// What a [`Fold`] starts from.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct FoldState {
+pub(crate) struct FoldState {
     seed: u64,
     key: u64,
 }
 
 impl FoldState {
     /// Keys drawn once per process.
-    pub(super) fn random() -> Self {
+    pub(crate) fn random() -> Self {
         static KEYS: OnceLock<FoldState> = OnceLock::new();
         *KEYS.get_or_init(|| {
             let random = RandomState::new();
@@ -52,7 +54,7 @@ impl BuildHasher for FoldState {
 
 /// A hasher made by [`FoldState`].
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Fold {
+pub(crate) struct Fold {
     state: u64,
     key: u64,
 }
