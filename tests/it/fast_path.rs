@@ -261,3 +261,115 @@ async fn fast_and_rmcp_paths_answer_alike_over_stateless_http() {
     assert_eq!(listed.0, 200);
     assert!(listed.2.contains("inv_2026_0001"), "{}", listed.2);
 }
+
+/// A 2026-07-28 request as its client sends it: the lifecycle in `_meta` (merged into the
+/// body's own `_meta`, if it has one) and the standard headers naming it. `None` for a body
+/// that is not an object with an object of params.
+fn inline_2026(body: &str) -> Option<(Value, String, Option<String>)> {
+    let mut request: Value = serde_json::from_str(body).ok()?;
+    let method = request.get("method")?.as_str()?.to_owned();
+    let params = request
+        .as_object_mut()?
+        .entry("params")
+        .or_insert(json!({}));
+    let name = params
+        .get("name")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let meta = params.as_object_mut()?.entry("_meta").or_insert(json!({}));
+    let meta = meta.as_object_mut()?;
+    meta.insert(
+        "io.modelcontextprotocol/protocolVersion".into(),
+        json!("2026-07-28"),
+    );
+    meta.insert(
+        "io.modelcontextprotocol/clientCapabilities".into(),
+        json!({}),
+    );
+    meta.insert(
+        "io.modelcontextprotocol/clientInfo".into(),
+        json!({"name": "fast-path", "version": "1"}),
+    );
+    Some((request, method, name))
+}
+
+/// Stateless HTTP, 2026-07-28: requests carrying their lifecycle and naming themselves in the
+/// standard headers get the same answers from both endpoints, and so do those whose headers or
+/// `_meta` rmcp refuses (one variant per refusal; HTTP 400 from both).
+#[tokio::test(flavor = "current_thread")]
+async fn fast_and_rmcp_paths_answer_alike_at_2026_07_28() {
+    let (fast, slow) = (http_endpoint(true), http_endpoint(false));
+    let base = [
+        ("host", "127.0.0.1:3000"),
+        ("accept", "application/json, text/event-stream"),
+        ("content-type", "application/json"),
+        ("mcp-protocol-version", "2026-07-28"),
+    ];
+    let mut answered = 0;
+    for body in requests() {
+        let Some((request, method, name)) = inline_2026(&body) else {
+            continue;
+        };
+        let good: Vec<(&str, String)> = base
+            .iter()
+            .map(|(n, v)| (*n, (*v).to_owned()))
+            .chain([("mcp-method", method.clone())])
+            .chain(name.clone().map(|n| ("mcp-name", n)))
+            .collect();
+        let mut variants: Vec<(Vec<(&str, String)>, Value)> = vec![(good.clone(), request.clone())];
+        let replaced = |name: &'static str, value: Option<&str>| {
+            let mut headers = good.clone();
+            headers.retain(|(n, _)| *n != name);
+            headers.extend(value.map(|v| (name, v.to_owned())));
+            headers
+        };
+        variants.push((replaced("mcp-method", None), request.clone()));
+        variants.push((replaced("mcp-method", Some("tools/list")), request.clone()));
+        variants.push((replaced("mcp-name", Some("payments")), request.clone()));
+        variants.push((
+            replaced("mcp-name", Some("=?base64?YmlsbGluZw==?=")),
+            request.clone(),
+        ));
+        variants.push((replaced("mcp-name", None), request.clone()));
+        let mut twice = good.clone();
+        twice.push(("mcp-method", method.clone()));
+        variants.push((twice, request.clone()));
+        let mut param = good.clone();
+        param.push(("mcp-param-region", "eu".to_owned()));
+        variants.push((param, request.clone()));
+        for (key, value) in [
+            (
+                "io.modelcontextprotocol/protocolVersion",
+                Some(json!("2025-11-25")),
+            ),
+            ("io.modelcontextprotocol/protocolVersion", None),
+            ("io.modelcontextprotocol/clientCapabilities", None),
+            (
+                "io.modelcontextprotocol/clientCapabilities",
+                Some(json!("none")),
+            ),
+            ("io.modelcontextprotocol/clientInfo", Some(json!(5))),
+        ] {
+            let mut changed = request.clone();
+            let meta = changed["params"]["_meta"].as_object_mut().unwrap();
+            match value {
+                Some(value) => meta.insert(key.into(), value),
+                None => meta.remove(key),
+            };
+            variants.push((good.clone(), changed));
+        }
+        for (headers, request) in &variants {
+            let headers: Vec<(&str, &str)> =
+                headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+            let body = request.to_string();
+            let quick = post(&fast, &headers, &body).await;
+            let plain = post(&slow, &headers, &body).await;
+            assert_eq!(quick, plain, "{headers:?}: {body}");
+        }
+        let headers: Vec<(&str, &str)> = good.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let reply = post(&fast, &headers, &request.to_string()).await;
+        answered += usize::from(reply.0 == 200 && reply.2.contains(r#""result""#));
+    }
+    // The well-formed ones were answered, not refused.
+    assert!(answered >= 10, "{answered} answered");
+}

@@ -6,10 +6,12 @@
 //!
 //! Only the plain form is taken: `"jsonrpc": "2.0"`, an id, the method, and params holding
 //! nothing but what is read here (a `tools/call`'s `name`, `arguments` and a `_meta` with at
-//! most `progressToken`, `traceparent` and `tracestate`). Anything else (per-request protocol
-//! metadata, a member given twice, a value serde_json cannot hold, any other method) goes to
-//! rmcp as before, so every answer is the one rmcp's path gives, only cheaper. A call's
-//! progress notifications are written as lines too, before its answer.
+//! most `progressToken`, `traceparent` and `tracestate`). Anything else (a member given twice,
+//! a value serde_json cannot hold, any other method) goes to rmcp as before, so every answer
+//! is the one rmcp's path gives, only cheaper. A 2026-07-28 request's lifecycle in `_meta`
+//! (protocol version, client capabilities and identity) is read apart: on stdio such a request
+//! is rmcp's; a stateless HTTP front takes it when its standard headers agree with it
+//! (`http::hot`). A call's progress notifications are written as lines too, before its answer.
 //!
 //! Over streamable HTTP a plain request is known for what it is without building rmcp's
 //! message a first time before rmcp builds it again; a stateless front answers it itself when
@@ -31,6 +33,14 @@ use serde_json::{Map, Value};
 
 use crate::envelope::Envelope;
 
+/// The lifecycle a 2026-07-28 request carries in its own `_meta`, when it does: its protocol
+/// version, and whether its client capabilities are there and read as rmcp reads them.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) struct Inline<'a> {
+    pub(crate) version: Cow<'a, str>,
+    pub(crate) capabilities: bool,
+}
+
 /// A request the transport answers itself.
 pub(crate) enum Hot<'a> {
     Call(RequestId, HotCall<'a>),
@@ -48,6 +58,16 @@ pub(crate) struct HotCall<'a> {
 }
 
 impl Hot<'_> {
+    /// Its method.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn method(&self) -> &'static str {
+        match self {
+            Hot::Call(..) => "tools/call",
+            Hot::List(_) => "tools/list",
+            Hot::Ping(_) => "ping",
+        }
+    }
+
     /// Its id.
     pub(crate) fn id(&self) -> &RequestId {
         match self {
@@ -98,12 +118,20 @@ struct Params<'a> {
     meta: Option<Meta<'a>>,
 }
 
-/// The `_meta` members read here; any other sends the request to rmcp.
+/// The `_meta` members read here; any other sends the request to rmcp. Those of the
+/// 2026-07-28 lifecycle are read with rmcp's own types (a value rmcp would not read fails the
+/// parse, and the request goes to rmcp).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Meta<'a> {
     #[serde(rename = "progressToken", default)]
     progress: Option<ProgressToken>,
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", default, borrow)]
+    version: Option<Cow<'a, str>>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
+    capabilities: Option<rmcp::model::ClientCapabilities>,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", default)]
+    client: Option<rmcp::model::Implementation>,
     #[serde(default, borrow)]
     traceparent: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
@@ -134,8 +162,15 @@ fn some_object<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
     object(deserializer).map(Some)
 }
 
-/// The request on `line`, when it is one the transport answers itself.
+/// The request on `line`, when it is one the transport answers itself, and carries no
+/// lifecycle of its own.
 pub(crate) fn parse(line: &[u8]) -> Option<Hot<'_>> {
+    parse_inline(line).and_then(|(hot, inline)| inline.is_none().then_some(hot))
+}
+
+/// The request on `line`, when it is one the transport answers itself, with the lifecycle it
+/// carries (2026-07-28: only a stateless HTTP front answers those, its headers checked first).
+pub(crate) fn parse_inline(line: &[u8]) -> Option<(Hot<'_>, Option<Inline<'_>>)> {
     // A quick look first: most lines that are not requests are not worth a parse.
     if !line.windows(8).any(|w| w == b"\"method\"") {
         return None;
@@ -146,14 +181,26 @@ pub(crate) fn parse(line: &[u8]) -> Option<Hot<'_>> {
     if message.jsonrpc != "2.0" {
         return None;
     }
-    let params = message.params;
-    match (message.method.as_ref(), params) {
+    let mut params = message.params;
+    let inline = match params.as_mut().and_then(|p| p.meta.as_mut()) {
+        Some(meta)
+            if meta.version.is_some() || meta.capabilities.is_some() || meta.client.is_some() =>
+        {
+            Some(Inline {
+                capabilities: meta.capabilities.is_some(),
+                // A lifecycle without a version is rmcp's to refuse.
+                version: meta.version.take()?,
+            })
+        }
+        _ => None,
+    };
+    let hot = match (message.method.as_ref(), params) {
         ("tools/call", Some(params)) => {
             let name = params.name?;
             let (progress, traceparent, tracestate) = params.meta.map_or((None, None, None), |m| {
                 (m.progress, m.traceparent, m.tracestate)
             });
-            Some(Hot::Call(
+            Hot::Call(
                 message.id,
                 HotCall {
                     name,
@@ -162,18 +209,19 @@ pub(crate) fn parse(line: &[u8]) -> Option<Hot<'_>> {
                     traceparent,
                     tracestate,
                 },
-            ))
+            )
         }
         ("tools/list" | "ping", params) => {
             let plain = params.is_none_or(|p| p.name.is_none() && p.arguments.is_none());
             match (message.method.as_ref(), plain) {
-                ("tools/list", true) => Some(Hot::List(message.id)),
-                ("ping", true) => Some(Hot::Ping(message.id)),
-                _ => None,
+                ("tools/list", true) => Hot::List(message.id),
+                ("ping", true) => Hot::Ping(message.id),
+                _ => return None,
             }
         }
-        _ => None,
-    }
+        _ => return None,
+    };
+    Some((hot, inline))
 }
 
 /// How results are shaped for the protocol version the session negotiated, as rmcp's
@@ -317,6 +365,46 @@ mod tests {
             b"",
         ] {
             assert!(parse(line).is_none(), "{}", String::from_utf8_lossy(line));
+        }
+    }
+
+    /// A 2026-07-28 lifecycle in `_meta` is read with rmcp's types, for the HTTP front to check
+    /// against the headers; a request carrying one is not a plain request.
+    #[test]
+    fn a_lifecycle_in_meta_is_read_apart() {
+        let meta = |m: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"t","_meta":{m}}}}}"#
+            )
+        };
+        let full = meta(
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}"#,
+        );
+        let Some((Hot::Call(..), Some(inline))) = parse_inline(full.as_bytes()) else {
+            panic!("a call with its lifecycle")
+        };
+        assert_eq!(
+            (inline.version.as_ref(), inline.capabilities),
+            ("2026-07-28", true)
+        );
+        assert!(parse(full.as_bytes()).is_none());
+        let bare = meta(r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#);
+        let Some((_, Some(inline))) = parse_inline(bare.as_bytes()) else {
+            panic!("a call with a version")
+        };
+        assert!(!inline.capabilities);
+        for refused in [
+            // No version: rmcp's to refuse. Values rmcp's types do not read, or another key.
+            r#"{"io.modelcontextprotocol/clientCapabilities":{}}"#,
+            r#"{"io.modelcontextprotocol/protocolVersion":5}"#,
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":"all"}"#,
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":5}"#,
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/logLevel":"debug"}"#,
+        ] {
+            assert!(
+                parse_inline(meta(refused).as_bytes()).is_none(),
+                "{refused}"
+            );
         }
     }
 

@@ -266,6 +266,28 @@ impl Server {
         Some(answer(id, outcome.map(response), shape))
     }
 
+    /// Whether no call needs rmcp's check of `Mcp-Param-*` headers (2026-07-28, SEP-2243): no
+    /// tool of the server's own asks for one (`x-mcp-header`), and no upstream, whose tools may,
+    /// is mounted.
+    #[cfg(feature = "http")]
+    pub(crate) fn without_param_headers(&self) -> bool {
+        #[cfg(feature = "gateway")]
+        if !self.inner.mounts.is_empty() {
+            return false;
+        }
+        fn asks(value: &serde_json::Value) -> bool {
+            match value {
+                serde_json::Value::Object(map) => {
+                    map.contains_key("x-mcp-header") || map.values().any(asks)
+                }
+                serde_json::Value::Array(items) => items.iter().any(asks),
+                _ => false,
+            }
+        }
+        let tools = self.inner.tools.iter().flat_map(|t| t.listed.iter());
+        !tools.flat_map(|tool| tool.input_schema.values()).any(asks)
+    }
+
     /// Every tool as `tools/list` shows it: the server's own, then the mounted upstreams'.
     pub(crate) fn listed_tools(&self) -> Vec<rmcp::model::Tool> {
         let own = self

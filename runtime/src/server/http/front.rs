@@ -154,8 +154,10 @@ impl Front {
             server: server.clone(),
             owners: Mutex::default(),
         });
-        let hot = (options.stateless && options.fast_path)
-            .then(|| (server, Plain::new(&options.allowed_hosts)));
+        let hot = (options.stateless && options.fast_path).then(|| {
+            let plain = Plain::new(&options.allowed_hosts, server.without_param_headers());
+            (server, plain)
+        });
         Front {
             hot,
             rmcp,
@@ -302,7 +304,21 @@ impl Front {
         };
         // A plain `tools/call`, `tools/list` or `ping` is read as rmcp will read it without
         // building its message here (rmcp parses the body itself): it opens no session.
-        let mut hot = fast::parse(&body);
+        let (mut hot, inline) = match fast::parse_inline(&body) {
+            Some((hot, inline)) => (Some(hot), inline),
+            None => (None, None),
+        };
+        // Stateless, with plain headers: answered here, as rmcp would answer it.
+        let shape = match (&self.hot, &hot) {
+            (Some((_, plain)), Some(request)) => {
+                plain.shape(request, inline.as_ref(), &parts.headers)
+            }
+            _ => None,
+        };
+        if shape.is_none() && inline.is_some() {
+            // A request with a lifecycle of its own is rmcp's, unless answered here.
+            hot = None;
+        }
         #[cfg(feature = "oauth")]
         if let (Some(guard), Some(caller), Some(fast::Hot::Call(_, call))) =
             (&self.oauth, &caller, &hot)
@@ -310,11 +326,6 @@ impl Front {
         {
             return refused;
         }
-        // Stateless, with plain headers: answered here, as rmcp would answer it.
-        let shape = match (&self.hot, &hot) {
-            (Some((_, plain)), Some(request)) => plain.shape(request, &parts.headers),
-            _ => None,
-        };
         if let Some(shape) = shape
             && let (Some((server, _)), Some(request)) = (&self.hot, hot.take())
         {

@@ -5,15 +5,25 @@
 //! service and its task for the request.
 //!
 //! Only requests whose acceptance is certain are taken; anything rmcp might treat otherwise
-//! goes to it: an `Origin` header (checked by rmcp against the allowed origins), any `Mcp-*`
-//! header but the protocol version (session ids, the standard headers of SEP-2243), media
-//! types with parameters, a protocol version of 2026-07-28 or later (which requires the
-//! standard headers and per-request metadata) or none (rmcp assumes 2025-03-26).
+//! goes to it: an `Origin` header (checked by rmcp against the allowed origins), any other
+//! `Mcp-*` header (session ids, `Mcp-Param-*`), media types with parameters, no protocol
+//! version (rmcp assumes 2025-03-26).
+//!
+//! A request of 2026-07-28 carries its lifecycle in its own `_meta` and names itself in the
+//! standard headers of SEP-2243; rmcp refuses it (HTTP 400) when they disagree with the body
+//! (`transport/common/mcp_headers.rs`, `validate_request_headers`), when `_meta`'s protocol
+//! version is not the header's (`streamable_http_server/tower.rs`), or when its required
+//! `_meta` keys are missing or malformed (`handler/server.rs`). So one is taken only when it
+//! shows all of it, as rmcp reads it: `Mcp-Protocol-Version` and `_meta`'s version the same
+//! known version, client capabilities that rmcp's type reads, `Mcp-Method` the body's method,
+//! for a call `Mcp-Name` its tool's name as it is (not Base64-wrapped), each header once; and
+//! for a call, no tool of the server asks for an `Mcp-Param-*` header. `ping`, gone from
+//! 2026-07-28, and anything else are rmcp's, to answer or refuse as it does.
 
 use http::{HeaderMap, header};
 use rmcp::model::ProtocolVersion;
 
-use crate::server::fast::{Hot, Shape};
+use crate::server::fast::{Hot, Inline, Shape};
 
 /// What a request must show to be answered by the front.
 pub(super) struct Plain {
@@ -21,10 +31,12 @@ pub(super) struct Plain {
     allowed_hosts: Vec<(String, Option<u16>)>,
     /// Whether any host passes (no list).
     any_host: bool,
+    /// Whether a 2026-07-28 call may be taken: no tool asks for `Mcp-Param-*` headers.
+    without_param_headers: bool,
 }
 
 impl Plain {
-    pub(super) fn new(allowed_hosts: &[String]) -> Self {
+    pub(super) fn new(allowed_hosts: &[String], without_param_headers: bool) -> Self {
         Plain {
             allowed_hosts: allowed_hosts
                 .iter()
@@ -40,35 +52,60 @@ impl Plain {
                 })
                 .collect(),
             any_host: allowed_hosts.is_empty(),
+            without_param_headers,
         }
     }
 
-    /// The shape of the answer when the front may answer `hot` itself, sent with `headers`.
-    pub(super) fn shape(&self, hot: &Hot<'_>, headers: &HeaderMap) -> Option<Shape> {
+    /// The shape of the answer when the front may answer `hot` itself, sent with `headers` and
+    /// the lifecycle of its `_meta`, if any.
+    pub(super) fn shape(
+        &self,
+        hot: &Hot<'_>,
+        inline: Option<&Inline<'_>>,
+        headers: &HeaderMap,
+    ) -> Option<Shape> {
         if let Hot::Call(_, call) = hot
             && call.progress.is_some()
         {
             // Its notifications would make the answer a stream of events.
             return None;
         }
-        let mut version = None;
+        let (mut version, mut method, mut named) = (None, None, None);
         for name in headers.keys() {
             let name = name.as_str();
-            if name == "origin" {
-                return None;
-            }
-            if name.starts_with("mcp-") {
-                if name != "mcp-protocol-version" {
-                    return None;
-                }
-                version = Some(single(headers, name)?);
-            }
+            let slot = match name {
+                "origin" => return None,
+                "mcp-protocol-version" => &mut version,
+                "mcp-method" => &mut method,
+                "mcp-name" => &mut named,
+                _ if name.starts_with("mcp-") => return None,
+                _ => continue,
+            };
+            *slot = Some(single(headers, name)?);
         }
         let version = version?;
         let known = ProtocolVersion::KNOWN_VERSIONS
             .iter()
             .find(|known| known.as_str() == version)?;
         if known.as_str() >= ProtocolVersion::STANDARD_HEADERS.as_str() {
+            let inline = inline?;
+            let name_matches = match hot {
+                Hot::Call(_, call) => {
+                    self.without_param_headers
+                        && named.is_some_and(|n| !n.starts_with("=?base64?") && n == call.name)
+                }
+                Hot::List(_) => named.is_none(),
+                // Gone from 2026-07-28: rmcp answers it "method not found".
+                Hot::Ping(_) => false,
+            };
+            let agrees = inline.version == version
+                && inline.capabilities
+                && method == Some(hot.method())
+                && name_matches;
+            if !agrees {
+                return None;
+            }
+        } else if inline.is_some() || method.is_some() || named.is_some() {
             return None;
         }
         (self.host_allowed(headers)?
@@ -150,21 +187,27 @@ mod tests {
 
     #[test]
     fn plain_requests_are_taken() {
-        let plain = Plain::new(&["localhost".into(), "127.0.0.1".into(), "::1".into()]);
-        assert_eq!(plain.shape(&ping(), &headers(PLAIN)), Some(Shape::Legacy));
+        let plain = Plain::new(
+            &["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            true,
+        );
+        assert_eq!(
+            plain.shape(&ping(), None, &headers(PLAIN)),
+            Some(Shape::Legacy)
+        );
         let mut ipv6 = headers(PLAIN);
         ipv6.insert("host", HeaderValue::from_static("[::1]:9"));
-        assert!(plain.shape(&ping(), &ipv6).is_some());
-        let ported = Plain::new(&["example.com:8080".into()]);
+        assert!(plain.shape(&ping(), None, &ipv6).is_some());
+        let ported = Plain::new(&["example.com:8080".into()], true);
         let mut host = headers(PLAIN);
         host.insert("host", HeaderValue::from_static("Example.COM:8080"));
-        assert!(ported.shape(&ping(), &host).is_some());
+        assert!(ported.shape(&ping(), None, &host).is_some());
     }
 
     /// Anything rmcp might answer otherwise is left to it.
     #[test]
     fn anything_else_is_left_to_rmcp() {
-        let plain = Plain::new(&["localhost".into(), "127.0.0.1".into()]);
+        let plain = Plain::new(&["localhost".into(), "127.0.0.1".into()], true);
         let changed = |name: &'static str, value: Option<&'static str>| {
             let mut map = headers(PLAIN);
             match value {
@@ -199,11 +242,146 @@ mod tests {
             appended("mcp-protocol-version", "2025-06-18"),
             appended("host", "localhost"),
         ] {
-            assert_eq!(plain.shape(&ping(), &map), None, "{map:?}");
+            assert_eq!(plain.shape(&ping(), None, &map), None, "{map:?}");
         }
-        let ported = Plain::new(&["localhost:9000".into()]);
+        let ported = Plain::new(&["localhost:9000".into()], true);
         let mut host = headers(PLAIN);
         host.insert("host", HeaderValue::from_static("localhost:9001"));
-        assert_eq!(ported.shape(&ping(), &host), None);
+        assert_eq!(ported.shape(&ping(), None, &host), None);
+    }
+
+    /// A 2026-07-28 request is taken only when its headers and its `_meta` agree as rmcp checks
+    /// them; each way one of them can fail rmcp's checks leaves it to rmcp.
+    #[test]
+    fn a_2026_request_is_taken_only_when_everything_agrees() {
+        use std::borrow::Cow;
+
+        use crate::server::fast::HotCall;
+
+        const V2026: &[(&str, &str)] = &[
+            ("host", "127.0.0.1:8080"),
+            ("accept", "application/json, text/event-stream"),
+            ("content-type", "application/json"),
+            ("mcp-protocol-version", "2026-07-28"),
+        ];
+        let call = || {
+            Hot::Call(
+                rmcp::model::RequestId::Number(1),
+                HotCall {
+                    name: Cow::Borrowed("billing"),
+                    progress: None,
+                    arguments: None,
+                    traceparent: None,
+                    tracestate: None,
+                },
+            )
+        };
+        let inline = |version: &'static str, capabilities: bool| Inline {
+            version: Cow::Borrowed(version),
+            capabilities,
+        };
+        let with = |extra: &[(&'static str, &'static str)]| {
+            let mut map = headers(V2026);
+            for (name, value) in extra {
+                map.append(*name, HeaderValue::from_static(value));
+            }
+            map
+        };
+        let plain = Plain::new(&["127.0.0.1".into()], true);
+        let good = inline("2026-07-28", true);
+        let named = [("mcp-method", "tools/call"), ("mcp-name", "billing")];
+        assert_eq!(
+            plain.shape(&call(), Some(&good), &with(&named)),
+            Some(Shape::Current)
+        );
+        // `ping` is gone from 2026-07-28: rmcp's answer, method not found, is left to it.
+        assert_eq!(
+            plain.shape(&ping(), Some(&good), &with(&[("mcp-method", "ping")])),
+            None
+        );
+
+        let refused = [
+            // No lifecycle in `_meta`, or one rmcp would not read.
+            (None, with(&named)),
+            (Some(("2026-07-28", false)), with(&named)),
+            (Some(("2025-11-25", true)), with(&named)),
+            // Standard headers missing, repeated, or not the body's.
+            (Some(("2026-07-28", true)), with(&[("mcp-name", "billing")])),
+            (
+                Some(("2026-07-28", true)),
+                with(&[("mcp-method", "tools/call")]),
+            ),
+            (
+                Some(("2026-07-28", true)),
+                with(&[("mcp-method", "tools/list"), ("mcp-name", "billing")]),
+            ),
+            (
+                Some(("2026-07-28", true)),
+                with(&[("mcp-method", "tools/call"), ("mcp-name", "Billing")]),
+            ),
+            (
+                Some(("2026-07-28", true)),
+                with(&[
+                    ("mcp-method", "tools/call"),
+                    ("mcp-name", "=?base64?YmlsbGluZw==?="),
+                ]),
+            ),
+            (
+                Some(("2026-07-28", true)),
+                with(&[
+                    ("mcp-method", "tools/call"),
+                    ("mcp-method", "tools/call"),
+                    ("mcp-name", "billing"),
+                ]),
+            ),
+            (
+                Some(("2026-07-28", true)),
+                with(&[
+                    ("mcp-method", "tools/call"),
+                    ("mcp-name", "billing"),
+                    ("mcp-name", "billing"),
+                ]),
+            ),
+            // Headers rmcp checks against the tool's schema, or a session's.
+            (
+                Some(("2026-07-28", true)),
+                with(&[
+                    ("mcp-method", "tools/call"),
+                    ("mcp-name", "billing"),
+                    ("mcp-param-region", "eu"),
+                ]),
+            ),
+            (
+                Some(("2026-07-28", true)),
+                with(&[
+                    ("mcp-method", "tools/call"),
+                    ("mcp-name", "billing"),
+                    ("mcp-session-id", "s"),
+                ]),
+            ),
+        ];
+        for (meta, map) in &refused {
+            let inline = meta.map(|(version, capabilities)| inline(version, capabilities));
+            assert_eq!(plain.shape(&call(), inline.as_ref(), map), None, "{map:?}");
+        }
+        // A server one of whose tools asks for an `Mcp-Param-*` header takes no 2026 call.
+        let annotated = Plain::new(&["127.0.0.1".into()], false);
+        assert_eq!(annotated.shape(&call(), Some(&good), &with(&named)), None);
+        // Older versions with a lifecycle in `_meta`, or standard headers, stay rmcp's.
+        let mut older = with(&named);
+        older.insert(
+            "mcp-protocol-version",
+            HeaderValue::from_static("2025-11-25"),
+        );
+        assert_eq!(plain.shape(&call(), None, &older), None);
+        let mut older = headers(V2026);
+        older.insert(
+            "mcp-protocol-version",
+            HeaderValue::from_static("2025-11-25"),
+        );
+        assert_eq!(
+            plain.shape(&call(), Some(&inline("2025-11-25", true)), &older),
+            None
+        );
     }
 }
