@@ -300,69 +300,39 @@ mod tests {
             None
         );
 
-        let refused = [
-            // No lifecycle in `_meta`, or one rmcp would not read.
-            (None, with(&named)),
-            (Some(("2026-07-28", false)), with(&named)),
-            (Some(("2025-11-25", true)), with(&named)),
-            // Standard headers missing, repeated, or not the body's.
-            (Some(("2026-07-28", true)), with(&[("mcp-name", "billing")])),
-            (
-                Some(("2026-07-28", true)),
-                with(&[("mcp-method", "tools/call")]),
-            ),
-            (
-                Some(("2026-07-28", true)),
-                with(&[("mcp-method", "tools/list"), ("mcp-name", "billing")]),
-            ),
-            (
-                Some(("2026-07-28", true)),
-                with(&[("mcp-method", "tools/call"), ("mcp-name", "Billing")]),
-            ),
-            (
-                Some(("2026-07-28", true)),
-                with(&[
-                    ("mcp-method", "tools/call"),
-                    ("mcp-name", "=?base64?YmlsbGluZw==?="),
-                ]),
-            ),
-            (
-                Some(("2026-07-28", true)),
-                with(&[
-                    ("mcp-method", "tools/call"),
-                    ("mcp-method", "tools/call"),
-                    ("mcp-name", "billing"),
-                ]),
-            ),
-            (
-                Some(("2026-07-28", true)),
-                with(&[
-                    ("mcp-method", "tools/call"),
-                    ("mcp-name", "billing"),
-                    ("mcp-name", "billing"),
-                ]),
-            ),
-            // Headers rmcp checks against the tool's schema, or a session's.
-            (
-                Some(("2026-07-28", true)),
-                with(&[
-                    ("mcp-method", "tools/call"),
-                    ("mcp-name", "billing"),
-                    ("mcp-param-region", "eu"),
-                ]),
-            ),
-            (
-                Some(("2026-07-28", true)),
-                with(&[
-                    ("mcp-method", "tools/call"),
-                    ("mcp-name", "billing"),
-                    ("mcp-session-id", "s"),
-                ]),
-            ),
-        ];
-        for (meta, map) in &refused {
+        // No lifecycle in `_meta`, or one rmcp would not read, under the right headers.
+        for meta in [
+            None,
+            Some(("2026-07-28", false)),
+            Some(("2025-11-25", true)),
+        ] {
             let inline = meta.map(|(version, capabilities)| inline(version, capabilities));
-            assert_eq!(plain.shape(&call(), inline.as_ref(), map), None, "{map:?}");
+            assert_eq!(
+                plain.shape(&call(), inline.as_ref(), &with(&named)),
+                None,
+                "{meta:?}"
+            );
+        }
+        // Under the right lifecycle: standard headers missing, repeated or not the body's, and
+        // headers rmcp checks against the tool's schema, or a session's.
+        let refused = [
+            "mcp-name=billing",
+            "mcp-method=tools/call",
+            "mcp-method=tools/list; mcp-name=billing",
+            "mcp-method=tools/call; mcp-name=Billing",
+            "mcp-method=tools/call; mcp-name==?base64?YmlsbGluZw==?=",
+            "mcp-method=tools/call; mcp-method=tools/call; mcp-name=billing",
+            "mcp-method=tools/call; mcp-name=billing; mcp-name=billing",
+            "mcp-method=tools/call; mcp-name=billing; mcp-param-region=eu",
+            "mcp-method=tools/call; mcp-name=billing; mcp-session-id=s",
+        ];
+        for extra in refused {
+            let pairs: Vec<(&'static str, &'static str)> = extra
+                .split("; ")
+                .filter_map(|pair| pair.split_once('='))
+                .collect();
+            let map = with(&pairs);
+            assert_eq!(plain.shape(&call(), Some(&good), &map), None, "{extra}");
         }
         // A server one of whose tools asks for an `Mcp-Param-*` header takes no 2026 call.
         let annotated = Plain::new(&["127.0.0.1".into()], false);
