@@ -266,7 +266,8 @@ pub fn zeros(bytes: usize) -> Vec<u8> {
 
 /// Keep-alive connections to one endpoint, each carrying one request at a time: what a load
 /// driver posts prepared bodies through, with the plain headers of a client of MCP 2025-06-18
-/// on a stateless server (no session, no initialize).
+/// (or another version, [`Pool::with_version`]) on a stateless server (no session, no
+/// initialize).
 pub struct Pool {
     addr: String,
     head: String,
@@ -276,11 +277,16 @@ pub struct Pool {
 impl Pool {
     /// Connections to the endpoint at `url` (`http://HOST:PORT/PATH`), opened when needed.
     pub fn new(url: &str) -> Result<Pool, Error> {
+        Pool::with_version(url, "2025-06-18")
+    }
+
+    /// The same, sending `MCP-Protocol-Version: {version}`.
+    pub fn with_version(url: &str, version: &str) -> Result<Pool, Error> {
         let rest = url.strip_prefix("http://").ok_or("not an http:// URL")?;
         let (addr, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
         let head = format!(
             "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\n"
+             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: {version}\r\n"
         );
         Ok(Pool {
             addr: addr.to_owned(),
@@ -293,6 +299,11 @@ impl Pool {
     /// connection the server closed while it was idle (servers close idle connections) is
     /// replaced by a new one, as HTTP clients do: the request is sent again on it.
     pub async fn post(&self, body: &[u8]) -> Result<Vec<u8>, Error> {
+        self.post_with(body, "").await
+    }
+
+    /// The same, with more header lines (each ending in `\r\n`).
+    pub async fn post_with(&self, body: &[u8], headers: &str) -> Result<Vec<u8>, Error> {
         let idle = self
             .idle
             .lock()
@@ -300,6 +311,7 @@ impl Pool {
             .pop();
         let mut request = Vec::with_capacity(self.head.len() + 32 + body.len());
         request.extend_from_slice(self.head.as_bytes());
+        request.extend_from_slice(headers.as_bytes());
         request.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
         request.extend_from_slice(body);
         let mut status = String::new();

@@ -48,7 +48,9 @@
 //! LOAD_CLIENT (default `raw`; `rmcp` drives stdio with rmcp's client too),
 //! LOAD_SERVERS (default `plain,ours,ours-nofast`; also `plain+pipes` and `ours+pipes`, which
 //! pass `--pipes`, and `ours+otel`, which records OpenTelemetry spans and metrics to in-memory
-//! exporters), LOAD_MODES (default `seq,conc16`).
+//! exporters), LOAD_MODES (default `seq,conc16`), LOAD_PROTOCOL (default `2025-06-18`; over
+//! HTTP, `2026-07-28` sends each request with its lifecycle in `_meta` and the standard
+//! headers of SEP-2243, as a client of that version does).
 
 use std::collections::HashMap;
 use std::process::Stdio;
@@ -214,11 +216,49 @@ enum Caller {
 /// One request of `members` (`"method":…,"params":…`) over HTTP; its answer's body.
 async fn post(pool: &Pool, members: &str) -> Result<String, Error> {
     let body = format!(r#"{{"jsonrpc":"2.0","id":1,{members}}}"#);
-    let answer = pool
-        .post(body.as_bytes())
-        .await
-        .map_err(|e| e.to_string())?;
+    let answer = match inline_version() {
+        None => pool.post(body.as_bytes()).await,
+        Some(version) => {
+            let (body, headers) = inline(&body, version)?;
+            pool.post_with(body.as_bytes(), &headers).await
+        }
+    }
+    .map_err(|e| e.to_string())?;
     Ok(String::from_utf8(answer)?)
+}
+
+/// LOAD_PROTOCOL, when it is 2026-07-28 or later: requests then carry their own lifecycle.
+fn inline_version() -> Option<&'static str> {
+    static VERSION: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    VERSION
+        .get_or_init(|| {
+            std::env::var("LOAD_PROTOCOL")
+                .ok()
+                .filter(|v| v.as_str() >= "2026-07-28")
+        })
+        .as_deref()
+}
+
+/// `body` as a client of `version` sends it: the lifecycle in `_meta`, and the headers naming
+/// the request (`Mcp-Method`, a call's `Mcp-Name`).
+fn inline(body: &str, version: &str) -> Result<(String, String), Error> {
+    let mut request: Value = serde_json::from_str(body)?;
+    let method = request["method"].as_str().ok_or("no method")?.to_owned();
+    let params = request
+        .as_object_mut()
+        .ok_or("not an object")?
+        .entry("params")
+        .or_insert(json!({}));
+    let mut headers = format!("Mcp-Method: {method}\r\n");
+    if let Some(name) = params.get("name").and_then(Value::as_str) {
+        headers.push_str(&format!("Mcp-Name: {name}\r\n"));
+    }
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "load", "version": "1"},
+    });
+    Ok((request.to_string(), headers))
 }
 
 impl Caller {
@@ -565,7 +605,8 @@ async fn start(
                 Live {
                     pid,
                     caller: Caller::Http(Arc::new(
-                        Pool::new(url.trim()).map_err(|e| e.to_string())?,
+                        Pool::with_version(url.trim(), inline_version().unwrap_or("2025-06-18"))
+                            .map_err(|e| e.to_string())?,
                     )),
                     connection: None,
                     _child: Some(child),
