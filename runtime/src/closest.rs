@@ -11,9 +11,16 @@
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Names {
     names: Vec<Name>,
-    /// The packed words of the short names, by length (0 to 8 bytes), each with its name's
-    /// index, in declaration order.
-    short: [Vec<(u64, usize)>; 9],
+    /// The short names by length (0 to 8 bytes), in declaration order.
+    short: [Short; 9],
+}
+
+/// The names of one short length: their packed words, side by side so that two are compared
+/// at once, and their indices.
+#[derive(Debug, Clone, Default)]
+struct Short {
+    words: Vec<u64>,
+    indices: Vec<usize>,
 }
 
 /// One name and what the search compares of it, kept together so that the loop over the
@@ -76,7 +83,9 @@ impl Names {
                 .then(|| n.to_ascii_lowercase().into_bytes().into());
             let packed = lowered.as_deref().filter(|l| l.len() <= 8).map(word);
             if let Some(packed) = packed {
-                prepared.short[n.len()].push((packed, index));
+                let group = &mut prepared.short[n.len()];
+                group.words.push(packed);
+                group.indices.push(index);
             }
             prepared.names.push(Name {
                 name: n.clone(),
@@ -91,14 +100,12 @@ impl Names {
 
     /// The index of the closest name to `value`, if one is close.
     pub(crate) fn closest(&self, value: &str) -> Option<usize> {
-        let mut buffer = [0; 64];
-        let probe = Probe::new(value, &mut buffer);
         // The best distance so far and its name (containment may be farther than 2).
         let mut best: Option<(usize, usize)> = None;
         // A short value is first compared with the names of its length, as words: when at most
         // two bytes differ, that is the distance (strings of one length one edit apart differ
         // in one byte), and nothing is closer than the same name.
-        let short = probe.word.map(|w| (w, probe.value.len()));
+        let short = short_word(value).map(|w| (w, value.len()));
         if let Some((value, length)) = short {
             let words = self.closest_word(value, length);
             best = words.best;
@@ -111,6 +118,8 @@ impl Names {
                 return best.map(|(_, i)| i);
             }
         }
+        let mut buffer = [0; 64];
+        let probe = Probe::new(value, &mut buffer);
         let mut row = Vec::new();
         for (index, name) in self.names.iter().enumerate() {
             // What the name's distance is at least: a name of a short value's length is 2 when
@@ -143,19 +152,131 @@ impl Names {
     /// more, and whether every name was one of them.
     fn closest_word(&self, value: u64, length: usize) -> Word {
         let group = &self.short[length];
-        let (mut best, mut chosen, mut far) = (usize::MAX, 0, false);
-        for &(word, index) in group {
-            let d = differing_bytes(value, word);
-            far |= d > 2;
-            // In declaration order: the first of the closest stays.
-            if d < best {
-                (best, chosen) = (d, index);
+        let (fewest, most) = differing_range(value, &group.words);
+        // In declaration order: the first of the closest.
+        let first = || first_differing(value, &group.words, fewest);
+        Word {
+            best: (fewest <= 2)
+                .then(first)
+                .flatten()
+                .map(|at| (fewest, group.indices[at])),
+            far: most > 2,
+            all: group.words.len() == self.names.len(),
+        }
+    }
+}
+
+/// A value of at most eight bytes, if ASCII, lowercased and packed as the names' words are.
+fn short_word(value: &str) -> Option<u64> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    if value.len() > 8 {
+        return None;
+    }
+    let packed = word(value.as_bytes());
+    if packed & HIGH != 0 {
+        return None;
+    }
+    // Each byte is below 0x80, so these sums stay inside it: its high bit tells whether it is
+    // at least `A`, and whether it is past `Z`.
+    let from_a = packed + ONES * u64::from(0x80 - b'A');
+    let past_z = packed + ONES * u64::from(0x80 - b'Z' - 1);
+    let upper = from_a & !past_z & HIGH;
+    Some(packed | upper >> 2)
+}
+
+/// The fewest and the most bytes in which `value` and one of `words` differ (8 and 0 for no
+/// words).
+fn differing_range(value: u64, words: &[u64]) -> (usize, usize) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE2 is part of the x86-64 baseline: every x86-64 processor has it.
+    return unsafe { sse2::differing_range(value, words) };
+    #[cfg(not(target_arch = "x86_64"))]
+    words.iter().fold((8, 0), |(fewest, most), &word| {
+        let d = differing_bytes(value, word);
+        (fewest.min(d), most.max(d))
+    })
+}
+
+/// The first of `words` that differs from `value` in `count` bytes.
+fn first_differing(value: u64, words: &[u64], count: usize) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: as above.
+    return unsafe { sse2::first_differing(value, words, count) };
+    #[cfg(not(target_arch = "x86_64"))]
+    words
+        .iter()
+        .position(|&word| differing_bytes(value, word) == count)
+}
+
+/// The words compared two at a time: each pair's equal bytes summed per word, in 16-bit lanes
+/// 0 and 4.
+#[cfg(target_arch = "x86_64")]
+mod sse2 {
+    use std::arch::x86_64::{
+        __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpeq_epi16, _mm_extract_epi16,
+        _mm_loadu_si128, _mm_max_epi16, _mm_min_epi16, _mm_movemask_epi8, _mm_sad_epu8,
+        _mm_set1_epi8, _mm_set1_epi16, _mm_set1_epi64x, _mm_setzero_si128,
+    };
+
+    use super::differing_bytes;
+
+    /// How many bytes of each word of `pair` equal those of `value` (lanes 0 and 4; the
+    /// others are zero).
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn same(value: __m128i, pair: __m128i) -> __m128i {
+        let equal = _mm_and_si128(_mm_cmpeq_epi8(pair, value), _mm_set1_epi8(1));
+        _mm_sad_epu8(equal, _mm_setzero_si128())
+    }
+
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn load(pair: &[u64; 2]) -> __m128i {
+        // SAFETY: the pointer is valid for 16 bytes, and `loadu` takes any alignment.
+        unsafe { _mm_loadu_si128(pair.as_ptr().cast()) }
+    }
+
+    #[target_feature(enable = "sse2")]
+    pub(super) fn differing_range(value: u64, words: &[u64]) -> (usize, usize) {
+        let value = _mm_set1_epi64x(value as i64);
+        let (mut most, mut least) = (_mm_setzero_si128(), _mm_set1_epi16(8));
+        let (pairs, last) = words.as_chunks::<2>();
+        let mut visit = |same: __m128i| {
+            most = _mm_max_epi16(most, same);
+            least = _mm_min_epi16(least, same);
+        };
+        for pair in pairs {
+            visit(same(value, load(pair)));
+        }
+        if let [word] = last {
+            visit(same(value, _mm_set1_epi64x(*word as i64)));
+        }
+        let lanes = |x: __m128i| {
+            (
+                _mm_extract_epi16::<0>(x) as usize,
+                _mm_extract_epi16::<4>(x) as usize,
+            )
+        };
+        let (most, least) = (lanes(most), lanes(least));
+        (8 - most.0.max(most.1), 8 - least.0.min(least.1))
+    }
+
+    #[target_feature(enable = "sse2")]
+    pub(super) fn first_differing(value: u64, words: &[u64], count: usize) -> Option<usize> {
+        let target = _mm_set1_epi16((8 - count) as i16);
+        let (pairs, last) = words.as_chunks::<2>();
+        let packed = _mm_set1_epi64x(value as i64);
+        for (i, pair) in pairs.iter().enumerate() {
+            // Lane 0 is bits 0-1 of the mask, lane 4 bits 8-9.
+            let hits = _mm_movemask_epi8(_mm_cmpeq_epi16(same(packed, load(pair)), target)) & 0x101;
+            if hits != 0 {
+                return Some(2 * i + (hits & 1 == 0) as usize);
             }
         }
-        Word {
-            best: (best <= 2).then_some((best, chosen)),
-            far,
-            all: group.len() == self.names.len(),
+        match last {
+            [word] if differing_bytes(value, *word) == count => Some(words.len() - 1),
+            _ => None,
         }
     }
 }
@@ -172,8 +293,6 @@ struct Probe<'a> {
     value: &'a str,
     /// Lowercased, when it is ASCII of at most 64 bytes.
     lowered: Option<&'a [u8]>,
-    /// The same packed in a word, when it has at most eight bytes.
-    word: Option<u64>,
     chars: usize,
 }
 
@@ -188,7 +307,6 @@ impl<'a> Probe<'a> {
         Probe {
             value,
             lowered,
-            word: lowered.filter(|v| v.len() <= 8).map(word),
             chars: char_len(value),
         }
     }
@@ -394,6 +512,30 @@ mod tests {
         ) {
             proptest::prop_assert_eq!(Names::new(&names).closest(&value), by_the_rule(&value, &names));
         }
+    }
+
+    #[test]
+    fn short_values_are_lowercased_as_the_names_are() {
+        // Every ASCII byte, around `A` and `Z` included, at every place of a word, and a word
+        // of them all at once.
+        for b in 0..0x80u8 {
+            for at in 0..8 {
+                let mut bytes = *b"xYz@[_Aq";
+                bytes[at] = b;
+                let value = std::str::from_utf8(&bytes).unwrap();
+                assert_eq!(
+                    short_word(value),
+                    Some(word(value.to_ascii_lowercase().as_bytes()))
+                );
+                let value = &value[..at + 1];
+                assert_eq!(
+                    short_word(value),
+                    Some(word(value.to_ascii_lowercase().as_bytes()))
+                );
+            }
+        }
+        assert_eq!(short_word("caf\u{e9}"), None);
+        assert_eq!(short_word("ninechars"), None);
     }
 
     #[test]

@@ -1,13 +1,13 @@
 //! Discriminator dispatch (ERRORS.md §4): which action a call names, or why it names none.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
 use crate::ToolError;
 use crate::closest::Names;
-use crate::envelope::{ActionList, Envelope, RouteText};
+use crate::envelope::{ActionList, Envelope, RouteText, UnknownTail};
 use crate::errors::Text;
 use crate::hash::FoldState;
 
@@ -34,6 +34,9 @@ pub struct Router {
     listed: Arc<ActionList>,
     /// Each bare name's position.
     index: HashMap<String, usize, FoldState>,
+    /// What follows the value in an UNKNOWN_ACTION head, suggesting each action (then none),
+    /// made the first time it is needed.
+    unknown: Arc<[OnceLock<UnknownTail>]>,
 }
 
 /// Why a call names no action.
@@ -83,6 +86,7 @@ impl Router {
             index.entry(action.clone()).or_insert(i);
         }
         Router {
+            unknown: (0..=actions.len()).map(|_| OnceLock::new()).collect(),
             tool,
             discriminator: "action".into(),
             index,
@@ -193,10 +197,14 @@ impl Router {
             Miss::Missing => RouteText::missing(&self.discriminator),
             Miss::NotAString(sent) => RouteText::not_a_string(&self.discriminator, sent),
             Miss::Unknown { value, closest } => {
-                let best = closest
-                    .and_then(|i| self.qualified.get(i))
-                    .map(String::as_str);
-                RouteText::unknown(&self.tool, value, best)
+                let slot = closest
+                    .filter(|&i| i < self.qualified.len())
+                    .unwrap_or(self.qualified.len());
+                let tail = self.unknown[slot].get_or_init(|| {
+                    let best = self.qualified.get(slot).map(String::as_str);
+                    UnknownTail::new(&self.tool, best)
+                });
+                RouteText::unknown_before(value, tail)
             }
         }
     }

@@ -15,8 +15,9 @@ const CHOOSE_ACTION: &str = "Choose one of the available actions and call the to
 const ADD_DISCRIMINATOR: &str = "with one of the available actions and call the tool again.";
 
 /// The message and recovery of a routing failure (MISSING_DISCRIMINATOR, UNKNOWN_ACTION), laid
-/// out one after the other in one buffer: a rejected call's envelope is made from it without a
-/// [`ToolError`] of its own (`Envelope::route`), a router's [`ToolError`] through
+/// out in one buffer between the markup of the envelope's head: when no piece needs escaping,
+/// the buffer is the head as `<tool_error>` writes it, and a rejected call's envelope is made
+/// from it without another string (`Envelope::route`); a router's [`ToolError`] through
 /// [`RouteText::into_error`].
 #[derive(Debug)]
 pub(crate) struct RouteText {
@@ -25,16 +26,66 @@ pub(crate) struct RouteText {
     /// Whether the text holds a byte XML text escapes: only what was sent and the names are
     /// looked at, the fixed wording around them having none.
     needs_escape: bool,
-    plain: String,
+    head: String,
     message_end: usize,
+}
+
+/// What the head holds around the message and the recovery.
+const MESSAGE_START: [&str; 2] = [
+    "<tool_error code=\"MISSING_DISCRIMINATOR\" severity=\"error\">\n<message>",
+    "<tool_error code=\"UNKNOWN_ACTION\" severity=\"error\">\n<message>",
+];
+const MESSAGE_END: &str = "</message>\n<recovery>";
+const RECOVERY_END: &str = "</recovery>\n";
+
+/// What follows the value sent in an UNKNOWN_ACTION head, for one tool and one suggestion (or
+/// none): the rest of the message, the recovery, the markup between and after them.
+#[derive(Debug, Clone)]
+pub(crate) struct UnknownTail {
+    text: Box<str>,
+    /// Where the message ends in `text`.
+    message_len: usize,
+    /// Whether the tool's or the suggestion's name holds a byte XML text escapes.
+    needs_escape: bool,
+}
+
+impl UnknownTail {
+    pub(crate) fn new(tool: &str, closest: Option<&str>) -> Self {
+        let capacity = tool.len() + closest.map_or(0, str::len) + CHOOSE_ACTION.len() + 96;
+        let mut text = String::with_capacity(capacity);
+        text.push_str("\" does not exist on tool \"");
+        text.push_str(tool);
+        text.push_str("\".");
+        let message_len = text.len();
+        text.push_str(MESSAGE_END);
+        if let Some(best) = closest {
+            text.push_str("Did you mean \"");
+            text.push_str(best);
+            text.push_str("\"? ");
+        }
+        text.push_str(CHOOSE_ACTION);
+        text.push_str(RECOVERY_END);
+        UnknownTail {
+            text: text.into(),
+            message_len,
+            needs_escape: [Some(tool), closest]
+                .into_iter()
+                .flatten()
+                .any(|name| !escape::is_plain_text(name)),
+        }
+    }
 }
 
 impl RouteText {
     fn new(code: &ErrorCode, capacity: usize) -> Self {
+        let unknown = *code == ErrorCode::UNKNOWN_ACTION;
+        let start = MESSAGE_START[usize::from(unknown)];
+        let mut head = String::with_capacity(start.len() + capacity + 64);
+        head.push_str(start);
         RouteText {
-            unknown: *code == ErrorCode::UNKNOWN_ACTION,
+            unknown,
             needs_escape: false,
-            plain: String::with_capacity(capacity),
+            head,
             message_end: 0,
         }
     }
@@ -45,10 +96,15 @@ impl RouteText {
         if self.unknown { &UNKNOWN } else { &MISSING }
     }
 
+    /// Appends fixed wording.
+    fn fixed(&mut self, wording: &str) {
+        self.head.push_str(wording);
+    }
+
     /// Appends a piece of text that is not fixed wording.
     fn push(&mut self, piece: &str) {
         self.needs_escape |= !escape::is_plain_text(piece);
-        self.plain.push_str(piece);
+        self.head.push_str(piece);
     }
 
     pub(crate) fn needs_escape(&self) -> bool {
@@ -57,15 +113,27 @@ impl RouteText {
 
     /// Ends the message: what is written next is the recovery.
     fn end_message(&mut self) {
-        self.message_end = self.plain.len();
+        self.message_end = self.head.len();
+        self.head.push_str(MESSAGE_END);
+    }
+
+    /// Ends the recovery, and the head with it.
+    fn finish(mut self) -> Self {
+        self.head.push_str(RECOVERY_END);
+        self
     }
 
     pub(crate) fn message(&self) -> &str {
-        &self.plain[..self.message_end]
+        &self.head[MESSAGE_START[usize::from(self.unknown)].len()..self.message_end]
     }
 
     pub(crate) fn recovery(&self) -> &str {
-        &self.plain[self.message_end..]
+        &self.head[self.message_end + MESSAGE_END.len()..self.head.len() - RECOVERY_END.len()]
+    }
+
+    /// The envelope's head, when no piece needed escaping: the buffer as it is.
+    pub(crate) fn plain_head(&self) -> Option<&str> {
+        (!self.needs_escape).then_some(self.head.as_str())
     }
 
     /// The discriminator is absent, `null` or `""`.
@@ -74,12 +142,12 @@ impl RouteText {
             &ErrorCode::MISSING_DISCRIMINATOR,
             2 * discriminator.len() + 112,
         );
-        text.plain.push_str("The required field \"");
+        text.fixed("The required field \"");
         text.push(discriminator);
-        text.plain.push_str("\" is missing.");
+        text.fixed("\" is missing.");
         text.end_message();
         text.add_discriminator(discriminator);
-        text
+        text.finish()
     }
 
     /// The discriminator is there but is not a string.
@@ -88,48 +156,43 @@ impl RouteText {
             &ErrorCode::MISSING_DISCRIMINATOR,
             2 * discriminator.len() + 192,
         );
-        text.plain.push_str("The field \"");
+        text.fixed("The field \"");
         text.push(discriminator);
-        text.plain
-            .push_str("\" must be a string naming an action; you sent ");
+        text.fixed("\" must be a string naming an action; you sent ");
         text.push(&sent_text(sent));
         // No period after a value cut with `...` (ERRORS.md §4).
-        if !text.plain.ends_with("...") {
-            text.plain.push('.');
+        if !text.head.ends_with("...") {
+            text.fixed(".");
         }
         text.end_message();
         text.add_discriminator(discriminator);
-        text
+        text.finish()
     }
 
     /// `value` (as sent) names no action of `tool`; `closest` is the close action's qualified
     /// name, if any.
     pub(crate) fn unknown(tool: &str, value: &str, closest: Option<&str>) -> Self {
-        let capacity = 2 * tool.len() + closest.map_or(0, str::len) + CHOOSE_ACTION.len() + 128;
-        let mut text = RouteText::new(&ErrorCode::UNKNOWN_ACTION, capacity);
-        text.plain.push_str("The action \"");
-        let start = text.plain.len();
-        push_json_inside(&mut text.plain, value);
-        text.needs_escape = !escape::is_plain_text(&text.plain[start..]);
-        text.plain.push_str("\" does not exist on tool \"");
-        text.push(tool);
-        text.plain.push_str("\".");
-        text.end_message();
-        if let Some(best) = closest {
-            text.plain.push_str("Did you mean \"");
-            text.push(best);
-            text.plain.push_str("\"? ");
-        }
-        text.plain.push_str(CHOOSE_ACTION);
+        RouteText::unknown_before(value, &UnknownTail::new(tool, closest))
+    }
+
+    /// [`RouteText::unknown`], with what follows the value made ahead (a router keeps them).
+    pub(crate) fn unknown_before(value: &str, tail: &UnknownTail) -> Self {
+        let mut text = RouteText::new(&ErrorCode::UNKNOWN_ACTION, value.len() + tail.text.len());
+        text.fixed("The action \"");
+        let start = text.head.len();
+        push_json_inside(&mut text.head, value);
+        text.needs_escape = tail.needs_escape || !escape::is_plain_text(&text.head[start..]);
+        text.message_end = text.head.len() + tail.message_len;
+        text.fixed(&tail.text);
         text
     }
 
     fn add_discriminator(&mut self, discriminator: &str) {
-        self.plain.push_str("Add the \"");
+        self.fixed("Add the \"");
         // Looked at when it was written into the message.
-        self.plain.push_str(discriminator);
-        self.plain.push_str("\" field ");
-        self.plain.push_str(ADD_DISCRIMINATOR);
+        self.fixed(discriminator);
+        self.fixed("\" field ");
+        self.fixed(ADD_DISCRIMINATOR);
     }
 
     /// The same envelope as a [`ToolError`], listing `actions`.
@@ -139,9 +202,7 @@ impl RouteText {
         I::Item: Into<Text>,
     {
         let (code, recovery) = (self.code().clone(), self.recovery().to_owned());
-        let mut message = self.plain;
-        message.truncate(self.message_end);
-        ToolError::new(code, message)
+        ToolError::new(code, self.message().to_owned())
             .suggest(recovery)
             .actions(actions)
     }
@@ -458,6 +519,9 @@ mod tests {
                 escaped(route.recovery()),
             );
             assert_eq!(super::super::render::route_head(route), expected);
+            if let Some(head) = route.plain_head() {
+                assert_eq!(head, expected);
+            }
             written_as_is += usize::from(!route.needs_escape());
         }
         // Both ways were taken: plain pieces only, and a hostile one.

@@ -1,9 +1,10 @@
 //! Text and attribute escaping (ERRORS.md §2). Escaping happens once, when an envelope is written.
 //!
-//! Plain text, the common case, is found by one vectorised pass and copied whole. Otherwise each
-//! byte is looked up in a table that holds what it becomes (itself, or an entity) and written
-//! with one fixed-size store: dense markup costs the same per byte as any other text, with no
-//! branch or call per special character.
+//! Plain text, the common case, is found by one vectorised pass and copied whole; so is the
+//! plain run before the first byte that needs escaping. From there each byte is looked up in a
+//! table that holds what it becomes (itself, or an entity) and written with one fixed-size store:
+//! dense markup costs the same per byte as any other text, with no branch or call per special
+//! character.
 
 /// What one input byte becomes, packed in a `u64`: up to 6 output bytes (little-endian), a
 /// look-ahead mark, and the byte count in the top byte.
@@ -94,7 +95,7 @@ pub(crate) fn attr(out: &mut String, s: &str) {
 
 /// Whether `s` is written as element content as it is.
 pub(crate) fn is_plain_text(s: &str) -> bool {
-    !has_special::<true>(s.as_bytes())
+    first_special::<true>(s.as_bytes()).is_none()
 }
 
 /// Whether `b` is escaped or looked at in text (`TEXT`) or in an attribute value.
@@ -117,16 +118,18 @@ fn special<const TEXT: bool>(b: u8) -> bool {
     }
 }
 
-/// Whether `s` holds a byte that [`special`] names.
-fn has_special<const TEXT: bool>(s: &[u8]) -> bool {
+/// The position of the first byte of `s` that [`special`] names. Every such byte is ASCII or
+/// 0xEF, a lead byte, so the position is a character boundary.
+#[inline]
+fn first_special<const TEXT: bool>(s: &[u8]) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: SSE2 is part of the x86-64 baseline: every x86-64 processor has it.
-    return unsafe { sse2::has_special::<TEXT>(s) };
+    return unsafe { sse2::first_special::<TEXT>(s) };
     #[cfg(not(target_arch = "x86_64"))]
-    s.iter().fold(false, |any, &b| any | special::<TEXT>(b))
+    s.iter().position(|&b| special::<TEXT>(b))
 }
 
-/// [`has_special`] sixteen bytes at a time. The compiler's own vectorising of the byte loop
+/// [`first_special`] sixteen bytes at a time. The compiler's own vectorising of a byte loop
 /// leaves a tail of up to 31 bytes to a scalar loop, which for the short strings of an envelope
 /// (a name, a message) is most of the cost; here the last block overlaps the one before and a
 /// string shorter than a block is copied into one padded with spaces.
@@ -134,33 +137,36 @@ fn has_special<const TEXT: bool>(s: &[u8]) -> bool {
 mod sse2 {
     use std::arch::x86_64::{
         __m128i, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8,
-        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_setzero_si128,
+        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
     };
 
     const BLOCK: usize = 16;
 
+    #[inline]
     #[target_feature(enable = "sse2")]
-    pub(super) fn has_special<const TEXT: bool>(s: &[u8]) -> bool {
-        let load = |block: &[u8; BLOCK]| {
+    pub(super) fn first_special<const TEXT: bool>(s: &[u8]) -> Option<usize> {
+        // One bit per byte of the block that needs a look, the first byte lowest.
+        let found = |block: &[u8; BLOCK]| {
             // SAFETY: the pointer is valid for 16 bytes, and `loadu` takes any alignment.
-            unsafe { _mm_loadu_si128(block.as_ptr().cast()) }
+            let bytes = unsafe { _mm_loadu_si128(block.as_ptr().cast()) };
+            _mm_movemask_epi8(special::<TEXT>(bytes)) as u32
         };
-        let mut found = _mm_setzero_si128();
+        let at =
+            |offset: usize, bits: u32| (bits != 0).then(|| offset + bits.trailing_zeros() as usize);
         if s.len() < BLOCK {
             let mut padded = [b' '; BLOCK];
             padded[..s.len()].copy_from_slice(s);
-            found = special::<TEXT>(load(&padded));
-        } else {
-            let (blocks, rest) = s.as_chunks::<BLOCK>();
-            for block in blocks {
-                found = _mm_or_si128(found, special::<TEXT>(load(block)));
-            }
-            if !rest.is_empty() {
-                let last = s.last_chunk::<BLOCK>().expect("at least one block");
-                found = _mm_or_si128(found, special::<TEXT>(load(last)));
+            return at(0, found(&padded));
+        }
+        let (blocks, rest) = s.as_chunks::<BLOCK>();
+        for (i, block) in blocks.iter().enumerate() {
+            if let Some(position) = at(i * BLOCK, found(block)) {
+                return Some(position);
             }
         }
-        _mm_movemask_epi8(found) != 0
+        // The bytes the last block shares with the one before were looked at already.
+        let last = s.last_chunk::<BLOCK>().filter(|_| !rest.is_empty())?;
+        at(s.len() - BLOCK, found(last))
     }
 
     /// Each byte of `x` that [`super::special`] names, as 0xFF.
@@ -194,9 +200,17 @@ fn escape_by_class<T: Table, const TEXT: bool>(
     s: &str,
     looks_ahead: impl Fn(u8) -> bool,
 ) {
-    if s.len() <= SHORT && !has_special::<TEXT>(s.as_bytes()) {
-        return out.push_str(s);
-    }
+    let s = match s.len() <= SHORT {
+        true => match first_special::<TEXT>(s.as_bytes()) {
+            None => return out.push_str(s),
+            // The run before it needs nothing, not even a look ahead: copied whole.
+            Some(plain) => {
+                out.push_str(&s[..plain]);
+                &s[plain..]
+            }
+        },
+        false => s,
+    };
     let start = out.len();
     if escape::<T>(out, s) {
         out.truncate(start);
@@ -330,11 +344,26 @@ mod tests {
             let mut bytes = plain.into_bytes();
             bytes.insert(at.min(bytes.len()), byte);
             for s in [&bytes[..], &bytes[..bytes.len() - 1]] {
-                let text = s.iter().any(|&b| special::<true>(b));
-                let attr = s.iter().any(|&b| special::<false>(b));
-                proptest::prop_assert_eq!(has_special::<true>(s), text);
-                proptest::prop_assert_eq!(has_special::<false>(s), attr);
+                let text = s.iter().position(|&b| special::<true>(b));
+                let attr = s.iter().position(|&b| special::<false>(b));
+                proptest::prop_assert_eq!(first_special::<true>(s), text);
+                proptest::prop_assert_eq!(first_special::<false>(s), attr);
             }
+        }
+
+        /// Copying the plain run before the first special byte whole writes what the table
+        /// writes for it: the same text as the table over the whole string, `]]>` and
+        /// U+FFFE/U+FFFF wherever they fall.
+        #[test]
+        fn the_plain_run_is_written_as_the_table_writes_it(
+            s in r#"([a-z "'>&<\]\t\r\n\x01\x{FFFE}\x{FFFF}\x{FEFF}é]|\]\]>){0,40}"#,
+        ) {
+            let mut by_table = String::new();
+            escape_looking_ahead::<Text>(&mut by_table, &s, |b| (b == b']') | (b == 0xEF));
+            proptest::prop_assert_eq!(t(&s), by_table);
+            let mut by_table = String::new();
+            escape_looking_ahead::<Attr>(&mut by_table, &s, |b| b == 0xEF);
+            proptest::prop_assert_eq!(a(&s), by_table);
         }
     }
 

@@ -239,7 +239,7 @@ where
 #[derive(Debug)]
 pub(crate) struct Envelope {
     /// The text; for a routing failure, its part before the router's `<available_actions>`
-    /// block (see [`Envelope::text`]).
+    /// block (see [`Envelope::text`]), left empty when the route's own text is that part.
     text: String,
     /// Whether the text goes on with the routing failure's shared block and `</tool_error>`.
     routed: bool,
@@ -279,7 +279,11 @@ impl Envelope {
     /// `Envelope::of(text.into_error(..))`, with the actions' block and their JSON made once per
     /// router rather than copied into each envelope.
     pub(crate) fn route(text: RouteText, actions: Arc<ActionList>) -> Self {
-        let head = render::route_head(&text);
+        // Without a piece to escape, the route's text is its head: nothing is written here.
+        let head = match text.plain_head() {
+            Some(_) => String::new(),
+            None => render::route_head(&text),
+        };
         Envelope {
             text: head,
             routed: true,
@@ -289,14 +293,24 @@ impl Envelope {
         }
     }
 
+    /// The text, or for a routing failure its head: the route's own text when it needed no
+    /// escaping.
+    fn head(&self) -> &str {
+        match &self.mirror {
+            Mirror::Route(route) if self.routed => route.text.plain_head().unwrap_or(&self.text),
+            _ => &self.text,
+        }
+    }
+
     /// The whole text.
     pub(crate) fn text(&self) -> Cow<'_, str> {
         match self.shared() {
             None => Cow::Borrowed(&self.text),
             Some(list) => {
+                let head = self.head();
                 let mut text =
-                    String::with_capacity(self.text.len() + list.block.len() + ROUTE_TAIL.len());
-                text.push_str(&self.text);
+                    String::with_capacity(head.len() + list.block.len() + ROUTE_TAIL.len());
+                text.push_str(head);
                 text.push_str(&list.block);
                 text.push_str(ROUTE_TAIL);
                 Cow::Owned(text)
@@ -316,7 +330,7 @@ impl Envelope {
     /// The whole text's length in bytes.
     #[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
     pub(crate) fn len(&self) -> usize {
-        self.text.len()
+        self.head().len()
             + self
                 .shared()
                 .map_or(0, |list| list.block.len() + ROUTE_TAIL.len())
@@ -413,7 +427,7 @@ impl Envelope {
             Some(list) => {
                 // The head's closing quote gives way to the block, JSON-escaped once per router,
                 // and the tail (nothing in it to escape).
-                string(out, &self.text);
+                string(out, self.head());
                 out.pop();
                 out.extend_from_slice(list.json().0);
                 out.extend_from_slice(ROUTE_TAIL.as_bytes());

@@ -86,6 +86,10 @@ pub(crate) fn push_cut(out: &mut String, s: &str) {
 
 /// What [`push_cut`] keeps of `s`, and whether it adds `...`.
 pub(crate) fn cut(s: &str) -> (&str, bool) {
+    // No more characters than bytes: a short string is not looked through.
+    if s.len() <= CUT {
+        return (s, false);
+    }
     match s.char_indices().nth(CUT) {
         None => (s, false),
         Some(_) => {

@@ -13,8 +13,8 @@ use super::copy::for_validator;
 use super::flat::Flat;
 use super::layout::{Layout, Node};
 use super::pointer::unescape;
+use super::problem::Sent;
 use super::{FieldPath, Format, MAX_FIELDS, PathSegment, Problem, ProblemKind, ValidationError};
-use crate::envelope::text;
 use crate::hash::FoldState;
 
 /// An action's input schema, compiled once and used for every call.
@@ -281,7 +281,7 @@ impl Schema {
                     let kind = ProblemKind::Other {
                         keyword: keyword.into(),
                     };
-                    found.offer(at.ranks, at.path, kind, || text::sent(at.value));
+                    found.offer(at.ranks, at.path, kind, || Sent::of(at.value));
                 }
             }
             return;
@@ -309,7 +309,7 @@ impl Schema {
                 let mut ranks = at.ranks;
                 ranks.push(declared.map_or((0, usize::MAX), |(i, _)| (0, i)));
                 let kind = ProblemKind::MissingRequired { desc };
-                return found.offer(ranks, at.path.key(name), kind, missing);
+                return found.offer(ranks, at.path.key(name), kind, || Sent::MISSING);
             }
             K::AdditionalProperties { unexpected } => {
                 let declared = node();
@@ -336,7 +336,7 @@ impl Schema {
                         .as_object()
                         .and_then(|m| entry(m, key))
                         .map(|e| e.1);
-                    found.offer(ranks, path, kind, || value.map_or_else(missing, text::sent));
+                    found.offer(ranks, path, kind, || value.map_or(Sent::MISSING, Sent::of));
                 }
                 return;
             }
@@ -359,7 +359,7 @@ impl Schema {
                     found.last_key = Some(this);
                     let kind = ProblemKind::InvalidKey { desc };
                     let key = Value::String(key.to_owned());
-                    found.offer(at.ranks, at.path, kind, || text::sent(&key));
+                    found.offer(at.ranks, at.path, kind, || Sent::of(&key));
                 }
                 return;
             }
@@ -436,7 +436,7 @@ impl Schema {
                 keyword: unescape(keyword).into_owned(),
             },
         };
-        found.offer(at.ranks, at.path, kind, || text::sent(at.value));
+        found.offer(at.ranks, at.path, kind, || Sent::of(at.value));
     }
 
     /// Walks a failure's instance location through the arguments and the layout together,
@@ -451,7 +451,7 @@ impl Schema {
         // Room for each step, and for the one a missing or unexpected key adds.
         let steps = pointer.bytes().filter(|&b| b == b'/').count() + 1;
         let mut at = Located {
-            path: FieldPath(Vec::with_capacity(steps)),
+            path: FieldPath::with_capacity(steps),
             ranks: Vec::with_capacity(steps),
             value: args,
             node: self.layout.root(),
@@ -682,11 +682,6 @@ impl Ord for Ranked {
 
 const SCAN_MAX: usize = 16;
 
-/// `{sent}` of an absent value.
-pub(super) fn missing() -> String {
-    "(missing)".to_owned()
-}
-
 impl<'a> Found<'a> {
     fn new(keep: usize) -> Self {
         Found {
@@ -710,14 +705,14 @@ impl<'a> Found<'a> {
         ranks: Vec<(u8, usize)>,
         path: FieldPath,
         kind: ProblemKind,
-        sent: impl FnOnce() -> String,
+        sent: impl FnOnce() -> Sent,
     ) {
         let is_type = matches!(kind, ProblemKind::InvalidType { .. });
         // Without mistyped values, only a type problem needs its path's hash.
         if is_type || !self.mistyped.is_empty() {
             let mut hasher = self.paths.build_hasher();
             let mut hidden = false;
-            for segment in &path.0 {
+            for segment in path.segments() {
                 hidden |= self.mistyped.contains(hasher.finish());
                 segment.hash(&mut hasher);
             }
@@ -738,7 +733,7 @@ impl<'a> Found<'a> {
             problem: Problem {
                 path,
                 kind,
-                sent: String::new(),
+                sent: Sent::Fixed(""),
             },
         };
         if self.best.len() >= self.keep {
@@ -757,7 +752,9 @@ impl<'a> Found<'a> {
     /// A path's hash, as [`offer`](Self::offer) makes it.
     fn hash(&self, path: &FieldPath) -> u64 {
         let mut hasher = self.paths.build_hasher();
-        path.0.iter().for_each(|segment| segment.hash(&mut hasher));
+        path.segments()
+            .iter()
+            .for_each(|segment| segment.hash(&mut hasher));
         hasher.finish()
     }
 

@@ -13,11 +13,11 @@
 use serde_json::{Map, Value};
 
 use super::copy::STASH;
-use super::detect::{Options, entry, missing};
+use super::detect::{Options, entry};
 use super::layout::{Layout, Node, is_annotation};
 use super::pointer::of_reference;
-use super::{FieldPath, Format, PathSegment, Problem, ProblemKind};
-use crate::envelope::text;
+use super::problem::Sent;
+use super::{FieldPath, Format, Problem, ProblemKind};
 
 /// A flat object schema, ready to walk.
 pub(super) struct Flat {
@@ -155,7 +155,7 @@ impl Flat {
         keep: usize,
     ) -> (Vec<Problem>, usize) {
         let mut kept = Kept::new(keep);
-        let at = |name: &str| FieldPath(vec![PathSegment::Key(name.to_owned())]);
+        let at = FieldPath::of_key;
         for (i, field) in self.fields.iter().enumerate() {
             let Some((key, value)) = entry(args, &field.name) else {
                 continue;
@@ -166,7 +166,7 @@ impl Flat {
             let problem = |kind: &ProblemKind| Problem {
                 path: at(key),
                 kind: kind.clone(),
-                sent: text::sent(value),
+                sent: Sent::of(value),
             };
             if let Some((typed, kind)) = &field.typed
                 && !typed.is_valid(value)
@@ -186,7 +186,7 @@ impl Flat {
                 kept.offer((0, *position, 0), || Problem {
                     path: at(name),
                     kind: kind.clone(),
-                    sent: missing(),
+                    sent: Sent::MISSING,
                 });
             }
         }
@@ -201,7 +201,7 @@ impl Flat {
                         did_you_mean: node.names.closest(key).map(|i| node.known[i].clone()),
                         known: node.known.clone(),
                     },
-                    sent: text::sent(value),
+                    sent: Sent::of(value),
                 });
             }
         }

@@ -252,7 +252,7 @@ impl Problem {
     pub(super) fn write_line(&self, out: &mut String) {
         self.kind.write_headline(out);
         out.push_str(". You sent: ");
-        out.push_str(&self.sent);
+        out.push_str(self.sent.as_str());
         // After a value or list cut with `...`, or a question, the period is not written.
         let open = |out: &String| out.ends_with("...") || out.ends_with('?');
         let before = out.len();

@@ -1,6 +1,7 @@
 //! Where a problem is in the arguments.
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
 
 use crate::envelope::{itoa, text};
 
@@ -13,8 +14,21 @@ use crate::envelope::{itoa, text};
 /// assert_eq!(FieldPath::root().to_string(), "(root)");
 /// assert_eq!(FieldPath::root().key("meta").key("sub key").to_string(), "meta[\"sub key\"]");
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct FieldPath(pub(super) Vec<PathSegment>);
+#[derive(Clone, Default)]
+pub struct FieldPath(Segments);
+
+/// The segments; a path of one, the commonest (a field of the arguments), without a vector.
+#[derive(Clone)]
+enum Segments {
+    One(PathSegment),
+    Many(Vec<PathSegment>),
+}
+
+impl Default for Segments {
+    fn default() -> Self {
+        Segments::Many(Vec::new())
+    }
+}
 
 /// One step of a [`FieldPath`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -31,29 +45,61 @@ impl FieldPath {
         Self::default()
     }
 
+    /// The root, with room for `steps` segments.
+    pub(super) fn with_capacity(steps: usize) -> Self {
+        FieldPath(match steps {
+            0 | 1 => Segments::default(),
+            _ => Segments::Many(Vec::with_capacity(steps)),
+        })
+    }
+
+    /// The path of one object key.
+    pub(super) fn of_key(key: &str) -> Self {
+        FieldPath(Segments::One(PathSegment::Key(key.to_owned())))
+    }
+
     /// This path, then an object key.
     pub fn key(mut self, key: impl Into<String>) -> Self {
-        self.0.push(PathSegment::Key(key.into()));
+        self.push(PathSegment::Key(key.into()));
         self
     }
 
     /// This path, then an array index.
     pub fn index(mut self, index: usize) -> Self {
-        self.0.push(PathSegment::Index(index));
+        self.push(PathSegment::Index(index));
         self
+    }
+
+    pub(super) fn push(&mut self, segment: PathSegment) {
+        match &mut self.0 {
+            Segments::Many(segments) if segments.capacity() == 0 => {
+                self.0 = Segments::One(segment);
+            }
+            Segments::Many(segments) => segments.push(segment),
+            Segments::One(_) => {
+                let Segments::One(first) = std::mem::take(&mut self.0) else {
+                    unreachable!("matched above")
+                };
+                self.0 = Segments::Many(vec![first, segment]);
+            }
+        }
     }
 
     /// The segments, from the root.
     pub fn segments(&self) -> &[PathSegment] {
-        &self.0
+        match &self.0 {
+            Segments::One(segment) => std::slice::from_ref(segment),
+            Segments::Many(segments) => segments,
+        }
     }
 
     pub(super) fn write(&self, out: &mut String) {
-        if self.0.is_empty() {
+        let segments = self.segments();
+        if segments.is_empty() {
             return out.push_str("(root)");
         }
         let start = out.len();
-        for segment in &self.0 {
+        for segment in segments {
             match segment {
                 PathSegment::Key(key) => text::push_key(out, key, out.len() == start),
                 PathSegment::Index(i) => {
@@ -63,6 +109,26 @@ impl FieldPath {
                 }
             }
         }
+    }
+}
+
+impl PartialEq for FieldPath {
+    fn eq(&self, other: &FieldPath) -> bool {
+        self.segments() == other.segments()
+    }
+}
+
+impl Eq for FieldPath {}
+
+impl Hash for FieldPath {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.segments().hash(state);
+    }
+}
+
+impl fmt::Debug for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("FieldPath").field(&self.segments()).finish()
     }
 }
 
@@ -78,10 +144,7 @@ impl fmt::Display for FieldPath {
 impl<S: Into<String>> FromIterator<S> for FieldPath {
     /// A path of object keys.
     fn from_iter<I: IntoIterator<Item = S>>(keys: I) -> Self {
-        FieldPath(
-            keys.into_iter()
-                .map(|k| PathSegment::Key(k.into()))
-                .collect(),
-        )
+        keys.into_iter()
+            .fold(FieldPath::root(), |path, key| path.key(key))
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::{Number, Value};
 
 use super::FieldPath;
-use crate::envelope::text;
+use crate::envelope::{itoa, text};
 
 /// A JSON type, as a schema's `type` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -321,12 +321,12 @@ const GENERIC_ORDER: [&str; 8] = [
 pub struct Problem {
     pub(super) path: FieldPath,
     pub(super) kind: ProblemKind,
-    pub(super) sent: String,
+    pub(super) sent: Sent,
 }
 impl Problem {
     /// A problem at `path`; `sent` is the value found there (`None`: absent).
     pub fn new(path: FieldPath, kind: ProblemKind, sent: Option<&Value>) -> Self {
-        let sent = sent.map_or_else(|| "(missing)".to_owned(), text::sent);
+        let sent = sent.map_or(Sent::MISSING, Sent::of);
         Problem { path, kind, sent }
     }
 
@@ -364,14 +364,101 @@ impl Problem {
 
     /// The sent value as the line shows it (`(missing)`, `'text'`, `array(3)`, ...).
     pub fn sent(&self) -> &str {
-        &self.sent
+        self.sent.as_str()
     }
 
     /// The `<field>` text: `{headline}. You sent: {sent}. {expected}.` (plain, not escaped).
     pub fn line(&self) -> String {
-        let mut line = String::with_capacity(96 + self.sent.len());
+        let mut line = String::with_capacity(96 + self.sent().len());
         self.write_line(&mut line);
         line
+    }
+}
+
+/// `{sent}` of a problem, as the line shows it; a literal, a number or a short plain string
+/// kept in place, so that most problems take no allocation for it.
+#[derive(Clone)]
+pub(crate) enum Sent {
+    Fixed(&'static str),
+    Short(Inline),
+    Long(String),
+}
+
+/// Whole strings one after another, in place (made only by `Sent::short`: its fields are this
+/// module's alone).
+#[derive(Clone)]
+pub(crate) struct Inline {
+    len: u8,
+    bytes: [u8; Sent::SHORT],
+}
+
+impl Sent {
+    /// Room for any integer with its sign, or a plain string of 20 bytes in its quotes.
+    const SHORT: usize = 22;
+
+    /// `{sent}` of an absent value.
+    pub(crate) const MISSING: Sent = Sent::Fixed("(missing)");
+
+    /// `{sent}` of `value` (ERRORS.md §5): what [`text::sent`] writes.
+    pub(crate) fn of(value: &Value) -> Sent {
+        match value {
+            Value::Null => Sent::Fixed("null"),
+            Value::Bool(true) => Sent::Fixed("true"),
+            Value::Bool(false) => Sent::Fixed("false"),
+            Value::Number(n) if !n.is_f64() => {
+                let mut digits = [0; 20];
+                match (n.as_u64(), n.as_i64()) {
+                    (Some(u), _) => Sent::short(&["", itoa(u, &mut digits)]),
+                    (None, Some(i)) => Sent::short(&["-", itoa(i.unsigned_abs(), &mut digits)]),
+                    (None, None) => Sent::Long(text::sent(value)),
+                }
+            }
+            // Quoted as it is: no byte that `push_quoted` escapes, too short to be cut.
+            Value::String(s)
+                if s.len() <= Sent::SHORT - 2
+                    && s.bytes().all(|b| b >= b' ' && b != b'\\' && b != b'\'') =>
+            {
+                Sent::short(&["'", s, "'"])
+            }
+            _ => Sent::Long(text::sent(value)),
+        }
+    }
+
+    /// The pieces one after another, which fit.
+    fn short(pieces: &[&str]) -> Sent {
+        let mut bytes = [0; Sent::SHORT];
+        let mut len = 0;
+        for piece in pieces {
+            bytes[len..len + piece.len()].copy_from_slice(piece.as_bytes());
+            len += piece.len();
+        }
+        Sent::Short(Inline {
+            len: len as u8,
+            bytes,
+        })
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            Sent::Fixed(s) => s,
+            // SAFETY: the bytes are whole strings one after another (`Sent::short`).
+            Sent::Short(inline) => unsafe {
+                std::str::from_utf8_unchecked(&inline.bytes[..usize::from(inline.len)])
+            },
+            Sent::Long(s) => s,
+        }
+    }
+}
+
+impl PartialEq for Sent {
+    fn eq(&self, other: &Sent) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl fmt::Debug for Sent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.as_str().fmt(f)
     }
 }
 
@@ -451,3 +538,46 @@ impl fmt::Display for ValidationError {
 }
 
 impl std::error::Error for ValidationError {}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::Sent;
+    use crate::envelope::text;
+
+    fn same(value: &Value) {
+        assert_eq!(Sent::of(value).as_str(), text::sent(value), "{value}");
+    }
+
+    #[test]
+    fn sent_in_place_is_what_the_line_writes() {
+        for value in [
+            json!(null),
+            json!(true),
+            json!(false),
+            json!(0),
+            json!(-1),
+            json!(i64::MIN),
+            json!(u64::MAX),
+            json!(2.5),
+            json!(-0.0),
+            json!(1e300),
+            json!([1, "a"]),
+            json!({"a": 1}),
+        ] {
+            same(&value);
+        }
+        assert_eq!(Sent::MISSING.as_str(), "(missing)");
+    }
+
+    proptest::proptest! {
+        /// Strings about the length kept in place, with and without what the quoting escapes.
+        #[test]
+        fn sent_strings_in_place_are_what_the_line_writes(
+            s in r#"[a-zé😀 '\\"\x00\n\t]{0,24}"#,
+        ) {
+            same(&Value::String(s));
+        }
+    }
+}
