@@ -497,22 +497,15 @@ impl ActionDef {
         let decoder = self
             .decoder
             .ok_or_else(|| Failure::Internal("this action takes no arguments".into()))?;
-        let decoded = match (decoder.decode)(args) {
-            Ok(decoded) => decoded,
-            Err(_) => {
-                let integers = self.schema.as_ref().ok().and_then(|s| s.integers(args));
-                match integers.as_ref().map(decoder.decode) {
-                    Some(Ok(decoded)) => decoded,
-                    _ => {
-                        return Err(self.refused(decoder, integers.as_ref().unwrap_or(args), args));
-                    }
-                }
+        let mut slot: Option<T> = None;
+        if (decoder.decode)(args, &mut slot).is_err() {
+            let integers = self.schema.as_ref().ok().and_then(|s| s.integers(args));
+            match &integers {
+                Some(fixed) if (decoder.decode)(fixed, &mut slot).is_ok() => {}
+                _ => return Err(self.refused(decoder, integers.as_ref().unwrap_or(args), args)),
             }
-        };
-        decoded
-            .downcast::<T>()
-            .map(|t| *t)
-            .map_err(|_| Failure::Internal("the arguments were decoded into another type".into()))
+        }
+        slot.ok_or_else(|| Failure::Internal("the arguments were decoded into another type".into()))
     }
 
     /// The decoder row: where `decoded` (the arguments as decoded, integers fixed) was refused,

@@ -12,14 +12,22 @@ use crate::validate::{FieldPath, PathSegment};
 /// where the decoder stopped.
 #[derive(Clone, Copy)]
 pub(super) struct Decoder {
-    pub(super) decode: fn(&Value) -> Result<Box<dyn Any + Send>, serde_json::Error>,
+    /// Decodes into `slot`, the caller's `Option<T>` (no allocation for the erasure); a slot
+    /// of another type is left as it was.
+    pub(super) decode: fn(&Value, slot: &mut dyn Any) -> Result<(), serde_json::Error>,
     pub(super) locate: fn(&Value) -> Option<(FieldPath, serde_json::Error)>,
 }
 
 impl Decoder {
-    pub(super) fn of<T: serde::de::DeserializeOwned + Send + 'static>() -> Self {
+    pub(super) fn of<T: serde::de::DeserializeOwned + 'static>() -> Self {
         Decoder {
-            decode: |args| T::deserialize(args).map(|t| Box::new(t) as Box<dyn Any + Send>),
+            decode: |args, slot| {
+                let decoded = T::deserialize(args)?;
+                if let Some(slot) = slot.downcast_mut::<Option<T>>() {
+                    *slot = Some(decoded);
+                }
+                Ok(())
+            },
             locate: |args| {
                 let err = serde_path_to_error::deserialize::<_, T>(args).err()?;
                 Some((decoder_path(err.path()), err.into_inner()))
@@ -51,4 +59,33 @@ pub(super) fn value_at<'a>(args: &'a Value, path: &FieldPath) -> Option<&'a Valu
             PathSegment::Key(key) => value.get(key.as_str()),
             PathSegment::Index(i) => value.get(*i),
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::tool::{ActionDef, Failure};
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Page {
+        id: String,
+        limit: u32,
+    }
+
+    #[test]
+    fn decodes_into_the_type_it_was_made_with_only() {
+        let action = ActionDef::new::<Page>("list").build();
+        let page: Page = action.decode(&json!({"id": "a", "limit": 3})).unwrap();
+        assert_eq!((page.id.as_str(), page.limit), ("a", 3));
+        // The second decoding (integers fixed) writes into the same slot.
+        let page: Page = action.decode(&json!({"id": "b", "limit": 4.0})).unwrap();
+        assert_eq!((page.id.as_str(), page.limit), ("b", 4));
+        // Decoded as `Page`, asked as another type: the slot stays empty.
+        let other = action.decode::<String>(&json!({"id": "a", "limit": 3}));
+        assert!(matches!(other, Err(Failure::Internal(_))));
+        // Refused by `Page`: the decoder row, not an internal error.
+        let refused = action.decode::<Page>(&json!({"id": 7, "limit": 3}));
+        assert!(matches!(refused, Err(Failure::Invalid(_))));
+    }
 }
