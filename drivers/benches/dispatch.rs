@@ -1,5 +1,6 @@
 //! Workload 4 of `shared/bench/WORKLOADS.md`: a whole `tools/call` through the in-process
-//! pipeline (routing, validation, decoding, handler, result), no transport.
+//! pipeline (routing, validation, decoding, handler, result), no transport; `dispatch_json` also
+//! writes each result as the JSON a transport sends.
 
 use std::hint::black_box;
 use std::pin::pin;
@@ -71,6 +72,30 @@ fn dispatch(c: &mut Criterion) {
                 |a| block_on_ready(Tool::call(black_box(&tool), a)),
                 // Small batches: a few inputs and results alive at a time, so the heap does not
                 // grow (page faults) inside the timed region, as it would with thousands.
+                BatchSize::NumIterations(16),
+            )
+        });
+    }
+    group.finish();
+
+    // The same calls with their result written as the JSON the transports send
+    // (`CallToolResult`, an envelope's `_meta` mirror included): what a call costs until its
+    // answer is bytes.
+    let mut group = c.benchmark_group("dispatch_json");
+    for (name, args) in [
+        ("ok", &ok),
+        ("unknown_action", &unknown),
+        ("validation_failure", &invalid),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter_batched(
+                || Some(args.clone()),
+                |a| {
+                    let result = block_on_ready(Tool::call(black_box(&tool), a));
+                    let mut out = Vec::new();
+                    result.write_json(&mut out);
+                    out
+                },
                 BatchSize::NumIterations(16),
             )
         });

@@ -10,8 +10,9 @@
 //! The difference of the two totals over 10,000 is the instructions of one call (its arguments'
 //! copy included; `copy` counts that alone). The kinds: `ok`, `unknown` (an action the tool does
 //! not have), `invalid` (three problems: a mistyped field, a number too large, an unknown key),
-//! `copy`. Criterion's medians remain the figures of time; this one compares two builds of the
-//! runtime when the machine's speed changes between runs.
+//! `copy`. A third argument, `json`, also writes each result as the JSON the transports send
+//! (`Answer::write_json`, as `dispatch_json` in the bench). Criterion's medians remain the figures of time; this one
+//! compares two builds of the runtime when the machine's speed changes between runs.
 
 use std::hint::black_box;
 use std::pin::pin;
@@ -33,9 +34,14 @@ fn ready<F: Future>(future: F) -> Result<F::Output, Error> {
 
 fn main() -> Result<(), Error> {
     let mut args = std::env::args().skip(1);
-    let usage = "usage: dispatch_count ok|unknown|invalid|copy CALLS";
+    let usage = "usage: dispatch_count ok|unknown|invalid|copy CALLS [json]";
     let kind = args.next().ok_or(usage)?;
     let calls: usize = args.next().ok_or(usage)?.parse()?;
+    let json = match args.next().as_deref() {
+        None => false,
+        Some("json") => true,
+        Some(_) => return Err(usage.into()),
+    };
     let arguments = match kind.as_str() {
         "ok" | "copy" => json!({"action": "op07", "id": "item_42", "limit": 10}),
         "unknown" => json!({"action": "op99", "id": "item_42"}),
@@ -49,7 +55,14 @@ fn main() -> Result<(), Error> {
     for _ in 0..calls {
         let copy = black_box(arguments.clone());
         if kind != "copy" {
-            black_box(ready(Tool::call(black_box(&tool), Some(copy)))?);
+            let result = ready(Tool::call(black_box(&tool), Some(copy)))?;
+            if json {
+                let mut out = Vec::new();
+                result.write_json(&mut out);
+                black_box(out);
+            } else {
+                black_box(result);
+            }
         }
     }
     Ok(())

@@ -328,7 +328,6 @@ impl Envelope {
     }
 
     /// The whole text's length in bytes.
-    #[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
     pub(crate) fn len(&self) -> usize {
         self.head().len()
             + self
@@ -413,7 +412,6 @@ impl Envelope {
 
     /// [`Envelope::serialize`] to JSON, by hand (`super::json`): the same bytes, its strings
     /// escaped faster.
-    #[cfg(any(feature = "stdio", feature = "http"))]
     pub(crate) fn write_json(&self, out: &mut Vec<u8>, result_type: bool) {
         use super::json::{number, string};
         out.reserve(self.len() * 2 + 256);

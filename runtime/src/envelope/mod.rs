@@ -3,7 +3,6 @@
 mod awareness;
 mod builtin;
 mod escape;
-#[cfg(any(feature = "stdio", feature = "http"))]
 mod json;
 mod mirror;
 mod parse;
@@ -415,7 +414,6 @@ pub(crate) struct ActionList {
     names: Vec<Text>,
     pub(crate) block: String,
     /// The block escaped as inside a JSON string, and the names as a JSON array.
-    #[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
     json: std::sync::OnceLock<(Vec<u8>, Vec<u8>)>,
 }
 
@@ -441,7 +439,6 @@ impl ActionList {
     }
 
     /// The block escaped as inside a JSON string (no quotes), and the names as a JSON array.
-    #[cfg(any(feature = "stdio", feature = "http"))]
     pub(crate) fn json(&self) -> (&[u8], &[u8]) {
         let (block, names) = self.json.get_or_init(|| {
             let mut block = Vec::with_capacity(self.block.len() + 16);

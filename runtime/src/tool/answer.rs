@@ -68,6 +68,33 @@ impl Answer {
         }
     }
 
+    /// Appends the JSON of the `CallToolResult` it converts into, the bytes
+    /// `serde_json::to_vec(&answer)` writes, as the server's transports write it: an envelope
+    /// from its parts, its strings escaped eight bytes at a time where nothing needs escaping
+    /// (serde_json looks at every byte), a routing failure's action list escaped once per tool.
+    ///
+    /// ```
+    /// use mcp_fusion::tools::Answer;
+    /// use mcp_fusion::{ErrorCode, ToolError};
+    ///
+    /// let answer = Answer::from(ToolError::new(ErrorCode::NOT_FOUND, "No invoice \"inv_9\"."));
+    /// let mut out = Vec::new();
+    /// answer.write_json(&mut out);
+    /// assert_eq!(out, serde_json::to_vec(&answer).unwrap());
+    /// ```
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        match &self.0 {
+            Inner::Envelope(envelope) => envelope.write_json(out, true),
+            Inner::Result(result) => {
+                out.reserve(128); // as `serde_json::to_vec` starts
+                if let Err(e) = serde_json::to_writer(out, result) {
+                    // Only a non-string map key could fail, and rmcp's result has none.
+                    tracing::error!("an answer could not be written as JSON: {e}");
+                }
+            }
+        }
+    }
+
     /// The code of the envelope that tells how the call went, and whether it is a warning: a
     /// failure's one envelope, or a success's last warning; `None` for a plain success.
     #[cfg(feature = "otel")]
@@ -212,6 +239,9 @@ mod tests {
         for (answer, twin) in answers {
             assert!(answer.as_envelope().is_some());
             let direct = serde_json::to_string(&answer).unwrap();
+            let mut written = Vec::new();
+            answer.write_json(&mut written);
+            assert_eq!(String::from_utf8(written).unwrap(), direct);
             let result = twin.into_result();
             assert_eq!(direct, serde_json::to_string(&result).unwrap());
             // Without `resultType`, as for a session of an earlier revision.
@@ -224,12 +254,17 @@ mod tests {
             expected.as_object_mut().unwrap().shift_remove("resultType");
             assert_eq!(String::from_utf8(legacy).unwrap(), expected.to_string());
             // Written by hand, the same bytes.
-            #[cfg(any(feature = "stdio", feature = "http"))]
             for (result_type, expected) in [(true, direct.clone()), (false, expected.to_string())] {
                 let mut by_hand = Vec::new();
                 envelope.write_json(&mut by_hand, result_type);
                 assert_eq!(String::from_utf8(by_hand).unwrap(), expected);
             }
         }
+        // A result an action made is written by serde_json.
+        let content = vec![rmcp::model::ContentBlock::text("a\"b <c>\u{1}")];
+        let result = Answer::from(CallToolResult::success(content));
+        let mut written = Vec::new();
+        result.write_json(&mut written);
+        assert_eq!(written, serde_json::to_vec(&result).unwrap());
     }
 }
