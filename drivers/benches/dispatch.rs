@@ -60,47 +60,34 @@ fn dispatch(c: &mut Criterion) {
         .count();
     assert_eq!(fields, 3, "{invalid_text}");
 
-    let mut group = c.benchmark_group("dispatch");
-    for (name, args) in [
-        ("ok", &ok),
-        ("unknown_action", &unknown),
-        ("validation_failure", &invalid),
-    ] {
-        group.bench_function(name, |b| {
-            b.iter_batched(
-                || Some(args.clone()),
-                |a| block_on_ready(Tool::call(black_box(&tool), a)),
-                // Small batches: a few inputs and results alive at a time, so the heap does not
-                // grow (page faults) inside the timed region, as it would with thousands.
-                BatchSize::NumIterations(16),
-            )
-        });
+    // `dispatch`: a call to its answer; `dispatch_json`: the answer also written as the JSON the
+    // transports send (`CallToolResult`, an envelope's `_meta` mirror included).
+    for (group, written) in [("dispatch", false), ("dispatch_json", true)] {
+        let mut group = c.benchmark_group(group);
+        for (name, args) in [
+            ("ok", &ok),
+            ("unknown_action", &unknown),
+            ("validation_failure", &invalid),
+        ] {
+            group.bench_function(name, |b| {
+                b.iter_batched(
+                    || Some(args.clone()),
+                    |a| {
+                        let result = block_on_ready(Tool::call(black_box(&tool), a));
+                        let mut out = Vec::new();
+                        if written {
+                            result.write_json(&mut out);
+                        }
+                        (result, out)
+                    },
+                    // Small batches: a few inputs and results alive at a time, so the heap does
+                    // not grow (page faults) inside the timed region, as it would with thousands.
+                    BatchSize::NumIterations(16),
+                )
+            });
+        }
+        group.finish();
     }
-    group.finish();
-
-    // The same calls with their result written as the JSON the transports send
-    // (`CallToolResult`, an envelope's `_meta` mirror included): what a call costs until its
-    // answer is bytes.
-    let mut group = c.benchmark_group("dispatch_json");
-    for (name, args) in [
-        ("ok", &ok),
-        ("unknown_action", &unknown),
-        ("validation_failure", &invalid),
-    ] {
-        group.bench_function(name, |b| {
-            b.iter_batched(
-                || Some(args.clone()),
-                |a| {
-                    let result = block_on_ready(Tool::call(black_box(&tool), a));
-                    let mut out = Vec::new();
-                    result.write_json(&mut out);
-                    out
-                },
-                BatchSize::NumIterations(16),
-            )
-        });
-    }
-    group.finish();
 }
 
 criterion_group!(benches, dispatch);
