@@ -11,8 +11,9 @@
 //! copy included; `copy` counts that alone). The kinds: `ok`, `unknown` (an action the tool does
 //! not have), `invalid` (three problems: a mistyped field, a number too large, an unknown key),
 //! `copy`. A third argument, `json`, also writes each result as the JSON the transports send
-//! (`Answer::write_json`, as `dispatch_json` in the bench). Criterion's medians remain the figures of time; this one
-//! compares two builds of the runtime when the machine's speed changes between runs.
+//! (`Answer::write_json`, as `dispatch_json` in the bench). Criterion's medians remain the
+//! figures of time; this one compares two builds of the runtime when the machine's speed
+//! changes between runs.
 
 use std::hint::black_box;
 use std::pin::pin;
