@@ -162,7 +162,7 @@ struct Args {
     #[arg(long, value_name = "N", default_value_t = HttpOptions::default().max_parsing)]
     max_parsing: usize,
     /// HTTP: how many connections are open at once.
-    #[arg(long, value_name = "N", default_value_t = HttpOptions::default().max_connections)]
+    #[arg(long, value_name = "N", default_value_t = HttpOptions::default().connections.max_connections)]
     max_connections: usize,
     /// HTTP: how many sessions live at once.
     #[arg(long, value_name = "N", default_value_t = HttpOptions::default().max_sessions)]
@@ -295,11 +295,11 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
             options.stateless = args.stateless;
             options.max_body_bytes = args.max_body_bytes;
             options.max_parsing = args.max_parsing;
-            options.max_connections = args.max_connections;
+            options.connections.max_connections = args.max_connections;
             options.max_sessions = args.max_sessions;
-            options.header_read_timeout = args.header_timeout;
+            options.connections.header_read_timeout = args.header_timeout;
             options.body_read_timeout = args.body_timeout;
-            options.idle_timeout = args.idle_timeout;
+            options.connections.idle_timeout = args.idle_timeout;
             options.session_keep_alive = args.session_keep_alive;
             options.drain = args.drain;
             if let (Some(issuer), Some(audience)) = (&args.oauth_issuer, &args.oauth_audience) {

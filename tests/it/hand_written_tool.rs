@@ -153,7 +153,10 @@ async fn limits_and_deadline_apply_to_a_hand_written_tool() {
     let busy = server.call(call("echo")).await.expect("the tool exists");
     assert_eq!(parse_envelope(&text(&busy)).code, "SERVER_BUSY");
     let _ = running.await;
-    // The rate limit (3 per minute) was spent by the three calls above.
+    // The rate limit (3 per minute) was spent by the two calls that ran: the one refused for
+    // want of a slot spent nothing, so one call is left.
+    let third = server.call(call("echo")).await.expect("the tool exists");
+    assert_eq!(third.is_error, Some(false));
     let limited = server.call(call("echo")).await.expect("the tool exists");
     assert_eq!(parse_envelope(&text(&limited)).code, "RATE_LIMITED");
 }

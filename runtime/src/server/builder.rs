@@ -1,5 +1,6 @@
-//! Describing a server: its settings and tools are collected in any order, and [`build`]
-//! makes each tool's pipeline once, with the final settings, or says every problem at once.
+//! Describing a server: its settings, tools, sources of tools and the user's own handler are
+//! collected in any order; [`build`] makes each tool's pipeline once, with the final settings,
+//! or says every problem at once (`build.rs`).
 //!
 //! [`build`]: ServerBuilder::build
 
@@ -9,12 +10,15 @@ use std::time::Duration;
 
 use rmcp::model::Implementation;
 
-use super::limits::LimitStore;
-use super::pipeline::{ContractNotes, Pipeline, RateConfig, RateLimitKey, limit_problems};
-use super::{ByName, Inner, Registered, Server};
-use crate::contract::{Contract, DEFAULT_MAX_CHANGES, Diff, OUTPUT};
+use crate::contract::Contract;
 use crate::middleware::{CallInfo, Middleware};
 use crate::tool::{Exposition, Tool};
+
+use super::admission::{RateConfig, RateLimitKey};
+use super::core::Server;
+use super::limits::LimitStore;
+use super::source::PendingSource;
+use super::user::UserHandler;
 
 /// A server being described: settings and tools in any order, then [`build`](Self::build).
 ///
@@ -40,20 +44,21 @@ use crate::tool::{Exposition, Tool};
 /// ```
 #[must_use = "a builder does nothing until it is built"]
 pub struct ServerBuilder {
-    info: Implementation,
-    instructions: Option<String>,
-    tools: Vec<(Arc<dyn Tool>, ToolSettings)>,
-    exposition: Exposition,
-    middleware: Vec<Arc<dyn Middleware>>,
-    rates: RateConfig,
-    expose_causes: bool,
-    locked: Option<Contract>,
-    max_contract_changes: Option<usize>,
+    pub(super) info: Implementation,
+    pub(super) instructions: Option<String>,
+    pub(super) tools: Vec<(Arc<dyn Tool>, ToolSettings)>,
+    pub(super) exposition: Exposition,
+    pub(super) middleware: Vec<Arc<dyn Middleware>>,
+    pub(super) rates: RateConfig,
+    pub(super) expose_causes: bool,
+    pub(super) locked: Option<Contract>,
+    pub(super) max_contract_changes: Option<usize>,
     /// Settings given, for those that may not apply to any tool.
-    store_given: bool,
-    /// Upstreams mounted under namespaces.
-    #[cfg(feature = "gateway")]
-    mounts: Vec<(String, super::gateway::Upstream)>,
+    pub(super) store_given: bool,
+    /// Sources of tools beside the server's own (a gateway's upstreams), being described.
+    pub(super) sources: Vec<Box<dyn PendingSource>>,
+    /// The user's handler, for every request that is not about tools.
+    pub(super) handler: Option<Arc<dyn UserHandler>>,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -79,9 +84,9 @@ impl fmt::Debug for ServerBuilder {
 #[derive(Clone, Default)]
 #[must_use]
 pub struct ToolSettings {
-    middleware: Vec<Arc<dyn Middleware>>,
-    exposition: Option<Exposition>,
-    store: Option<Arc<dyn LimitStore>>,
+    pub(super) middleware: Vec<Arc<dyn Middleware>>,
+    pub(super) exposition: Option<Exposition>,
+    pub(super) store: Option<Arc<dyn LimitStore>>,
 }
 
 impl fmt::Debug for ToolSettings {
@@ -137,37 +142,78 @@ impl Server {
             locked: None,
             max_contract_changes: None,
             store_given: false,
-            #[cfg(feature = "gateway")]
-            mounts: Vec::new(),
+            sources: Vec::new(),
+            handler: None,
         }
     }
 }
 
 impl ServerBuilder {
-    /// Mounts an upstream MCP server under `namespace` (lowercase ASCII letters, digits and
-    /// `-`, starting with a letter): its tools are listed as `{namespace}_{tool}` and their
-    /// calls forwarded to it ([`gateway`](crate::server::gateway)). The server keeps it connected from
-    /// when serving starts (or from the first listing or call in process). A namespace that
-    /// is not valid, mounted twice, or that a tool's listed name starts with is a build error.
+    /// Serves everything that is not a tool with your own rmcp `ServerHandler`: prompts,
+    /// resources and their subscriptions, completion, `logging/setLevel`, tasks, custom
+    /// requests, and the notifications a client sends. The server's tools stay this crate's
+    /// (the handler's capabilities are merged with them in `initialize` and `server/discover`;
+    /// a handler that declares the tools capability is a build error), and every request the
+    /// handler answers goes through the same transports, limits, OAuth and graceful shutdown:
+    /// it is stopped when the client cancels it, its panic is answered, and a shutdown drains
+    /// it like a call.
     ///
     /// ```
-    /// use mcp_fusion::Server;
-    /// use mcp_fusion::gateway::Upstream;
+    /// use mcp_fusion::rmcp::model::*;
+    /// use mcp_fusion::rmcp::service::RequestContext;
+    /// use mcp_fusion::rmcp::{ErrorData, RoleServer, ServerHandler};
+    /// use mcp_fusion::{Server, ToolError, tool};
     ///
-    /// let server = Server::builder("front-desk", "1.0.0")
-    ///     .mount("billing", Upstream::command("billing-server", ["--stdio"]))
-    ///     .build()?;
-    /// # let _ = server;
+    /// struct Prompts;
+    ///
+    /// impl ServerHandler for Prompts {
+    ///     fn get_info(&self) -> ServerConfig {
+    ///         ServerConfig::new(ServerCapabilities::builder().enable_prompts().build())
+    ///     }
+    ///
+    ///     async fn list_prompts(
+    ///         &self,
+    ///         _request: Option<PaginatedRequestParams>,
+    ///         _context: RequestContext<RoleServer>,
+    ///     ) -> Result<ListPromptsResult, ErrorData> {
+    ///         Ok(ListPromptsResult::with_all_items(vec![Prompt::new("greet", Some("Greets."), None)]))
+    ///     }
+    /// }
+    ///
+    /// /// Pings.
+    /// #[tool]
+    /// async fn ping() -> Result<&'static str, ToolError> {
+    ///     Ok("pong")
+    /// }
+    ///
+    /// let server = Server::builder("desk", "1.0.0").tool(PingTool).handler(Prompts).build()?;
+    /// let info = ServerHandler::get_info(&server);
+    /// assert!(info.capabilities.tools.is_some() && info.capabilities.prompts.is_some());
     /// # Ok::<(), mcp_fusion::server::BuildError>(())
     /// ```
-    #[cfg(feature = "gateway")]
-    pub fn mount(
-        mut self,
-        namespace: impl Into<String>,
-        upstream: super::gateway::Upstream,
-    ) -> Self {
-        self.mounts.push((namespace.into(), upstream));
+    pub fn handler(mut self, handler: impl rmcp::ServerHandler) -> Self {
+        self.handler = Some(Arc::new(handler));
         self
+    }
+
+    /// The source of type `P` being described, added the first time it is asked for.
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    pub(crate) fn source_mut<P: PendingSource + Default>(&mut self) -> &mut P {
+        let at = self
+            .sources
+            .iter()
+            .position(|source| source.as_any().is::<P>());
+        let at = match at {
+            Some(at) => at,
+            None => {
+                self.sources.push(Box::new(P::default()));
+                self.sources.len() - 1
+            }
+        };
+        self.sources[at]
+            .as_any_mut()
+            .downcast_mut()
+            .expect("the source found is of this type")
     }
 
     /// Serves a tool, with the server's settings.
@@ -316,301 +362,4 @@ impl ServerBuilder {
         self.max_contract_changes = Some(max);
         self
     }
-
-    /// The server: each tool's pipeline made once with the final settings; or every problem
-    /// of every tool and setting, each naming the tool, the action, the field and the fix.
-    pub fn build(self) -> Result<Server, BuildError> {
-        let mut problems = Vec::new();
-        let mut by_name = ByName::default();
-        let mut planned = Vec::with_capacity(self.tools.len());
-        for (index, (tool, settings)) in self.tools.iter().enumerate() {
-            let def = tool.definition();
-            if settings.exposition.is_some() && def.discriminator().is_none() {
-                problems.push(format!(
-                    "tool \"{}\": it has one action, so it is one MCP tool whatever its exposition; remove ToolSettings::exposition",
-                    def.name()
-                ));
-            }
-            let exposition = settings
-                .exposition
-                .or(def.exposition())
-                .unwrap_or(self.exposition);
-            for (action, tag) in def.tagged_arguments() {
-                tracing::warn!(
-                    action,
-                    tag,
-                    "the arguments are alternatives told apart by \"{tag}\" (an internally tagged enum): a call that matches none is told only \"Expected a value matching one of the allowed shapes\" (ERRORS.md §5); for the model to be told what each shape needs, make each variant an action of the tool"
-                );
-            }
-            problems.extend(def.problems(exposition));
-            let store = settings.store.as_ref().unwrap_or(&self.rates.store);
-            problems.extend(limit_problems(def, &**store));
-            if settings.store.is_some() && !has_limits(def) {
-                problems.push(format!(
-                    "tool \"{}\": ToolSettings::limit_store, but the tool has no rate or concurrency limit to keep in it; declare one or remove the store",
-                    def.name()
-                ));
-            }
-            if let Some(own) = &settings.store
-                && self.rates.key.is_some()
-                && (self.rates.default.is_some() || has_rate_limits(def))
-                && let Some(refused) = own.refuses_caller_keys()
-            {
-                problems.push(format!(
-                    "tool \"{}\": rate_limit_key, kept in its own store (ToolSettings::limit_store): {refused}",
-                    def.name()
-                ));
-            }
-            let listed = def.listed(exposition);
-            let flat = def.discriminator().is_some() && exposition == Exposition::Flat;
-            let names: Vec<(String, Option<usize>)> = match flat {
-                true => listed
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| (t.name.to_string(), Some(i)))
-                    .collect(),
-                false => vec![(def.name().to_owned(), None)],
-            };
-            for (name, action) in names {
-                match by_name.entry(name) {
-                    std::collections::hash_map::Entry::Vacant(free) => {
-                        free.insert((index, action));
-                    }
-                    std::collections::hash_map::Entry::Occupied(taken) => {
-                        let name = taken.key();
-                        let what = match action {
-                            Some(i) => format!(
-                                "the flat tool \"{name}\" (action \"{}\")",
-                                def.actions()[i].qualified()
-                            ),
-                            None => format!("the tool \"{name}\""),
-                        };
-                        problems.push(format!(
-                            "{what}: another tool has this name; rename one (#[tool(name = \"...\")], #[action(name = \"...\")])"
-                        ));
-                    }
-                }
-            }
-            planned.push((flat, listed));
-        }
-        problems.extend(self.settings_that_cannot_apply());
-        #[cfg(feature = "gateway")]
-        problems.extend(self.mount_problems(&by_name));
-        if !problems.is_empty() {
-            return Err(BuildError { problems });
-        }
-
-        let diff = self.locked.as_ref().map(|locked| {
-            // The server's own tools: the validation errors it writes are about them.
-            let mut running = Contract::of_tools(self.tools.iter().map(|(t, _)| t.definition()));
-            running.upstreams.clone_from(&locked.upstreams);
-            Diff::between(locked, &running)
-        });
-        let max = self.max_contract_changes.unwrap_or(DEFAULT_MAX_CHANGES);
-        #[cfg(feature = "gateway")]
-        let subscribers = Arc::new(super::gateway::Subscribers::default());
-        #[cfg(feature = "gateway")]
-        let mounts: Arc<[Arc<super::gateway::Link>]> = self
-            .mounts
-            .into_iter()
-            .map(|(namespace, upstream)| {
-                let locked = self.locked.as_ref().and_then(|l| l.upstream(&namespace));
-                super::gateway::Link::new(
-                    namespace,
-                    upstream,
-                    Arc::clone(&subscribers),
-                    &*self.rates.store,
-                    self.rates.max_keys,
-                    locked,
-                )
-            })
-            .collect();
-        let tools = self
-            .tools
-            .into_iter()
-            .zip(planned)
-            .map(|((tool, settings), (flat, listed))| {
-                let def = tool.definition();
-                let middleware = self.middleware.iter().chain(&settings.middleware).cloned();
-                let mut rates = self.rates.clone();
-                if let Some(store) = &settings.store {
-                    rates.store = store.clone();
-                }
-                let mut pipeline =
-                    Pipeline::new(def, middleware.collect(), &rates, self.expose_causes);
-                pipeline.flat = flat;
-                #[cfg(feature = "gateway")]
-                if !mounts.is_empty() {
-                    pipeline.mounts = Some(Arc::new(super::gateway::Mounts(Arc::clone(&mounts))));
-                }
-                pipeline.contract = diff.as_ref().and_then(|diff| {
-                    let changes: Vec<_> = diff
-                        .tool(def.name())
-                        .iter()
-                        .filter(|c| c.severity.reaches_the_model())
-                        // An output change concerns the host that reads results, not the
-                        // model's arguments (ERRORS.md §10 rule 8).
-                        .filter(|c| !c.field.starts_with(OUTPUT))
-                        .cloned()
-                        .collect();
-                    (!changes.is_empty()).then_some(ContractNotes { changes, max })
-                });
-                Registered {
-                    tool,
-                    pipeline: Arc::new(pipeline),
-                    listed,
-                }
-            })
-            .collect();
-        Ok(Server {
-            inner: Arc::new(Inner {
-                info: self.info,
-                instructions: self.instructions,
-                tools,
-                by_name,
-                listing: Default::default(),
-                validating: tokio::sync::Semaphore::new(1),
-                #[cfg(feature = "otel")]
-                instruments: super::otel::Instruments::new(),
-                #[cfg(feature = "gateway")]
-                mounts,
-                #[cfg(feature = "gateway")]
-                subscribers,
-                #[cfg(feature = "gateway")]
-                forwarding: super::Forwarding {
-                    middleware: self.middleware,
-                    key: self.rates.key,
-                    expose_causes: self.expose_causes,
-                },
-            }),
-        })
-    }
-
-    /// Mounts whose namespace cannot be used.
-    #[cfg(feature = "gateway")]
-    fn mount_problems(&self, by_name: &ByName) -> Vec<String> {
-        let mut problems = Vec::new();
-        for (i, (namespace, _)) in self.mounts.iter().enumerate() {
-            if !super::gateway::valid_namespace(namespace) {
-                problems.push(format!(
-                    "mount \"{namespace}\": a namespace is lowercase ASCII letters, digits and '-', starting with a letter, at most 32 characters"
-                ));
-            }
-            if self.mounts[..i].iter().any(|(other, _)| other == namespace) {
-                problems.push(format!(
-                    "mount \"{namespace}\": this namespace is mounted twice; mount each upstream under a namespace of its own"
-                ));
-            }
-            let prefix = format!("{namespace}{}", super::gateway::SEPARATOR);
-            let mut taken: Vec<&String> =
-                by_name.keys().filter(|n| n.starts_with(&prefix)).collect();
-            taken.sort();
-            if let Some(name) = taken.first() {
-                problems.push(format!(
-                    "mount \"{namespace}\": the tool \"{name}\" is listed under this namespace's prefix, so calls could not be told apart; rename the tool or choose another namespace"
-                ));
-            }
-        }
-        problems
-    }
-
-    /// Settings given that no tool would use: each a build error rather than a silent no-op.
-    fn settings_that_cannot_apply(&self) -> Vec<String> {
-        #[cfg(feature = "gateway")]
-        let mounts_rate_limited = self.mounts.iter().any(|(_, u)| u.rate_limit.is_some());
-        #[cfg(not(feature = "gateway"))]
-        let mounts_rate_limited = false;
-        let rate_limited = self.rates.default.is_some()
-            || mounts_rate_limited
-            || self
-                .tools
-                .iter()
-                .any(|(t, _)| has_rate_limits(t.definition()));
-        // The tools whose limits the server's store keeps.
-        let kept = self
-            .tools
-            .iter()
-            .filter(|(_, settings)| settings.store.is_none())
-            .map(|(t, _)| t.definition());
-        let limited = self.rates.default.is_some() || kept.clone().any(has_limits);
-        #[cfg(feature = "gateway")]
-        let limited = limited
-            || self
-                .mounts
-                .iter()
-                .any(|(_, u)| u.rate_limit.is_some() || u.concurrency.is_some());
-        // Keyed budgets the server's store keeps (those of tools with a store of their own are
-        // checked with that store).
-        let keyed_kept = mounts_rate_limited
-            || kept.clone().next().is_some()
-                && (self.rates.default.is_some() || kept.clone().any(has_rate_limits));
-        let mut problems = Vec::new();
-        if self.rates.key.is_some() && !rate_limited {
-            problems.push("rate_limit_key: no tool has a rate limit, so no call would be keyed; declare one (#[tool(rate_limit(..))], ServerBuilder::rate_limit) or remove the key".to_owned());
-        }
-        if self.rates.key.is_some()
-            && keyed_kept
-            && let Some(refused) = self.rates.store.refuses_caller_keys()
-        {
-            problems.push(format!("rate_limit_key: {refused}"));
-        }
-        if self.store_given && !limited {
-            problems.push("limit_store: no tool has a rate or concurrency limit to keep in it; declare one or remove the store".to_owned());
-        }
-        if self.max_contract_changes.is_some() && self.locked.is_none() {
-            problems.push("max_contract_changes: there is no contract lockfile whose changes it would count; set contract_lock or remove it".to_owned());
-        }
-        problems
-    }
 }
-
-impl crate::contract::ToolSet for ServerBuilder {
-    fn tool_definitions(&self) -> impl Iterator<Item = &crate::tool::ToolDef> {
-        self.tools.iter().map(|(tool, _)| tool.definition())
-    }
-}
-
-/// Whether a tool declares a rate or concurrency limit, its own or an action's.
-fn has_limits(def: &crate::tool::ToolDef) -> bool {
-    has_rate_limits(def)
-        || def.concurrency().is_some()
-        || def.actions().iter().any(|a| a.concurrency().is_some())
-}
-
-/// Whether a tool declares a rate limit, its own or an action's.
-fn has_rate_limits(def: &crate::tool::ToolDef) -> bool {
-    def.rate_limit().is_some() || def.actions().iter().any(|a| a.rate_limit().is_some())
-}
-
-/// Why a server could not be built: every problem of every tool and setting, each one
-/// sentence naming the tool, the action, the field and the fix.
-///
-/// ```
-/// use mcp_fusion::Server;
-///
-/// let refused = Server::builder("s", "1").max_contract_changes(3).build().unwrap_err();
-/// assert!(refused.problems()[0].starts_with("max_contract_changes:"));
-/// ```
-#[derive(Debug, Clone)]
-pub struct BuildError {
-    problems: Vec<String>,
-}
-
-impl BuildError {
-    /// Each problem, one sentence.
-    pub fn problems(&self) -> &[String] {
-        &self.problems
-    }
-}
-
-impl fmt::Display for BuildError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("cannot build the MCP server:")?;
-        for problem in &self.problems {
-            write!(f, "\n- {problem}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for BuildError {}

@@ -6,7 +6,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
-use tokio::sync::mpsc;
+use tokio::sync::Notify;
 
 /// A W3C trace context (`traceparent`, and `tracestate` when valid), as MCP carries it in a
 /// request's `_meta` (2026-07-28 revision, SEP-414). Parsed strictly: anything malformed is
@@ -138,17 +138,25 @@ pub(crate) fn new_span_id() -> String {
 }
 
 /// Progress of one call toward its client: at most one notification per interval, `progress`
-/// strictly increasing (MCP requires it), none once the call is answered.
+/// strictly increasing (MCP requires it), none once the call is answered. What is reported
+/// waits in one place until the transport takes it: a report made while the previous one is
+/// still unsent replaces it (the newest is the furthest), so a client that reads slowly costs
+/// one notification of memory, never a queue.
 #[derive(Debug)]
 pub(crate) struct Progress {
     token: ProgressToken,
     interval: Duration,
     state: Mutex<State>,
+    /// Woken when a notification waits, and when the progress is closed.
+    ready: Notify,
 }
 
 #[derive(Debug)]
 struct State {
-    sink: Option<mpsc::UnboundedSender<ProgressNotificationParam>>,
+    /// The notification waiting to be sent.
+    waiting: Option<ProgressNotificationParam>,
+    /// Open until the call is answered.
+    open: bool,
     last: Option<f64>,
     sent_at: Option<Instant>,
     /// The handler reported progress itself: the heartbeat stops.
@@ -163,26 +171,28 @@ pub(crate) enum Reporter {
 }
 
 impl Progress {
-    pub(crate) fn new(
-        token: ProgressToken,
-        interval: Duration,
-        sink: mpsc::UnboundedSender<ProgressNotificationParam>,
-    ) -> Self {
+    pub(crate) fn new(token: ProgressToken, interval: Duration) -> Self {
         Progress {
             token,
             interval,
             state: Mutex::new(State {
-                sink: Some(sink),
+                waiting: None,
+                open: true,
                 last: None,
                 sent_at: None,
                 reported: false,
             }),
+            ready: Notify::new(),
         }
     }
 
-    /// Sends one notification unless it would not increase `progress`, comes within the
-    /// interval of the last one (a final one, `progress == total`, is never held back by the
-    /// interval), or the call is answered. Whether it was sent.
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Reports progress unless it would not increase `progress`, comes within the interval of
+    /// the last one (a final one, `progress == total`, is never held back by the interval), or
+    /// the call is answered. Whether it will be sent.
     pub(crate) fn report(
         &self,
         progress: f64,
@@ -190,16 +200,13 @@ impl Progress {
         message: Option<&str>,
         by: Reporter,
     ) -> bool {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut state = self.lock();
         if by == Reporter::Handler {
             state.reported = true;
         } else if state.reported {
             return false;
         }
-        let Some(sink) = state.sink.as_ref() else {
-            return false;
-        };
-        if !progress.is_finite() || state.last.is_some_and(|last| progress <= last) {
+        if !state.open || !progress.is_finite() || state.last.is_some_and(|last| progress <= last) {
             return false;
         }
         let last_one = total.is_some_and(|t| progress >= t);
@@ -210,29 +217,41 @@ impl Progress {
         let mut param = ProgressNotificationParam::new(self.token.clone(), progress);
         param.total = total.filter(|t| t.is_finite());
         param.message = message.map(str::to_owned);
-        if sink.send(param).is_err() {
-            return false;
-        }
+        state.waiting = Some(param);
         state.last = Some(progress);
         state.sent_at = Some(now);
+        drop(state);
+        self.ready.notify_one();
         true
+    }
+
+    /// The next notification to send, once one waits; `None` once the progress is closed and
+    /// nothing is left.
+    pub(crate) async fn next(&self) -> Option<ProgressNotificationParam> {
+        loop {
+            let ready = self.ready.notified();
+            {
+                let mut state = self.lock();
+                if let Some(note) = state.waiting.take() {
+                    return Some(note);
+                }
+                if !state.open {
+                    return None;
+                }
+            }
+            ready.await;
+        }
     }
 
     /// Whether the handler has reported progress of its own.
     pub(crate) fn reported_by_handler(&self) -> bool {
-        self.state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .reported
+        self.lock().reported
     }
 
-    /// No more notifications: the call is being answered.
+    /// No more notifications: the call is being answered (what waits is still sent).
     pub(crate) fn close(&self) {
-        self.state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .sink
-            .take();
+        self.lock().open = false;
+        self.ready.notify_one();
     }
 }
 
@@ -293,12 +312,12 @@ mod tests {
         }
     }
 
-    #[test]
-    fn progress_only_increases_and_is_spaced() {
-        let (tx, mut rx) = mpsc::unbounded_channel();
+    #[tokio::test]
+    async fn progress_only_increases_and_is_spaced() {
         let token = ProgressToken(rmcp::model::NumberOrString::Number(7));
-        let progress = Progress::new(token, Duration::from_secs(60), tx);
+        let progress = Progress::new(token, Duration::from_secs(60));
         assert!(progress.report(1.0, Some(10.0), None, Reporter::Handler));
+        assert_eq!(progress.next().await.map(|p| p.progress), Some(1.0));
         // Within the interval: held back; not increasing: dropped.
         assert!(!progress.report(2.0, Some(10.0), None, Reporter::Handler));
         assert!(!progress.report(1.0, Some(10.0), None, Reporter::Handler));
@@ -308,9 +327,22 @@ mod tests {
         assert!(!progress.report(11.0, None, None, Reporter::Heartbeat));
         progress.close();
         assert!(!progress.report(20.0, Some(30.0), None, Reporter::Handler));
-        let sent: Vec<f64> = std::iter::from_fn(|| rx.try_recv().ok())
-            .map(|p| p.progress)
-            .collect();
-        assert_eq!(sent, [1.0, 10.0]);
+        // What waited when the progress closed is still sent, then nothing.
+        assert_eq!(progress.next().await.map(|p| p.progress), Some(10.0));
+        assert_eq!(progress.next().await.map(|p| p.progress), None);
+    }
+
+    /// A client that does not read costs one waiting notification: a newer report replaces
+    /// the one not yet taken.
+    #[tokio::test]
+    async fn unsent_progress_is_replaced_not_queued() {
+        let token = ProgressToken(rmcp::model::NumberOrString::Number(8));
+        let progress = Progress::new(token, Duration::ZERO);
+        for done in 1..=1000 {
+            assert!(progress.report(f64::from(done), None, None, Reporter::Handler));
+        }
+        assert_eq!(progress.next().await.map(|p| p.progress), Some(1000.0));
+        progress.close();
+        assert!(progress.next().await.is_none());
     }
 }

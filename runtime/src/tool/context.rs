@@ -25,13 +25,13 @@ pub struct Context {
     progress: Option<Arc<Progress>>,
     trace: Option<Arc<(TraceContext, String)>>,
     caller: Option<Caller>,
-    /// The server's mounted upstreams, for [`Context::handoff`].
-    #[cfg(feature = "gateway")]
-    mounts: Option<Arc<dyn Handoffs>>,
+    /// Where a handoff leads: the upstreams the server mounts (`Context::handoff`).
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    handoffs: Option<Arc<dyn Handoffs>>,
 }
 
 /// Where a handoff leads: the upstreams a server mounts (its gateway).
-#[cfg(feature = "gateway")]
+#[cfg_attr(not(feature = "gateway"), allow(dead_code))]
 pub(crate) trait Handoffs: Send + Sync + std::fmt::Debug {
     /// The tools of the upstream mounted under `namespace`, as the client calls them, once the
     /// server is keeping it connected; `None` when no upstream is mounted there.
@@ -46,16 +46,26 @@ impl Context {
             progress: None,
             trace: None,
             caller: None,
-            #[cfg(feature = "gateway")]
-            mounts: None,
+            handoffs: None,
         }
     }
 
-    /// The context with the server's mounted upstreams, for [`Context::handoff`].
-    #[cfg(feature = "gateway")]
-    pub(crate) fn with_mounts(mut self, mounts: Arc<dyn Handoffs>) -> Self {
-        self.mounts = Some(mounts);
+    /// The context with where a handoff leads (the server's mounted upstreams).
+    pub(crate) fn with_handoffs(mut self, handoffs: Arc<dyn Handoffs>) -> Self {
+        self.handoffs = Some(handoffs);
         self
+    }
+
+    /// Where the call's progress goes, when the client asked for it.
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    pub(crate) fn progress_handle(&self) -> Option<&Arc<Progress>> {
+        self.progress.as_ref()
+    }
+
+    /// The client's trace context and the server's span id for the call.
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    pub(crate) fn trace_and_span(&self) -> Option<&(TraceContext, String)> {
+        self.trace.as_deref()
     }
 
     /// Hands the conversation to the upstream mounted under `namespace` (feature `gateway`):
@@ -81,7 +91,7 @@ impl Context {
     /// ```
     #[cfg(feature = "gateway")]
     pub fn handoff(&self, namespace: &str, reason: Option<&str>) -> ToolError {
-        let tools = self.mounts.as_ref().and_then(|m| m.tools_of(namespace));
+        let tools = self.handoffs.as_ref().and_then(|m| m.tools_of(namespace));
         let tools: Vec<String> = match tools {
             Some(tools) => tools,
             None => {

@@ -21,13 +21,12 @@ pub use call::TraceContext;
 pub(crate) use call::{Progress, Reporter, new_span_id};
 pub use caller::Caller;
 pub use context::Context;
-#[cfg(feature = "gateway")]
 pub(crate) use context::Handoffs;
 pub use definition::{Exposition, SingleToolDefBuilder, ToolDef, ToolDefBuilder};
 #[cfg(feature = "gateway")]
 pub(crate) use invoke::settle;
 pub(crate) use invoke::{
-    Callable, CatchUnwind, PanicMessage, Prepared, Rejection, Route, catching, finish, prepare,
+    Callable, CatchUnwind, Outcome, PanicMessage, Rejection, Route, catching, finish, prepare,
 };
 pub use invoke::{Failure, IntoOutput, Response};
 pub use listing::SCOPES_KEY;

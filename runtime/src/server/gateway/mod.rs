@@ -42,93 +42,72 @@
 //! # Ok(()) }
 //! ```
 
+mod breaker;
 mod envelopes;
+mod keeper;
 mod link;
+mod listing;
+mod source;
+mod subscribers;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-pub(crate) use link::Link;
+use crate::server::builder::ServerBuilder;
+use crate::server::core::Server;
 
-/// A server's mounted upstreams, as handlers' handoffs see them.
-#[derive(Debug)]
-pub(crate) struct Mounts(pub(crate) Arc<[Arc<Link>]>);
+impl ServerBuilder {
+    /// Mounts an upstream MCP server under `namespace` (lowercase ASCII letters, digits and
+    /// `-`, starting with a letter): its tools are listed as `{namespace}_{tool}` and their
+    /// calls forwarded to it ([`gateway`](crate::server::gateway)). The server keeps it connected from
+    /// when serving starts (or from the first listing or call in process). A namespace that
+    /// is not valid, mounted twice, or that a tool's listed name starts with is a build error.
+    ///
+    /// ```
+    /// use mcp_fusion::Server;
+    /// use mcp_fusion::gateway::Upstream;
+    ///
+    /// let server = Server::builder("front-desk", "1.0.0")
+    ///     .mount("billing", Upstream::command("billing-server", ["--stdio"]))
+    ///     .build()?;
+    /// # let _ = server;
+    /// # Ok::<(), mcp_fusion::server::BuildError>(())
+    /// ```
+    pub fn mount(mut self, namespace: impl Into<String>, upstream: Upstream) -> Self {
+        let pending = self.source_mut::<source::PendingMounts>();
+        pending.0.push((namespace.into(), upstream));
+        self
+    }
+}
 
-impl crate::tool::Handoffs for Mounts {
-    fn tools_of(&self, namespace: &str) -> Option<Vec<String>> {
-        let link = self.0.iter().find(|link| link.namespace == namespace)?;
-        if tokio::runtime::Handle::try_current().is_ok() {
-            link.start();
+impl Server {
+    /// Connects every mounted upstream that is not connected yet and waits for each first
+    /// attempt to end (each within its [`connect_timeout`](Upstream::connect_timeout)): the
+    /// namespaces of the upstreams it could not reach, empty when all answer. A gateway
+    /// connects when serving starts otherwise (or on its first listing or call in process);
+    /// this is for a `main` that writes the lockfile ([`Contract::of`](crate::contract::Contract::of)
+    /// then records every upstream's tools) or wants to know its upstreams answer before it
+    /// serves.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use mcp_fusion::contract::Contract;
+    /// use mcp_fusion::gateway::Upstream;
+    ///
+    /// let server = mcp_fusion::Server::builder("front-desk", "1.0.0")
+    ///     .mount("books", Upstream::command("billing-server", ["--stdio"]))
+    ///     .build()?;
+    /// let unreachable = server.reach_upstreams().await;
+    /// assert!(unreachable.is_empty(), "cannot reach {unreachable:?}");
+    /// std::fs::write("mcp-fusion.lock", Contract::of(&server).to_lockfile())?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn reach_upstreams(&self) -> Vec<String> {
+        let mut unreachable = Vec::new();
+        for source in self.inner.sources.iter() {
+            unreachable.extend(source.reach().await);
         }
-        Some(
-            link.listed()
-                .into_iter()
-                .map(|t| t.name.into_owned())
-                .collect(),
-        )
+        unreachable
     }
-}
-
-/// The clients to tell when the listing changes (an upstream's tools changed): the sessions
-/// that began with `initialize` (stdio, HTTP sessions before 2026-07-28), told unsolicited, and
-/// the `subscriptions/listen` streams that asked for `tools` listing changes (2026-07-28).
-/// Stateless HTTP before 2026-07-28 has no one to tell.
-#[derive(Default)]
-pub(crate) struct Subscribers {
-    peers: std::sync::Mutex<Vec<Arc<rmcp::Peer<rmcp::RoleServer>>>>,
-    streams: std::sync::Mutex<Vec<Arc<rmcp::service::SubscriptionSink>>>,
-}
-
-impl Subscribers {
-    /// Counts a session that began.
-    pub(crate) fn add(&self, peer: rmcp::Peer<rmcp::RoleServer>) {
-        lock(&self.peers).push(Arc::new(peer));
-    }
-
-    /// Counts a stream that listens, until `ended` completes.
-    pub(crate) async fn listen(
-        &self,
-        stream: rmcp::service::SubscriptionSink,
-        ended: impl Future<Output = ()>,
-    ) {
-        let stream = Arc::new(stream);
-        lock(&self.streams).push(Arc::clone(&stream));
-        ended.await;
-        lock(&self.streams).retain(|s| !Arc::ptr_eq(s, &stream));
-    }
-
-    /// Sends `notifications/tools/list_changed` to every session and stream, forgetting those
-    /// that are gone.
-    pub(crate) fn tell(self: &Arc<Self>) {
-        let this = Arc::clone(self);
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        runtime.spawn(async move {
-            let peers = lock(&this.peers).clone();
-            let mut gone = Vec::new();
-            for peer in peers {
-                if peer.is_transport_closed() || peer.notify_tool_list_changed().await.is_err() {
-                    gone.push(peer);
-                }
-            }
-            lock(&this.peers).retain(|p| !gone.iter().any(|g| Arc::ptr_eq(p, g)));
-            let streams = lock(&this.streams).clone();
-            let mut ended = Vec::new();
-            for stream in streams {
-                if stream.notify_tool_list_changed().await.is_err() {
-                    ended.push(stream);
-                }
-            }
-            lock(&this.streams).retain(|s| !ended.iter().any(|e| Arc::ptr_eq(s, e)));
-        });
-    }
-}
-
-fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// An upstream MCP server a gateway mounts: how to reach it, and how patiently.
@@ -155,6 +134,7 @@ pub struct Upstream {
     pub(crate) breaker: u32,
     pub(crate) rate_limit: Option<crate::tools::RateLimit>,
     pub(crate) concurrency: Option<crate::tools::Concurrency>,
+    pub(crate) scopes: Vec<String>,
 }
 
 #[derive(Clone)]
@@ -186,6 +166,7 @@ impl std::fmt::Debug for Upstream {
             .field("breaker", &self.breaker)
             .field("rate_limit", &self.rate_limit)
             .field("concurrency", &self.concurrency)
+            .field("scopes", &self.scopes)
             .finish()
     }
 }
@@ -221,7 +202,29 @@ impl Upstream {
             breaker: 5,
             rate_limit: None,
             concurrency: None,
+            scopes: Vec::new(),
         }
+    }
+
+    /// The OAuth scopes a verified caller needs to call any tool of this upstream (over
+    /// streamable HTTP with [`HttpOptions::oauth`](crate::server::HttpOptions)), on top of those
+    /// its tools declare themselves (an mcp-fusion upstream lists them in each tool's `_meta`,
+    /// [`SCOPES_KEY`](crate::tools::SCOPES_KEY): the action called needs its own). A caller
+    /// without them is answered `403 insufficient_scope` before anything is forwarded. An
+    /// upstream with neither is callable by every verified caller; the server warns of it when
+    /// it serves with OAuth.
+    ///
+    /// ```
+    /// use mcp_fusion::gateway::Upstream;
+    ///
+    /// let crm = Upstream::http("http://10.0.0.7:8080/mcp").scopes(["crm:read"]);
+    /// # let _ = crm;
+    /// ```
+    pub fn scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self.scopes.sort_unstable();
+        self.scopes.dedup();
+        self
     }
 
     /// At most `max` calls per `window` to this upstream, kept in the server's limit store
@@ -290,6 +293,14 @@ impl Upstream {
     /// ends (growing with each trip no served call follows), when the gateway connects again
     /// and lets calls through. A refusal of the arguments (`-32602`) or a result with
     /// `isError` is an answer, not a failure.
+    ///
+    /// One caller cannot open it for everyone: failures are counted per caller too (a verified
+    /// subject, else the server's `rate_limit_key`, else one anonymous caller), and a caller
+    /// whose own calls fail this many times in a row is answered
+    /// HANDOFF_UPSTREAM_UNAVAILABLE alone, for the backoff; the connection is dropped only when
+    /// the failures in a row come from two callers or more (or from the only caller the
+    /// upstream has served, as on stdio). Callers the server cannot tell apart (no OAuth, no
+    /// key) are one caller.
     pub fn breaker(mut self, failures: u32) -> Self {
         self.breaker = failures.max(1);
         self

@@ -1,13 +1,16 @@
 //! Serving on stdin/stdout.
 
+mod flights;
 mod lines;
 mod transport;
+mod writer;
 
 use std::time::Duration;
 
 use rmcp::ServiceExt;
 
-use super::{Serve, ServeError, Server, Shutdown};
+use crate::server::core::Server;
+use crate::server::serve::{Serve, ServeError, Shutdown};
 use transport::StdioTransport;
 
 /// How [`Server::serve_stdio`] reads and writes stdin/stdout, and the memory that costs at
@@ -100,8 +103,7 @@ impl Server {
     pub fn serve_stdio(self, options: StdioOptions) -> Serve {
         Serve::new(move |shutdown| {
             Box::pin(async move {
-                #[cfg(feature = "gateway")]
-                self.start_mounts();
+                self.start_sources();
                 let (read, write) = rmcp::transport::stdio_pipes();
                 self.serve_transport((read, write), options, shutdown).await
             })
@@ -150,8 +152,8 @@ impl Server {
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
         let drain = options.drain.unwrap_or_else(|| self.longest_deadline());
-        let fast = options.fast_path.then(|| self.clone());
-        let transport = StdioTransport::new(io, &options, drain, shutdown, fast);
+        let plain = options.fast_path.then(|| self.clone());
+        let transport = StdioTransport::new(io, &options, drain, shutdown, plain);
         let running = self
             .serve(transport)
             .await
@@ -177,7 +179,7 @@ mod tests {
         assert_eq!(options.drain, None);
         assert!(options.fast_path);
         assert_eq!(
-            super::super::DRAIN_WITHOUT_DEADLINE,
+            crate::server::core::DRAIN_WITHOUT_DEADLINE,
             Duration::from_secs(30)
         );
     }

@@ -1,10 +1,13 @@
 //! The stdio transport rmcp's service loop runs on: it reads lines as rmcp's own does, and keeps
 //! the promises rmcp's does not (ERRORS.md §1: every request with an id answered exactly once):
 //!
-//! - it knows each request in flight by id: a second request with an id in flight is answered
-//!   -32600 (its answer could not be told from the first's); `notifications/cancelled` stops the
-//!   named call through [`ClientCancel`] and its answer is not written (MCP: cancellation);
-//! - it answers what rmcp would drop (see `server::guard`), and lines over `max_line_bytes`;
+//! - it knows each request in flight by id (`flights`): a second request with an id in flight
+//!   is answered -32600 (its answer could not be told from the first's);
+//!   `notifications/cancelled` stops the named request, whatever answers it (a call, a
+//!   `subscriptions/listen` stream, a request of the user's handler: the core watches the
+//!   [`Cancel`] each request carries), and its answer is not written (MCP: cancellation), which
+//!   gives its place back;
+//! - it answers what rmcp would drop (see `server::incoming`), and lines over `max_line_bytes`;
 //! - it holds at most `max_pending_answers` requests whose answers are not yet written (calls
 //!   running, answers waiting for stdout); reading waits while that many are pending, so neither
 //!   a flood of requests nor a client that does not read stdout can grow the server; answers
@@ -15,12 +18,10 @@
 //!   request with inline metadata, and stops on anything else) it drops notifications and
 //!   responses, which the MCP lifecycle gives no meaning there;
 //! - once it has begun, it answers the plain `tools/call`, `tools/list` and `ping` itself
-//!   (`server::fast`): read from the line into a few fields, run by the server's pipeline in a
+//!   (`server::plain`): read from the line into a few fields, run by the server's pipeline in a
 //!   task of their own, answered with one serialisation; everything else goes to rmcp.
 
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::RoleServer;
@@ -29,31 +30,32 @@ use rmcp::model::{
 };
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::StdioOptions;
+use super::flights::{Flights, Left};
 use super::lines::{Line, Lines};
-use crate::server::fast::{self, Hot, Shape};
-use crate::server::guard::{Read, read};
-use crate::server::handler::cut;
-use crate::server::handler::{ClientCancel, ShuttingDown};
-use crate::server::{Server, Shutdown};
+use super::writer::{frame, write_all};
+use crate::server::core::Server;
+use crate::server::incoming::{Read, cut, read};
+use crate::server::plain::{self, PlainRequest};
+use crate::server::request::{Cancel, Framed, Stopping};
+use crate::server::rmcp_rules::Shape;
+use crate::server::serve::Shutdown;
 
 /// A server transport over a byte stream pair such as `rmcp::transport::stdio_pipes()`.
 pub(crate) struct StdioTransport<R> {
     lines: Lines<R>,
     max_line_bytes: usize,
     drain: Duration,
-    /// Requests read and not yet answered, shared with the tasks answering calls themselves.
-    in_flight: Arc<Mutex<HashMap<RequestId, Flight>>>,
-    /// Woken when such a task is done with its call.
-    answered: Arc<Notify>,
-    /// The server, when the transport answers plain calls itself (`server::fast`).
-    fast: Option<Server>,
+    /// Requests read and not yet answered, shared with the tasks answering plain requests.
+    flights: Flights,
+    /// The server, when the transport answers plain requests itself (`server::plain`).
+    plain: Option<Server>,
     /// Whether rmcp has begun the lifecycle (it answered a request other than `ping`).
     started: bool,
     /// Once rmcp answered `initialize`, the shape of the results of the version negotiated:
@@ -76,24 +78,13 @@ pub(crate) struct StdioTransport<R> {
     writer: Option<JoinHandle<()>>,
 }
 
-/// A request in flight.
-struct Flight {
-    cancel: CancellationToken,
-    /// Cancelled by the client (or at the end of the drain): its answer is not written.
-    cancelled: bool,
-    /// Its place among the pending answers, given back once its answer is written.
-    place: Option<OwnedSemaphorePermit>,
-}
-
-use crate::server::fast::Framed;
-
 impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
     pub(crate) fn new<W>(
         (read, write): (R, W),
         options: &StdioOptions,
         drain: Duration,
         shutdown: Option<Shutdown>,
-        fast: Option<Server>,
+        plain: Option<Server>,
     ) -> Self
     where
         W: AsyncWrite + Send + Unpin + 'static,
@@ -104,9 +95,8 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
             lines: Lines::new(read, options.max_line_bytes),
             max_line_bytes: options.max_line_bytes,
             drain,
-            in_flight: Arc::default(),
-            answered: Arc::default(),
-            fast,
+            flights: Flights::default(),
+            plain,
             started: false,
             shape: None,
             pending: Arc::new(Semaphore::new(max_pending)),
@@ -129,9 +119,9 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
             JsonRpcMessage::Request(mut request) => {
                 let cancel = self.enter(&request.id)?;
                 let extensions = request.request.extensions_mut();
-                extensions.insert(ClientCancel(cancel));
+                extensions.insert(Cancel(cancel));
                 if self.stopping_until.is_some() {
-                    extensions.insert(ShuttingDown);
+                    extensions.insert(Stopping);
                 }
                 Some(JsonRpcMessage::Request(request))
             }
@@ -139,17 +129,17 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
                 if let ClientNotification::CancelledNotification(cancelled) =
                     &notification.notification
                 {
+                    // Whoever answers the request (rmcp's path or this transport's) stops it on
+                    // its token; its answer is then dropped in `send` (or by its task), which
+                    // gives its place back.
                     let params = &cancelled.params;
-                    let mut in_flight = self.flights();
                     match params
                         .request_id
                         .as_ref()
-                        .and_then(|id| in_flight.get_mut(id))
+                        .filter(|id| self.flights.cancel(id))
                     {
-                        Some(flight) => {
-                            tracing::debug!(id = ?params.request_id, reason = ?params.reason, "stdio: the client cancelled a request");
-                            flight.cancelled = true;
-                            flight.cancel.cancel();
+                        Some(id) => {
+                            tracing::debug!(?id, reason = ?params.reason, "stdio: the client cancelled a request")
                         }
                         None => {
                             tracing::debug!(id = ?params.request_id, "stdio: cancellation of no request in flight")
@@ -163,66 +153,40 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
         }
     }
 
-    /// The requests in flight.
-    fn flights(&self) -> MutexGuard<'_, HashMap<RequestId, Flight>> {
-        self.in_flight
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// Takes a place among the requests in flight for request `id`, with the place its line
     /// took: the token that cancels it. `None` when a request with that id is in flight, which
     /// is refused.
     fn enter(&mut self, id: &RequestId) -> Option<CancellationToken> {
-        let flights = self.in_flight.clone();
-        let mut in_flight = flights.lock().unwrap_or_else(PoisonError::into_inner);
-        let Entry::Vacant(free) = in_flight.entry(id.clone()) else {
-            drop(in_flight);
-            self.hold(&JsonRpcMessage::error(duplicate(id), Some(id.clone())));
-            return None;
-        };
-        let cancel = CancellationToken::new();
-        free.insert(Flight {
-            cancel: cancel.clone(),
-            cancelled: false,
-            place: self.place.take(),
-        });
-        Some(cancel)
+        match self.flights.enter(id, self.place.take()) {
+            Ok(cancel) => Some(cancel),
+            Err(place) => {
+                self.place = place;
+                self.hold(&JsonRpcMessage::error(duplicate(id), Some(id.clone())));
+                None
+            }
+        }
     }
 
-    /// Answers a plain request itself (`server::fast`), in a task of its own: the answer is
+    /// Answers a plain request itself (`server::plain`), in a task of its own: the answer is
     /// written unless the client cancelled the request meanwhile.
-    fn answer_hot(&mut self, server: Server, hot: Hot<'_>, shape: Shape) {
-        let id = hot.id().clone();
+    fn answer_plain(&mut self, server: Server, request: PlainRequest<'_>, shape: Shape) {
+        let id = request.id().clone();
         let Some(cancel) = self.enter(&id) else {
             return;
         };
-        let hot = hot.into_owned();
-        let in_flight = self.in_flight.clone();
-        let answered = self.answered.clone();
+        let request = request.into_owned();
+        let flights = self.flights.clone();
         let out = self.out.clone();
         tokio::spawn(async move {
-            let cancelled = cancel.cancelled_owned();
+            let extensions = rmcp::model::Extensions::new();
+            let lines = Some(out.clone());
             let answer = server
-                .answer_hot(
-                    hot,
-                    cancelled,
-                    shape,
-                    Some(out.clone()),
-                    rmcp::model::Extensions::new(),
-                )
+                .answer_plain(request, cancel, shape, lines, extensions)
                 .await;
-            let flight = in_flight
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .remove(&id);
-            answered.notify_one();
-            if let (Some(mut line), Some(flight)) = (answer, flight)
-                && !flight.cancelled
-            {
+            if let (Some(mut line), Left::Answered(place)) = (answer, flights.leave(&id)) {
                 line.push(b'\n');
                 // The writer ends only once every sender is gone.
-                let _ = out.send((line, flight.place)).await;
+                let _ = out.send((line, place)).await;
             }
         });
     }
@@ -241,12 +205,12 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
 
     /// A request on `line` the transport answers itself, once the lifecycle has begun and
     /// while no shutdown is under way (a call then is refused on rmcp's path).
-    fn hot<'a>(&self, line: &'a [u8]) -> Option<(Server, Hot<'a>, Shape)> {
-        let (server, shape) = (self.fast.as_ref()?, self.shape?);
+    fn plain<'a>(&self, line: &'a [u8]) -> Option<(Server, PlainRequest<'a>, Shape)> {
+        let (server, shape) = (self.plain.as_ref()?, self.shape?);
         if self.stopping_until.is_some() {
             return None;
         }
-        Some((server.clone(), fast::parse(line)?, shape))
+        Some((server.clone(), plain::parse(line)?, shape))
     }
 
     /// The answer to a line over the limit, when its id could be read.
@@ -280,10 +244,9 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
     /// be told from the first's only by what it says).
     fn hold(&mut self, answer: &TxJsonRpcMessage<RoleServer>) {
         let in_flight = match answer {
-            JsonRpcMessage::Error(error) => error
-                .id
-                .as_ref()
-                .filter(|id| self.flights().contains_key(*id)),
+            JsonRpcMessage::Error(error) => {
+                error.id.as_ref().filter(|id| self.flights.contains(id))
+            }
             _ => None,
         };
         let framed = match in_flight {
@@ -320,15 +283,15 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
             .draining_until
             .get_or_insert_with(|| Instant::now() + self.drain);
         let running = loop {
-            let running = self.running();
+            let running = self.flights.running();
             if running == 0 {
                 return;
             }
-            // rmcp polls `receive` again after each answer it passes to `send`; the calls this
-            // transport answers itself say when they are done.
+            // rmcp polls `receive` again after each answer it passes to `send`; the requests
+            // this transport answers itself say when they are done.
             tokio::select! {
                 () = tokio::time::sleep_until(until) => break running,
-                () = self.answered.notified() => {}
+                () = self.flights.departure() => {}
             }
         };
         tracing::warn!(
@@ -339,20 +302,12 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
         self.stop_running(running);
     }
 
-    /// How many requests in flight the client has not cancelled.
-    fn running(&self) -> usize {
-        self.flights().values().filter(|f| !f.cancelled).count()
-    }
-
-    /// Stops the calls still running: their answers are not written.
+    /// Stops the requests still running: their answers are not written.
     fn stop_running(&mut self, running: usize) {
         if self.stopping_until.is_some() {
             tracing::warn!(running, drain = ?self.drain, "stdio: calls still running after the drain period were stopped");
         }
-        for flight in self.flights().values_mut() {
-            flight.cancelled = true;
-            flight.cancel.cancel();
-        }
+        self.flights.stop_all();
     }
 }
 
@@ -370,16 +325,20 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for StdioTransport<R> {
         };
         let mut write = true;
         let mut place = None;
-        let flight = answered.and_then(|(id, _)| self.flights().remove(id));
-        if let (Some((_, success)), Some(flight)) = (answered, flight) {
-            write = !flight.cancelled;
-            place = flight.place;
-            let pong = matches!(&item, JsonRpcMessage::Response(r) if matches!(r.result, ServerResult::EmptyResult(_)));
-            self.started |= success && !pong;
-            if let JsonRpcMessage::Response(response) = &item
-                && let ServerResult::InitializeResult(initialized) = &response.result
-            {
-                self.shape = Some(Shape::of(&initialized.protocol_version));
+        if let Some((id, success)) = answered {
+            match self.flights.leave(id) {
+                Left::Cancelled => write = false,
+                Left::Answered(taken) => {
+                    place = taken;
+                    let pong = matches!(&item, JsonRpcMessage::Response(r) if matches!(r.result, ServerResult::EmptyResult(_)));
+                    self.started |= success && !pong;
+                    if let JsonRpcMessage::Response(response) = &item
+                        && let ServerResult::InitializeResult(initialized) = &response.result
+                    {
+                        self.shape = Some(Shape::of(&initialized.protocol_version));
+                    }
+                }
+                Left::Unknown => {}
             }
         }
         let mut framed = write.then(|| (frame(&item), place));
@@ -412,7 +371,7 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for StdioTransport<R> {
             if let Some(until) = self.stopping_until {
                 // rmcp polls `receive` again after each answer it passes to `send`; the calls
                 // this transport answers itself wake it below.
-                let running = self.running();
+                let running = self.flights.running();
                 if running == 0 {
                     return None;
                 }
@@ -432,7 +391,7 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for StdioTransport<R> {
                     continue;
                 }
                 () = tokio::time::sleep_until(stopping_until.unwrap_or_else(Instant::now)), if stopping_until.is_some() => continue,
-                () = self.answered.notified(), if stopping_until.is_some() => continue,
+                () = self.flights.departure(), if stopping_until.is_some() => continue,
             };
             let line = match line {
                 Some(line) => line,
@@ -442,8 +401,8 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for StdioTransport<R> {
                 }
             };
             match line {
-                Line::Whole(line) => match self.hot(&line) {
-                    Some((server, hot, shape)) => self.answer_hot(server, hot, shape),
+                Line::Whole(line) => match self.plain(&line) {
+                    Some((server, request, shape)) => self.answer_plain(server, request, shape),
                     None => match read(&line) {
                         Read::Message(message) => {
                             if let Some(message) = self.admit(message) {
@@ -490,41 +449,6 @@ fn duplicate(id: &RequestId) -> ErrorData {
         ),
         None,
     )
-}
-
-/// A message as one line of output.
-fn frame(message: &TxJsonRpcMessage<RoleServer>) -> Vec<u8> {
-    let mut line = serde_json::to_vec(message).unwrap_or_else(|e| {
-        // Only a non-string map key could fail, and rmcp's types have none.
-        tracing::error!("stdio: an answer could not be written as JSON: {e}");
-        Vec::new()
-    });
-    line.push(b'\n');
-    line
-}
-
-/// Writes framed answers in order, each at once: holding one back until those queued behind it
-/// are written as well saves writes under a flood, but delays every answer under load (16 calls
-/// in flight: 10% fewer calls per second, `examples/load.rs`).
-async fn write_all<W: AsyncWrite + Unpin>(mut queue: mpsc::Receiver<Framed>, mut write: W) {
-    let mut broken = false;
-    // The request's place is given back once its answer is written (dropped with `_place`).
-    while let Some((line, _place)) = queue.recv().await {
-        if broken || line.len() <= 1 {
-            continue;
-        }
-        let mut result = write.write_all(&line).await;
-        if result.is_ok() {
-            result = write.flush().await;
-        }
-        if let Err(e) = result {
-            // Answers keep being taken (and dropped) so that nobody waits on a dead pipe.
-            tracing::error!("stdio: writing failed, answers are dropped from now on: {e}");
-            broken = true;
-        }
-    }
-    let _ = write.flush().await;
-    let _ = write.shutdown().await;
 }
 
 #[cfg(test)]

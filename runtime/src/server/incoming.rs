@@ -16,11 +16,12 @@
 //! standard method whose params do not decode is answered -32602 by the server itself, on every
 //! transport.)
 
+// Without a transport, only `MCP_REQUESTS` and `cut` are used (by the dispatch).
+#![cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
+
 use rmcp::RoleServer;
 use rmcp::model::{ErrorCode, ErrorData, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
-
-use super::handler::{MCP_REQUESTS, cut};
 
 /// What to do with one line.
 pub(crate) enum Read {
@@ -368,6 +369,30 @@ impl<'a> Scanner<'a> {
         }
         Some(())
     }
+}
+
+/// The requests of MCP (2026-07-28) a client may send a server.
+pub(crate) const MCP_REQUESTS: &[&str] = &[
+    "initialize",
+    "ping",
+    "tools/call",
+    "tools/list",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "resources/templates/list",
+    "completion/complete",
+    "logging/setLevel",
+];
+
+/// A name the client sent, short enough to echo in an error.
+pub(crate) fn cut(name: &str) -> String {
+    let mut out = String::new();
+    crate::envelope::text::push_cut(&mut out, name);
+    out
 }
 
 #[cfg(test)]

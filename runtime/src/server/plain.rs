@@ -11,11 +11,11 @@
 //! is the one rmcp's path gives, only cheaper. A 2026-07-28 request's lifecycle in `_meta`
 //! (protocol version, client capabilities and identity) is read apart: on stdio such a request
 //! is rmcp's; a stateless HTTP front takes it when its standard headers agree with it
-//! (`http::hot`). A call's progress notifications are written as lines too, before its answer.
+//! (`http::plain`, under the rules of `rmcp_rules`). A call's progress notifications are written as lines too, before its answer.
 //!
 //! Over streamable HTTP a plain request is known for what it is without building rmcp's
 //! message a first time before rmcp builds it again; a stateless front answers it itself when
-//! its headers are plain too (`http::hot`).
+//! its headers are plain too (`http::plain`).
 // Without the stdio transport, only the reading is used.
 #![cfg_attr(not(feature = "stdio"), allow(dead_code))]
 
@@ -23,8 +23,8 @@ use std::borrow::Cow;
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    ErrorCode, ErrorData, JsonRpcMessage, ProgressNotification, ProgressNotificationParam,
-    ProgressToken, ProtocolVersion, RequestId, ServerNotification, ServerResult,
+    ErrorData, JsonRpcMessage, ProgressNotification, ProgressNotificationParam, ProgressToken,
+    RequestId, ServerNotification, ServerResult,
 };
 use rmcp::service::TxJsonRpcMessage;
 use serde::de::{Deserializer, MapAccess, Visitor};
@@ -32,6 +32,8 @@ use serde::{Deserialize, de::value::MapAccessDeserializer};
 use serde_json::{Map, Value};
 
 use crate::envelope::Envelope;
+
+use super::rmcp_rules::Shape;
 
 /// The lifecycle a 2026-07-28 request carries in its own `_meta`, when it does: its protocol
 /// version, and whether its client capabilities are there and read as rmcp reads them.
@@ -42,14 +44,14 @@ pub(crate) struct Inline<'a> {
 }
 
 /// A request the transport answers itself.
-pub(crate) enum Hot<'a> {
-    Call(RequestId, HotCall<'a>),
+pub(crate) enum PlainRequest<'a> {
+    Call(RequestId, PlainCall<'a>),
     List(RequestId),
     Ping(RequestId),
 }
 
 /// A plain `tools/call`.
-pub(crate) struct HotCall<'a> {
+pub(crate) struct PlainCall<'a> {
     pub(crate) name: Cow<'a, str>,
     pub(crate) progress: Option<ProgressToken>,
     pub(crate) arguments: Option<Map<String, Value>>,
@@ -57,31 +59,50 @@ pub(crate) struct HotCall<'a> {
     pub(crate) tracestate: Option<Cow<'a, str>>,
 }
 
-impl Hot<'_> {
+impl PlainRequest<'_> {
+    /// What the HTTP acceptance rules look at of it, with the lifecycle its `_meta` carries
+    /// (its protocol version, and whether its client capabilities read as rmcp reads them).
+    #[cfg(feature = "http")]
+    pub(crate) fn asked_with<'b>(
+        &'b self,
+        lifecycle: Option<(&'b str, bool)>,
+    ) -> super::rmcp_rules::Asked<'b> {
+        let (tool, progress) = match self {
+            PlainRequest::Call(_, call) => (Some(&*call.name), call.progress.is_some()),
+            _ => (None, false),
+        };
+        super::rmcp_rules::Asked {
+            method: self.method(),
+            tool,
+            progress,
+            lifecycle,
+        }
+    }
+
     /// Its method.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn method(&self) -> &'static str {
         match self {
-            Hot::Call(..) => "tools/call",
-            Hot::List(_) => "tools/list",
-            Hot::Ping(_) => "ping",
+            PlainRequest::Call(..) => "tools/call",
+            PlainRequest::List(_) => "tools/list",
+            PlainRequest::Ping(_) => "ping",
         }
     }
 
     /// Its id.
     pub(crate) fn id(&self) -> &RequestId {
         match self {
-            Hot::Call(id, _) | Hot::List(id) | Hot::Ping(id) => id,
+            PlainRequest::Call(id, _) | PlainRequest::List(id) | PlainRequest::Ping(id) => id,
         }
     }
 
     /// The same request, owning its strings (to be answered in a task of its own).
-    pub(crate) fn into_owned(self) -> Hot<'static> {
+    pub(crate) fn into_owned(self) -> PlainRequest<'static> {
         let owned = |text: Cow<'_, str>| Cow::Owned(text.into_owned());
         match self {
-            Hot::Call(id, call) => Hot::Call(
+            PlainRequest::Call(id, call) => PlainRequest::Call(
                 id,
-                HotCall {
+                PlainCall {
                     name: owned(call.name),
                     progress: call.progress,
                     arguments: call.arguments,
@@ -89,8 +110,8 @@ impl Hot<'_> {
                     tracestate: call.tracestate.map(owned),
                 },
             ),
-            Hot::List(id) => Hot::List(id),
-            Hot::Ping(id) => Hot::Ping(id),
+            PlainRequest::List(id) => PlainRequest::List(id),
+            PlainRequest::Ping(id) => PlainRequest::Ping(id),
         }
     }
 }
@@ -164,13 +185,13 @@ fn some_object<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
 
 /// The request on `line`, when it is one the transport answers itself, and carries no
 /// lifecycle of its own.
-pub(crate) fn parse(line: &[u8]) -> Option<Hot<'_>> {
+pub(crate) fn parse(line: &[u8]) -> Option<PlainRequest<'_>> {
     parse_inline(line).and_then(|(hot, inline)| inline.is_none().then_some(hot))
 }
 
 /// The request on `line`, when it is one the transport answers itself, with the lifecycle it
 /// carries (2026-07-28: only a stateless HTTP front answers those, its headers checked first).
-pub(crate) fn parse_inline(line: &[u8]) -> Option<(Hot<'_>, Option<Inline<'_>>)> {
+pub(crate) fn parse_inline(line: &[u8]) -> Option<(PlainRequest<'_>, Option<Inline<'_>>)> {
     // A quick look first: most lines that are not requests are not worth a parse.
     if !line.windows(8).any(|w| w == b"\"method\"") {
         return None;
@@ -200,9 +221,9 @@ pub(crate) fn parse_inline(line: &[u8]) -> Option<(Hot<'_>, Option<Inline<'_>>)>
             let (progress, traceparent, tracestate) = params.meta.map_or((None, None, None), |m| {
                 (m.progress, m.traceparent, m.tracestate)
             });
-            Hot::Call(
+            PlainRequest::Call(
                 message.id,
-                HotCall {
+                PlainCall {
                     name,
                     progress,
                     arguments: params.arguments,
@@ -214,8 +235,8 @@ pub(crate) fn parse_inline(line: &[u8]) -> Option<(Hot<'_>, Option<Inline<'_>>)>
         ("tools/list" | "ping", params) => {
             let plain = params.is_none_or(|p| p.name.is_none() && p.arguments.is_none());
             match (message.method.as_ref(), plain) {
-                ("tools/list", true) => Hot::List(message.id),
-                ("ping", true) => Hot::Ping(message.id),
+                ("tools/list", true) => PlainRequest::List(message.id),
+                ("ping", true) => PlainRequest::Ping(message.id),
                 _ => return None,
             }
         }
@@ -223,43 +244,6 @@ pub(crate) fn parse_inline(line: &[u8]) -> Option<(Hot<'_>, Option<Inline<'_>>)>
     };
     Some((hot, inline))
 }
-
-/// How results are shaped for the protocol version the session negotiated, as rmcp's
-/// `ServerHandler` shapes them: 2026-07-28 and later get the caching hints of list results,
-/// earlier versions lose `resultType: "complete"` and non-object structured output.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Shape {
-    Legacy,
-    Current,
-}
-
-impl Shape {
-    /// The shape of a session that negotiated `version` in `initialize`.
-    pub(crate) fn of(version: &ProtocolVersion) -> Shape {
-        if version.as_str() >= ProtocolVersion::V_2026_07_28.as_str() {
-            Shape::Current
-        } else {
-            Shape::Legacy
-        }
-    }
-
-    fn apply(self, outcome: &mut Result<ServerResult, ErrorData>) {
-        match (self, outcome) {
-            (Shape::Current, Ok(result)) => result.fill_missing_cache_hints(),
-            (Shape::Legacy, Ok(result)) => {
-                result.strip_result_type_for_legacy_peer();
-                result.strip_non_object_output_for_legacy_peer();
-            }
-            (Shape::Current, Err(error)) if error.code == ErrorCode::RESOURCE_NOT_FOUND => {
-                error.code = ErrorCode::INVALID_PARAMS;
-            }
-            (_, Err(_)) => {}
-        }
-    }
-}
-
-/// A line of output, with the place of the request it answers (none for a notification).
-pub(crate) type Framed = (Vec<u8>, Option<tokio::sync::OwnedSemaphorePermit>);
 
 /// A `notifications/progress` line, as rmcp writes it.
 pub(crate) fn progress_line(note: ProgressNotificationParam) -> Vec<u8> {
@@ -311,7 +295,7 @@ mod tests {
     #[test]
     fn the_plain_forms_are_taken() {
         let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bench","arguments":{"action":"op07"},"_meta":{"traceparent":"00-x"}}}"#;
-        let Some(Hot::Call(id, call)) = parse(call) else {
+        let Some(PlainRequest::Call(id, call)) = parse(call) else {
             panic!("a call")
         };
         assert_eq!(id.to_string(), "7");
@@ -380,7 +364,7 @@ mod tests {
         let full = meta(
             r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}"#,
         );
-        let Some((Hot::Call(..), Some(inline))) = parse_inline(full.as_bytes()) else {
+        let Some((PlainRequest::Call(..), Some(inline))) = parse_inline(full.as_bytes()) else {
             panic!("a call with its lifecycle")
         };
         assert_eq!(

@@ -1,0 +1,286 @@
+//! Building a server: each tool's pipeline made once with the final settings, each source of
+//! tools built with them, the user's handler checked; or every problem at once.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::contract::{Contract, DEFAULT_MAX_CHANGES, Diff, OUTPUT};
+use crate::tool::Exposition;
+
+use super::admission::{ToolLimits, limit_problems};
+use super::builder::ServerBuilder;
+use super::core::{Inner, Server};
+use super::registry::{ByName, ContractNotes, Registered, Registry};
+use super::source::{SourceSettings, Sources};
+use super::user::{NoHandler, UserHandler};
+
+impl ServerBuilder {
+    /// The server: each tool's pipeline made once with the final settings; or every problem
+    /// of every tool and setting, each naming the tool, the action, the field and the fix.
+    pub fn build(self) -> Result<Server, BuildError> {
+        let mut problems = Vec::new();
+        let mut by_name = ByName::default();
+        let mut planned = Vec::with_capacity(self.tools.len());
+        for (index, (tool, settings)) in self.tools.iter().enumerate() {
+            let def = tool.definition();
+            if settings.exposition.is_some() && def.discriminator().is_none() {
+                problems.push(format!(
+                    "tool \"{}\": it has one action, so it is one MCP tool whatever its exposition; remove ToolSettings::exposition",
+                    def.name()
+                ));
+            }
+            let exposition = settings
+                .exposition
+                .or(def.exposition())
+                .unwrap_or(self.exposition);
+            for (action, tag) in def.tagged_arguments() {
+                tracing::warn!(
+                    action,
+                    tag,
+                    "the arguments are alternatives told apart by \"{tag}\" (an internally tagged enum): a call that matches none is told only \"Expected a value matching one of the allowed shapes\" (ERRORS.md §5); for the model to be told what each shape needs, make each variant an action of the tool"
+                );
+            }
+            problems.extend(def.problems(exposition));
+            let store = settings.store.as_ref().unwrap_or(&self.rates.store);
+            problems.extend(limit_problems(def, &**store));
+            if settings.store.is_some() && !has_limits(def) {
+                problems.push(format!(
+                    "tool \"{}\": ToolSettings::limit_store, but the tool has no rate or concurrency limit to keep in it; declare one or remove the store",
+                    def.name()
+                ));
+            }
+            if let Some(own) = &settings.store
+                && self.rates.key.is_some()
+                && (self.rates.default.is_some() || has_rate_limits(def))
+                && let Some(refused) = own.refuses_caller_keys()
+            {
+                problems.push(format!(
+                    "tool \"{}\": rate_limit_key, kept in its own store (ToolSettings::limit_store): {refused}",
+                    def.name()
+                ));
+            }
+            let listed = def.listed(exposition);
+            let flat = def.discriminator().is_some() && exposition == Exposition::Flat;
+            let names: Vec<(String, Option<usize>)> = match flat {
+                true => listed
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| (t.name.to_string(), Some(i)))
+                    .collect(),
+                false => vec![(def.name().to_owned(), None)],
+            };
+            for (name, action) in names {
+                match by_name.entry(name) {
+                    std::collections::hash_map::Entry::Vacant(free) => {
+                        free.insert((index, action));
+                    }
+                    std::collections::hash_map::Entry::Occupied(taken) => {
+                        let name = taken.key();
+                        let what = match action {
+                            Some(i) => format!(
+                                "the flat tool \"{name}\" (action \"{}\")",
+                                def.actions()[i].qualified()
+                            ),
+                            None => format!("the tool \"{name}\""),
+                        };
+                        problems.push(format!(
+                            "{what}: another tool has this name; rename one (#[tool(name = \"...\")], #[action(name = \"...\")])"
+                        ));
+                    }
+                }
+            }
+            planned.push((flat, listed));
+        }
+        problems.extend(self.settings_that_cannot_apply());
+        let handler: Arc<dyn UserHandler> = self.handler.unwrap_or_else(|| Arc::new(NoHandler));
+        problems.extend(super::user::problem(&handler.info()));
+        let diff = self.locked.as_ref().map(|locked| {
+            // The server's own tools: the validation errors it writes are about them.
+            let mut running = Contract::of_tools(self.tools.iter().map(|(t, _)| t.definition()));
+            running.upstreams.clone_from(&locked.upstreams);
+            Diff::between(locked, &running)
+        });
+        let taken = |prefix: &str| {
+            let taken = by_name.keys().filter(|n| n.starts_with(prefix));
+            taken.min().cloned()
+        };
+        let settings = SourceSettings {
+            rates: &self.rates,
+            middleware: &self.middleware,
+            expose_causes: self.expose_causes,
+            locked: self.locked.as_ref(),
+            taken: &taken,
+        };
+        let mut sources = Vec::with_capacity(self.sources.len());
+        for pending in self.sources {
+            match pending.build(&settings) {
+                Ok(source) => sources.push(source),
+                Err(refused) => problems.extend(refused),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(BuildError { problems });
+        }
+
+        let max = self.max_contract_changes.unwrap_or(DEFAULT_MAX_CHANGES);
+        let tools = self
+            .tools
+            .into_iter()
+            .zip(planned)
+            .map(|((tool, settings), (flat, listed))| {
+                let def = tool.definition();
+                let middleware = self.middleware.iter().chain(&settings.middleware).cloned();
+                let mut rates = self.rates.clone();
+                if let Some(store) = &settings.store {
+                    rates.store = store.clone();
+                }
+                let contract = diff.as_ref().and_then(|diff| {
+                    let changes: Vec<_> = diff
+                        .tool(def.name())
+                        .iter()
+                        .filter(|c| c.severity.reaches_the_model())
+                        // An output change concerns the host that reads results, not the
+                        // model's arguments (ERRORS.md §10 rule 8).
+                        .filter(|c| !c.field.starts_with(OUTPUT))
+                        .cloned()
+                        .collect();
+                    (!changes.is_empty()).then_some(ContractNotes { changes, max })
+                });
+                Registered {
+                    limits: ToolLimits::new(def, &rates),
+                    middleware: middleware.collect(),
+                    expose_causes: self.expose_causes,
+                    contract,
+                    flat,
+                    listed,
+                    tool,
+                }
+            })
+            .collect();
+        let handoffs = match sources.as_slice() {
+            [] => None,
+            [one] => Some(Arc::clone(one).handoffs()),
+            many => Some(Arc::new(Handoffs(
+                many.iter().map(|s| Arc::clone(s).handoffs()).collect(),
+            )) as Arc<dyn crate::tool::Handoffs>),
+        };
+        Ok(Server {
+            inner: Arc::new(Inner {
+                info: self.info,
+                instructions: self.instructions,
+                registry: Registry { tools, by_name },
+                sources: Sources::new(sources),
+                handoffs,
+                handler,
+                rates: self.rates,
+                listing: Default::default(),
+                validating: tokio::sync::Semaphore::new(1),
+                #[cfg(feature = "otel")]
+                instruments: super::otel::Instruments::new(),
+            }),
+        })
+    }
+
+    /// Settings given that no tool would use: each a build error rather than a silent no-op.
+    fn settings_that_cannot_apply(&self) -> Vec<String> {
+        let sources_rate_limited = self.sources.iter().any(|s| s.limits().0);
+        let rate_limited = self.rates.default.is_some()
+            || sources_rate_limited
+            || self
+                .tools
+                .iter()
+                .any(|(t, _)| has_rate_limits(t.definition()));
+        // The tools whose limits the server's store keeps.
+        let kept = self
+            .tools
+            .iter()
+            .filter(|(_, settings)| settings.store.is_none())
+            .map(|(t, _)| t.definition());
+        let limited = self.rates.default.is_some() || kept.clone().any(has_limits);
+        let limited = limited || self.sources.iter().any(|s| s.limits().1);
+        // Keyed budgets the server's store keeps (those of tools with a store of their own are
+        // checked with that store).
+        let keyed_kept = sources_rate_limited
+            || kept.clone().next().is_some()
+                && (self.rates.default.is_some() || kept.clone().any(has_rate_limits));
+        let mut problems = Vec::new();
+        if self.rates.key.is_some() && !rate_limited {
+            problems.push("rate_limit_key: no tool has a rate limit, so no call would be keyed; declare one (#[tool(rate_limit(..))], ServerBuilder::rate_limit) or remove the key".to_owned());
+        }
+        if self.rates.key.is_some()
+            && keyed_kept
+            && let Some(refused) = self.rates.store.refuses_caller_keys()
+        {
+            problems.push(format!("rate_limit_key: {refused}"));
+        }
+        if self.store_given && !limited {
+            problems.push("limit_store: no tool has a rate or concurrency limit to keep in it; declare one or remove the store".to_owned());
+        }
+        if self.max_contract_changes.is_some() && self.locked.is_none() {
+            problems.push("max_contract_changes: there is no contract lockfile whose changes it would count; set contract_lock or remove it".to_owned());
+        }
+        problems
+    }
+}
+
+/// Where handoffs lead when several sources are mounted: the first that knows the namespace.
+#[derive(Debug)]
+#[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+struct Handoffs(Vec<Arc<dyn crate::tool::Handoffs>>);
+
+impl crate::tool::Handoffs for Handoffs {
+    fn tools_of(&self, namespace: &str) -> Option<Vec<String>> {
+        self.0.iter().find_map(|h| h.tools_of(namespace))
+    }
+}
+
+impl crate::contract::ToolSet for ServerBuilder {
+    fn tool_definitions(&self) -> impl Iterator<Item = &crate::tool::ToolDef> {
+        self.tools.iter().map(|(tool, _)| tool.definition())
+    }
+}
+
+/// Whether a tool declares a rate or concurrency limit, its own or an action's.
+fn has_limits(def: &crate::tool::ToolDef) -> bool {
+    has_rate_limits(def)
+        || def.concurrency().is_some()
+        || def.actions().iter().any(|a| a.concurrency().is_some())
+}
+
+/// Whether a tool declares a rate limit, its own or an action's.
+fn has_rate_limits(def: &crate::tool::ToolDef) -> bool {
+    def.rate_limit().is_some() || def.actions().iter().any(|a| a.rate_limit().is_some())
+}
+
+/// Why a server could not be built: every problem of every tool and setting, each one
+/// sentence naming the tool, the action, the field and the fix.
+///
+/// ```
+/// use mcp_fusion::Server;
+///
+/// let refused = Server::builder("s", "1").max_contract_changes(3).build().unwrap_err();
+/// assert!(refused.problems()[0].starts_with("max_contract_changes:"));
+/// ```
+#[derive(Debug, Clone)]
+pub struct BuildError {
+    problems: Vec<String>,
+}
+
+impl BuildError {
+    /// Each problem, one sentence.
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("cannot build the MCP server:")?;
+        for problem in &self.problems {
+            write!(f, "\n- {problem}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for BuildError {}

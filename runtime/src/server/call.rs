@@ -1,0 +1,303 @@
+//! The one call pipeline. Every `tools/call`, whichever transport read it (stdio, streamable
+//! HTTP, in process) and whatever answers it (an action of the server's own tools, a tool of a
+//! source such as an upstream a gateway mounts), takes the same steps (ERRORS.md §4):
+//!
+//! 1. prepare: routing, validation and the deprecation warning (a source: its own checks);
+//! 2. admit: the rate limits, then the concurrency slots ([`Admission`]: a call refused at any
+//!    step spends nothing);
+//! 3. the middleware, outermost first, around
+//! 4. the action (or the forward) under its deadline, its panic caught, its progress sent;
+//! 5. settle: the outcome as its answer, every failure as its envelope.
+//!
+//! A call the client cancels stops where it is (in a queue, in the middleware, in the handler):
+//! its future is dropped, which gives back its slot or its place in line.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::CallToolResult;
+use serde_json::Value;
+use tracing::Instrument;
+
+use crate::ToolError;
+use crate::middleware::{CallInfo, Middleware, Next};
+use crate::tool::{
+    Answer, BoxFuture, Context, Failure, Handoffs, Outcome, Progress, catching, finish, prepare,
+};
+
+use super::admission::{Admission, RateLimitKey, rate_key};
+use super::core::Server;
+use super::progress;
+use super::registry::Registered;
+use super::request::{CallRequest, ProgressSink, Stopping};
+
+/// How a `tools/call` ended.
+pub(crate) enum Called {
+    Answered(Answer),
+    UnknownTool,
+    /// The client cancelled it while the named action was on its way.
+    Cancelled {
+        action: Arc<str>,
+    },
+}
+
+/// What a prepared call runs once admitted, inside the middleware: an action's handler, or
+/// the forward of a call to an upstream.
+pub(crate) trait Run: Sync {
+    fn run(&self, args: Value, context: Context) -> BoxFuture<'_, Result<CallToolResult, Failure>>;
+}
+
+/// One configuration of the steps: what admits a call, what runs around it, and for how long.
+pub(crate) struct Plan<'a> {
+    pub(crate) admission: Admission<'a>,
+    /// Whose budget a call spends (with the verified caller's subject, when there is one).
+    pub(crate) key: Option<&'a RateLimitKey>,
+    pub(crate) middleware: &'a [Arc<dyn Middleware>],
+    pub(crate) deadline: Option<Duration>,
+    /// Progress while the handler reports none.
+    pub(crate) heartbeat: Option<Duration>,
+    /// The least time between two progress notifications.
+    pub(crate) progress_interval: Duration,
+    /// Where a handler's handoff leads.
+    pub(crate) handoffs: Option<&'a Arc<dyn Handoffs>>,
+}
+
+/// How the steps ended, for the caller to settle.
+// Made once per call and matched at once: boxing the common outcome would only cost an
+// allocation.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Ran {
+    /// Refused by its limits, having spent nothing.
+    Refused(ToolError),
+    /// What the middleware and the action gave, or their panic; with the call's context.
+    Done(Outcome, Context),
+    /// Its deadline passed first: the action was dropped.
+    TimedOut(Duration),
+}
+
+/// Admits a prepared call, then runs `target` inside the middleware under the deadline, its
+/// panic caught and its progress sent (`progress`: the client's token and where notifications
+/// go). `info` is what middleware sees; its arguments go to `target` (without a copy when no
+/// middleware would keep them).
+pub(crate) async fn steps(
+    plan: &Plan<'_>,
+    info: &mut CallInfo,
+    action: Arc<str>,
+    target: &dyn Run,
+    progress: Option<(rmcp::model::ProgressToken, ProgressSink)>,
+    trace: Option<(crate::tool::TraceContext, String)>,
+) -> Ran {
+    let key = rate_key(plan.key, info);
+    let _admitted = match plan.admission.admit(key.as_deref(), plan.deadline).await {
+        Ok(admitted) => admitted,
+        Err(refused) => return Ran::Refused(refused),
+    };
+    let args = match plan.middleware.is_empty() {
+        true => std::mem::take(&mut info.arguments),
+        false => info.arguments.clone(),
+    };
+    let (progress, forwarder) = match progress {
+        Some((token, sink)) => {
+            let progress = Arc::new(Progress::new(token, plan.progress_interval));
+            let forwarder = tokio::spawn(progress::forward(sink, Arc::clone(&progress)));
+            (Some(progress), Some(forwarder))
+        }
+        None => (None, None),
+    };
+    let mut context = Context::of_call(action, progress.clone(), trace, info.caller().cloned());
+    if let Some(handoffs) = plan.handoffs {
+        context = context.with_handoffs(Arc::clone(handoffs));
+    }
+    let handler_context = context.clone();
+    let next = Next::new(
+        plan.middleware,
+        info,
+        Box::new(move || target.run(args, handler_context)),
+    );
+    let handled = async {
+        match plan.deadline {
+            None => Ok(catching(|| next.run()).await),
+            // The action's future is dropped when the deadline passes, cancelling it.
+            Some(deadline) => tokio::time::timeout(deadline, catching(|| next.run()))
+                .await
+                .map_err(|_| deadline),
+        }
+    };
+    let handled = match (plan.heartbeat, &progress) {
+        (Some(every), Some(progress)) => tokio::select! {
+            biased;
+            handled = handled => handled,
+            never = progress::heartbeat(progress, every) => match never {},
+        },
+        _ => handled.await,
+    };
+    // No progress once the call is answered: what was reported goes out first, for a bounded
+    // time.
+    if let Some(progress) = &progress {
+        progress.close();
+    }
+    if let Some(forwarder) = forwarder {
+        let _ = tokio::time::timeout(progress::FLUSH, forwarder).await;
+    }
+    match handled {
+        Ok(outcome) => Ran::Done(outcome, context),
+        Err(deadline) => Ran::TimedOut(deadline),
+    }
+}
+
+/// An action of one of the server's tools, as the steps run it.
+struct Action<'a> {
+    registered: &'a Registered,
+    index: usize,
+}
+
+impl Run for Action<'_> {
+    fn run(&self, args: Value, context: Context) -> BoxFuture<'_, Result<CallToolResult, Failure>> {
+        self.registered.tool.invoke(self.index, args, context)
+    }
+}
+
+impl Server {
+    /// Runs one `tools/call` through the pipeline; once `call.cancelled` is cancelled, the call
+    /// stops where it is.
+    pub(crate) async fn run_call(&self, call: CallRequest<'_>) -> Called {
+        let inner = &self.inner;
+        let CallRequest {
+            name,
+            arguments,
+            progress,
+            mut trace,
+            extensions,
+            cancelled,
+        } = call;
+        if let Some((registered, route)) = inner.registry.find(&name) {
+            let def = registered.tool.definition();
+            if extensions.get::<Stopping>().is_some() {
+                return Called::Answered(ToolError::limits_unavailable(def.name(), 1).into());
+            }
+            #[cfg(feature = "otel")]
+            let started = std::time::Instant::now();
+            let span = super::span::open(def.name(), &extensions, &mut trace);
+            let call = async {
+                let large = super::core::large(arguments.as_ref());
+                // Never closed.
+                let gate = match large {
+                    true => inner.validating.acquire().await.ok(),
+                    false => None,
+                };
+                let prepared = prepare(def, arguments, route);
+                drop(gate);
+                let prepared = match prepared {
+                    Ok(prepared) => prepared,
+                    Err(rejection) => {
+                        return (Called::Answered(registered.reject(rejection)), None);
+                    }
+                };
+                let action = prepared.action.qualified_shared();
+                tracing::Span::current().record("action", tracing::field::display(&action));
+                let mut info = CallInfo {
+                    tool: def.name().to_owned(),
+                    action: action.to_string(),
+                    arguments: prepared.args,
+                    extensions,
+                };
+                let plan = Plan {
+                    admission: registered.limits.of_action(prepared.index, def.name()),
+                    key: inner.rates.key.as_ref(),
+                    middleware: &registered.middleware,
+                    deadline: prepared.action.timeout(),
+                    heartbeat: prepared.action.heartbeat(),
+                    progress_interval: inner.rates.progress_interval,
+                    handoffs: inner.handoffs.as_ref(),
+                };
+                let target = Action {
+                    registered,
+                    index: prepared.index,
+                };
+                let ran = steps(
+                    &plan,
+                    &mut info,
+                    Arc::clone(&action),
+                    &target,
+                    progress,
+                    trace,
+                );
+                let ran = tokio::select! {
+                    biased;
+                    () = cancelled.cancelled() => return (Called::Cancelled { action: Arc::clone(&action) }, Some(action)),
+                    ran = ran => ran,
+                };
+                let answer = match ran {
+                    Ran::Refused(refused) => refused.into(),
+                    Ran::TimedOut(deadline) => {
+                        ToolError::timeout(prepared.action.qualified(), deadline).into()
+                    }
+                    Ran::Done(outcome, context) => finish(
+                        def,
+                        prepared.action,
+                        outcome,
+                        prepared.deprecation,
+                        &context,
+                        registered.expose_causes,
+                        registered.callable(),
+                        |invalid| registered.refused(invalid),
+                    ),
+                };
+                (Called::Answered(answer), Some(action))
+            };
+            let (called, _action) = call.instrument(span.clone()).await;
+            #[cfg(feature = "otel")]
+            if let Called::Answered(answer) = &called {
+                super::otel::finish(
+                    &inner.instruments,
+                    &span,
+                    def.name(),
+                    _action.as_deref(),
+                    answer,
+                    started.elapsed(),
+                );
+            }
+            return called;
+        }
+        let Some(source) = inner.sources.find(&name) else {
+            return Called::UnknownTool;
+        };
+        if extensions.get::<Stopping>().is_some() {
+            return Called::Answered(ToolError::limits_unavailable(&name, 1).into());
+        }
+        #[cfg(feature = "otel")]
+        let started = std::time::Instant::now();
+        let span = super::span::open(&name, &extensions, &mut trace);
+        span.record("action", &*name);
+        let action: Arc<str> = Arc::from(&*name);
+        let call = CallRequest {
+            name: name.clone(),
+            arguments,
+            progress,
+            trace,
+            extensions,
+            cancelled: cancelled.clone(),
+        };
+        let answered = tokio::select! {
+            biased;
+            // Dropping the forwarded call tells the upstream.
+            () = cancelled.cancelled() => None,
+            answer = source.call(call).instrument(span.clone()) => Some(answer),
+        };
+        match answered {
+            Some(answer) => {
+                #[cfg(feature = "otel")]
+                super::otel::finish(
+                    &inner.instruments,
+                    &span,
+                    &name,
+                    Some(&name),
+                    &answer,
+                    started.elapsed(),
+                );
+                Called::Answered(answer)
+            }
+            None => Called::Cancelled { action },
+        }
+    }
+}

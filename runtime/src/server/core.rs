@@ -1,0 +1,211 @@
+//! The transport-independent core of a server: its own tools, the sources of tools beside them
+//! (a gateway's upstreams), the user's own handler for everything that is not a tool, and the
+//! settings every call runs with. Transports hand it requests (`request`); `dispatch` routes
+//! each MCP method, `call` runs each `tools/call`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, Implementation};
+
+use crate::contract::{ToolSet, UpstreamContract};
+use crate::tool::{Handoffs, ToolDef};
+
+use super::admission::RateConfig;
+use super::call::Called;
+use super::registry::Registry;
+use super::request::CallRequest;
+use super::source::Sources;
+use super::user::UserHandler;
+
+/// An MCP server of tools built with this crate (and, beside them, your own handler's prompts,
+/// resources and the rest): described with [`Server::builder`], then immutable and cheap to
+/// clone (every clone is the same server).
+///
+/// ```
+/// use mcp_fusion::{Server, ToolError, tool};
+///
+/// /// The time.
+/// #[tool]
+/// async fn now() -> Result<u64, ToolError> {
+///     Ok(1_764_000_000)
+/// }
+///
+/// let server = Server::builder("clock", "1.0.0").tool(NowTool).build()?;
+/// assert_eq!(server.tool_names().collect::<Vec<_>>(), ["now"]);
+/// // `server.serve_stdio(StdioOptions::default()).await` serves it on stdin/stdout.
+/// # Ok::<(), mcp_fusion::server::BuildError>(())
+/// ```
+#[derive(Clone)]
+pub struct Server {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) info: Implementation,
+    pub(crate) instructions: Option<String>,
+    pub(crate) registry: Registry,
+    pub(crate) sources: Sources,
+    /// Where a handler's handoff leads: the sources', when there are any.
+    pub(crate) handoffs: Option<Arc<dyn Handoffs>>,
+    /// The user's handler, for every request that is not about tools.
+    pub(crate) handler: Arc<dyn UserHandler>,
+    /// The rate-limit key and the progress interval every call runs with.
+    pub(crate) rates: RateConfig,
+    /// `tools/list`'s answer as JSON for each `Shape` (with id 0), made the first time a
+    /// transport answers it itself; only when no source lists tools that may change.
+    #[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
+    pub(crate) listing: [std::sync::OnceLock<Box<str>>; 2],
+    /// Calls whose arguments are large are validated one at a time (see [`LARGE_ARGUMENTS`]).
+    pub(crate) validating: tokio::sync::Semaphore,
+    #[cfg(feature = "otel")]
+    pub(crate) instruments: super::otel::Instruments,
+}
+
+/// Arguments of more values than this are validated one call at a time: finding every problem
+/// of wrong arguments costs the validator about 400 bytes per failing keyword, up to ~200 times
+/// the arguments' size (`Schema::validate`), so that cost is paid by one call at a time.
+const LARGE_ARGUMENTS: usize = 4096;
+
+/// Whether `arguments` hold more than [`LARGE_ARGUMENTS`] values (counted up to that).
+pub(crate) fn large(arguments: Option<&serde_json::Map<String, serde_json::Value>>) -> bool {
+    let Some(arguments) = arguments else {
+        return false;
+    };
+    let mut seen = arguments.len();
+    let mut stack: Vec<&serde_json::Value> = arguments.values().take(LARGE_ARGUMENTS + 1).collect();
+    while let Some(value) = stack.pop() {
+        match value {
+            serde_json::Value::Array(items) => {
+                seen += items.len();
+                stack.extend(items.iter().take(LARGE_ARGUMENTS + 1));
+            }
+            serde_json::Value::Object(map) => {
+                seen += map.len();
+                stack.extend(map.values().take(LARGE_ARGUMENTS + 1));
+            }
+            _ => {}
+        }
+        if seen > LARGE_ARGUMENTS {
+            return true;
+        }
+    }
+    seen > LARGE_ARGUMENTS
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("info", &self.inner.info)
+            .field("tools", &self.inner.registry.by_name)
+            .field("sources", &self.inner.sources)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The drain period when an action has no deadline of its own.
+pub(crate) const DRAIN_WITHOUT_DEADLINE: Duration = Duration::from_secs(30);
+
+impl Server {
+    /// The tools' names, in order.
+    pub fn tool_names(&self) -> impl Iterator<Item = &str> {
+        self.definitions().map(ToolDef::name)
+    }
+
+    /// The tools' definitions, in order (also as [`ToolSet`], for the contract).
+    pub fn definitions(&self) -> impl Iterator<Item = &ToolDef> {
+        self.inner.registry.definitions()
+    }
+
+    /// Runs one `tools/call` in process, as the transports do: through the same pipeline
+    /// (limits, middleware, deadline), a tool of a source (a gateway's upstream) included.
+    /// `None` when no tool has this name (a JSON-RPC error on the wire, as MCP requires).
+    pub async fn call(&self, params: CallToolRequestParams) -> Option<rmcp::model::CallToolResult> {
+        let call = CallRequest::in_process(params.name.into_owned(), params.arguments);
+        match self.run_call(call).await {
+            Called::Answered(answer) => Some(answer.into_result()),
+            Called::UnknownTool | Called::Cancelled { .. } => None,
+        }
+    }
+
+    /// The longest time a call may run: the longest action deadline, or
+    /// [`DRAIN_WITHOUT_DEADLINE`] when an action has none.
+    #[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
+    pub(crate) fn longest_deadline(&self) -> Duration {
+        self.definitions()
+            .flat_map(|def| def.actions())
+            .map(|action| action.timeout().unwrap_or(DRAIN_WITHOUT_DEADLINE))
+            .max()
+            .unwrap_or(Duration::ZERO)
+    }
+
+    /// Starts every source of tools (once); inside a Tokio runtime.
+    #[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
+    pub(crate) fn start_sources(&self) {
+        self.inner.sources.start();
+    }
+
+    /// Every tool as `tools/list` shows it: the server's own, then the sources'.
+    pub(crate) async fn listed_tools(&self) -> Vec<rmcp::model::Tool> {
+        let mut tools: Vec<rmcp::model::Tool> = self.inner.registry.listed().cloned().collect();
+        if !self.inner.sources.is_empty() {
+            tools.extend(self.inner.sources.list().await);
+        }
+        tools
+    }
+
+    /// The scopes a `tools/call` of `name` needs that `caller` lacks, as the OAuth resource
+    /// server refuses them (`403 insufficient_scope`): for the server's own tools once routing
+    /// and validation pass (ERRORS.md §4); for a source's, the source's. `None` when the
+    /// caller may make the call, or when the pipeline will refuse it anyway.
+    #[cfg(feature = "oauth")]
+    pub(crate) fn refused_scopes(
+        &self,
+        name: &str,
+        arguments: Option<&serde_json::Map<String, serde_json::Value>>,
+        caller: &crate::tool::Caller,
+    ) -> Option<Vec<String>> {
+        if let Some(needed) = self.inner.registry.refused_scopes(name, arguments, caller) {
+            return Some(needed.to_vec());
+        }
+        if self.inner.registry.find(name).is_some() {
+            return None;
+        }
+        let needed = self.inner.sources.find(name)?.scopes(name, arguments)?;
+        caller.lacks(&needed).next()?;
+        Some(needed)
+    }
+
+    /// Every scope a call of this server may need, sorted, each once.
+    #[cfg(feature = "oauth")]
+    pub(crate) fn scopes(&self) -> Vec<String> {
+        let mut scopes: Vec<String> = self.inner.registry.scopes().cloned().collect();
+        for source in self.inner.sources.iter() {
+            scopes.extend(source.all_scopes());
+        }
+        scopes.sort_unstable();
+        scopes.dedup();
+        scopes
+    }
+
+    /// Whether no call needs rmcp's check of `Mcp-Param-*` headers (2026-07-28, SEP-2243).
+    #[cfg(feature = "http")]
+    pub(crate) fn without_param_headers(&self) -> bool {
+        !self.inner.registry.asks_param_headers()
+            && self.inner.sources.iter().all(|s| !s.asks_param_headers())
+    }
+}
+
+impl ToolSet for Server {
+    fn tool_definitions(&self) -> impl Iterator<Item = &ToolDef> {
+        self.definitions()
+    }
+
+    fn upstreams(&self) -> Vec<UpstreamContract> {
+        self.inner
+            .sources
+            .iter()
+            .flat_map(|source| source.contracts())
+            .collect()
+    }
+}

@@ -1,0 +1,410 @@
+//! The one dispatch: every MCP request a transport hands the core goes to the tool pipeline
+//! (`tools/call`, `tools/list`), a source of tools (the gateway's listing changes), or the
+//! user's own handler (everything else), whether rmcp's service loop read it (this is the
+//! server's `ServerHandler`) or a transport read it itself ([`Server::answer_plain`]).
+//!
+//! What the user's handler answers runs under the request's cancellation (its future is
+//! dropped when the client cancels) with its panic caught (answered, never lost), and is
+//! refused while the server shuts down.
+
+// Logging, sampling and roots are deprecated by SEP-2577 in rmcp; they are still served.
+#![allow(deprecated)]
+
+use std::borrow::Cow;
+
+use rmcp::model::*;
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+use crate::envelope::new_incident_id;
+use crate::tool::{BoxFuture, CatchUnwind, PanicMessage};
+
+use super::call::Called;
+use super::core::Server;
+use super::incoming::{MCP_REQUESTS, cut};
+use super::request::{CallRequest, ProgressSink, Stopping, cancellation, trace_of};
+use super::user::{Notification, UserHandler, user_requests};
+
+macro_rules! delegate_to_user {
+    ($($method:ident($($arg:ident: $ty:ty),*) -> $out:ty;)*) => {
+        $(
+            async fn $method(
+                &self,
+                $($arg: $ty,)*
+                context: RequestContext<RoleServer>,
+            ) -> Result<$out, ErrorData> {
+                self.user(context, move |handler, context| handler.$method($($arg,)* context)).await
+            }
+        )*
+    };
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        self.merged(self.inner.handler.info())
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        self.inner.handler.versions()
+    }
+
+    user_requests!(delegate_to_user);
+
+    /// rmcp reads a standard request whose params do not decode (`tools/call` whose
+    /// `arguments` are not an object, or without a `name`) as a custom one: it is answered as
+    /// what it is, Invalid params, rather than Method not found. Other methods are the user's.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let method = request.method.as_str();
+        if method == "tools/call" {
+            return Err(ErrorData::invalid_params(
+                "tools/call takes params {\"name\": string, \"arguments\": object (optional)}",
+                None,
+            ));
+        }
+        if MCP_REQUESTS.contains(&method) {
+            return Err(ErrorData::invalid_params(
+                format!("Invalid params for {method}"),
+                None,
+            ));
+        }
+        self.user(context, move |handler, context| {
+            handler.custom(request, context)
+        })
+        .await
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // A session that began with `initialize` (before 2026-07-28) is told of listing
+        // changes unsolicited.
+        for source in self.inner.sources.iter() {
+            source.session_started(context.peer.clone());
+        }
+        self.notify_user(Notification::Initialized, context).await;
+    }
+
+    async fn on_cancelled(
+        &self,
+        notification: CancelledNotificationParam,
+        context: NotificationContext<RoleServer>,
+    ) {
+        self.notify_user(Notification::Cancelled(notification), context)
+            .await;
+    }
+
+    async fn on_progress(
+        &self,
+        notification: ProgressNotificationParam,
+        context: NotificationContext<RoleServer>,
+    ) {
+        self.notify_user(Notification::Progress(notification), context)
+            .await;
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        self.notify_user(Notification::RootsListChanged, context)
+            .await;
+    }
+
+    async fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        context: NotificationContext<RoleServer>,
+    ) {
+        self.notify_user(Notification::Custom(notification), context)
+            .await;
+    }
+
+    /// From 2026-07-28 a client asks to be told (`subscriptions/listen`): of `tools` listing
+    /// changes by the sources (a gateway's), of anything else by the user's handler.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let user = self.inner.handler.accepted(requested);
+        let tools = self.tools_change();
+        if !tools {
+            return user;
+        }
+        let mut accepted = user.unwrap_or_default();
+        accepted.tools_list_changed = Some(true);
+        Some(accepted)
+    }
+
+    /// One stream, told by the sources and the user's handler alike until the client cancels
+    /// it (or the user's handler ends it).
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let request = context.request_context();
+        let ended = cancellation(&request.ct, &request.extensions);
+        let tools = self.tools_change() && context.accepted().tools_list_changed == Some(true);
+        let _told: Vec<Box<dyn Send>> = match tools {
+            true => (self.inner.sources.iter())
+                .map(|source| source.subscribe(context.sink().clone()))
+                .collect(),
+            false => Vec::new(),
+        };
+        if self.inner.handler.accepted(context.requested()).is_none() {
+            ended.cancelled().await;
+            return Ok(());
+        }
+        tokio::select! {
+            listened = self.inner.handler.listen(context) => listened,
+            // The user's stream is dropped with its context when the transport cancels it.
+            () = ended.cancelled() => Ok(()),
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.listed_tools().await))
+    }
+
+    async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        // A panic anywhere on the way to the action (its own is caught nearer, as
+        // INTERNAL_ERROR) still answers the request, and gives back what it held.
+        match CatchUnwind(Box::pin(self.answer_call(params, context))).await {
+            Ok(answer) => answer,
+            Err(panic) => Err(self.panicked(panic)),
+        }
+    }
+}
+
+impl Server {
+    /// What the server says it serves: the user's handler's (its prompts, resources, ...) with
+    /// the server's tools, name, version and instructions.
+    pub(crate) fn merged(&self, mut info: ServerConfig) -> ServerConfig {
+        let tools = ServerCapabilities::builder().enable_tools();
+        // A source's listing changes when an upstream's does: clients are told.
+        let tools = match self.tools_change() {
+            true => tools.enable_tool_list_changed().build(),
+            false => tools.build(),
+        };
+        info.capabilities.tools = tools.tools;
+        info.server_info = self.inner.info.clone();
+        if let Some(instructions) = &self.inner.instructions {
+            info.instructions = Some(instructions.clone());
+        }
+        info
+    }
+
+    /// Whether the listing of tools may change while serving (a source's may).
+    fn tools_change(&self) -> bool {
+        !self.inner.sources.is_empty()
+    }
+
+    /// Runs a request of the user's handler under its cancellation, its panic caught; refused
+    /// once the server is shutting down.
+    async fn user<'a, T>(
+        &'a self,
+        context: RequestContext<RoleServer>,
+        request: impl FnOnce(
+            &'a dyn UserHandler,
+            RequestContext<RoleServer>,
+        ) -> BoxFuture<'a, Result<T, ErrorData>>,
+    ) -> Result<T, ErrorData> {
+        if context.extensions.get::<Stopping>().is_some() {
+            return Err(ErrorData::new(
+                ErrorCode(-32000),
+                "Server shutting down: retry in a moment.",
+                None,
+            ));
+        }
+        let cancelled = cancellation(&context.ct, &context.extensions);
+        let handled = CatchUnwind(request(&*self.inner.handler, context));
+        tokio::select! {
+            biased;
+            // Never sent: the transport drops the answer of a cancelled request.
+            () = cancelled.cancelled() => Err(ErrorData::new(REQUEST_CANCELLED, "request cancelled", None)),
+            handled = handled => match handled {
+                Ok(answered) => answered,
+                Err(panic) => Err(self.panicked(panic)),
+            },
+        }
+    }
+
+    /// Tells the user's handler of a notification, its panic caught and logged.
+    async fn notify_user(
+        &self,
+        notification: Notification,
+        context: NotificationContext<RoleServer>,
+    ) {
+        let notified = self.inner.handler.notified(notification, context);
+        if let Err(panic) = CatchUnwind(notified).await {
+            tracing::error!(cause = %PanicMessage(panic), "the handler panicked on a notification");
+        }
+    }
+
+    /// `tools/call` read by rmcp: the pipeline's answer, or the JSON-RPC error of a call that
+    /// has none.
+    async fn answer_call(
+        &self,
+        params: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let RequestContext {
+            ct,
+            id,
+            meta,
+            extensions,
+            peer,
+            ..
+        } = context;
+        // What the request's `_meta` carries (MCP 2026-07-28): a progress token, and a W3C
+        // trace context (SEP-414), parsed strictly and otherwise ignored.
+        let call = CallRequest {
+            name: params.name,
+            arguments: params.arguments,
+            progress: meta
+                .get_progress_token()
+                .map(|token| (token, ProgressSink::Peer(peer))),
+            trace: trace_of(meta.get_traceparent(), meta.get_tracestate()),
+            cancelled: cancellation(&ct, &extensions),
+            extensions,
+        };
+        let name = call.name.clone();
+        let called = self.run_call(call).await;
+        self.answer_of(&id, &name, called).map(Into::into)
+    }
+
+    /// The answer to a plain request a transport read itself (`plain`): the same as rmcp's
+    /// path gives, serialised once. `None` for a call cancelled before its answer. A call's
+    /// progress notifications go to `lines` (stdio); `extensions` are what the transport knows
+    /// of the request (over HTTP the verified caller and the request's head, as rmcp gives
+    /// them on its path).
+    #[cfg(any(feature = "stdio", feature = "http"))]
+    pub(crate) async fn answer_plain(
+        &self,
+        request: super::plain::PlainRequest<'_>,
+        cancelled: tokio_util::sync::CancellationToken,
+        shape: super::rmcp_rules::Shape,
+        #[cfg_attr(not(feature = "stdio"), allow(unused_variables))] lines: Option<
+            tokio::sync::mpsc::Sender<super::request::Framed>,
+        >,
+        extensions: Extensions,
+    ) -> Option<Vec<u8>> {
+        use super::plain::{PlainRequest, answer, envelope_answer};
+
+        let (id, call) = match request {
+            PlainRequest::Ping(id) => return Some(answer(id, Ok(ServerResult::empty(())), shape)),
+            PlainRequest::List(id) => return Some(self.listing(&id, shape).await),
+            PlainRequest::Call(id, call) => (id, call),
+        };
+        #[cfg(feature = "stdio")]
+        let progress = (call.progress)
+            .zip(lines)
+            .map(|(token, lines)| (token, ProgressSink::Lines(lines)));
+        #[cfg(not(feature = "stdio"))]
+        let progress = None;
+        let name = call.name.clone();
+        let request = CallRequest {
+            trace: trace_of(call.traceparent.as_deref(), call.tracestate.as_deref()),
+            name: call.name,
+            arguments: call.arguments,
+            progress,
+            extensions,
+            cancelled,
+        };
+        // As in `call_tool`: a panic on the way to the action still answers.
+        let outcome = match CatchUnwind(Box::pin(self.run_call(request))).await {
+            // An envelope is written from its parts, its mirror never made a value.
+            Ok(Called::Answered(ref answer)) if let Some(envelope) = answer.as_envelope() => {
+                return Some(envelope_answer(&id, envelope, shape));
+            }
+            Ok(Called::Cancelled { .. }) => return None,
+            Ok(called) => self.answer_of(&id, &name, called),
+            Err(panic) => Err(self.panicked(panic)),
+        };
+        let response = |result| ServerResult::from(CallToolResponse::from(result));
+        Some(answer(id, outcome.map(response), shape))
+    }
+
+    /// `tools/list`'s answer to request `id`: made once for each shape, its id put in (made
+    /// each time when a source's tools may change).
+    #[cfg(any(feature = "stdio", feature = "http"))]
+    async fn listing(&self, id: &RequestId, shape: super::rmcp_rules::Shape) -> Vec<u8> {
+        const PREFIX: &str = r#"{"jsonrpc":"2.0","id":0,"#;
+        let make = |tools| -> Box<str> {
+            let result = ServerResult::ListToolsResult(ListToolsResult::with_all_items(tools));
+            let answer = super::plain::answer(RequestId::Number(0), Ok(result), shape);
+            String::from_utf8(answer).unwrap_or_default().into()
+        };
+        let made;
+        let cached = match self.tools_change() {
+            false => {
+                let own = || self.inner.registry.listed().cloned().collect();
+                self.inner.listing[shape as usize].get_or_init(|| make(own()))
+            }
+            true => {
+                made = make(self.listed_tools().await);
+                &made
+            }
+        };
+        let rest = cached.strip_prefix(PREFIX).unwrap_or_default();
+        let id = serde_json::to_string(id).unwrap_or_default();
+        format!(r#"{{"jsonrpc":"2.0","id":{id},{rest}"#).into_bytes()
+    }
+
+    /// The answer to a `tools/call` as it ended.
+    pub(crate) fn answer_of(
+        &self,
+        id: &RequestId,
+        name: &str,
+        called: Called,
+    ) -> Result<CallToolResult, ErrorData> {
+        match called {
+            Called::Answered(result) => Ok(result.into_result()),
+            Called::UnknownTool => Err(ErrorData::invalid_params(self.unknown_tool(name), None)),
+            Called::Cancelled { action } => {
+                // The server's own record: a call cancelled in a queue never reached middleware.
+                tracing::info!(?id, tool = %name, action = %action, "call cancelled by the client; stopped");
+                // Never sent: the transport drops the answer of a cancelled request.
+                Err(ErrorData::new(REQUEST_CANCELLED, "request cancelled", None))
+            }
+        }
+    }
+
+    /// The JSON-RPC error of a panic on the way to an answer, logged with its incident.
+    pub(crate) fn panicked(&self, panic: Box<dyn std::any::Any + Send>) -> ErrorData {
+        let incident = new_incident_id();
+        tracing::error!(incident = %incident, cause = %PanicMessage(panic), "a request failed before it was answered");
+        ErrorData::internal_error(
+            format!(
+                "Internal error: the server could not handle this request (incident {incident})."
+            ),
+            None,
+        )
+    }
+
+    /// The JSON-RPC error message for a tool name nothing is registered under (MCP: Invalid
+    /// params), with the closest listed name when one is close (ERRORS.md §4, "Close"): under
+    /// flat exposition a misspelt action is a misspelt tool.
+    fn unknown_tool(&self, name: &str) -> String {
+        let mut listed: Vec<String> = self
+            .inner
+            .registry
+            .listed()
+            .map(|l| l.name.to_string())
+            .collect();
+        for source in self.inner.sources.iter() {
+            listed.extend(source.listed().into_iter().map(|t| t.name.into_owned()));
+        }
+        let mut message = format!("unknown tool: {}", cut(name));
+        if let Some(best) = crate::closest::Names::new(&listed).closest(name) {
+            message.push_str(&format!("; did you mean \"{}\"?", listed[best]));
+        }
+        message
+    }
+}
+
+/// The code LSP gives a cancelled request; only ever seen in logs here.
+const REQUEST_CANCELLED: ErrorCode = ErrorCode(-32800);

@@ -1,0 +1,413 @@
+//! The body layer: a POST's body read within its size and its time, checked and repaired as on
+//! stdio (malformed bodies answered `400` with a JSON-RPC error, never serde's positions),
+//! parsed only `max_parsing` at a time (a body waits `parse_wait` at most for its place, then
+//! is refused `503`), and what it is (a plain request, or the few facts of a message) left in
+//! the request's extensions ([`Incoming`]) for the layers inside. The place goes on in the
+//! request's extensions ([`ParsePlace`]) until rmcp hands the request over to the server
+//! (`handler`): it covers both parses and what rmcp builds of the message, and nothing of the
+//! request's own time (a call, a stream held open for hours).
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Method, Request, StatusCode, header};
+use http_body::{Body, Frame, SizeHint};
+use http_body_util::BodyExt;
+use rmcp::model::{ClientRequest, ErrorCode, ErrorData, JsonRpcMessage, RequestId};
+use serde_json::{Map, Value};
+use tokio::sync::Semaphore;
+use tokio::time::{Instant, timeout_at};
+use tower_service::Service;
+
+use super::handler::ParsePlace;
+use super::next;
+use super::reply::{Reply, closing, json_rpc, json_rpc_error, unavailable};
+use crate::server::incoming::{Read, Unread, read, without_lone_surrogates};
+use crate::server::plain::{self, PlainRequest};
+use crate::tool::BoxFuture;
+
+/// What the body layer found a POST's body to be, in the request's extensions (taken by the
+/// layers that need its parts; removed before rmcp sees the request).
+#[derive(Clone)]
+pub(crate) struct Incoming(Arc<Mutex<Parsed>>);
+
+/// The facts of one message.
+#[derive(Default)]
+pub(crate) struct Parsed {
+    /// The request's id, when the message is a request.
+    pub(crate) id: Option<RequestId>,
+    /// Whether it is `initialize` (which may open a session).
+    pub(crate) initialize: bool,
+    /// A `tools/call` rmcp will read: its name, and its arguments when a layer inside needs
+    /// them (the OAuth scope check).
+    pub(crate) call: Option<(String, Option<Map<String, Value>>)>,
+    /// A plain request, and the lifecycle its `_meta` carries (2026-07-28: its protocol version
+    /// and whether its client capabilities read as rmcp reads them).
+    pub(crate) plain: Option<(PlainRequest<'static>, Option<(String, bool)>)>,
+}
+
+impl Incoming {
+    pub(crate) fn new(parsed: Parsed) -> Self {
+        Incoming(Arc::new(Mutex::new(parsed)))
+    }
+
+    /// The facts of the message, to read or take parts of.
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Parsed> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Parsed {
+    /// A `tools/call`'s name and arguments, whichever way it was read.
+    #[cfg(feature = "oauth")]
+    pub(crate) fn call(&self) -> Option<(&str, Option<&Map<String, Value>>)> {
+        match (&self.plain, &self.call) {
+            (Some((PlainRequest::Call(_, call), _)), _) => {
+                Some((&call.name, call.arguments.as_ref()))
+            }
+            (_, Some((name, arguments))) => Some((name, arguments.as_ref())),
+            _ => None,
+        }
+    }
+}
+
+/// A body read whole.
+pub(crate) struct ReadBody {
+    data: Option<Bytes>,
+}
+
+impl ReadBody {
+    /// A body of `data`.
+    pub(crate) fn new(data: Bytes) -> Self {
+        ReadBody {
+            data: (!data.is_empty()).then_some(data),
+        }
+    }
+
+    /// No body (GET, DELETE).
+    pub(crate) fn empty() -> Self {
+        ReadBody::new(Bytes::new())
+    }
+}
+
+impl Body for ReadBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        Poll::Ready(self.data.take().map(|data| Ok(Frame::data(data))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.data.is_none()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.data.as_ref().map_or(0, |d| d.len() as u64))
+    }
+}
+
+/// The limits of the body layer.
+pub(crate) struct Limits {
+    pub(crate) max_body_bytes: usize,
+    pub(crate) body_read_timeout: Duration,
+    /// The bodies being parsed: `max_parsing` places.
+    pub(crate) parsing: Arc<Semaphore>,
+    /// How long a body waits for a place before it is refused `503`.
+    pub(crate) parse_wait: Duration,
+    /// Whether a `tools/call`'s arguments are kept for a layer inside (the OAuth scope check).
+    pub(crate) keep_call_arguments: bool,
+}
+
+/// The body layer over `S`.
+#[derive(Clone)]
+pub(crate) struct ReadBodies<S> {
+    pub(crate) inner: S,
+    pub(crate) limits: Arc<Limits>,
+}
+
+impl<S, B> Service<Request<B>> for ReadBodies<S>
+where
+    S: Service<Request<ReadBody>, Response = Reply, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send,
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = Reply;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Reply, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let inner = self.inner.clone();
+        let limits = Arc::clone(&self.limits);
+        Box::pin(async move {
+            let (mut parts, body) = request.into_parts();
+            if parts.method != Method::POST {
+                // GET (a stream of events) and DELETE (the end of a session) carry no body.
+                let request = Request::from_parts(parts, ReadBody::empty());
+                return Ok(next::call(inner, request).await);
+            }
+            let (body, incoming, place) = match limits.read(&parts, body).await {
+                Ok(read) => read,
+                Err(refused) => return Ok(*refused),
+            };
+            parts.extensions.insert(incoming);
+            parts.extensions.insert(place);
+            Ok(next::call(inner, Request::from_parts(parts, body)).await)
+        })
+    }
+}
+
+impl Limits {
+    /// Reads, repairs and parses a POST's body: the body to hand on, with what it is; or the
+    /// answer that refuses it.
+    async fn read<B>(
+        &self,
+        parts: &http::request::Parts,
+        body: B,
+    ) -> Result<(ReadBody, Incoming, ParsePlace), Box<Reply>>
+    where
+        B: Body<Data = Bytes>,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let declared = parts
+            .headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if declared.is_some_and(|len| len > self.max_body_bytes as u64) {
+            return Err(Box::new(self.too_large()));
+        }
+        let body = self.read_body(body).await?;
+        let parsing = tokio::time::timeout(self.parse_wait, self.parsing.clone().acquire_owned());
+        let Ok(Ok(place)) = parsing.await else {
+            tracing::warn!(wait = ?self.parse_wait, "http: a body waited too long to be parsed; refused");
+            return Err(Box::new(unavailable(
+                "Server busy: too many requests are being read; retry in a moment.",
+                "1",
+            )));
+        };
+        let body = match without_lone_surrogates(&body) {
+            Some(repaired) => Bytes::from(repaired),
+            None => body,
+        };
+        let body = match body.strip_prefix(b"\xEF\xBB\xBF") {
+            Some(rest) => body.slice(body.len() - rest.len()..),
+            None => body,
+        };
+        let parsed = self.parse(&body)?;
+        let incoming = Incoming::new(parsed);
+        Ok((ReadBody::new(body), incoming, ParsePlace::new(place)))
+    }
+
+    /// What a body is: a plain request read as rmcp will read it (without building its message
+    /// here), or the facts of a message rmcp can read; or the answer rmcp would not give.
+    fn parse(&self, body: &[u8]) -> Result<Parsed, Box<Reply>> {
+        if let Some((request, inline)) = plain::parse_inline(body) {
+            let lifecycle = inline.map(|i| (i.version.into_owned(), i.capabilities));
+            let request = request.into_owned();
+            return Ok(Parsed {
+                id: Some(request.id().clone()),
+                plain: Some((request, lifecycle)),
+                ..Parsed::default()
+            });
+        }
+        let refused = |status, error| Err(Box::new(json_rpc_error(status, error)));
+        match read(body) {
+            Read::Message(JsonRpcMessage::Request(request)) => {
+                let mut parsed = Parsed {
+                    id: Some(request.id),
+                    ..Parsed::default()
+                };
+                match request.request {
+                    ClientRequest::InitializeRequest(_) => parsed.initialize = true,
+                    ClientRequest::CallToolRequest(call) => {
+                        let arguments = match self.keep_call_arguments {
+                            true => call.params.arguments,
+                            false => None,
+                        };
+                        parsed.call = Some((call.params.name.into_owned(), arguments));
+                    }
+                    _ => {}
+                }
+                Ok(parsed)
+            }
+            Read::Message(_) => Ok(Parsed::default()),
+            Read::Answer(answer) => Err(Box::new(json_rpc(StatusCode::BAD_REQUEST, &answer))),
+            Read::Drop(Unread::Blank | Unread::NotJson) => refused(
+                StatusCode::BAD_REQUEST,
+                ErrorData::new(
+                    ErrorCode::PARSE_ERROR,
+                    "Parse error: the body is not JSON",
+                    None,
+                ),
+            ),
+            Read::Drop(Unread::Notification) => refused(
+                StatusCode::BAD_REQUEST,
+                ErrorData::invalid_request("Invalid request: not a JSON-RPC message", None),
+            ),
+        }
+    }
+
+    /// The whole body within the size limit and the time limit.
+    async fn read_body<B>(&self, body: B) -> Result<Bytes, Box<Reply>>
+    where
+        B: Body<Data = Bytes>,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let mut body = std::pin::pin!(body);
+        let deadline = Instant::now() + self.body_read_timeout;
+        let mut collected = Vec::new();
+        loop {
+            let frame = match timeout_at(deadline, body.frame()).await {
+                Err(_) => return Err(Box::new(self.too_slow())),
+                Ok(None) => return Ok(Bytes::from(collected)),
+                Ok(Some(Err(e))) => {
+                    let e = e.into();
+                    tracing::debug!("http: a request body could not be read: {e}");
+                    let refused = super::reply::text(StatusCode::BAD_REQUEST, "Bad Request");
+                    return Err(Box::new(closing(refused)));
+                }
+                Ok(Some(Ok(frame))) => frame,
+            };
+            if let Ok(data) = frame.into_data() {
+                if collected.len() + data.len() > self.max_body_bytes {
+                    return Err(Box::new(self.too_large()));
+                }
+                collected.extend_from_slice(&data);
+            }
+        }
+    }
+
+    fn too_large(&self) -> Reply {
+        let error = ErrorData::invalid_request(
+            format!(
+                "Invalid request: the body is over {} bytes, the most this server reads",
+                self.max_body_bytes
+            ),
+            None,
+        );
+        closing(json_rpc_error(StatusCode::PAYLOAD_TOO_LARGE, error))
+    }
+
+    fn too_slow(&self) -> Reply {
+        let error = ErrorData::invalid_request(
+            format!(
+                "Invalid request: the body did not arrive within {} s",
+                self.body_read_timeout.as_secs_f64()
+            ),
+            None,
+        );
+        closing(json_rpc_error(StatusCode::REQUEST_TIMEOUT, error))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::Full;
+    use tower::ServiceExt;
+
+    fn limits(max_parsing: usize) -> Arc<Limits> {
+        Arc::new(Limits {
+            max_body_bytes: 64,
+            body_read_timeout: Duration::from_secs(30),
+            parsing: Arc::new(Semaphore::new(max_parsing)),
+            parse_wait: Duration::from_secs(5),
+            keep_call_arguments: false,
+        })
+    }
+
+    /// What reaches the layer inside: the body's bytes and the message's id.
+    async fn inner(request: Request<ReadBody>) -> Result<Reply, Infallible> {
+        let id = request
+            .extensions()
+            .get::<Incoming>()
+            .and_then(|i| i.lock().id.clone())
+            .map(|id| id.to_string())
+            .unwrap_or_default();
+        let body = request.into_body().collect().await.unwrap().to_bytes();
+        let text = format!("{id}|{}", String::from_utf8_lossy(&body));
+        Ok(Reply::new(Full::new(Bytes::from(text)).boxed()))
+    }
+
+    async fn post<S>(layer: ReadBodies<S>, body: &'static str) -> (StatusCode, String)
+    where
+        S: Service<Request<ReadBody>, Response = Reply, Error = Infallible>
+            + Clone
+            + Send
+            + 'static,
+        S::Future: Send,
+    {
+        let request = Request::post("/mcp")
+            .body(Full::new(Bytes::from_static(body.as_bytes())))
+            .unwrap();
+        let reply = layer.oneshot(request).await.unwrap();
+        let status = reply.status();
+        let body = reply.into_body().collect().await.unwrap().to_bytes();
+        (status, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    #[tokio::test]
+    async fn bodies_are_read_repaired_and_refused_as_on_stdio() {
+        let layer = ReadBodies {
+            inner: tower::service_fn(inner),
+            limits: limits(1),
+        };
+        let ping = r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
+        assert_eq!(
+            post(layer.clone(), ping).await,
+            (StatusCode::OK, format!("7|{ping}"))
+        );
+        let bom = "\u{FEFF}{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}";
+        assert_eq!(post(layer.clone(), bom).await.1, format!("8|{}", &bom[3..]));
+        let (status, body) = post(layer.clone(), "not json").await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert!(body.contains("-32700"), "{body}");
+        let big = r#"{"jsonrpc":"2.0","id":9,"method":"ping","params":{"x":"0123456789012345678901234567890"}}"#;
+        assert_eq!(post(layer, big).await.0, StatusCode::PAYLOAD_TOO_LARGE);
+    }
+
+    /// A request holds its parse place until it is handed over (or dropped): while one holds
+    /// it, the next waits, and after the wait is refused `503`; once it is handed over, the
+    /// next is read, however long the first request lasts.
+    #[tokio::test(start_paused = true)]
+    async fn the_parse_place_is_held_until_the_request_is_handed_over() {
+        let limits = limits(1);
+        let (held_tx, held_rx) = tokio::sync::oneshot::channel::<ParsePlace>();
+        let held_tx = Arc::new(Mutex::new(Some(held_tx)));
+        let holding = tower::service_fn(move |request: Request<ReadBody>| {
+            let held_tx = Arc::clone(&held_tx);
+            async move {
+                let taken = held_tx.lock().unwrap().take();
+                if let (Some(tx), Some(place)) = (taken, request.extensions().get::<ParsePlace>()) {
+                    let _ = tx.send(place.clone());
+                }
+                Ok::<_, Infallible>(Reply::new(Full::default().boxed()))
+            }
+        });
+        let layer = ReadBodies {
+            inner: holding,
+            limits: Arc::clone(&limits),
+        };
+        let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        assert_eq!(post(layer.clone(), ping).await.0, StatusCode::OK);
+        let held = held_rx.await.unwrap();
+        assert_eq!(limits.parsing.available_permits(), 0);
+        let refused = post(layer.clone(), ping).await;
+        assert_eq!(refused.0, StatusCode::SERVICE_UNAVAILABLE, "{refused:?}");
+        held.release();
+        assert_eq!(limits.parsing.available_permits(), 1);
+        assert_eq!(post(layer, ping).await.0, StatusCode::OK);
+    }
+}

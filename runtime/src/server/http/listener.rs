@@ -1,0 +1,194 @@
+//! The accept loop: connections capped (the idlest one closed to make room for a new one),
+//! `TCP_NODELAY` on each (a stream of events is written in small pieces, which Nagle's
+//! algorithm and the client's delayed ACK would hold ~40 ms each), headers read within their
+//! time, a connection closed once idle, and every close lingering: what the client still sends
+//! is read and dropped for a bounded time, so that it reads the answer rather than a reset.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+use super::connection::{Activity, Handling, Linger, Lingering, OpenBody, Watched};
+use super::options::ConnectionOptions;
+use super::reply::guarded;
+use super::service::Stack;
+
+/// How long a new connection waits for the place of the idle connection it closed.
+const ROOM_WAIT: Duration = Duration::from_secs(1);
+
+/// Accepts connections until `stop`, then closes them all.
+pub(super) async fn serve(
+    listener: TcpListener,
+    stack: Stack,
+    options: ConnectionOptions,
+    stop: CancellationToken,
+) -> io::Result<()> {
+    let open = Arc::new(Semaphore::new(options.max_connections.max(1)));
+    let connections = Arc::new(Connections::default());
+    let mut http = http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(options.header_read_timeout);
+    let idle_timeout = options.idle_timeout;
+    let linger = Linger {
+        timeout: options.linger_timeout,
+        max_bytes: options.linger_max_bytes,
+    };
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = stop.cancelled() => {
+                connections.close_all();
+                return Ok(());
+            }
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            // Out of file descriptors, a connection reset before it was accepted: the listener
+            // itself is fine, so wait a moment rather than spin or stop.
+            Err(e) => {
+                tracing::warn!("http: accepting a connection failed: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!("http: TCP_NODELAY could not be set: {e}");
+        }
+        let (stack, http) = (stack.clone(), http.clone());
+        let (open, connections) = (open.clone(), connections.clone());
+        tokio::spawn(async move {
+            let Some(place) = admit(&open, &connections).await else {
+                refuse(stream, linger).await;
+                return;
+            };
+            let activity = Arc::new(Activity::new());
+            let (id, close) = connections.add(activity.clone());
+            let _registered = Registered(&connections, id);
+            let _place = place;
+            let io = TokioIo::new(Watched {
+                inner: stream,
+                activity: activity.clone(),
+                linger: Lingering::new(linger),
+            });
+            let requests = activity.clone();
+            let service = service_fn(move |request| {
+                let stack = stack.clone();
+                let handling = Handling::new(requests.clone());
+                let open_body = OpenBody::new(requests.clone());
+                async move {
+                    let reply = super::next::call(stack, request).await;
+                    drop(handling);
+                    Ok::<_, Infallible>(guarded(reply, open_body))
+                }
+            });
+            tokio::select! {
+                served = http.serve_connection(io, service) => {
+                    if let Err(e) = served {
+                        tracing::debug!("http: connection ended: {e}");
+                    }
+                }
+                () = activity.idle_for(idle_timeout) => {
+                    tracing::debug!("http: an idle connection was closed");
+                }
+                () = close.cancelled() => {
+                    tracing::debug!("http: an idle connection was closed to make room for a new one");
+                }
+            }
+        });
+    }
+}
+
+/// A place among `max_connections`: a free one, or the one of the idlest connection, closed
+/// for it. `None` when every connection is busy.
+async fn admit(open: &Arc<Semaphore>, connections: &Connections) -> Option<OwnedSemaphorePermit> {
+    if let Ok(place) = open.clone().try_acquire_owned() {
+        return Some(place);
+    }
+    if !connections.close_idlest() {
+        return None;
+    }
+    tokio::time::timeout(ROOM_WAIT, open.clone().acquire_owned())
+        .await
+        .ok()?
+        .ok()
+}
+
+/// The open connections, to find the idlest when there is no room.
+#[derive(Default)]
+struct Connections {
+    next: AtomicU64,
+    open: Mutex<HashMap<u64, (Arc<Activity>, CancellationToken)>>,
+}
+
+impl Connections {
+    fn add(&self, activity: Arc<Activity>) -> (u64, CancellationToken) {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let close = CancellationToken::new();
+        self.lock().insert(id, (activity, close.clone()));
+        (id, close)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, (Arc<Activity>, CancellationToken)>> {
+        self.open.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Closes every connection.
+    fn close_all(&self) {
+        self.lock().values().for_each(|(_, close)| close.cancel());
+    }
+
+    /// Closes the connection idle longest: no request being handled and no answer being
+    /// streamed (a request whose head is not complete counts as none). Whether there was one.
+    fn close_idlest(&self) -> bool {
+        let open = self.lock();
+        let idlest = open
+            .values()
+            .filter(|(activity, close)| activity.is_idle() && !close.is_cancelled())
+            .min_by_key(|(activity, _)| activity.last.load(Ordering::Relaxed));
+        match idlest {
+            Some((_, close)) => {
+                close.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// A connection's entry, removed when the connection ends.
+struct Registered<'a>(&'a Connections, u64);
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        self.0.lock().remove(&self.1);
+    }
+}
+
+/// The answer to a connection past `max_connections` with none idle, written without reading
+/// anything, then lingering.
+async fn refuse(stream: TcpStream, linger: Linger) {
+    const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\n\
+        Content-Type: text/plain\r\nContent-Length: 22\r\nConnection: close\r\n\r\n\
+        Too many connections.\n";
+    let mut stream = Watched {
+        inner: stream,
+        activity: Arc::new(Activity::new()),
+        linger: Lingering::new(linger),
+    };
+    let answer = async {
+        stream.write_all(BUSY).await?;
+        stream.shutdown().await
+    };
+    let _ = tokio::time::timeout(linger.timeout + Duration::from_secs(1), answer).await;
+}

@@ -1,0 +1,290 @@
+//! MCP authorization over streamable HTTP (feature `oauth`): the server as an OAuth resource
+//! server, in two layers. [`Authenticate`], before the body is read: the Protected Resource
+//! Metadata served at its well-known paths, a bearer token checked on every request (`401`,
+//! or `503` when it cannot be checked now) so that a refusal costs no parse, budget or slot,
+//! a session used only with its own subject's tokens, and the verified [`Caller`] left in the
+//! request's extensions for the core. [`Scopes`], once the body is read: a `tools/call` whose
+//! action (or mounted tool) needs scopes the token lacks is answered `403 insufficient_scope`
+//! (MCP authorization, "Scope Challenge Handling"), after routing and validation pass.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use tower_service::Service;
+
+use super::body::{Incoming, ReadBody};
+use super::next;
+use super::reply::{Reply, closing, text, unavailable};
+use crate::server::auth::OAuth;
+use crate::server::core::Server;
+use crate::tool::{BoxFuture, Caller};
+
+/// The OAuth resource server of an endpoint, with what it serves.
+pub(crate) struct Guard {
+    oauth: OAuth,
+    server: Server,
+    /// The Protected Resource Metadata, and the paths it is served at.
+    metadata: Bytes,
+    paths: [String; 2],
+    /// Whose each session is: a session is used only with its own subject's tokens (MCP
+    /// security best practices, "Session Hijacking").
+    owners: Mutex<HashMap<Arc<str>, Arc<str>>>,
+    /// rmcp's sessions, to forget the owners of those that ended.
+    sessions: Arc<LocalSessionManager>,
+}
+
+impl Guard {
+    pub(crate) fn new(oauth: OAuth, server: Server, sessions: Arc<LocalSessionManager>) -> Self {
+        Guard {
+            metadata: Bytes::from(oauth.metadata(&server.scopes())),
+            paths: oauth.metadata_paths(),
+            oauth,
+            server,
+            owners: Mutex::default(),
+            sessions,
+        }
+    }
+
+    /// The paths the metadata is served at.
+    pub(crate) fn metadata_paths(&self) -> &[String] {
+        &self.paths
+    }
+}
+
+/// The authentication layer over `S`.
+#[derive(Clone)]
+pub(crate) struct Authenticate<S> {
+    pub(crate) inner: S,
+    pub(crate) guard: Option<Arc<Guard>>,
+}
+
+impl<S, B> Service<Request<B>> for Authenticate<S>
+where
+    S: Service<Request<B>, Response = Reply, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send,
+    B: Send + 'static,
+{
+    type Response = Reply;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Reply, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, mut request: Request<B>) -> Self::Future {
+        let inner = self.inner.clone();
+        let guard = self.guard.clone();
+        Box::pin(async move {
+            let Some(guard) = guard else {
+                return Ok(next::call(inner, request).await);
+            };
+            if let Some(reply) = guard.metadata(&request) {
+                return Ok(reply);
+            }
+            // Who calls, before anything else is read.
+            let caller = match guard.authenticate(request.headers()).await {
+                Ok(caller) => caller,
+                Err(refused) => return Ok(refused),
+            };
+            if !guard.owns(request.headers(), &caller) {
+                return Ok(text(StatusCode::NOT_FOUND, "Not Found: Session not found"));
+            }
+            // A request without a session may open one (`initialize`): its owner is recorded.
+            let opening = !request.headers().contains_key("mcp-session-id");
+            request.extensions_mut().insert(caller.clone());
+            let reply = next::call(inner, request).await;
+            if opening {
+                guard.opened(&reply, &caller).await;
+            }
+            Ok(reply)
+        })
+    }
+}
+
+/// The scope layer over `S`.
+#[derive(Clone)]
+pub(crate) struct Scopes<S> {
+    pub(crate) inner: S,
+    pub(crate) guard: Option<Arc<Guard>>,
+}
+
+impl<S> Service<Request<ReadBody>> for Scopes<S>
+where
+    S: Service<Request<ReadBody>, Response = Reply, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send,
+{
+    type Response = Reply;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Reply, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<ReadBody>) -> Self::Future {
+        let inner = self.inner.clone();
+        let guard = self.guard.clone();
+        Box::pin(async move {
+            if let (Some(guard), Some(caller), Some(incoming)) = (
+                &guard,
+                request.extensions().get::<Caller>(),
+                request.extensions().get::<Incoming>(),
+            ) {
+                let mut parsed = incoming.lock();
+                let refused = (parsed.call())
+                    .and_then(|(name, arguments)| guard.scopes(name, arguments, caller));
+                // The arguments were kept for this check only.
+                if let Some((_, arguments)) = &mut parsed.call {
+                    arguments.take();
+                }
+                if let Some(refused) = refused {
+                    return Ok(refused);
+                }
+            }
+            Ok(next::call(inner, request).await)
+        })
+    }
+}
+
+impl Guard {
+    /// The Protected Resource Metadata, for a `GET` of one of its paths.
+    fn metadata<B>(&self, request: &Request<B>) -> Option<Reply> {
+        let path = request.uri().path();
+        if !self.paths.iter().any(|p| p == path) {
+            return None;
+        }
+        if request.method() != Method::GET && request.method() != Method::HEAD {
+            let mut reply = text(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
+            reply
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+            return Some(reply);
+        }
+        let mut reply = Response::new(Full::new(self.metadata.clone()).boxed());
+        let headers = reply.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        headers.insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("public, max-age=3600"),
+        );
+        Some(reply)
+    }
+
+    /// The verified caller of a request, or its refusal: `401` with the challenge, `503`
+    /// when the token cannot be checked now. The connection is closed after a refusal, the
+    /// body unread.
+    async fn authenticate(&self, headers: &http::HeaderMap) -> Result<Caller, Reply> {
+        use crate::server::auth::Refusal;
+        let refused = match self
+            .oauth
+            .authenticate(headers.get_all(header::AUTHORIZATION))
+            .await
+        {
+            Ok(caller) => return Ok(caller),
+            Err(refused) => refused,
+        };
+        let (status, error, description) = match &refused {
+            Refusal::Missing => (
+                StatusCode::UNAUTHORIZED,
+                None,
+                "This server needs an access token (Authorization: Bearer).",
+            ),
+            Refusal::Invalid(why) => (StatusCode::UNAUTHORIZED, Some("invalid_token"), &**why),
+            Refusal::Unavailable(why) => {
+                tracing::warn!("oauth: a token could not be checked: {why}");
+                return Err(unavailable(
+                    "Server busy: the access token cannot be checked right now; retry in a moment.",
+                    "5",
+                ));
+            }
+        };
+        let challenge = self.oauth.challenge(error.map(|e| (e, description)), &[]);
+        let body = serde_json::json!({
+            "error": error.unwrap_or("invalid_request"),
+            "error_description": description,
+        });
+        Err(closing(self.refusal(status, &challenge, &body)))
+    }
+
+    /// Whether the session a request names, if any, is the caller's own. A session of another
+    /// subject is answered as an unknown one.
+    fn owns(&self, headers: &http::HeaderMap, caller: &Caller) -> bool {
+        let Some(session) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else {
+            return true;
+        };
+        let owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
+        owners
+            .get(session)
+            .is_none_or(|owner| **owner == *caller.subject())
+    }
+
+    /// Records the owner of the session the reply to a request without one opened; forgets
+    /// sessions that ended, once the record holds twice as many as the live sessions.
+    async fn opened(&self, reply: &Reply, caller: &Caller) {
+        let Some(session) = reply
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+        else {
+            return;
+        };
+        let live = self.sessions.sessions.read().await;
+        let mut owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
+        owners.insert(session.into(), caller.subject().into());
+        if owners.len() > 2 * live.len() + 16 {
+            owners.retain(|id, _| live.contains_key(id));
+        }
+    }
+
+    /// `403 insufficient_scope` for a call of `name` whose action needs scopes the caller's
+    /// token lacks (MCP authorization, "Scope Challenge Handling"; RFC 6750 §3.1): the scopes
+    /// the action needs, for the host to ask the user for.
+    fn scopes(
+        &self,
+        name: &str,
+        arguments: Option<&serde_json::Map<String, serde_json::Value>>,
+        caller: &Caller,
+    ) -> Option<Reply> {
+        let needed = self.server.refused_scopes(name, arguments, caller)?;
+        let missing: Vec<&str> = caller.lacks(&needed).collect();
+        let description = format!(
+            "This call needs the scope{} {}, which the access token does not grant.",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(" "),
+        );
+        tracing::info!(target: "mcp_fusion::audit", subject = caller.subject(), tool = name, missing = %missing.join(" "), "tool call refused: insufficient scope");
+        let challenge = self
+            .oauth
+            .challenge(Some(("insufficient_scope", &description)), &needed);
+        let body = serde_json::json!({
+            "error": "insufficient_scope",
+            "error_description": description,
+            "scope": needed.join(" "),
+        });
+        Some(self.refusal(StatusCode::FORBIDDEN, &challenge, &body))
+    }
+
+    fn refusal(&self, status: StatusCode, challenge: &str, body: &serde_json::Value) -> Reply {
+        let mut reply = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+        *reply.status_mut() = status;
+        let headers = reply.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        if let Ok(challenge) = HeaderValue::from_str(challenge) {
+            headers.insert(header::WWW_AUTHENTICATE, challenge);
+        }
+        reply
+    }
+}

@@ -1,0 +1,46 @@
+//! A call's progress on its way to the client: the notifications its handler (or an upstream,
+//! or the heartbeat) reports, sent in order through the transport that read the call, none
+//! after its answer.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::tool::{Progress, Reporter};
+
+use super::request::ProgressSink;
+
+/// How long the answer waits, at most, for the progress reported before it to be sent: a client
+/// that does not read its notifications does not hold the answer longer.
+pub(crate) const FLUSH: Duration = Duration::from_secs(1);
+
+/// Sends a call's progress notifications in order, until the call closes its progress.
+pub(crate) async fn forward(sink: ProgressSink, progress: Arc<Progress>) {
+    while let Some(note) = progress.next().await {
+        let sent = match &sink {
+            ProgressSink::Peer(peer) => peer.notify_progress(note).await.is_ok(),
+            #[cfg(feature = "stdio")]
+            ProgressSink::Lines(lines) => {
+                let line = super::plain::progress_line(note);
+                lines.send((line, None)).await.is_ok()
+            }
+        };
+        if !sent {
+            return;
+        }
+    }
+}
+
+/// Progress every `every` while the handler has reported none: the seconds elapsed (to the
+/// millisecond), no total.
+pub(crate) async fn heartbeat(progress: &Progress, every: Duration) -> std::convert::Infallible {
+    let started = tokio::time::Instant::now();
+    let mut ticks = tokio::time::interval_at(started + every, every);
+    loop {
+        ticks.tick().await;
+        if progress.reported_by_handler() {
+            return std::future::pending().await;
+        }
+        let seconds = started.elapsed().as_millis() as f64 / 1000.0;
+        progress.report(seconds, None, None, Reporter::Heartbeat);
+    }
+}

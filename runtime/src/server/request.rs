@@ -1,0 +1,98 @@
+//! What every transport hands the core with a `tools/call`: the call itself, and the facts of
+//! the request that carried it (who the transport verified, the HTTP request's head, where
+//! progress goes, when the client stopped wanting the answer). The stdio transport, the HTTP
+//! layers and rmcp's service loop each fill one in; the core never asks a transport anything.
+
+use std::borrow::Cow;
+
+use rmcp::model::{Extensions, ProgressToken};
+use rmcp::{Peer, RoleServer};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::tool::{TraceContext, new_span_id};
+
+/// One `tools/call`, whichever transport read it.
+pub(crate) struct CallRequest<'a> {
+    /// The MCP tool name called.
+    pub(crate) name: Cow<'a, str>,
+    pub(crate) arguments: Option<Map<String, Value>>,
+    /// The client's `progressToken`, and where its notifications go.
+    pub(crate) progress: Option<(ProgressToken, ProgressSink)>,
+    /// The client's trace context, and the server's own span id for the call.
+    pub(crate) trace: Option<(TraceContext, String)>,
+    /// What the transport knows of the request, as rmcp carries it: the verified caller, and
+    /// over streamable HTTP the request's head (`http::request::Parts`). Middleware and the
+    /// rate-limit key see the same facts whichever path read the request.
+    pub(crate) extensions: Extensions,
+    /// Cancelled once the client no longer wants the answer (`notifications/cancelled`, its
+    /// stream gone); never, when only dropping the call's future stops it.
+    pub(crate) cancelled: CancellationToken,
+}
+
+impl CallRequest<'_> {
+    /// A call without any request facts: in process.
+    pub(crate) fn in_process(
+        name: String,
+        arguments: Option<Map<String, Value>>,
+    ) -> CallRequest<'static> {
+        CallRequest {
+            name: Cow::Owned(name),
+            arguments,
+            progress: None,
+            trace: None,
+            extensions: Extensions::new(),
+            cancelled: CancellationToken::new(),
+        }
+    }
+}
+
+/// The client's W3C trace context from a request's `_meta` (SEP-414), parsed strictly (anything
+/// malformed is ignored), with a fresh span id for the server's own span of the call.
+pub(crate) fn trace_of(
+    traceparent: Option<&str>,
+    tracestate: Option<&str>,
+) -> Option<(TraceContext, String)> {
+    let trace = TraceContext::parse(traceparent?, tracestate)?;
+    Some((trace, new_span_id()))
+}
+
+/// Where a call's progress notifications go.
+pub(crate) enum ProgressSink {
+    /// Through rmcp's service, which read the call.
+    Peer(Peer<RoleServer>),
+    /// Straight to the lines the stdio transport writes (a call it read itself), each before
+    /// the call's answer.
+    #[cfg(feature = "stdio")]
+    Lines(tokio::sync::mpsc::Sender<Framed>),
+}
+
+/// A line the stdio transport writes, with the place of the request it answers (none for a
+/// notification): the place is given back once the line is written.
+#[cfg_attr(not(feature = "stdio"), allow(dead_code))]
+pub(crate) type Framed = (Vec<u8>, Option<tokio::sync::OwnedSemaphorePermit>);
+
+/// A request's cancellation as a transport signals it, in its extensions, beside rmcp's own
+/// (`RequestContext::ct`): the stdio transport reads `notifications/cancelled` itself (so that
+/// it knows when the cancelled request is done with its id) and stops what is still running at
+/// the end of a drain. The core stops every request it answers (a call, a `subscriptions/listen`
+/// stream, a request of the user's handler) once either is cancelled.
+#[derive(Clone, Debug)]
+#[cfg_attr(not(feature = "stdio"), allow(dead_code))]
+pub(crate) struct Cancel(pub(crate) CancellationToken);
+
+/// The cancellation of a request rmcp read: the transport's own when it signals one (stdio),
+/// else rmcp's (which streamable HTTP cancels when the client goes away).
+pub(crate) fn cancellation(rmcp: &CancellationToken, extensions: &Extensions) -> CancellationToken {
+    match extensions.get::<Cancel>() {
+        Some(Cancel(transport)) => transport.clone(),
+        None => rmcp.clone(),
+    }
+}
+
+/// A request the stdio transport read after a graceful shutdown began, in its extensions: the
+/// core refuses it (a call with SERVER_BUSY, anything else with a JSON-RPC error). Over HTTP
+/// the drain layer answers 503 itself.
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(feature = "stdio"), allow(dead_code))]
+pub(crate) struct Stopping;

@@ -1,0 +1,174 @@
+//! The user's own rmcp `ServerHandler`, for everything that is not a tool: prompts, resources
+//! and their subscriptions, completion, `logging/setLevel`, tasks, skills, custom requests and
+//! the notifications a client sends. A server built with
+//! [`ServerBuilder::handler`](super::ServerBuilder::handler) hands each such request to it, and
+//! serves it through the same transports, limits and shutdown as its tools.
+//!
+//! rmcp's trait returns `impl Future`, so it is not object safe: [`UserHandler`] is the same set
+//! of methods with boxed futures, implemented for every `ServerHandler`.
+
+// Logging, sampling and roots are deprecated by SEP-2577 in rmcp; they are still served.
+#![allow(deprecated)]
+
+use std::borrow::Cow;
+
+use rmcp::model::*;
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+use crate::tool::BoxFuture;
+
+use super::incoming::cut;
+
+/// Calls `$callback!` with every request method a user's handler answers: its name, its
+/// parameters and its result.
+macro_rules! user_requests {
+    ($callback:ident) => {
+        $callback! {
+            initialize(request: InitializeRequestParams) -> InitializeResult;
+            complete(request: CompleteRequestParams) -> CompleteResult;
+            set_level(request: SetLevelRequestParams) -> ();
+            get_prompt(request: GetPromptRequestParams) -> GetPromptResponse;
+            list_prompts(request: Option<PaginatedRequestParams>) -> ListPromptsResult;
+            list_resources(request: Option<PaginatedRequestParams>) -> ListResourcesResult;
+            list_resource_templates(request: Option<PaginatedRequestParams>) -> ListResourceTemplatesResult;
+            read_resource(request: ReadResourceRequestParams) -> ReadResourceResponse;
+            subscribe(request: SubscribeRequestParams) -> ();
+            unsubscribe(request: UnsubscribeRequestParams) -> ();
+            get_task(request: GetTaskParams) -> GetTaskResult;
+            update_task(request: UpdateTaskParams) -> ();
+            cancel_task(request: CancelTaskParams) -> ();
+            list_skills(request: Option<PaginatedRequestParams>) -> ListSkillsResult;
+            get_skill(request: GetSkillRequestParams) -> GetSkillResult;
+            read_resource_directory(request: ReadResourceDirectoryRequestParams) -> ReadResourceDirectoryResult;
+        }
+    };
+}
+pub(crate) use user_requests;
+
+macro_rules! user_handler_trait {
+    ($($method:ident($($arg:ident: $ty:ty),*) -> $out:ty;)*) => {
+        /// A user's `ServerHandler`, its futures boxed.
+        pub(crate) trait UserHandler: Send + Sync + 'static {
+            /// Its `get_info`: what it serves, which the server merges with its tools.
+            fn info(&self) -> ServerConfig;
+            /// The protocol versions it supports.
+            fn versions(&self) -> Cow<'static, [ProtocolVersion]>;
+            /// Which `subscriptions/listen` notifications it accepts of `requested`.
+            fn accepted(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter>;
+            /// Runs one `subscriptions/listen` stream until it ends.
+            fn listen(&self, context: SubscriptionContext) -> BoxFuture<'_, Result<(), ErrorData>>;
+            /// A request of a method MCP does not define.
+            fn custom(
+                &self,
+                request: CustomRequest,
+                context: RequestContext<RoleServer>,
+            ) -> BoxFuture<'_, Result<CustomResult, ErrorData>>;
+            /// Tells it of a notification.
+            fn notified(
+                &self,
+                notification: Notification,
+                context: NotificationContext<RoleServer>,
+            ) -> BoxFuture<'_, ()>;
+            $(
+                fn $method(
+                    &self,
+                    $($arg: $ty,)*
+                    context: RequestContext<RoleServer>,
+                ) -> BoxFuture<'_, Result<$out, ErrorData>>;
+            )*
+        }
+
+        impl<H: ServerHandler> UserHandler for H {
+            fn info(&self) -> ServerConfig {
+                ServerHandler::get_info(self)
+            }
+
+            fn versions(&self) -> Cow<'static, [ProtocolVersion]> {
+                ServerHandler::supported_protocol_versions(self)
+            }
+
+            fn accepted(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+                ServerHandler::accepted_subscription_filter(self, requested)
+            }
+
+            fn listen(&self, context: SubscriptionContext) -> BoxFuture<'_, Result<(), ErrorData>> {
+                Box::pin(ServerHandler::listen(self, context))
+            }
+
+            fn custom(
+                &self,
+                request: CustomRequest,
+                context: RequestContext<RoleServer>,
+            ) -> BoxFuture<'_, Result<CustomResult, ErrorData>> {
+                Box::pin(ServerHandler::on_custom_request(self, request, context))
+            }
+
+            fn notified(
+                &self,
+                notification: Notification,
+                context: NotificationContext<RoleServer>,
+            ) -> BoxFuture<'_, ()> {
+                match notification {
+                    Notification::Cancelled(n) => Box::pin(ServerHandler::on_cancelled(self, n, context)),
+                    Notification::Progress(n) => Box::pin(ServerHandler::on_progress(self, n, context)),
+                    Notification::Initialized => Box::pin(ServerHandler::on_initialized(self, context)),
+                    Notification::RootsListChanged => {
+                        Box::pin(ServerHandler::on_roots_list_changed(self, context))
+                    }
+                    Notification::Custom(n) => {
+                        Box::pin(ServerHandler::on_custom_notification(self, n, context))
+                    }
+                }
+            }
+
+            $(
+                fn $method(
+                    &self,
+                    $($arg: $ty,)*
+                    context: RequestContext<RoleServer>,
+                ) -> BoxFuture<'_, Result<$out, ErrorData>> {
+                    Box::pin(ServerHandler::$method(self, $($arg,)* context))
+                }
+            )*
+        }
+    };
+}
+user_requests!(user_handler_trait);
+
+/// A notification a client sent, for the user's handler.
+pub(crate) enum Notification {
+    Cancelled(CancelledNotificationParam),
+    Progress(ProgressNotificationParam),
+    Initialized,
+    RootsListChanged,
+    Custom(CustomNotification),
+}
+
+/// The handler of a server built without one: rmcp's defaults (no prompts, no resources, every
+/// such request answered "method not found").
+pub(crate) struct NoHandler;
+
+impl ServerHandler for NoHandler {
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: {}", cut(request.method.as_str())),
+            None,
+        ))
+    }
+}
+
+/// Why a user's handler cannot be served beside the server's tools; `None` when it can.
+pub(crate) fn problem(info: &ServerConfig) -> Option<String> {
+    info.capabilities.tools.as_ref().map(|_| {
+        "handler: its get_info declares the tools capability, but a server's tools are \
+         mcp-fusion's (routing, validation, envelopes, limits): remove enable_tools() from the \
+         handler's capabilities and serve each tool with ServerBuilder::tool"
+            .to_owned()
+    })
+}
