@@ -10,7 +10,8 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
-use super::{TokenError, TokenVerifier};
+use super::verifier::{TokenError, TokenVerifier};
+use super::well_known::split_url;
 use crate::tool::BoxFuture;
 use crate::tools::Caller;
 
@@ -321,7 +322,7 @@ impl JwtVerifier {
     /// the issuer's path), then OpenID Connect discovery.
     async fn discover(&self) -> Result<String, String> {
         let issuer = self.issuer.trim_end_matches('/');
-        let (origin, path) = super::split_url(issuer)
+        let (origin, path) = split_url(issuer)
             .ok_or_else(|| format!("the issuer {issuer:?} is not an http(s) URL"))?;
         let path = path.trim_end_matches('/');
         let candidates = [

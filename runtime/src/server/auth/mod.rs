@@ -34,63 +34,17 @@
 //! [`ServerBuilder::rate_limit_key`]: crate::server::ServerBuilder::rate_limit_key
 
 mod jwt;
+mod verifier;
+mod well_known;
 
 use std::sync::Arc;
 
 pub use jsonwebtoken::Algorithm;
 pub use jwt::JwtVerifier;
+pub use verifier::{TokenError, TokenVerifier};
+use well_known::{WELL_KNOWN, split_url};
 
-use crate::tool::BoxFuture;
 use crate::tools::Caller;
-
-/// Checks an access token and says who presented it. [`JwtVerifier`] ships; implement it for
-/// other kinds of tokens (token introspection, RFC 7662, say).
-///
-/// ```
-/// use mcp_fusion::server::auth::{TokenError, TokenVerifier};
-/// use mcp_fusion::tools::{BoxFuture, Caller};
-///
-/// /// One fixed token, for a development server.
-/// struct Fixed;
-///
-/// impl TokenVerifier for Fixed {
-///     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Caller, TokenError>> {
-///         Box::pin(async move {
-///             match token {
-///                 "dev-token" => Ok(Caller::new("developer", ["invoices:read", "invoices:write"])),
-///                 _ => Err(TokenError::Invalid("unknown token".into())),
-///             }
-///         })
-///     }
-/// }
-/// ```
-pub trait TokenVerifier: Send + Sync + 'static {
-    /// The caller `token` identifies, or why it is refused.
-    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Caller, TokenError>>;
-}
-
-/// Why a token was not accepted.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum TokenError {
-    /// The token is not valid for this server (expired, for another audience, wrongly
-    /// signed, malformed): `401` with `error="invalid_token"` and this description.
-    Invalid(String),
-    /// The token could not be checked now (the authorization server's keys cannot be
-    /// fetched): `503` with `Retry-After`, so the client keeps its token.
-    Unavailable(String),
-}
-
-impl std::fmt::Display for TokenError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            TokenError::Invalid(why) => write!(f, "invalid token: {why}"),
-            TokenError::Unavailable(why) => write!(f, "the token cannot be checked now: {why}"),
-        }
-    }
-}
-
-impl std::error::Error for TokenError {}
 
 /// The server as an OAuth resource server: which resource it is, which authorization server
 /// issues its tokens, and how a token is checked. Set it in
@@ -306,26 +260,10 @@ pub(crate) enum Refusal {
     Unavailable(String),
 }
 
-const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
-
-/// `scheme://authority` and the path (`/` when none) of an `http` or `https` URL.
-fn split_url(url: &str) -> Option<(&str, &str)> {
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"))?;
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    if end == 0 {
-        return None;
-    }
-    let origin = &url[..url.len() - rest.len() + end];
-    let path = &rest[end..];
-    let path = &path[..path.find(['?', '#']).unwrap_or(path.len())];
-    Some((origin, if path.is_empty() { "/" } else { path }))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tool::BoxFuture;
 
     struct Never;
 

@@ -1,0 +1,112 @@
+//! One rate limit on Redis: GCRA, as in memory, one script call per spend. A caller's key
+//! names its bucket only as a hash, under the operator's secret when there is one, so whoever
+//! reads Redis cannot test guesses of it.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+use super::super::{LimitStore, RateLimiter, RateSpec, Refusal};
+use super::scripts::SCRIPTS;
+use super::shared::Inner;
+use crate::tool::{BoxFuture, RateLimit};
+
+/// One rate limit on Redis.
+pub(super) struct RedisRate {
+    store: Arc<Inner>,
+    key: String,
+    /// This replica's own share of the limit, kept while Redis cannot answer (fail open).
+    local: Box<dyn RateLimiter>,
+    limit: RateLimit,
+    interval: u64,
+    tolerance: u64,
+}
+
+impl RedisRate {
+    /// The limiter of `spec` in `store`: its emission interval and burst tolerance in µs, and
+    /// this replica's share of it for an outage.
+    pub(super) fn new(store: &Arc<Inner>, spec: RateSpec<'_>) -> Self {
+        let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        let max = spec.limit.max.max(1);
+        let interval = (micros(spec.limit.window) / max).max(1);
+        let local = store.local.rate_limit(RateSpec {
+            limit: RateLimit {
+                max: (max / u64::from(store.replicas)).max(1),
+                ..spec.limit
+            },
+            ..spec
+        });
+        RedisRate {
+            store: Arc::clone(store),
+            key: format!("{}:rate:{}", store.prefix, spec.name),
+            local,
+            limit: spec.limit,
+            interval,
+            tolerance: interval.saturating_mul(max - 1),
+        }
+    }
+
+    fn bucket(&self, key: Option<&str>) -> String {
+        match key {
+            None => self.key.clone(),
+            Some(key) => {
+                let hash: [u8; 32] = match &self.store.key_secret {
+                    Some(secret) => {
+                        use hmac::{KeyInit, Mac};
+                        let mut mac = hmac::Hmac::<Sha256>::new_from_slice(secret)
+                            .expect("HMAC takes a key of any length");
+                        mac.update(key.as_bytes());
+                        mac.finalize().into_bytes().into()
+                    }
+                    None => {
+                        if !self.store.unkeyed_said.swap(true, Ordering::Relaxed) {
+                            tracing::warn!(prefix = %self.store.prefix, "caller keys are stored in Redis as plain SHA-256 hashes, which whoever reads Redis can test guesses against; set RedisStoreBuilder::key_secret");
+                        }
+                        Sha256::digest(key.as_bytes()).into()
+                    }
+                };
+                let mut bucket = String::with_capacity(self.key.len() + 33);
+                bucket.push_str(&self.key);
+                bucket.push(':');
+                for byte in &hash[..16] {
+                    bucket.push_str(&format!("{byte:02x}"));
+                }
+                bucket
+            }
+        }
+    }
+}
+
+impl RateLimiter for RedisRate {
+    fn spend<'a>(&'a self, key: Option<&'a str>) -> BoxFuture<'a, Result<(), Refusal>> {
+        Box::pin(async move {
+            let bucket = self.bucket(key);
+            let args = (self.interval, self.tolerance);
+            match self.store.run::<u64>(&SCRIPTS.spend, &bucket, &args).await {
+                Ok(0) => Ok(()),
+                Ok(wait) => Err(Refusal::RateLimited {
+                    limit: self.limit,
+                    wait: Duration::from_micros(wait),
+                }),
+                Err(failed) => {
+                    self.store.failed(&failed)?;
+                    self.local.spend(key).await
+                }
+            }
+        })
+    }
+
+    fn refund<'a>(&'a self, key: Option<&'a str>) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let bucket = self.bucket(key);
+            let args = self.interval;
+            if let Err(failed) = self.store.run::<u64>(&SCRIPTS.refund, &bucket, &args).await
+                && self.store.failed(&failed).is_ok()
+            {
+                self.local.refund(key).await;
+            }
+        })
+    }
+}
