@@ -15,7 +15,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::CallToolResult;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
 use serde_json::Value;
 use tracing::Instrument;
 
@@ -145,6 +145,37 @@ pub(crate) async fn steps(
     }
 }
 
+/// Arguments of more values than this are validated one call at a time: finding every problem
+/// of wrong arguments costs the validator about 400 bytes per failing keyword, up to ~200 times
+/// the arguments' size (`Schema::validate`), so that cost is paid by one call at a time.
+const LARGE_ARGUMENTS: usize = 4096;
+
+/// Whether `arguments` hold more than [`LARGE_ARGUMENTS`] values (counted up to that).
+pub(crate) fn large(arguments: Option<&serde_json::Map<String, serde_json::Value>>) -> bool {
+    let Some(arguments) = arguments else {
+        return false;
+    };
+    let mut seen = arguments.len();
+    let mut stack: Vec<&serde_json::Value> = arguments.values().take(LARGE_ARGUMENTS + 1).collect();
+    while let Some(value) = stack.pop() {
+        match value {
+            serde_json::Value::Array(items) => {
+                seen += items.len();
+                stack.extend(items.iter().take(LARGE_ARGUMENTS + 1));
+            }
+            serde_json::Value::Object(map) => {
+                seen += map.len();
+                stack.extend(map.values().take(LARGE_ARGUMENTS + 1));
+            }
+            _ => {}
+        }
+        if seen > LARGE_ARGUMENTS {
+            return true;
+        }
+    }
+    seen > LARGE_ARGUMENTS
+}
+
 /// An action of one of the server's tools, as the steps run it.
 struct Action<'a> {
     registered: &'a Registered,
@@ -158,6 +189,17 @@ impl Run for Action<'_> {
 }
 
 impl Server {
+    /// Runs one `tools/call` in process, as the transports do: through the same pipeline
+    /// (limits, middleware, deadline), a tool of a source (a gateway's upstream) included.
+    /// `None` when no tool has this name (a JSON-RPC error on the wire, as MCP requires).
+    pub async fn call(&self, params: CallToolRequestParams) -> Option<rmcp::model::CallToolResult> {
+        let call = CallRequest::in_process(params.name.into_owned(), params.arguments);
+        match self.run_call(call).await {
+            Called::Answered(answer) => Some(answer.into_result()),
+            Called::UnknownTool | Called::Cancelled { .. } => None,
+        }
+    }
+
     /// Runs one `tools/call` through the pipeline; once `call.cancelled` is cancelled, the call
     /// stops where it is.
     pub(crate) async fn run_call(&self, call: CallRequest<'_>) -> Called {
@@ -179,7 +221,7 @@ impl Server {
             let started = std::time::Instant::now();
             let span = super::span::open(def.name(), &extensions, &mut trace);
             let call = async {
-                let large = super::core::large(arguments.as_ref());
+                let large = large(arguments.as_ref());
                 // Never closed.
                 let gate = match large {
                     true => inner.validating.acquire().await.ok(),

@@ -6,15 +6,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, Implementation};
+use rmcp::model::Implementation;
 
 use crate::contract::{ToolSet, UpstreamContract};
 use crate::tool::{Handoffs, ToolDef};
 
 use super::admission::RateConfig;
-use super::call::Called;
 use super::registry::Registry;
-use super::request::CallRequest;
 use super::source::Sources;
 use super::user::UserHandler;
 
@@ -56,41 +54,10 @@ pub(crate) struct Inner {
     /// transport answers it itself; only when no source lists tools that may change.
     #[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
     pub(crate) listing: [std::sync::OnceLock<Box<str>>; 2],
-    /// Calls whose arguments are large are validated one at a time (see [`LARGE_ARGUMENTS`]).
+    /// Calls whose arguments are large are validated one at a time (`call::LARGE_ARGUMENTS`).
     pub(crate) validating: tokio::sync::Semaphore,
     #[cfg(feature = "otel")]
     pub(crate) instruments: super::otel::Instruments,
-}
-
-/// Arguments of more values than this are validated one call at a time: finding every problem
-/// of wrong arguments costs the validator about 400 bytes per failing keyword, up to ~200 times
-/// the arguments' size (`Schema::validate`), so that cost is paid by one call at a time.
-const LARGE_ARGUMENTS: usize = 4096;
-
-/// Whether `arguments` hold more than [`LARGE_ARGUMENTS`] values (counted up to that).
-pub(crate) fn large(arguments: Option<&serde_json::Map<String, serde_json::Value>>) -> bool {
-    let Some(arguments) = arguments else {
-        return false;
-    };
-    let mut seen = arguments.len();
-    let mut stack: Vec<&serde_json::Value> = arguments.values().take(LARGE_ARGUMENTS + 1).collect();
-    while let Some(value) = stack.pop() {
-        match value {
-            serde_json::Value::Array(items) => {
-                seen += items.len();
-                stack.extend(items.iter().take(LARGE_ARGUMENTS + 1));
-            }
-            serde_json::Value::Object(map) => {
-                seen += map.len();
-                stack.extend(map.values().take(LARGE_ARGUMENTS + 1));
-            }
-            _ => {}
-        }
-        if seen > LARGE_ARGUMENTS {
-            return true;
-        }
-    }
-    seen > LARGE_ARGUMENTS
 }
 
 impl std::fmt::Debug for Server {
@@ -115,17 +82,6 @@ impl Server {
     /// The tools' definitions, in order (also as [`ToolSet`], for the contract).
     pub fn definitions(&self) -> impl Iterator<Item = &ToolDef> {
         self.inner.registry.definitions()
-    }
-
-    /// Runs one `tools/call` in process, as the transports do: through the same pipeline
-    /// (limits, middleware, deadline), a tool of a source (a gateway's upstream) included.
-    /// `None` when no tool has this name (a JSON-RPC error on the wire, as MCP requires).
-    pub async fn call(&self, params: CallToolRequestParams) -> Option<rmcp::model::CallToolResult> {
-        let call = CallRequest::in_process(params.name.into_owned(), params.arguments);
-        match self.run_call(call).await {
-            Called::Answered(answer) => Some(answer.into_result()),
-            Called::UnknownTool | Called::Cancelled { .. } => None,
-        }
     }
 
     /// The longest time a call may run: the longest action deadline, or

@@ -16,6 +16,15 @@ use super::Target;
 use super::link::{Link, State, lock};
 use super::listing;
 
+impl Link {
+    /// Starts keeping the upstream connected, once; must be called inside a Tokio runtime.
+    pub(crate) fn start(self: &Arc<Self>) {
+        self.keeper.get_or_init(|| {
+            tokio::spawn(keep(Arc::downgrade(self), self.stop.clone()));
+        });
+    }
+}
+
 /// Keeps the upstream connected until the link is dropped: connects, waits for the connection
 /// to end, waits the backoff, connects again. One log line per outage, one on recovery.
 pub(super) async fn keep(link: Weak<Link>, stop: CancellationToken) {

@@ -43,7 +43,7 @@ pub(crate) struct Link {
     /// Where the progress of forwarded calls goes, by the token of the upstream request.
     progress: Mutex<HashMap<ProgressToken, Arc<Progress>>>,
     /// The task that keeps the upstream connected, started by the first use.
-    keeper: OnceLock<()>,
+    pub(super) keeper: OnceLock<()>,
     /// Stops the keeper (and the connection, and a child process) when the link is dropped.
     pub(super) stop: CancellationToken,
     /// Who is told when the upstream's tools change.
@@ -183,10 +183,9 @@ impl Link {
         lock(&self.tools).is_some()
     }
 
-    /// Waits for the end of the first attempt to connect (starting it): whether the upstream
+    /// Waits for the end of the first attempt to connect (once started): whether the upstream
     /// is connected.
-    pub(crate) async fn reached(self: &Arc<Self>) -> bool {
-        self.start();
+    pub(crate) async fn reached(&self) -> bool {
         loop {
             let changed = self.changed.notified();
             tokio::pin!(changed);
@@ -208,13 +207,6 @@ impl Link {
 
     fn lock_state(&self) -> MutexGuard<'_, State> {
         lock(&self.state)
-    }
-
-    /// Starts keeping the upstream connected, once; must be called inside a Tokio runtime.
-    pub(crate) fn start(self: &Arc<Self>) {
-        self.keeper.get_or_init(|| {
-            tokio::spawn(super::keeper::keep(Arc::downgrade(self), self.stop.clone()));
-        });
     }
 
     /// The upstream's tools as it last listed them, under their own names.

@@ -52,64 +52,6 @@ mod subscribers;
 
 use std::time::Duration;
 
-use crate::server::builder::ServerBuilder;
-use crate::server::core::Server;
-
-impl ServerBuilder {
-    /// Mounts an upstream MCP server under `namespace` (lowercase ASCII letters, digits and
-    /// `-`, starting with a letter): its tools are listed as `{namespace}_{tool}` and their
-    /// calls forwarded to it ([`gateway`](crate::server::gateway)). The server keeps it connected from
-    /// when serving starts (or from the first listing or call in process). A namespace that
-    /// is not valid, mounted twice, or that a tool's listed name starts with is a build error.
-    ///
-    /// ```
-    /// use mcp_fusion::Server;
-    /// use mcp_fusion::gateway::Upstream;
-    ///
-    /// let server = Server::builder("front-desk", "1.0.0")
-    ///     .mount("billing", Upstream::command("billing-server", ["--stdio"]))
-    ///     .build()?;
-    /// # let _ = server;
-    /// # Ok::<(), mcp_fusion::server::BuildError>(())
-    /// ```
-    pub fn mount(mut self, namespace: impl Into<String>, upstream: Upstream) -> Self {
-        let pending = self.source_mut::<source::PendingMounts>();
-        pending.0.push((namespace.into(), upstream));
-        self
-    }
-}
-
-impl Server {
-    /// Connects every mounted upstream that is not connected yet and waits for each first
-    /// attempt to end (each within its [`connect_timeout`](Upstream::connect_timeout)): the
-    /// namespaces of the upstreams it could not reach, empty when all answer. A gateway
-    /// connects when serving starts otherwise (or on its first listing or call in process);
-    /// this is for a `main` that writes the lockfile ([`Contract::of`](crate::contract::Contract::of)
-    /// then records every upstream's tools) or wants to know its upstreams answer before it
-    /// serves.
-    ///
-    /// ```no_run
-    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-    /// use mcp_fusion::contract::Contract;
-    /// use mcp_fusion::gateway::Upstream;
-    ///
-    /// let server = mcp_fusion::Server::builder("front-desk", "1.0.0")
-    ///     .mount("books", Upstream::command("billing-server", ["--stdio"]))
-    ///     .build()?;
-    /// let unreachable = server.reach_upstreams().await;
-    /// assert!(unreachable.is_empty(), "cannot reach {unreachable:?}");
-    /// std::fs::write("mcp-fusion.lock", Contract::of(&server).to_lockfile())?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn reach_upstreams(&self) -> Vec<String> {
-        let mut unreachable = Vec::new();
-        for source in self.inner.sources.iter() {
-            unreachable.extend(source.reach().await);
-        }
-        unreachable
-    }
-}
-
 /// An upstream MCP server a gateway mounts: how to reach it, and how patiently.
 ///
 /// ```

@@ -18,7 +18,9 @@ use crate::ToolError;
 use crate::contract::UpstreamContract;
 use crate::middleware::{CallInfo, Middleware};
 use crate::server::admission::{RateLimitKey, rate_key};
+use crate::server::builder::ServerBuilder;
 use crate::server::call::{Plan, Ran, Run, steps};
+use crate::server::core::Server;
 use crate::server::request::CallRequest;
 use crate::server::source::{PendingSource, SourceSettings, ToolSource};
 use crate::tool::{Answer, BoxFuture, Context, Failure, Handoffs, settle};
@@ -27,6 +29,61 @@ use crate::tool::{Answer, BoxFuture, Context, Failure, Handoffs, settle};
 /// yet (not reached, not in the lockfile) to list them or fail: a host that lists once sees
 /// them all.
 pub(crate) const FIRST_LISTING_WAIT: Duration = Duration::from_secs(5);
+
+impl ServerBuilder {
+    /// Mounts an upstream MCP server under `namespace` (lowercase ASCII letters, digits and
+    /// `-`, starting with a letter): its tools are listed as `{namespace}_{tool}` and their
+    /// calls forwarded to it ([`gateway`](crate::server::gateway)). The server keeps it connected from
+    /// when serving starts (or from the first listing or call in process). A namespace that
+    /// is not valid, mounted twice, or that a tool's listed name starts with is a build error.
+    ///
+    /// ```
+    /// use mcp_fusion::Server;
+    /// use mcp_fusion::gateway::Upstream;
+    ///
+    /// let server = Server::builder("front-desk", "1.0.0")
+    ///     .mount("billing", Upstream::command("billing-server", ["--stdio"]))
+    ///     .build()?;
+    /// # let _ = server;
+    /// # Ok::<(), mcp_fusion::server::BuildError>(())
+    /// ```
+    pub fn mount(mut self, namespace: impl Into<String>, upstream: Upstream) -> Self {
+        let pending = self.source_mut::<PendingMounts>();
+        pending.0.push((namespace.into(), upstream));
+        self
+    }
+}
+
+impl Server {
+    /// Connects every mounted upstream that is not connected yet and waits for each first
+    /// attempt to end (each within its [`connect_timeout`](Upstream::connect_timeout)): the
+    /// namespaces of the upstreams it could not reach, empty when all answer. A gateway
+    /// connects when serving starts otherwise (or on its first listing or call in process);
+    /// this is for a `main` that writes the lockfile ([`Contract::of`](crate::contract::Contract::of)
+    /// then records every upstream's tools) or wants to know its upstreams answer before it
+    /// serves.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use mcp_fusion::contract::Contract;
+    /// use mcp_fusion::gateway::Upstream;
+    ///
+    /// let server = mcp_fusion::Server::builder("front-desk", "1.0.0")
+    ///     .mount("books", Upstream::command("billing-server", ["--stdio"]))
+    ///     .build()?;
+    /// let unreachable = server.reach_upstreams().await;
+    /// assert!(unreachable.is_empty(), "cannot reach {unreachable:?}");
+    /// std::fs::write("mcp-fusion.lock", Contract::of(&server).to_lockfile())?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn reach_upstreams(&self) -> Vec<String> {
+        let mut unreachable = Vec::new();
+        for source in self.inner.sources.iter() {
+            unreachable.extend(source.reach().await);
+        }
+        unreachable
+    }
+}
 
 /// The upstreams mounted on a builder so far.
 #[derive(Default)]
@@ -151,6 +208,7 @@ impl Gateway {
         };
         // The breaker tells callers apart as the rate limits do.
         let caller = rate_key(self.key.as_ref(), &info);
+        link.start();
         let open = match link.open(upstream_name, caller.as_deref()) {
             Ok(open) => open,
             Err(refused) => return refused.into(),
@@ -222,9 +280,7 @@ impl ToolSource for Gateway {
         Box::pin(async move {
             self.start();
             let unknown = self.links.iter().filter(|link| !link.known());
-            let first = unknown.map(|link| async move {
-                link.reached().await;
-            });
+            let first = unknown.map(|link| link.reached());
             let all = async {
                 for attempt in first {
                     attempt.await;

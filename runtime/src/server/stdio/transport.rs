@@ -36,9 +36,9 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::StdioOptions;
 use super::flights::{Flights, Left};
 use super::lines::{Line, Lines};
+use super::options::StdioOptions;
 use super::writer::{frame, write_all};
 use crate::server::core::Server;
 use crate::server::incoming::{Read, cut, read};
