@@ -9,6 +9,7 @@
 
 mod support;
 
+mod composition;
 mod decoding;
 mod derive_tool_errors;
 mod envelope_properties;

@@ -25,7 +25,6 @@ use super::incoming::cut;
 macro_rules! user_requests {
     ($callback:ident) => {
         $callback! {
-            initialize(request: InitializeRequestParams) -> InitializeResult;
             complete(request: CompleteRequestParams) -> CompleteResult;
             set_level(request: SetLevelRequestParams) -> ();
             get_prompt(request: GetPromptRequestParams) -> GetPromptResponse;
@@ -58,6 +57,12 @@ macro_rules! user_handler_trait {
             fn accepted(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter>;
             /// Runs one `subscriptions/listen` stream until it ends.
             fn listen(&self, context: SubscriptionContext) -> BoxFuture<'_, Result<(), ErrorData>>;
+            /// `initialize`: the session's negotiation, which the server merges with its tools.
+            fn initialize(
+                &self,
+                request: InitializeRequestParams,
+                context: RequestContext<RoleServer>,
+            ) -> BoxFuture<'_, Result<InitializeResult, ErrorData>>;
             /// A request of a method MCP does not define.
             fn custom(
                 &self,
@@ -94,6 +99,14 @@ macro_rules! user_handler_trait {
 
             fn listen(&self, context: SubscriptionContext) -> BoxFuture<'_, Result<(), ErrorData>> {
                 Box::pin(ServerHandler::listen(self, context))
+            }
+
+            fn initialize(
+                &self,
+                request: InitializeRequestParams,
+                context: RequestContext<RoleServer>,
+            ) -> BoxFuture<'_, Result<InitializeResult, ErrorData>> {
+                Box::pin(ServerHandler::initialize(self, request, context))
             }
 
             fn custom(
