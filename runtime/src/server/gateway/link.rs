@@ -58,6 +58,8 @@ pub(crate) struct Link {
     pub(super) tripped: Mutex<Option<String>>,
     /// Listings asked for by the upstream, one at a time.
     pub(super) relisting: Coalesced,
+    /// Whether the first attempt to connect has ended (connected or not).
+    attempted: std::sync::atomic::AtomicBool,
 }
 
 pub(super) enum State {
@@ -138,6 +140,7 @@ impl Link {
             trips: AtomicU32::new(0),
             tripped: Mutex::new(None),
             relisting: Coalesced::default(),
+            attempted: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -201,8 +204,18 @@ impl Link {
 
     /// Sets the state, telling those waiting for a change.
     pub(super) fn set_state(&self, state: State) {
+        let ended = matches!(state, State::Up { .. } | State::Down { .. });
         *self.lock_state() = state;
+        if ended {
+            self.attempted.store(true, Ordering::Release);
+        }
         self.changed.notify_waiters();
+    }
+
+    /// Whether its first listing is still to come: its tools are unknown and its first attempt
+    /// to connect has not ended.
+    pub(crate) fn first_listing_pending(&self) -> bool {
+        !self.known() && !self.attempted.load(Ordering::Acquire)
     }
 
     fn lock_state(&self) -> MutexGuard<'_, State> {
@@ -489,6 +502,7 @@ impl Link {
                     closer.cancel();
                 }
                 drop(state);
+                self.attempted.store(true, Ordering::Release);
                 self.changed.notify_waiters();
                 retry_at
             }

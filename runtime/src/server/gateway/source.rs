@@ -274,12 +274,13 @@ impl ToolSource for Gateway {
         self.links.iter().for_each(Link::start);
     }
 
-    /// Waits, the first time, for the upstreams whose tools are unknown to list them or fail,
-    /// at most [`FIRST_LISTING_WAIT`].
+    /// Waits for the upstreams whose first listing is still to come (tools unknown, first
+    /// attempt to connect not ended) to list them or fail, at most [`FIRST_LISTING_WAIT`]; an
+    /// upstream down since is not waited for.
     fn list(&self) -> BoxFuture<'_, Vec<Tool>> {
         Box::pin(async move {
             self.start();
-            let unknown = self.links.iter().filter(|link| !link.known());
+            let unknown = (self.links.iter()).filter(|link| link.first_listing_pending());
             let first = unknown.map(|link| link.reached());
             let all = async {
                 for attempt in first {
