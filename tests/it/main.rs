@@ -17,6 +17,7 @@ mod fast_path;
 mod gateway;
 mod hand_written_tool;
 mod handler_faults;
+mod held_requests;
 mod hostile_corpus;
 mod http_serving;
 mod layering;
