@@ -800,6 +800,28 @@ async fn when_an_upstream_lists_other_tools_clients_are_told() {
     assert_ne!(code(&extra), "HANDOFF_NAMESPACE_MISMATCH", "{extra}");
 }
 
+/// A session is counted once however many `notifications/initialized` it sends: it is told
+/// of a change once, not once for each.
+#[tokio::test]
+async fn a_session_that_says_initialized_again_and_again_is_told_once_a_change() {
+    let mut gateway = serving_t(upstream(&[])).await;
+    for _ in 0..100 {
+        gateway
+            .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+    }
+    gateway.list(50).await;
+    gateway.seen.clear();
+    let grown = gateway.call(100, "t_grow", json!({})).await;
+    assert_eq!(text(&grown), "grown");
+    told_list_changed(&mut gateway).await;
+    listed(&mut gateway, 101.., "t_extra").await;
+    let told = (gateway.seen.iter())
+        .filter(|l| l["method"] == "notifications/tools/list_changed")
+        .count();
+    assert_eq!(told, 1, "one session, told once: {:?}", gateway.seen);
+}
+
 #[tokio::test]
 async fn the_gateways_own_limits_apply_before_a_call_is_forwarded() {
     let mut gateway = serving_t(
@@ -1199,4 +1221,55 @@ async fn an_upstream_failing_calls_in_a_row_trips_the_breaker_then_is_probed_aga
         first,
         "the dropped connection's process was started again"
     );
+}
+
+#[tokio::test]
+async fn the_first_listing_waits_for_an_upstream_it_has_not_listed_yet() {
+    let billing = artifacts::billing();
+    let server = Server::builder("gateway", "1")
+        .tool(PingTool)
+        .mount(
+            "books",
+            Upstream::command(billing.to_string_lossy(), Vec::<String>::new()),
+        )
+        .build()
+        .unwrap();
+    let mut gateway = Gateway::serve(server).await;
+    // A host that lists once sees the upstream's tools: the first listing waited for them.
+    assert_eq!(gateway.list(1).await, ["ping", "books_billing"]);
+}
+
+#[tokio::test]
+async fn one_callers_failing_calls_open_the_breaker_for_that_caller_alone() {
+    let server = Server::builder("gateway", "1")
+        .rate_limit_key(|call| Some(call.arguments()["user"].as_str()?.to_owned()))
+        .mount(
+            "t",
+            upstream(&[])
+                .call_timeout(Duration::from_millis(300))
+                .backoff(Duration::from_secs(60), Duration::from_secs(60))
+                .breaker(2)
+                .rate_limit(1000, Duration::from_secs(60)),
+        )
+        .build()
+        .unwrap();
+    let mut gateway = Gateway::serve(server).await;
+    listed(&mut gateway, 1.., "t_echo").await;
+    let echo = |user: &str| json!({"text": "hi", "user": user});
+    // Two callers are served.
+    for (id, user) in [(100, "ann"), (101, "bob")] {
+        let served = gateway.call(id, "t_echo", echo(user)).await;
+        assert_eq!(code(&served), "ok", "{served}");
+    }
+    // Bob's calls fail in a row (never answered upstream): the second opens his breaker.
+    for id in [102, 103] {
+        let silent = gateway.call(id, "t_silent", json!({"user": "bob"})).await;
+        assert_eq!(code(&silent), "TIMEOUT", "{silent}");
+    }
+    let refused = gateway.call(104, "t_echo", echo("bob")).await;
+    assert_eq!(code(&refused), "HANDOFF_UPSTREAM_UNAVAILABLE", "{refused}");
+    assert!(retry_after(&refused) > 30, "the backoff: {refused}");
+    // Ann is still served, on the same connection.
+    let served = gateway.call(105, "t_echo", echo("ann")).await;
+    assert_eq!(code(&served), "ok", "{served}");
 }
