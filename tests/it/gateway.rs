@@ -19,6 +19,11 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, WriteHa
 use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep, timeout};
 
+use crate::hostile_upstream::{FLOOD, Hostile};
+
+/// The most pages of `tools/list` a gateway reads of one upstream (`gateway/listing.rs`).
+const MAX_PAGES: usize = 64;
+
 /// Far above what any machine needs; never a claim about speed.
 const PATIENCE: Duration = Duration::from_secs(30);
 
@@ -1272,4 +1277,93 @@ async fn one_callers_failing_calls_open_the_breaker_for_that_caller_alone() {
     // Ann is still served, on the same connection.
     let served = gateway.call(105, "t_echo", echo("ann")).await;
     assert_eq!(code(&served), "ok", "{served}");
+}
+
+/// An upstream that says its tools changed at every page of a listing that never ends: the
+/// gateway lists it one listing at a time, at most 64 pages each, and meanwhile serves its
+/// last whole listing and its calls.
+#[tokio::test]
+async fn an_endless_relisting_is_bounded_in_pages_and_one_at_a_time() {
+    relisted_within(0, MAX_PAGES).await;
+}
+
+/// The same upstream, its pages of one tool of 512 KiB: each listing ends at the 4 MiB a
+/// gateway keeps of an upstream's tools, on the eighth page.
+#[tokio::test]
+async fn an_endless_relisting_is_bounded_in_bytes() {
+    relisted_within(512 << 10, 8).await;
+}
+
+/// Storms a gateway with an endless relisting of pages whose one tool has a description of
+/// `description` bytes; checks that each listing reads `pages` pages, one listing at a time.
+async fn relisted_within(description: usize, pages: usize) {
+    let hostile = Hostile::start().await;
+    let server = Server::builder("gateway", "1")
+        .tool(PingTool)
+        .mount("h", Upstream::http(&hostile.url).connect_timeout(PATIENCE))
+        .build()
+        .unwrap();
+    let mut gateway = Gateway::serve(server).await;
+    listed(&mut gateway, 1.., "h_echo").await;
+    hostile.storm(description).await;
+    // Three whole listings, and the first page of the next.
+    timeout(PATIENCE, hostile.asked(3 * pages + 1))
+        .await
+        .expect("the gateway lists again and again");
+    assert_eq!(gateway.list(100).await, ["ping", "h_echo", "h_flood"]);
+    let echoed = gateway.call(101, "h_echo", json!({"text": "calm"})).await;
+    assert_eq!(text(&echoed), "calm", "{echoed}");
+    let asked = hostile.pages();
+    assert_eq!(asked[0], 0, "{asked:?}");
+    // Each page asked for follows the one before it: one listing at a time, each begun again
+    // only after the last page the gateway reads.
+    let last = pages as u64 - 1;
+    for (i, pair) in asked.windows(2).enumerate() {
+        let next = pair[1] == pair[0] + 1 || (pair[1] == 0 && pair[0] == last);
+        assert!(
+            next,
+            "request {}: page {} after page {}: {:?}",
+            i + 1,
+            pair[1],
+            pair[0],
+            &asked[..asked.len().min(400)]
+        );
+    }
+    assert!(asked.iter().all(|&page| page <= last), "{asked:?}");
+}
+
+/// An upstream that floods a call with progress before it answers: the client is told at most
+/// one note per `progress_interval` (an hour here: the first, and none of the rest), then the
+/// answer, and nothing of that call after it.
+#[tokio::test]
+async fn an_upstreams_flood_of_progress_is_throttled_and_ends_with_the_answer() {
+    let hostile = Hostile::start().await;
+    let server = Server::builder("gateway", "1")
+        .progress_interval(Duration::from_secs(3600))
+        .mount("h", Upstream::http(&hostile.url))
+        .build()
+        .unwrap();
+    let mut gateway = Gateway::serve(server).await;
+    listed(&mut gateway, 1.., "h_flood").await;
+    gateway.seen.clear();
+    gateway
+        .send(json!({"jsonrpc": "2.0", "id": 100, "method": "tools/call",
+            "params": {"name": "h_flood", "arguments": {},
+                       "_meta": {"progressToken": "flood"}}}))
+        .await;
+    let answer = gateway.answer(100).await;
+    assert_eq!(text(&answer["result"]), "flooded", "{answer}");
+    let progress = |lines: &[Value]| {
+        lines
+            .iter()
+            .filter(|l| l["method"] == "notifications/progress")
+            .count()
+    };
+    let before = progress(&gateway.seen);
+    assert!(before <= 1, "{before} of {FLOOD} notes: {:?}", gateway.seen);
+    // Nothing of the call after its answer: the next answer comes first.
+    gateway.seen.clear();
+    let echoed = gateway.call(101, "h_echo", json!({"text": "after"})).await;
+    assert_eq!(text(&echoed), "after", "{echoed}");
+    assert_eq!(progress(&gateway.seen), 0, "{:?}", gateway.seen);
 }

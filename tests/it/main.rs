@@ -7,6 +7,7 @@
 //! a report per case) and `tests/bounds.rs` (memory, which needs its own global allocator).
 //! The macros' compile-time diagnostics are `macros/tests/ui.rs`.
 
+mod hostile_upstream;
 mod support;
 
 mod decoding;
