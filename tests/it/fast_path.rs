@@ -373,3 +373,90 @@ async fn fast_and_rmcp_paths_answer_alike_at_2026_07_28() {
     // The well-formed ones were answered, not refused.
     assert!(answered >= 10, "{answered} answered");
 }
+
+/// The `X-Tenant` header of the request a call came in, as middleware and rate-limit keys
+/// read it (`http::request::Parts` in the call's extensions).
+fn tenant(info: &mcp_fusion::middleware::CallInfo) -> Option<String> {
+    let parts = info.extensions().get::<axum::http::request::Parts>()?;
+    Some(parts.headers.get("x-tenant")?.to_str().ok()?.to_owned())
+}
+
+/// Middleware that records the tenant of each call.
+struct Tenants(std::sync::Arc<std::sync::Mutex<Vec<Option<String>>>>);
+
+impl mcp_fusion::middleware::Middleware for Tenants {
+    fn handle<'a>(
+        &'a self,
+        info: &'a mcp_fusion::middleware::CallInfo,
+        next: mcp_fusion::middleware::Next<'a>,
+    ) -> mcp_fusion::tools::BoxFuture<
+        'a,
+        Result<mcp_fusion::rmcp::model::CallToolResult, mcp_fusion::tools::Failure>,
+    > {
+        self.0.lock().unwrap().push(tenant(info));
+        next.run()
+    }
+}
+
+/// Middleware and the rate-limit key see the request's head whichever path answers it: a
+/// header check reads the same on both, and a budget keyed on a header is one budget, spent by
+/// calls on either path.
+#[tokio::test(flavor = "current_thread")]
+async fn middleware_and_rate_limit_keys_read_the_same_head_on_both_paths() {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let server = Server::builder("billing", "1")
+        .tool(Billing::seeded())
+        .middleware(Tenants(seen.clone()))
+        .rate_limit(1, std::time::Duration::from_secs(600))
+        .rate_limit_key(tenant)
+        .build()
+        .expect("the server builds");
+    let endpoint = |fast_path: bool| {
+        let mut options = mcp_fusion::server::HttpOptions::default();
+        options.stateless = true;
+        options.fast_path = fast_path;
+        // One server, so one budget per key on both endpoints.
+        server.http_service(options)
+    };
+    let (fast, slow) = (endpoint(true), endpoint(false));
+    let list = call(1, json!({"action": "list_invoices"}));
+    let mut outcomes = Vec::new();
+    for (endpoint, tenant) in [
+        (&fast, "acme"),
+        (&slow, "acme"),
+        (&slow, "beta"),
+        (&fast, "beta"),
+    ] {
+        let headers = [
+            ("host", "127.0.0.1:3000"),
+            ("accept", "application/json, text/event-stream"),
+            ("content-type", "application/json"),
+            ("mcp-protocol-version", "2025-06-18"),
+            ("x-tenant", tenant),
+        ];
+        let (status, _, body) = post(endpoint, &headers, &list).await;
+        assert_eq!(status, 200, "{body}");
+        let answer: Value = serde_json::from_str(&body).unwrap();
+        let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+        let code = match text.split_once("code=\"") {
+            Some((_, rest)) => rest.split('"').next().unwrap(),
+            None => "ok",
+        };
+        outcomes.push(format!("{tenant} {code}"));
+    }
+    // Each tenant's second call is refused, on whichever path it came.
+    assert_eq!(
+        outcomes,
+        [
+            "acme ok",
+            "acme RATE_LIMITED",
+            "beta ok",
+            "beta RATE_LIMITED"
+        ]
+    );
+    // The middleware saw each tenant on both paths (the refused calls never reached it).
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [Some("acme".to_owned()), Some("beta".to_owned())]
+    );
+}

@@ -19,6 +19,11 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, WriteHa
 use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep, timeout};
 
+use crate::hostile_upstream::{FLOOD, Hostile};
+
+/// The most pages of `tools/list` a gateway reads of one upstream (`gateway/listing.rs`).
+const MAX_PAGES: usize = 64;
+
 /// Far above what any machine needs; never a claim about speed.
 const PATIENCE: Duration = Duration::from_secs(30);
 
@@ -800,6 +805,28 @@ async fn when_an_upstream_lists_other_tools_clients_are_told() {
     assert_ne!(code(&extra), "HANDOFF_NAMESPACE_MISMATCH", "{extra}");
 }
 
+/// A session is counted once however many `notifications/initialized` it sends: it is told
+/// of a change once, not once for each.
+#[tokio::test]
+async fn a_session_that_says_initialized_again_and_again_is_told_once_a_change() {
+    let mut gateway = serving_t(upstream(&[])).await;
+    for _ in 0..100 {
+        gateway
+            .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+    }
+    gateway.list(50).await;
+    gateway.seen.clear();
+    let grown = gateway.call(100, "t_grow", json!({})).await;
+    assert_eq!(text(&grown), "grown");
+    told_list_changed(&mut gateway).await;
+    listed(&mut gateway, 101.., "t_extra").await;
+    let told = (gateway.seen.iter())
+        .filter(|l| l["method"] == "notifications/tools/list_changed")
+        .count();
+    assert_eq!(told, 1, "one session, told once: {:?}", gateway.seen);
+}
+
 #[tokio::test]
 async fn the_gateways_own_limits_apply_before_a_call_is_forwarded() {
     let mut gateway = serving_t(
@@ -1199,4 +1226,144 @@ async fn an_upstream_failing_calls_in_a_row_trips_the_breaker_then_is_probed_aga
         first,
         "the dropped connection's process was started again"
     );
+}
+
+#[tokio::test]
+async fn the_first_listing_waits_for_an_upstream_it_has_not_listed_yet() {
+    let billing = artifacts::billing();
+    let server = Server::builder("gateway", "1")
+        .tool(PingTool)
+        .mount(
+            "books",
+            Upstream::command(billing.to_string_lossy(), Vec::<String>::new()),
+        )
+        .build()
+        .unwrap();
+    let mut gateway = Gateway::serve(server).await;
+    // A host that lists once sees the upstream's tools: the first listing waited for them.
+    assert_eq!(gateway.list(1).await, ["ping", "books_billing"]);
+}
+
+#[tokio::test]
+async fn one_callers_failing_calls_open_the_breaker_for_that_caller_alone() {
+    let server = Server::builder("gateway", "1")
+        .rate_limit_key(|call| Some(call.arguments()["user"].as_str()?.to_owned()))
+        .mount(
+            "t",
+            upstream(&[])
+                .call_timeout(Duration::from_millis(300))
+                .backoff(Duration::from_secs(60), Duration::from_secs(60))
+                .breaker(2)
+                .rate_limit(1000, Duration::from_secs(60)),
+        )
+        .build()
+        .unwrap();
+    let mut gateway = Gateway::serve(server).await;
+    listed(&mut gateway, 1.., "t_echo").await;
+    let echo = |user: &str| json!({"text": "hi", "user": user});
+    // Two callers are served.
+    for (id, user) in [(100, "ann"), (101, "bob")] {
+        let served = gateway.call(id, "t_echo", echo(user)).await;
+        assert_eq!(code(&served), "ok", "{served}");
+    }
+    // Bob's calls fail in a row (never answered upstream): the second opens his breaker.
+    for id in [102, 103] {
+        let silent = gateway.call(id, "t_silent", json!({"user": "bob"})).await;
+        assert_eq!(code(&silent), "TIMEOUT", "{silent}");
+    }
+    let refused = gateway.call(104, "t_echo", echo("bob")).await;
+    assert_eq!(code(&refused), "HANDOFF_UPSTREAM_UNAVAILABLE", "{refused}");
+    assert!(retry_after(&refused) > 30, "the backoff: {refused}");
+    // Ann is still served, on the same connection.
+    let served = gateway.call(105, "t_echo", echo("ann")).await;
+    assert_eq!(code(&served), "ok", "{served}");
+}
+
+/// An upstream that says its tools changed at every page of a listing that never ends: the
+/// gateway lists it one listing at a time, at most 64 pages each, and meanwhile serves its
+/// last whole listing and its calls.
+#[tokio::test]
+async fn an_endless_relisting_is_bounded_in_pages_and_one_at_a_time() {
+    relisted_within(0, MAX_PAGES).await;
+}
+
+/// The same upstream, its pages of one tool of 512 KiB: each listing ends at the 4 MiB a
+/// gateway keeps of an upstream's tools, on the eighth page.
+#[tokio::test]
+async fn an_endless_relisting_is_bounded_in_bytes() {
+    relisted_within(512 << 10, 8).await;
+}
+
+/// Storms a gateway with an endless relisting of pages whose one tool has a description of
+/// `description` bytes; checks that each listing reads `pages` pages, one listing at a time.
+async fn relisted_within(description: usize, pages: usize) {
+    let hostile = Hostile::start().await;
+    let server = Server::builder("gateway", "1")
+        .tool(PingTool)
+        .mount("h", Upstream::http(&hostile.url).connect_timeout(PATIENCE))
+        .build()
+        .unwrap();
+    let mut gateway = Gateway::serve(server).await;
+    listed(&mut gateway, 1.., "h_echo").await;
+    hostile.storm(description).await;
+    // Three whole listings, and the first page of the next.
+    timeout(PATIENCE, hostile.asked(3 * pages + 1))
+        .await
+        .expect("the gateway lists again and again");
+    assert_eq!(gateway.list(100).await, ["ping", "h_echo", "h_flood"]);
+    let echoed = gateway.call(101, "h_echo", json!({"text": "calm"})).await;
+    assert_eq!(text(&echoed), "calm", "{echoed}");
+    let asked = hostile.pages();
+    assert_eq!(asked[0], 0, "{asked:?}");
+    // Each page asked for follows the one before it: one listing at a time, each begun again
+    // only after the last page the gateway reads.
+    let last = pages as u64 - 1;
+    for (i, pair) in asked.windows(2).enumerate() {
+        let next = pair[1] == pair[0] + 1 || (pair[1] == 0 && pair[0] == last);
+        assert!(
+            next,
+            "request {}: page {} after page {}: {:?}",
+            i + 1,
+            pair[1],
+            pair[0],
+            &asked[..asked.len().min(400)]
+        );
+    }
+    assert!(asked.iter().all(|&page| page <= last), "{asked:?}");
+}
+
+/// An upstream that floods a call with progress before it answers: the client is told at most
+/// one note per `progress_interval` (an hour here: the first, and none of the rest), then the
+/// answer, and nothing of that call after it.
+#[tokio::test]
+async fn an_upstreams_flood_of_progress_is_throttled_and_ends_with_the_answer() {
+    let hostile = Hostile::start().await;
+    let server = Server::builder("gateway", "1")
+        .progress_interval(Duration::from_secs(3600))
+        .mount("h", Upstream::http(&hostile.url))
+        .build()
+        .unwrap();
+    let mut gateway = Gateway::serve(server).await;
+    listed(&mut gateway, 1.., "h_flood").await;
+    gateway.seen.clear();
+    gateway
+        .send(json!({"jsonrpc": "2.0", "id": 100, "method": "tools/call",
+            "params": {"name": "h_flood", "arguments": {},
+                       "_meta": {"progressToken": "flood"}}}))
+        .await;
+    let answer = gateway.answer(100).await;
+    assert_eq!(text(&answer["result"]), "flooded", "{answer}");
+    let progress = |lines: &[Value]| {
+        lines
+            .iter()
+            .filter(|l| l["method"] == "notifications/progress")
+            .count()
+    };
+    let before = progress(&gateway.seen);
+    assert!(before <= 1, "{before} of {FLOOD} notes: {:?}", gateway.seen);
+    // Nothing of the call after its answer: the next answer comes first.
+    gateway.seen.clear();
+    let echoed = gateway.call(101, "h_echo", json!({"text": "after"})).await;
+    assert_eq!(text(&echoed), "after", "{echoed}");
+    assert_eq!(progress(&gateway.seen), 0, "{:?}", gateway.seen);
 }

@@ -7,6 +7,7 @@
 //! a report per case) and `tests/bounds.rs` (memory, which needs its own global allocator).
 //! The macros' compile-time diagnostics are `macros/tests/ui.rs`.
 
+mod hostile_upstream;
 mod support;
 
 mod composition;
@@ -18,6 +19,7 @@ mod fast_path;
 mod gateway;
 mod hand_written_tool;
 mod handler_faults;
+mod held_requests;
 mod hostile_corpus;
 mod http_serving;
 mod layering;

@@ -564,3 +564,98 @@ async fn a_token_that_cannot_be_checked_now_is_503_not_401() {
     }
     serving.abort();
 }
+
+/// A gateway verifying tokens holds its mounted tools to scopes as its own: those an
+/// mcp-fusion upstream declares for each action in its tools' `_meta` (billing's writes need
+/// `invoices:write`), and those configured for an upstream (`Upstream::scopes`). A call the
+/// token may not make is refused `403 insufficient_scope` before anything is forwarded.
+#[tokio::test]
+async fn a_mounted_tool_whose_scope_the_token_lacks_is_refused_403_unforwarded() {
+    use mcp_fusion::gateway::Upstream;
+    use mcp_fusion_drivers::artifacts;
+
+    let issuer = Issuer::start().await.unwrap();
+    let log =
+        std::env::temp_dir().join(format!("mcp-fusion-oauth-{}-calls.log", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let resource = format!("http://{addr}/mcp");
+    let billing = artifacts::billing();
+    let driver = artifacts::driver("upstream");
+    let server = Server::builder("gateway", "1")
+        .mount(
+            "books",
+            Upstream::command(billing.to_string_lossy(), Vec::<String>::new()),
+        )
+        .mount(
+            "t",
+            Upstream::command(driver.to_string_lossy(), ["--log", log.to_str().unwrap()])
+                .scopes(["echo:use"]),
+        )
+        .build()
+        .unwrap();
+    assert_eq!(server.reach_upstreams().await, Vec::<String>::new());
+    let mut options = HttpOptions::default();
+    options.stateless = true;
+    let verifier =
+        JwtVerifier::new(&issuer.url, &resource).jwks_url(format!("{}/jwks", issuer.url));
+    options.oauth = Some(OAuth::jwt(verifier));
+    let serving = tokio::spawn(server.serve_http(listener, options).into_future());
+
+    let metadata = raw_http::get(&addr, "/.well-known/oauth-protected-resource/mcp").await;
+    let document: Value = serde_json::from_str(&metadata.body).unwrap();
+    assert_eq!(
+        document["scopes_supported"],
+        json!(["echo:use", "invoices:write"]),
+        "{document}"
+    );
+    let post = |token: String, name: &str, arguments: Value| {
+        let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}});
+        let addr = addr.clone();
+        async move {
+            let bearer = format!("Bearer {token}");
+            let headers = [("Authorization", bearer.as_str())];
+            raw_http::post(&addr, &headers, message.to_string().as_bytes()).await
+        }
+    };
+    let create = json!({"action": "create_invoice", "customer_email": "a@example.com",
+        "amount_cents": 1200, "currency": "EUR", "lines": [{"description": "Tea", "quantity": 1}]});
+    let echo = json!({"text": "hi"});
+    let nobody = issuer.token(&resource, "alice", "");
+    let writer = issuer.token(&resource, "alice", "invoices:write echo:use");
+
+    // The scopes the upstream declares: a write needs its scope, a read needs none.
+    let refused = post(nobody.clone(), "books_billing", create.clone()).await;
+    assert_eq!(refused.status, 403, "{refused:?}");
+    let params = challenge(&refused);
+    assert_eq!(param(&params, "error"), Some("insufficient_scope"));
+    assert_eq!(param(&params, "scope"), Some("invoices:write"));
+    let read = json!({"action": "get_invoice", "id": "inv_2026_0001"});
+    let served = post(nobody.clone(), "books_billing", read).await;
+    assert_eq!(served.message()["result"]["isError"], false, "{served:?}");
+    // The action is the one the discriminator names, not any value that names a read.
+    let disguised = json!({"customer_email": "get_invoice", "action": "create_invoice",
+        "amount_cents": 1200, "currency": "EUR", "lines": [{"description": "Tea", "quantity": 1}]});
+    let refused = post(nobody.clone(), "books_billing", disguised).await;
+    assert_eq!(refused.status, 403, "{refused:?}");
+    // The scopes configured for an upstream whose tools declare none.
+    let refused = post(nobody.clone(), "t_echo", echo.clone()).await;
+    assert_eq!(refused.status, 403, "{refused:?}");
+    assert_eq!(param(&challenge(&refused), "scope"), Some("echo:use"));
+
+    // With the scopes, both are forwarded and answered.
+    let created = post(writer.clone(), "books_billing", create).await;
+    let result = &created.message()["result"];
+    assert_eq!(result["isError"], false, "{created:?}");
+    assert_eq!(json_text(result)["status"], "draft");
+    let echoed = post(writer, "t_echo", echo).await;
+    assert_eq!(echoed.message()["result"]["content"][0]["text"], "hi");
+    // The refused call never reached the upstream: one call, the one with the scope.
+    let calls = std::fs::read_to_string(&log).unwrap_or_default();
+    let forwarded: Vec<&str> = calls.lines().filter(|l| l.starts_with("call ")).collect();
+    assert_eq!(forwarded, ["call echo traceparent=null"], "{calls}");
+    let _ = std::fs::remove_file(&log);
+    serving.abort();
+}

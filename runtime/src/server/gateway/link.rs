@@ -257,26 +257,32 @@ impl Link {
     pub(crate) fn scopes(&self, name: &str, arguments: Option<&Map<String, Value>>) -> Vec<String> {
         let mut scopes = self.upstream.scopes.clone();
         let tools = self.tools();
-        let declared = tools
-            .iter()
-            .find(|tool| tool.name == name)
-            .and_then(|tool| {
-                tool.meta
-                    .as_ref()?
-                    .0
-                    .get(crate::tool::SCOPES_KEY)?
-                    .as_object()
-                    .cloned()
+        let tool = tools.iter().find(|tool| tool.name == name);
+        let declared = tool.and_then(|tool| {
+            let meta = tool.meta.as_ref()?;
+            meta.0.get(crate::tool::SCOPES_KEY)?.as_object()
+        });
+        if let (Some(tool), Some(declared)) = (tool, declared) {
+            let action = |called: &str| format!("{name}.{called}");
+            let mut sent = arguments.into_iter().flatten();
+            // The action called: the value sent for the field whose `enum` lists the tool's
+            // actions (an action that declares no scope needs none), else a sent value that
+            // completes the qualified name of an action that declares some.
+            let discriminated = sent.clone().find_map(|(field, value)| {
+                let value = value.as_str()?;
+                let properties = tool.input_schema.get("properties")?;
+                let actions = properties.get(field)?.get("enum")?.as_array()?;
+                let listed = actions.iter().filter_map(Value::as_str);
+                let lists_actions = listed.clone().any(|a| declared.contains_key(&action(a)));
+                (lists_actions && listed.clone().any(|a| a == value))
+                    .then(|| declared.get(&action(value)))
             });
-        if let Some(declared) = declared {
-            // The action called: the one whose qualified name a sent value completes.
-            let called = arguments
-                .into_iter()
-                .flatten()
-                .find_map(|(_, value)| declared.get(&format!("{name}.{}", value.as_str()?)));
-            let needed: Vec<&Value> = match called {
-                Some(scopes) => vec![scopes],
-                None => declared.values().collect(),
+            let needed: Vec<&Value> = match discriminated {
+                Some(called) => called.into_iter().collect(),
+                None => match sent.find_map(|(_, v)| declared.get(&action(v.as_str()?))) {
+                    Some(called) => vec![called],
+                    None => declared.values().collect(),
+                },
             };
             let needed = needed.into_iter().filter_map(Value::as_array).flatten();
             scopes.extend(needed.filter_map(Value::as_str).map(str::to_owned));
