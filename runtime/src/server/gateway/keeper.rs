@@ -150,6 +150,9 @@ impl ClientHandler for Events {
                 if !link.relisting.done() {
                     return;
                 }
+                // Asked again meanwhile: once more, but not at once, so that an upstream that
+                // keeps saying its tools changed is listed at most once per spacing.
+                tokio::time::sleep(listing::RELIST_SPACING).await;
             }
         });
     }

@@ -1,7 +1,8 @@
 //! Listing an upstream's tools, within bounds whatever the upstream answers: at most
 //! [`MAX_PAGES`] pages and [`MAX_BYTES`] of tools, within the upstream's `connect_timeout`.
 //! An upstream that keeps saying its tools changed is listed once more after the listing in
-//! progress, however many times it says so meanwhile.
+//! progress, however many times it says so meanwhile, and at most once per
+//! [`RELIST_SPACING`].
 
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
@@ -13,6 +14,8 @@ use rmcp::{Peer, RoleClient};
 pub(crate) const MAX_PAGES: usize = 64;
 /// The most bytes of tool definitions (as JSON) kept of one upstream.
 pub(crate) const MAX_BYTES: usize = 4 << 20;
+/// The least time between the end of a listing and the next, when the upstream asked again.
+pub(crate) const RELIST_SPACING: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Every tool `peer` lists, page after page, within the bounds; or why not.
 pub(crate) async fn list(peer: &Peer<RoleClient>, within: Duration) -> Result<Vec<Tool>, String> {
