@@ -12,6 +12,7 @@ mod support;
 mod decoding;
 mod derive_tool_errors;
 mod envelope_properties;
+mod everything_example;
 mod exposition;
 mod fast_path;
 mod gateway;
