@@ -14,6 +14,7 @@ mod composition;
 mod decoding;
 mod derive_tool_errors;
 mod envelope_properties;
+mod everything_example;
 mod exposition;
 mod fast_path;
 mod gateway;

@@ -6,7 +6,8 @@
 use std::time::Duration;
 
 use mcp_fusion::client::{Client, Connection, ToolCallError};
-use mcp_fusion::rmcp::ServiceExt;
+use mcp_fusion::rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use mcp_fusion::rmcp::{ServerHandler, ServiceExt};
 use mcp_fusion::server::{HttpOptions, Server};
 use mcp_fusion::{ToolError, tool};
 use serde_json::json;
@@ -119,6 +120,57 @@ async fn after_a_panic_the_next_call_is_served() {
     assert!(!format!("{:?}", error.raw).contains("crashed"));
     let pong: String = client.call_as("work.ping", json!({})).await.unwrap();
     assert_eq!(pong, "pong");
+}
+
+/// A user's handler serving prompts only.
+struct Prompts;
+
+impl ServerHandler for Prompts {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_prompts().build())
+            .with_server_info(Implementation::new("the-handler", "0"))
+    }
+}
+
+/// What `initialize` answers is the server's: its name, version and instructions, and the tools
+/// capability beside what a user's handler serves, over rmcp's service, the crate's own stdio
+/// transport and streamable HTTP alike.
+#[tokio::test(flavor = "current_thread")]
+async fn initialize_answers_with_the_server_and_its_tools() {
+    let said = |client: &Client| {
+        let info = client.peer().peer_info().expect("initialized");
+        let capabilities = &info.capabilities;
+        let served = (capabilities.tools.is_some(), capabilities.prompts.is_some());
+        (
+            info.server_info.as_ref().map(|s| s.name.clone()),
+            served,
+            info.instructions.clone(),
+        )
+    };
+    let (client, _connection) = over_duplex().await;
+    assert_eq!(
+        said(&client),
+        (Some("work-server".into()), (true, false), None)
+    );
+    let (url, _) = http_server(false).await;
+    let (client, _connection) = Client::connect_http(&url).await.expect("connects");
+    assert_eq!(
+        said(&client),
+        (Some("work-server".into()), (true, false), None)
+    );
+
+    let composed = Server::builder("desk", "2")
+        .instructions("Prompts and a quota.")
+        .tool(Quota)
+        .handler(Prompts)
+        .build()
+        .unwrap();
+    let (client, _connection) = Client::in_memory(composed).await.expect("connects");
+    let instructions = Some("Prompts and a quota.".to_owned());
+    assert_eq!(
+        said(&client),
+        (Some("desk".into()), (true, true), instructions)
+    );
 }
 
 /// Serves [`server`] over streamable HTTP on a free loopback port; the endpoint's URL.

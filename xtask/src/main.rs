@@ -2,9 +2,11 @@
 //!
 //! - `test [ARGS]`: installs what the test suite needs when it is missing (`redis-server` for
 //!   the limits shared on Redis, `faketime` for replicas with skewed clocks, Node.js and npm
-//!   for the official TypeScript MCP SDK client, then that client in `tests/sdk-client` with
-//!   `npm ci`), saying what it installs, then runs the whole suite: `cargo test --workspace
-//!   [ARGS]`.
+//!   for the official TypeScript MCP SDK client and the MCP conformance suite, then each of
+//!   those from its lockfile with `npm ci`), saying what it installs, then runs the whole suite:
+//!   `cargo test --workspace [ARGS]`, then (without ARGS) `conformance`.
+//! - `conformance`: the official MCP conformance suite against `examples/everything`, its
+//!   known failures in `tests/conformance-suite/expected-failures.yml` (`conformance.rs`).
 //! - `setup`: only the installs.
 //! - `package`: packages the two published crates (`cargo package`, which also builds them
 //!   from the package alone) and checks what each ships.
@@ -16,12 +18,17 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+mod conformance;
+
 type Error = Box<dyn std::error::Error>;
 
 const USAGE: &str = "usage: cargo xtask <task>
 
 tasks:
   test [ARGS]   install what the tests need when missing, then `cargo test --workspace [ARGS]`
+                and, without ARGS, `conformance`
+  conformance   the official MCP conformance suite against examples/everything (installed
+                when missing), its known failures in tests/conformance-suite/expected-failures.yml
   setup         only install what the tests need
   package       `cargo package` the published crates and check the files they ship";
 
@@ -31,6 +38,7 @@ fn main() -> ExitCode {
     let rest: Vec<OsString> = args.collect();
     let outcome = match task.as_ref().and_then(|t| t.to_str()) {
         Some("test") => setup().and_then(|()| test(&rest)),
+        Some("conformance") => conformance(),
         Some("setup") => setup(),
         Some("package") => package(),
         Some("-h" | "--help" | "help") => {
@@ -56,45 +64,54 @@ struct Needed {
     why: &'static str,
 }
 
-const NEEDED: [Needed; 4] = [
-    Needed {
-        command: "redis-server",
-        apt: "redis-server",
-        brew: "redis",
-        why: "limits shared by replicas",
-    },
-    Needed {
-        command: "faketime",
-        apt: "faketime",
-        brew: "libfaketime",
-        why: "replicas with skewed clocks",
-    },
-    Needed {
-        command: "node",
-        apt: "nodejs",
-        brew: "node",
-        why: "the official TypeScript SDK client",
-    },
-    Needed {
-        command: "npm",
-        apt: "npm",
-        brew: "node",
-        why: "the official TypeScript SDK client",
-    },
-];
+const NEEDED: [&Needed; 4] = [&REDIS, &FAKETIME, &NODE, &NPM];
+
+const REDIS: Needed = Needed {
+    command: "redis-server",
+    apt: "redis-server",
+    brew: "redis",
+    why: "limits shared by replicas",
+};
+
+const FAKETIME: Needed = Needed {
+    command: "faketime",
+    apt: "faketime",
+    brew: "libfaketime",
+    why: "replicas with skewed clocks",
+};
+
+const NODE: Needed = Needed {
+    command: "node",
+    apt: "nodejs",
+    brew: "node",
+    why: "the official TypeScript SDK client and the MCP conformance suite",
+};
+
+const NPM: Needed = Needed {
+    command: "npm",
+    apt: "npm",
+    brew: "node",
+    why: "the official TypeScript SDK client and the MCP conformance suite",
+};
 
 /// The oldest Node.js the official TypeScript SDK supports (its `engines`).
 const NODE_MAJOR: u32 = 18;
 
-/// Installs what is missing of [`NEEDED`], then the official TypeScript SDK client.
+/// Installs what is missing of [`NEEDED`], then the official TypeScript SDK client and the
+/// MCP conformance suite.
 fn setup() -> Result<(), Error> {
-    install()?;
-    sdk_client()
+    install(&NEEDED)?;
+    sdk_client()?;
+    conformance::install()
 }
 
-/// Installs what is missing of [`NEEDED`], or says why it cannot.
-fn install() -> Result<(), Error> {
-    let missing: Vec<&Needed> = NEEDED.iter().filter(|n| !on_path(n.command)).collect();
+/// Installs what is missing of `needed`, or says why it cannot.
+fn install(needed: &[&Needed]) -> Result<(), Error> {
+    let missing: Vec<&Needed> = needed
+        .iter()
+        .copied()
+        .filter(|n| !on_path(n.command))
+        .collect();
     if missing.is_empty() {
         return Ok(());
     }
@@ -186,26 +203,47 @@ fn sdk_client() -> Result<(), Error> {
         )
         .into());
     }
-    let dir = workspace().join("tests").join("sdk-client");
+    npm_ci(
+        "tests/sdk-client",
+        "@modelcontextprotocol/sdk",
+        "the official TypeScript MCP SDK client",
+    )
+}
+
+/// Installs the npm package in `dir` (from the workspace's root) from its lockfile with
+/// `npm ci`, when its dependency `package` is missing or the lockfile changed since.
+fn npm_ci(dir: &str, package: &str, what: &str) -> Result<(), Error> {
+    let dir = workspace().join(dir);
     let modules = dir.join("node_modules");
     let modified = |file: PathBuf| std::fs::metadata(file).and_then(|m| m.modified()).ok();
-    let installed = modules.join("@modelcontextprotocol").join("sdk").is_dir()
+    let installed = modules.join(package).join("package.json").is_file()
         && modified(dir.join("package-lock.json")) <= modified(modules.join(".package-lock.json"));
     if installed {
         return Ok(());
     }
     eprintln!(
-        "xtask: installing the official TypeScript MCP SDK client in tests/sdk-client: \
-         npm ci --no-audit --no-fund"
+        "xtask: installing {what} in {}: npm ci --no-audit --no-fund",
+        dir.strip_prefix(workspace()).unwrap_or(&dir).display()
     );
     run(Command::new("npm")
         .args(["ci", "--no-audit", "--no-fund"])
         .current_dir(&dir))
 }
 
-/// The whole suite.
+/// Only what the MCP conformance suite needs installed, then the suite.
+fn conformance() -> Result<(), Error> {
+    install(&[&NODE, &NPM])?;
+    conformance::install()?;
+    conformance::run()
+}
+
+/// The whole suite, then (unless ARGS chose a part of it) the MCP conformance suite.
 fn test(args: &[OsString]) -> Result<(), Error> {
-    run(cargo().args(["test", "--workspace"]).args(args))
+    run(cargo().args(["test", "--workspace"]).args(args))?;
+    match args.is_empty() {
+        true => conformance::run(),
+        false => Ok(()),
+    }
 }
 
 /// The two published crates, packaged and built from their packages, and their file lists.

@@ -48,6 +48,22 @@ impl ServerHandler for Server {
         self.inner.handler.versions()
     }
 
+    /// The user's handler answers (it may keep the client's info, or refuse), and its answer
+    /// is the server's: its name, version and instructions, and its tools beside what the
+    /// handler serves.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        let answered = self
+            .user(context, move |handler, context| {
+                handler.initialize(request, context)
+            })
+            .await?;
+        Ok(self.merged(answered))
+    }
+
     user_requests!(delegate_to_user);
 
     /// The user's handler negotiates (rmcp's own negotiation by default, recording the

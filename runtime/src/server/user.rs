@@ -20,8 +20,9 @@ use crate::tool::BoxFuture;
 
 use super::incoming::cut;
 
-/// Calls `$callback!` with every request method a user's handler answers: its name, its
-/// parameters and its result.
+/// Calls `$callback!` with every request method a user's handler answers as it is: its name,
+/// its parameters and its result (`initialize` is the user's too, its answer merged with the
+/// server's tools).
 macro_rules! user_requests {
     ($callback:ident) => {
         $callback! {
@@ -53,6 +54,12 @@ macro_rules! user_handler_trait {
             fn info(&self) -> ServerConfig;
             /// The protocol versions it supports.
             fn versions(&self) -> Cow<'static, [ProtocolVersion]>;
+            /// Its answer to `initialize`, before the server's tools are merged in.
+            fn initialize(
+                &self,
+                request: InitializeRequestParams,
+                context: RequestContext<RoleServer>,
+            ) -> BoxFuture<'_, Result<InitializeResult, ErrorData>>;
             /// Which `subscriptions/listen` notifications it accepts of `requested`.
             fn accepted(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter>;
             /// Runs one `subscriptions/listen` stream until it ends.
@@ -91,6 +98,14 @@ macro_rules! user_handler_trait {
 
             fn versions(&self) -> Cow<'static, [ProtocolVersion]> {
                 ServerHandler::supported_protocol_versions(self)
+            }
+
+            fn initialize(
+                &self,
+                request: InitializeRequestParams,
+                context: RequestContext<RoleServer>,
+            ) -> BoxFuture<'_, Result<InitializeResult, ErrorData>> {
+                Box::pin(ServerHandler::initialize(self, request, context))
             }
 
             fn accepted(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {

@@ -74,6 +74,7 @@ impl ServerHandler for Endpoint {
     user_requests!(hand_over);
 
     hand_over! {
+        initialize(request: InitializeRequestParams) -> InitializeResult;
         on_custom_request(request: CustomRequest) -> CustomResult;
         call_tool(request: CallToolRequestParams) -> CallToolResponse;
         list_tools(request: Option<PaginatedRequestParams>) -> ListToolsResult;

@@ -1,0 +1,391 @@
+//! The everything example's own rmcp `ServerHandler`, served beside its `#[tool]` tools by
+//! `ServerBuilder::handler`: the prompts, resources (a template among them, and subscriptions
+//! to a resource that changes), argument completion and `logging/setLevel` that the official
+//! MCP conformance suite asks a server for, under the names it asks for them by.
+
+// Logging is deprecated by SEP-2577 in rmcp; the suite (MCP 2025-11-25) still asks for it.
+#![allow(deprecated)]
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use mcp_fusion::rmcp::model::*;
+use mcp_fusion::rmcp::service::RequestContext;
+use mcp_fusion::rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use serde_json::json;
+
+/// A 2×2 teal PNG, base64.
+pub const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAD0lEQVR42mNgaGgAIQgFABoOBAFCl+Z5AAAAAElFTkSuQmCC";
+
+const STATIC_TEXT: &str = "test://static-text";
+const STATIC_BINARY: &str = "test://static-binary";
+const WATCHED: &str = "test://watched-resource";
+const TEMPLATE: &str = "test://template/{id}/data";
+
+/// The ids the template's completion offers (any id can be read).
+const TEMPLATE_IDS: [&str; 3] = ["123", "456", "789"];
+/// The values the completion offers for the arguments of `test_prompt_with_arguments`.
+const ARGUMENT_VALUES: [&str; 3] = ["testValue1", "testValue2", "testValue3"];
+
+/// The prompts and resources: cheap to clone, every clone the same state.
+#[derive(Clone, Default)]
+pub struct PromptsAndResources {
+    state: Arc<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// How many times the watched resource has changed.
+    version: AtomicU64,
+    /// The sessions subscribed to each resource, by URI.
+    subscribers: Mutex<HashMap<&'static str, Vec<Subscriber>>>,
+}
+
+/// A session subscribed to a resource.
+struct Subscriber {
+    session: Session,
+    peer: Peer<RoleServer>,
+}
+
+/// Which session a request came in: the address of the client's `initialize` parameters, which
+/// rmcp keeps once per session (on stdio and on each streamable HTTP session alike). A
+/// subscriber's own peer keeps them alive, so no later session can be given that address while
+/// the subscription is kept.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Session(usize);
+
+impl Session {
+    fn of(context: &RequestContext<RoleServer>) -> Result<Self, ErrorData> {
+        match context.peer.peer_info() {
+            Some(info) => Ok(Session(Arc::as_ptr(&info) as usize)),
+            None => Err(ErrorData::invalid_request(
+                "Subscriptions need a session: initialize first.",
+                None,
+            )),
+        }
+    }
+}
+
+impl PromptsAndResources {
+    /// Changes the watched resource every `every`, and tells each session subscribed to it
+    /// (`notifications/resources/updated`). Runs until the server ends.
+    pub async fn update_watched(self, every: Duration) {
+        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        loop {
+            ticks.tick().await;
+            self.state.version.fetch_add(1, Ordering::Relaxed);
+            let peers: Vec<Peer<RoleServer>> = self.subscribed(WATCHED);
+            for peer in peers {
+                let updated = ResourceUpdatedNotificationParam::new(WATCHED);
+                // A client that does not read its stream does not hold up the others.
+                let told = tokio::time::timeout(every, peer.notify_resource_updated(updated));
+                if !matches!(told.await, Ok(Ok(()))) {
+                    tracing::debug!("a subscriber of {WATCHED} was not told of its change");
+                }
+            }
+        }
+    }
+
+    /// The live sessions subscribed to `uri`; those whose transport closed are forgotten.
+    fn subscribed(&self, uri: &str) -> Vec<Peer<RoleServer>> {
+        let mut subscribers = self.subscribers();
+        let Some(list) = subscribers.get_mut(uri) else {
+            return Vec::new();
+        };
+        list.retain(|s| !s.peer.is_transport_closed());
+        list.iter().map(|s| s.peer.clone()).collect()
+    }
+
+    fn subscribers(&self) -> std::sync::MutexGuard<'_, HashMap<&'static str, Vec<Subscriber>>> {
+        (self.state.subscribers.lock()).unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The resource at `uri` as `resources/read` answers it.
+    fn read(&self, uri: &str) -> Option<ResourceContents> {
+        let contents = match uri {
+            STATIC_TEXT => {
+                ResourceContents::text("The text of a resource that never changes.", uri)
+                    .with_mime_type("text/plain")
+            }
+            STATIC_BINARY => ResourceContents::blob(PNG, uri).with_mime_type("image/png"),
+            WATCHED => {
+                let version = self.state.version.load(Ordering::Relaxed);
+                ResourceContents::text(format!("Watched resource, version {version}."), uri)
+                    .with_mime_type("text/plain")
+            }
+            _ => {
+                let id = template_id(uri)?;
+                let data = format!("The data of item {id}.");
+                let item = json!({"id": id, "templateTest": true, "data": data});
+                ResourceContents::text(item.to_string(), uri).with_mime_type("application/json")
+            }
+        };
+        Some(contents)
+    }
+}
+
+/// The `{id}` of a URI of the template `test://template/{id}/data`.
+fn template_id(uri: &str) -> Option<&str> {
+    let id = uri
+        .strip_prefix("test://template/")?
+        .strip_suffix("/data")?;
+    let plain = !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    plain.then_some(id)
+}
+
+/// The known resource `uri`, as the `'static` name subscriptions are kept under.
+fn listed_uri(uri: &str) -> Result<&'static str, ErrorData> {
+    [STATIC_TEXT, STATIC_BINARY, WATCHED]
+        .into_iter()
+        .find(|listed| *listed == uri)
+        .ok_or_else(|| not_found(uri))
+}
+
+fn not_found(uri: &str) -> ErrorData {
+    ErrorData::resource_not_found(
+        format!("No resource at {uri:?}."),
+        Some(json!({"uri": uri})),
+    )
+}
+
+/// A string argument of a prompt, required.
+fn argument<'a>(request: &'a GetPromptRequestParams, name: &str) -> Result<&'a str, ErrorData> {
+    let value = request.arguments.as_ref().and_then(|a| a.get(name));
+    value.and_then(|v| v.as_str()).ok_or_else(|| {
+        ErrorData::invalid_params(
+            format!(
+                "Prompt {:?} needs the string argument {name:?}.",
+                request.name
+            ),
+            None,
+        )
+    })
+}
+
+fn prompt_argument(name: &str, description: &str) -> PromptArgument {
+    PromptArgument::new(name)
+        .with_description(description)
+        .with_required(true)
+}
+
+impl ServerHandler for PromptsAndResources {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_completions()
+            .enable_prompts()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .build();
+        ServerConfig::new(capabilities)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let prompts = vec![
+            Prompt::new(
+                "test_simple_prompt",
+                Some("A prompt of one message, without arguments."),
+                None,
+            )
+            .with_title("Simple prompt"),
+            Prompt::new(
+                "test_prompt_with_arguments",
+                Some("A prompt that repeats its two arguments."),
+                Some(vec![
+                    prompt_argument("arg1", "The first value to repeat."),
+                    prompt_argument("arg2", "The second value to repeat."),
+                ]),
+            )
+            .with_title("Prompt with arguments"),
+            Prompt::new(
+                "test_prompt_with_embedded_resource",
+                Some("A prompt that embeds the resource at a URI: this server's as it is, any other as a text naming it."),
+                Some(vec![prompt_argument(
+                    "resourceUri",
+                    "The URI of the resource to embed.",
+                )]),
+            )
+            .with_title("Prompt with an embedded resource"),
+            Prompt::new(
+                "test_prompt_with_image",
+                Some("A prompt that shows an image."),
+                None,
+            )
+            .with_title("Prompt with an image"),
+        ];
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let user = |content| PromptMessage::new(Role::User, content);
+        let messages = match request.name.as_str() {
+            "test_simple_prompt" => vec![PromptMessage::new_text(
+                Role::User,
+                "Say hello, in one short sentence.",
+            )],
+            "test_prompt_with_arguments" => {
+                let (arg1, arg2) = (argument(&request, "arg1")?, argument(&request, "arg2")?);
+                vec![PromptMessage::new_text(
+                    Role::User,
+                    format!("Repeat these two values: arg1 is {arg1:?}, arg2 is {arg2:?}."),
+                )]
+            }
+            "test_prompt_with_embedded_resource" => {
+                let uri = argument(&request, "resourceUri")?;
+                // A resource of this server is embedded as it is; any other as a text naming it.
+                let resource = self.read(uri).unwrap_or_else(|| {
+                    ResourceContents::text(format!("The resource named {uri}."), uri)
+                        .with_mime_type("text/plain")
+                });
+                vec![
+                    user(ContentBlock::resource(resource)),
+                    PromptMessage::new_text(Role::User, "Summarise the resource above."),
+                ]
+            }
+            "test_prompt_with_image" => vec![
+                user(ContentBlock::image(PNG, "image/png")),
+                PromptMessage::new_text(Role::User, "Describe the colours of the image above."),
+            ],
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("No prompt named {other:?}."),
+                    None,
+                ));
+            }
+        };
+        Ok(GetPromptResult::new(messages).into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let resources = vec![
+            Resource::new(STATIC_TEXT, "static-text")
+                .with_title("Static text")
+                .with_description("A text that never changes.")
+                .with_mime_type("text/plain"),
+            Resource::new(STATIC_BINARY, "static-binary")
+                .with_title("Static binary")
+                .with_description("A small PNG image, as a blob.")
+                .with_mime_type("image/png"),
+            Resource::new(WATCHED, "watched-resource")
+                .with_title("Watched resource")
+                .with_description("A text that changes every few seconds: subscribe to be told.")
+                .with_mime_type("text/plain"),
+        ];
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let template = ResourceTemplate::new(TEMPLATE, "template")
+            .with_title("Item data")
+            .with_description("The data of one item, by its id (letters, digits, - and _).")
+            .with_mime_type("application/json");
+        Ok(ListResourceTemplatesResult::with_all_items(vec![template]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let contents = self
+            .read(&request.uri)
+            .ok_or_else(|| not_found(&request.uri))?;
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let uri = listed_uri(&request.uri)?;
+        let session = Session::of(&context)?;
+        let mut subscribers = self.subscribers();
+        let list = subscribers.entry(uri).or_default();
+        // One entry per live session: what ended is forgotten here too.
+        list.retain(|s| s.session != session && !s.peer.is_transport_closed());
+        list.push(Subscriber {
+            session,
+            peer: context.peer,
+        });
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let uri = listed_uri(&request.uri)?;
+        let session = Session::of(&context)?;
+        if let Some(list) = self.subscribers().get_mut(uri) {
+            list.retain(|s| s.session != session);
+        }
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let argument = request.argument.name.as_str();
+        let candidates: Vec<&str> = match (&request.r#ref, argument) {
+            (Reference::Prompt(p), "arg1" | "arg2") if p.name == "test_prompt_with_arguments" => {
+                ARGUMENT_VALUES.to_vec()
+            }
+            (Reference::Prompt(p), "resourceUri")
+                if p.name == "test_prompt_with_embedded_resource" =>
+            {
+                vec![STATIC_TEXT, STATIC_BINARY, WATCHED]
+            }
+            (Reference::Resource(r), "id") if r.uri == TEMPLATE => TEMPLATE_IDS.to_vec(),
+            _ => {
+                return Err(ErrorData::invalid_params(
+                    format!("Nothing to complete for argument {argument:?} of this reference."),
+                    None,
+                ));
+            }
+        };
+        let typed = request.argument.value.as_str();
+        let values = (candidates.into_iter())
+            .filter(|c| c.starts_with(typed))
+            .map(str::to_owned)
+            .collect();
+        let completion = CompletionInfo::with_all_values(values)
+            .map_err(|e| ErrorData::internal_error(e, None))?;
+        Ok(CompleteResult::new(completion))
+    }
+
+    /// No log message reaches the client yet (a tool cannot reach the client), so every level
+    /// is honoured: the level is accepted and nothing is sent.
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tracing::debug!(level = ?request.level, "the client set its log level");
+        Ok(())
+    }
+}

@@ -1,0 +1,275 @@
+//! Everything an MCP server offers, in one server: `#[tool]` tools beside an rmcp
+//! `ServerHandler` of its own (`ServerBuilder::handler`) for prompts, resources (a template,
+//! subscriptions), completion and `logging/setLevel`, all served through the same front. Its
+//! tools, prompts and resources are those the official MCP conformance suite
+//! (`@modelcontextprotocol/conformance`) asks a server for, under the names it asks for them
+//! by: `cargo xtask conformance` runs the suite against it.
+//!
+//! `cargo run --example everything` (stdio), or `cargo run --example everything -- --http
+//! 127.0.0.1:8080` (streamable HTTP with sessions, endpoint `/mcp`; port 0 picks a free one,
+//! and the address is printed on stderr).
+//!
+//! What a tool cannot do yet, it says: sending log messages, asking the client's model
+//! (sampling) or the user (elicitation) from inside a tool needs the client in the tool's
+//! `Context`, so those tools answer CLIENT_UNREACHABLE rather than pretend.
+
+#[path = "common/cli.rs"]
+mod cli;
+#[path = "common/prompts_resources.rs"]
+mod prompts_resources;
+
+use std::time::Duration;
+
+use clap::Parser;
+use mcp_fusion::rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use mcp_fusion::server::{HttpOptions, StdioOptions};
+use mcp_fusion::tools::Response;
+use mcp_fusion::{Context, Server, ToolErrors, tool};
+use prompts_resources::{PNG, PromptsAndResources};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Everything an MCP server offers: tools, prompts, resources, completion, logging.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Args {
+    /// Serve streamable HTTP on this address (endpoint `/mcp`) instead of stdio.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8080")]
+    http: Option<String>,
+    /// Seconds between two changes of the resource `test://watched-resource`.
+    #[arg(long, value_name = "S", default_value = "3", value_parser = some_seconds)]
+    update_every: Duration,
+}
+
+/// A duration in seconds, more than none.
+fn some_seconds(text: &str) -> Result<Duration, String> {
+    match cli::seconds(text)? {
+        every if every.is_zero() => Err("more than 0 seconds".into()),
+        every => Ok(every),
+    }
+}
+
+/// An 8 kHz mono WAV of eight samples of silence, base64.
+const WAV: &str = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA==";
+
+#[derive(Debug, ToolErrors)]
+enum SuiteError {
+    #[tool_error(
+        code = "CLIENT_UNREACHABLE",
+        severity = critical,
+        "This server's tools cannot {what} yet.",
+        recovery = "Do not retry: tell the user that this tool needs a server whose tools can reach the client."
+    )]
+    ClientUnreachable { what: &'static str },
+    #[tool_error(
+        code = "INTENTIONAL_FAILURE",
+        "This tool always fails: it shows how a failure reads.",
+        recovery = "Nothing to fix: call another tool."
+    )]
+    Intentional,
+}
+
+/// The prompt `test_sampling` would ask the client's model.
+#[derive(Deserialize, JsonSchema)]
+#[expect(dead_code, reason = "read once a tool can reach the client")]
+struct Sampling {
+    /// The prompt to send to the client's model.
+    prompt: String,
+}
+
+/// The message `test_elicitation` would show the user.
+#[derive(Deserialize, JsonSchema)]
+#[expect(dead_code, reason = "read once a tool can reach the client")]
+struct Elicitation {
+    /// The message to show the user.
+    message: String,
+}
+
+/// A result of content blocks.
+fn blocks(content: Vec<ContentBlock>) -> Response {
+    Response::from(CallToolResult::success(content))
+}
+
+struct SuiteTools;
+
+/// The conformance suite's test tools: each action is an MCP tool of its own, `test_{action}`.
+#[tool(name = "test", exposition = "flat")]
+impl SuiteTools {
+    /// Answers with one text block.
+    #[action(read_only)]
+    async fn simple_text(&self) -> Result<Response, SuiteError> {
+        Ok(Response::text("A simple text answer."))
+    }
+
+    /// Answers with an image (a small PNG).
+    #[action(read_only)]
+    async fn image_content(&self) -> Result<Response, SuiteError> {
+        Ok(blocks(vec![ContentBlock::image(PNG, "image/png")]))
+    }
+
+    /// Answers with audio (a short WAV).
+    #[action(read_only)]
+    async fn audio_content(&self) -> Result<Response, SuiteError> {
+        Ok(blocks(vec![ContentBlock::audio(WAV, "audio/wav")]))
+    }
+
+    /// Answers with an embedded text resource.
+    #[action(read_only)]
+    async fn embedded_resource(&self) -> Result<Response, SuiteError> {
+        let resource = ResourceContents::text(
+            "The text of an embedded resource.",
+            "test://embedded-resource",
+        )
+        .with_mime_type("text/plain");
+        Ok(blocks(vec![ContentBlock::resource(resource)]))
+    }
+
+    /// Answers with text, an image and an embedded JSON resource.
+    #[action(read_only)]
+    async fn multiple_content_types(&self) -> Result<Response, SuiteError> {
+        let json = serde_json::json!({"kind": "mixed", "blocks": 3}).to_string();
+        let resource = ResourceContents::text(json, "test://mixed-content-resource")
+            .with_mime_type("application/json");
+        Ok(blocks(vec![
+            ContentBlock::text("Three kinds of content follow: this text, an image, a resource."),
+            ContentBlock::image(PNG, "image/png"),
+            ContentBlock::resource(resource),
+        ]))
+    }
+
+    /// Would send three log messages to the client while it runs; this server's tools cannot
+    /// reach the client yet, so it answers CLIENT_UNREACHABLE.
+    #[action(read_only)]
+    async fn tool_with_logging(&self) -> Result<Response, SuiteError> {
+        Err(SuiteError::ClientUnreachable {
+            what: "send log messages to the client",
+        })
+    }
+
+    /// Reports its progress (0, 50 and 100 of 100, 50 ms apart) to a client that asks for it.
+    #[action(read_only)]
+    async fn tool_with_progress(&self, f: Context) -> Result<Response, SuiteError> {
+        let mut sent = 0;
+        for done in [0.0, 50.0, 100.0] {
+            if done > 0.0 {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            let message = format!("{done} of 100");
+            sent += usize::from(f.progress(done, Some(100.0), Some(&message)));
+        }
+        Ok(Response::text(format!(
+            "Done: {sent} progress notifications sent."
+        )))
+    }
+
+    /// Always fails, to show how a tool's failure reads.
+    #[action(read_only)]
+    async fn error_handling(&self) -> Result<Response, SuiteError> {
+        Err(SuiteError::Intentional)
+    }
+
+    /// Answers on the call's own stream: this server does not close a call's stream before its
+    /// answer (SEP-1699 lets a server do so and a client resume), so there is nothing to resume.
+    #[action(read_only)]
+    async fn reconnection(&self) -> Result<Response, SuiteError> {
+        Ok(Response::text(
+            "Answered on the call's own stream, which this server never closes before the answer.",
+        ))
+    }
+
+    /// Would ask the client's model to answer a prompt (sampling); this server's tools cannot
+    /// reach the client yet, so it answers CLIENT_UNREACHABLE.
+    #[action(read_only)]
+    async fn sampling(&self, _args: Sampling) -> Result<Response, SuiteError> {
+        Err(SuiteError::ClientUnreachable {
+            what: "ask the client's model",
+        })
+    }
+
+    /// Would ask the user for a username and an email address (elicitation); this server's
+    /// tools cannot reach the client yet, so it answers CLIENT_UNREACHABLE.
+    #[action(read_only)]
+    async fn elicitation(&self, _args: Elicitation) -> Result<Response, SuiteError> {
+        Err(SuiteError::ClientUnreachable {
+            what: "ask the user",
+        })
+    }
+
+    /// Would ask the user to review a form whose fields have defaults (SEP-1034); this
+    /// server's tools cannot reach the client yet, so it answers CLIENT_UNREACHABLE.
+    #[action(read_only)]
+    async fn elicitation_sep1034_defaults(&self) -> Result<Response, SuiteError> {
+        Err(SuiteError::ClientUnreachable {
+            what: "ask the user",
+        })
+    }
+
+    /// Would ask the user to choose among enumerated options, titled and untitled, single and
+    /// multiple (SEP-1330); this server's tools cannot reach the client yet, so it answers
+    /// CLIENT_UNREACHABLE.
+    #[action(read_only)]
+    async fn elicitation_sep1330_enums(&self) -> Result<Response, SuiteError> {
+        Err(SuiteError::ClientUnreachable {
+            what: "ask the user",
+        })
+    }
+}
+
+/// A person, whose address is a definition of its own (`$defs`, `$ref`).
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Person {
+    name: Option<String>,
+    address: Option<Address>,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "address")]
+struct Address {
+    street: Option<String>,
+    city: Option<String>,
+}
+
+/// Echoes a person and their address: a schema of JSON Schema 2020-12 with `$defs`, `$ref`
+/// and `additionalProperties: false` (SEP-1613).
+#[tool(name = "json_schema_2020_12_tool", read_only)]
+async fn echo_person(person: Person) -> Result<Person, SuiteError> {
+    Ok(person)
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args = Args::parse();
+    cli::log_to_stderr();
+    let handler = PromptsAndResources::default();
+    let server = Server::builder("everything", env!("CARGO_PKG_VERSION"))
+        .instructions("Tools, prompts and resources of every kind MCP has, for testing clients.")
+        .tool(SuiteTools)
+        .tool(EchoPersonTool)
+        // Every progress report is sent, however close to the last (the suite's are 50 ms apart).
+        .progress_interval(Duration::ZERO)
+        .handler(handler.clone())
+        .build()?;
+    tokio::spawn(handler.update_watched(args.update_every));
+    let stop = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    match &args.http {
+        None => {
+            (server.serve_stdio(StdioOptions::default()))
+                .with_graceful_shutdown(stop)
+                .await?
+        }
+        Some(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr).await?;
+            eprintln!(
+                "everything: streamable HTTP on http://{}/mcp",
+                listener.local_addr()?
+            );
+            (server.serve_http(listener, HttpOptions::default()))
+                .with_graceful_shutdown(stop)
+                .await?
+        }
+    }
+    Ok(())
+}
