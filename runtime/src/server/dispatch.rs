@@ -66,21 +66,6 @@ impl ServerHandler for Server {
 
     user_requests!(delegate_to_user);
 
-    /// The user's handler negotiates (rmcp's own negotiation by default, recording the
-    /// client); its answer is merged with the server's tools, name, version and instructions.
-    async fn initialize(
-        &self,
-        request: InitializeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<InitializeResult, ErrorData> {
-        let negotiated = self
-            .user(context, move |handler, context| {
-                handler.initialize(request, context)
-            })
-            .await?;
-        Ok(self.merged(negotiated))
-    }
-
     /// rmcp reads a standard request whose params do not decode (`tools/call` whose
     /// `arguments` are not an object, or without a `name`) as a custom one: it is answered as
     /// what it is, Invalid params, rather than Method not found. Other methods are the user's.

@@ -64,12 +64,6 @@ macro_rules! user_handler_trait {
             fn accepted(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter>;
             /// Runs one `subscriptions/listen` stream until it ends.
             fn listen(&self, context: SubscriptionContext) -> BoxFuture<'_, Result<(), ErrorData>>;
-            /// `initialize`: the session's negotiation, which the server merges with its tools.
-            fn initialize(
-                &self,
-                request: InitializeRequestParams,
-                context: RequestContext<RoleServer>,
-            ) -> BoxFuture<'_, Result<InitializeResult, ErrorData>>;
             /// A request of a method MCP does not define.
             fn custom(
                 &self,
@@ -114,14 +108,6 @@ macro_rules! user_handler_trait {
 
             fn listen(&self, context: SubscriptionContext) -> BoxFuture<'_, Result<(), ErrorData>> {
                 Box::pin(ServerHandler::listen(self, context))
-            }
-
-            fn initialize(
-                &self,
-                request: InitializeRequestParams,
-                context: RequestContext<RoleServer>,
-            ) -> BoxFuture<'_, Result<InitializeResult, ErrorData>> {
-                Box::pin(ServerHandler::initialize(self, request, context))
             }
 
             fn custom(

@@ -79,7 +79,6 @@ impl ServerHandler for Endpoint {
         call_tool(request: CallToolRequestParams) -> CallToolResponse;
         list_tools(request: Option<PaginatedRequestParams>) -> ListToolsResult;
         ping() -> ();
-        initialize(request: InitializeRequestParams) -> InitializeResult;
     }
 
     fn accepted_subscription_filter(
