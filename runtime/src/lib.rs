@@ -221,9 +221,10 @@ pub mod errors {
 /// [`Caller`](tools::Caller)).
 pub mod tools {
     pub use crate::tool::{
-        ActionDef, ActionDefBuilder, ActionRef, Annotations, Answer, BoxFuture, Caller,
-        Concurrency, Context, Deprecation, Exposition, Failure, IntoOutput, RateLimit, Response,
-        SCOPES_KEY, SingleToolDefBuilder, Tool, ToolDef, ToolDefBuilder, TraceContext,
+        ActionDef, ActionDefBuilder, ActionRef, Annotations, Answer, Ask, BoxFuture, Caller,
+        ClientError, Concurrency, Context, Deprecation, ElicitForm, Elicited, Exposition, Failure,
+        IntoOutput, LogLevel, RateLimit, Response, Root, SCOPES_KEY, Sampled, Sampling,
+        SingleToolDefBuilder, Tool, ToolDef, ToolDefBuilder, TraceContext,
     };
 }
 

@@ -1,5 +1,6 @@
 //! The `<tool_error>` envelope: its structure, its fluent builder and its wire text.
 
+mod asked;
 mod awareness;
 mod builtin;
 mod escape;

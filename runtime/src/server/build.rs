@@ -92,6 +92,19 @@ impl ServerBuilder {
             planned.push((flat, listed));
         }
         problems.extend(self.settings_that_cannot_apply());
+        let rounds = match &self.request_state_secret {
+            None => Ok(super::rounds::Rounds::of_process()),
+            Some(secret) => super::rounds::Rounds::new(secret, super::rounds::DEFAULT_TTL),
+        };
+        let rounds = match rounds {
+            Ok(rounds) => Some(rounds),
+            Err(why) => {
+                problems.push(format!(
+                    "request_state_secret: {why}; use a secret of 32 bytes or more"
+                ));
+                None
+            }
+        };
         let handler: Arc<dyn UserHandler> = self.handler.unwrap_or_else(|| Arc::new(NoHandler));
         problems.extend(super::user::problem(&handler.info()));
         let diff = self.locked.as_ref().map(|locked| {
@@ -173,6 +186,9 @@ impl ServerBuilder {
                 handoffs,
                 handler,
                 rates: self.rates,
+                ask_timeout: self.ask_timeout,
+                levels: Default::default(),
+                rounds: rounds.expect("a build with a problem returned above"),
                 listing: Default::default(),
                 validating: tokio::sync::Semaphore::new(1),
                 #[cfg(feature = "otel")]

@@ -20,6 +20,9 @@ use super::limits::LimitStore;
 use super::source::PendingSource;
 use super::user::UserHandler;
 
+/// How long a handler's ask of its client waits by default.
+pub(crate) const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// A server being described: settings and tools in any order, then [`build`](Self::build).
 ///
 /// ```
@@ -59,6 +62,10 @@ pub struct ServerBuilder {
     pub(super) sources: Vec<Box<dyn PendingSource>>,
     /// The user's handler, for every request that is not about tools.
     pub(super) handler: Option<Arc<dyn UserHandler>>,
+    /// How long a handler's ask of its client waits.
+    pub(super) ask_timeout: Duration,
+    /// The secret 2026-07-28 rounds are sealed with, when replicas share one.
+    pub(super) request_state_secret: Option<Vec<u8>>,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -144,6 +151,8 @@ impl Server {
             store_given: false,
             sources: Vec::new(),
             handler: None,
+            ask_timeout: DEFAULT_ASK_TIMEOUT,
+            request_state_secret: None,
         }
     }
 }
@@ -193,6 +202,42 @@ impl ServerBuilder {
     /// ```
     pub fn handler(mut self, handler: impl rmcp::ServerHandler) -> Self {
         self.handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// How long a handler's ask of its client ([`Context::elicit`](crate::Context::elicit),
+    /// [`Context::sample`](crate::Context::sample), [`Context::roots`](crate::Context::roots))
+    /// waits for the answer (10 minutes by default): past it, the ask fails with
+    /// `ClientError::TimedOut`, which the model reads as a TIMEOUT saying the user (or the
+    /// client's model) did not answer in time. The action's deadline stands still meanwhile.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let builder = mcp_fusion::Server::builder("desk", "1.0.0").ask_timeout(Duration::from_secs(120));
+    /// # let _ = builder;
+    /// ```
+    pub fn ask_timeout(mut self, timeout: Duration) -> Self {
+        self.ask_timeout = timeout;
+        self
+    }
+
+    /// The secret (32 bytes or more) the `requestState` of a 2026-07-28 call that asks its
+    /// client is sealed with (HMAC-SHA-256, rmcp's `RequestStateCodec`), bound to the tool, the
+    /// arguments and the verified caller, good for 15 minutes. Replicas behind a load balancer
+    /// need the same secret, so that the next round of a call may land on any of them; without
+    /// one, each process seals with a secret of its own, and a round answered elsewhere is
+    /// refused (REQUEST_STATE_REFUSED: the model calls again from the start). A shorter secret
+    /// is a build error.
+    ///
+    /// ```
+    /// # fn replica() -> Result<(), Box<dyn std::error::Error>> {
+    /// let secret = std::env::var("REQUEST_STATE_SECRET")?;
+    /// let builder = mcp_fusion::Server::builder("desk", "1.0.0").request_state_secret(secret);
+    /// # let _ = builder; Ok(()) }
+    /// ```
+    pub fn request_state_secret(mut self, secret: impl Into<Vec<u8>>) -> Self {
+        self.request_state_secret = Some(secret.into());
         self
     }
 

@@ -12,6 +12,9 @@
 //! A call the client cancels stops where it is (in a queue, in the middleware, in the handler):
 //! its future is dropped, which gives back its slot or its place in line.
 
+// Logging is deprecated by SEP-2577 in rmcp; it is still served.
+#![allow(deprecated)]
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,10 +25,14 @@ use tracing::Instrument;
 use crate::ToolError;
 use crate::middleware::{CallInfo, Middleware, Next};
 use crate::tool::{
-    Answer, BoxFuture, Context, Failure, Handoffs, Outcome, Progress, catching, finish, prepare,
+    Answer, BoxFuture, ClientAccess, Context, Deadline, Failure, Handoffs, Outcome, Progress,
+    catching, finish, prepare,
 };
 
+use rmcp::model::InputRequests;
+
 use super::admission::{Admission, RateLimitKey, rate_key};
+use super::client::Round;
 use super::core::Server;
 use super::progress;
 use super::registry::Registered;
@@ -34,6 +41,8 @@ use super::request::{CallRequest, ProgressSink, Stopping};
 /// How a `tools/call` ended.
 pub(crate) enum Called {
     Answered(Answer),
+    /// The round is over (2026-07-28): what the call asks of its client.
+    InputRequired(InputRequests),
     UnknownTool,
     /// The client cancelled it while the named action was on its way.
     Cancelled {
@@ -73,12 +82,16 @@ pub(crate) enum Ran {
     Done(Outcome, Context),
     /// Its deadline passed first: the action was dropped.
     TimedOut(Duration),
+    /// It asked its client what the request did not answer (2026-07-28): the round is over,
+    /// the action dropped.
+    InputRequired(InputRequests),
 }
 
 /// Admits a prepared call, then runs `target` inside the middleware under the deadline, its
 /// panic caught and its progress sent (`progress`: the client's token and where notifications
 /// go). `info` is what middleware sees; its arguments go to `target` (without a copy when no
 /// middleware would keep them).
+#[allow(clippy::too_many_arguments)] // each is one fact about the call, named at the call site
 pub(crate) async fn steps(
     plan: &Plan<'_>,
     info: &mut CallInfo,
@@ -86,6 +99,8 @@ pub(crate) async fn steps(
     target: &dyn Run,
     progress: Option<(rmcp::model::ProgressToken, ProgressSink)>,
     trace: Option<(crate::tool::TraceContext, String)>,
+    client: Option<ClientAccess>,
+    round: Option<Arc<Round>>,
 ) -> Ran {
     let key = rate_key(plan.key, info);
     let _admitted = match plan.admission.admit(key.as_deref(), plan.deadline).await {
@@ -108,6 +123,14 @@ pub(crate) async fn steps(
     if let Some(handoffs) = plan.handoffs {
         context = context.with_handoffs(Arc::clone(handoffs));
     }
+    if let Some(client) = client {
+        context = context.with_client(client);
+    }
+    // The deadline stands still while the handler waits for its client.
+    let deadline = plan.deadline.map(|d| (d, Deadline::after(d)));
+    if let Some((_, deadline)) = &deadline {
+        context = context.with_deadline(deadline.clone());
+    }
     let handler_context = context.clone();
     let next = Next::new(
         plan.middleware,
@@ -115,12 +138,24 @@ pub(crate) async fn steps(
         Box::new(move || target.run(args, handler_context)),
     );
     let handled = async {
-        match plan.deadline {
+        match &deadline {
             None => Ok(catching(|| next.run()).await),
             // The action's future is dropped when the deadline passes, cancelling it.
-            Some(deadline) => tokio::time::timeout(deadline, catching(|| next.run()))
-                .await
-                .map_err(|_| deadline),
+            Some((after, deadline)) => tokio::select! {
+                outcome = catching(|| next.run()) => Ok(outcome),
+                () = deadline.passed() => Err(*after),
+            },
+        }
+    };
+    // From 2026-07-28, an ask the request does not answer ends the round: the action is dropped.
+    let handled = async {
+        match &round {
+            None => Some(handled.await),
+            Some(round) => tokio::select! {
+                biased;
+                handled = handled => Some(handled),
+                () = round.ended() => None,
+            },
         }
     };
     let handled = match (plan.heartbeat, &progress) {
@@ -140,8 +175,9 @@ pub(crate) async fn steps(
         let _ = tokio::time::timeout(progress::FLUSH, forwarder).await;
     }
     match handled {
-        Ok(outcome) => Ran::Done(outcome, context),
-        Err(deadline) => Ran::TimedOut(deadline),
+        Some(Ok(outcome)) => Ran::Done(outcome, context),
+        Some(Err(deadline)) => Ran::TimedOut(deadline),
+        None => Ran::InputRequired(round.map(|r| r.asks()).unwrap_or_default()),
     }
 }
 
@@ -196,7 +232,7 @@ impl Server {
         let call = CallRequest::in_process(params.name.into_owned(), params.arguments);
         match self.run_call(call).await {
             Called::Answered(answer) => Some(answer.into_result()),
-            Called::UnknownTool | Called::Cancelled { .. } => None,
+            Called::UnknownTool | Called::Cancelled { .. } | Called::InputRequired(_) => None,
         }
     }
 
@@ -211,6 +247,8 @@ impl Server {
             mut trace,
             extensions,
             cancelled,
+            client,
+            round,
         } = call;
         if let Some((registered, route)) = inner.registry.find(&name) {
             let def = registered.tool.definition();
@@ -263,6 +301,8 @@ impl Server {
                     &target,
                     progress,
                     trace,
+                    client,
+                    round,
                 );
                 let ran = tokio::select! {
                     biased;
@@ -270,6 +310,7 @@ impl Server {
                     ran = ran => ran,
                 };
                 let answer = match ran {
+                    Ran::InputRequired(asks) => return (Called::InputRequired(asks), Some(action)),
                     Ran::Refused(refused) => refused.into(),
                     Ran::TimedOut(deadline) => {
                         ToolError::timeout(prepared.action.qualified(), deadline).into()
@@ -312,6 +353,7 @@ impl Server {
         let span = super::span::open(&name, &extensions, &mut trace);
         span.record("action", &*name);
         let action: Arc<str> = Arc::from(&*name);
+        // A forwarded call does not reach its client from here: the upstream asks its own.
         let call = CallRequest {
             name: name.clone(),
             arguments,
@@ -319,6 +361,8 @@ impl Server {
             trace,
             extensions,
             cancelled: cancelled.clone(),
+            client: None,
+            round: None,
         };
         let answered = tokio::select! {
             biased;

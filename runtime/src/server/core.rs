@@ -50,6 +50,12 @@ pub(crate) struct Inner {
     pub(crate) handler: Arc<dyn UserHandler>,
     /// The rate-limit key and the progress interval every call runs with.
     pub(crate) rates: RateConfig,
+    /// How long a handler's ask of its client waits for the answer.
+    pub(crate) ask_timeout: Duration,
+    /// The level each session set with `logging/setLevel`.
+    pub(crate) levels: super::client::Levels,
+    /// The rounds of 2026-07-28 calls that ask their client.
+    pub(crate) rounds: super::rounds::Rounds,
     /// `tools/list`'s answer as JSON for each `Shape` (with id 0), made the first time a
     /// transport answers it itself; only when no source lists tools that may change.
     #[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]

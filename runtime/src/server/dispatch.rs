@@ -14,7 +14,7 @@ use std::borrow::Cow;
 
 use rmcp::model::*;
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
-use rmcp::{ErrorData, RoleServer, ServerHandler};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 
 use crate::envelope::new_incident_id;
 use crate::tool::{BoxFuture, CatchUnwind, PanicMessage};
@@ -22,6 +22,7 @@ use crate::tool::{BoxFuture, CatchUnwind, PanicMessage};
 use super::call::Called;
 use super::core::Server;
 use super::incoming::{MCP_REQUESTS, cut};
+use super::reach::Asker;
 use super::request::{CallRequest, ProgressSink, Stopping, cancellation, trace_of};
 use super::user::{Notification, UserHandler, user_requests};
 
@@ -91,6 +92,25 @@ impl ServerHandler for Server {
             handler.custom(request, context)
         })
         .await
+    }
+
+    /// The session's level is the server's to keep (`Context::log` honours it); the user's
+    /// handler is told too, and its "method not found" is no refusal.
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.inner.levels.set(&context.peer, request.level);
+        let told = self
+            .user(context, move |handler, context| {
+                handler.set_level(request, context)
+            })
+            .await;
+        match told {
+            Err(error) if error.code == ErrorCode::METHOD_NOT_FOUND => Ok(()),
+            told => told,
+        }
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -206,6 +226,10 @@ impl Server {
             false => tools.build(),
         };
         info.capabilities.tools = tools.tools;
+        // Handlers log to their client (`Context::log`): `logging/setLevel` is the server's.
+        info.capabilities
+            .logging
+            .get_or_insert_with(Default::default);
         info.server_info = self.inner.info.clone();
         if let Some(instructions) = &self.inner.instructions {
             info.instructions = Some(instructions.clone());
@@ -267,6 +291,8 @@ impl Server {
         params: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let version = context.protocol_version();
+        let capabilities = context.client_capabilities();
         let RequestContext {
             ct,
             id,
@@ -275,29 +301,64 @@ impl Server {
             peer,
             ..
         } = context;
+        let CallToolRequestParams {
+            name,
+            arguments,
+            input_responses,
+            request_state,
+            ..
+        } = params;
+        let caller = crate::tool::Caller::of(&extensions).cloned();
+        let reach = self.reach(Asker {
+            tool: &name,
+            arguments: arguments.as_ref(),
+            version,
+            capabilities,
+            peer: Some(peer.clone()),
+            back_channel: back_channel(&extensions),
+            log_level: meta.log_level(),
+            answers: input_responses,
+            state: request_state.as_deref(),
+            caller: caller.as_ref(),
+        });
+        let reach = match reach {
+            Ok(reach) => reach,
+            Err(refused) => return Ok(crate::tool::Answer::from(refused).into_result().into()),
+        };
         // What the request's `_meta` carries (MCP 2026-07-28): a progress token, and a W3C
         // trace context (SEP-414), parsed strictly and otherwise ignored.
         let call = CallRequest {
-            name: params.name,
-            arguments: params.arguments,
+            name: name.clone(),
+            arguments,
             progress: meta
                 .get_progress_token()
                 .map(|token| (token, ProgressSink::Peer(peer))),
             trace: trace_of(meta.get_traceparent(), meta.get_tracestate()),
             cancelled: cancellation(&ct, &extensions),
             extensions,
+            client: reach.client.clone(),
+            round: reach.round.clone(),
         };
-        let name = call.name.clone();
-        let called = self.run_call(call).await;
-        self.answer_of(&id, &name, called).map(Into::into)
+        match self.run_call(call).await {
+            Called::InputRequired(asks) => Ok(CallToolResponse::InputRequired(
+                self.input_required(&reach, asks),
+            )),
+            called => {
+                if matches!(called, Called::Answered(_)) {
+                    self.answered(&reach);
+                }
+                self.answer_of(&id, &name, called).map(Into::into)
+            }
+        }
     }
 
     /// The answer to a plain request a transport read itself (`plain`): the same as rmcp's
     /// path gives, serialised once. `None` for a call cancelled before its answer. A call's
     /// progress notifications go to `lines` (stdio); `extensions` are what the transport knows
     /// of the request (over HTTP the verified caller and the request's head, as rmcp gives
-    /// them on its path).
+    /// them on its path); `client`, how the call reaches its client.
     #[cfg(any(feature = "stdio", feature = "http"))]
+    #[allow(clippy::too_many_arguments)] // each is one fact about the request
     pub(crate) async fn answer_plain(
         &self,
         request: super::plain::PlainRequest<'_>,
@@ -307,6 +368,7 @@ impl Server {
             tokio::sync::mpsc::Sender<super::request::Framed>,
         >,
         extensions: Extensions,
+        client: PlainClient,
     ) -> Option<Vec<u8>> {
         use super::plain::{PlainRequest, answer, envelope_answer};
 
@@ -322,6 +384,31 @@ impl Server {
         #[cfg(not(feature = "stdio"))]
         let progress = None;
         let name = call.name.clone();
+        let caller = crate::tool::Caller::of(&extensions).cloned();
+        let (version, capabilities, peer) = match client {
+            PlainClient::None => (None, None, None),
+            PlainClient::Session(peer) => {
+                let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
+                (None, capabilities, Some(peer))
+            }
+            PlainClient::Round(capabilities) => {
+                (Some(ProtocolVersion::V_2026_07_28), capabilities, None)
+            }
+        };
+        let reach = self.reach(Asker {
+            tool: &name,
+            arguments: call.arguments.as_ref(),
+            version,
+            capabilities,
+            back_channel: peer.is_some(),
+            peer,
+            log_level: None,
+            answers: None,
+            state: None,
+            caller: caller.as_ref(),
+        });
+        // A plain request carries no round of its own: nothing to refuse.
+        let reach = reach.unwrap_or_default();
         let request = CallRequest {
             trace: trace_of(call.traceparent.as_deref(), call.tracestate.as_deref()),
             name: call.name,
@@ -329,6 +416,8 @@ impl Server {
             progress,
             extensions,
             cancelled,
+            client: reach.client.clone(),
+            round: reach.round.clone(),
         };
         // As in `call_tool`: a panic on the way to the action still answers.
         let outcome = match CatchUnwind(Box::pin(self.run_call(request))).await {
@@ -337,6 +426,10 @@ impl Server {
                 return Some(envelope_answer(&id, envelope, shape));
             }
             Ok(Called::Cancelled { .. }) => return None,
+            Ok(Called::InputRequired(asks)) => {
+                let result = ServerResult::InputRequiredResult(self.input_required(&reach, asks));
+                return Some(answer(id, Ok(result), shape));
+            }
             Ok(called) => self.answer_of(&id, &name, called),
             Err(panic) => Err(self.panicked(panic)),
         };
@@ -380,6 +473,11 @@ impl Server {
         match called {
             Called::Answered(result) => Ok(result.into_result()),
             Called::UnknownTool => Err(ErrorData::invalid_params(self.unknown_tool(name), None)),
+            // Answered by the dispatch before this (`input_required`).
+            Called::InputRequired(_) => Err(ErrorData::internal_error(
+                "a round of this call ended where none can",
+                None,
+            )),
             Called::Cancelled { action } => {
                 // The server's own record: a call cancelled in a queue never reached middleware.
                 tracing::info!(?id, tool = %name, action = %action, "call cancelled by the client; stopped");
@@ -420,6 +518,28 @@ impl Server {
         }
         message
     }
+}
+
+/// How a plain request reaches its client.
+#[cfg(any(feature = "stdio", feature = "http"))]
+pub(crate) enum PlainClient {
+    /// No way back (stateless HTTP before 2026-07-28).
+    None,
+    /// The session's peer (stdio).
+    Session(Peer<RoleServer>),
+    /// A 2026-07-28 request, with the client capabilities its `_meta` declares.
+    Round(Option<ClientCapabilities>),
+}
+
+/// Whether requests can reach the client of a request carrying `extensions`: every transport
+/// but stateless streamable HTTP (a request without a session).
+fn back_channel(extensions: &Extensions) -> bool {
+    #[cfg(feature = "http")]
+    if let Some(parts) = extensions.get::<http::request::Parts>() {
+        return parts.headers.contains_key("mcp-session-id");
+    }
+    let _ = extensions;
+    true
 }
 
 /// The code LSP gives a cancelled request; only ever seen in logs here.

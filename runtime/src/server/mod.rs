@@ -28,6 +28,7 @@ mod admission;
 mod build;
 mod builder;
 mod call;
+mod client;
 mod core;
 mod dispatch;
 #[cfg(feature = "http")]
@@ -38,9 +39,11 @@ mod otel;
 #[cfg(any(feature = "stdio", feature = "http"))]
 mod plain;
 mod progress;
+mod reach;
 mod registry;
 mod request;
 mod rmcp_rules;
+mod rounds;
 mod serve;
 mod source;
 mod span;

@@ -40,7 +40,7 @@ use super::rmcp_rules::Shape;
 #[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub(crate) struct Inline<'a> {
     pub(crate) version: Cow<'a, str>,
-    pub(crate) capabilities: bool,
+    pub(crate) capabilities: Option<rmcp::model::ClientCapabilities>,
 }
 
 /// A request the transport answers itself.
@@ -208,7 +208,7 @@ pub(crate) fn parse_inline(line: &[u8]) -> Option<(PlainRequest<'_>, Option<Inli
             if meta.version.is_some() || meta.capabilities.is_some() || meta.client.is_some() =>
         {
             Some(Inline {
-                capabilities: meta.capabilities.is_some(),
+                capabilities: meta.capabilities.take(),
                 // A lifecycle without a version is rmcp's to refuse.
                 version: meta.version.take()?,
             })
@@ -368,7 +368,7 @@ mod tests {
             panic!("a call with its lifecycle")
         };
         assert_eq!(
-            (inline.version.as_ref(), inline.capabilities),
+            (inline.version.as_ref(), inline.capabilities.is_some()),
             ("2026-07-28", true)
         );
         assert!(parse(full.as_bytes()).is_none());
@@ -376,7 +376,7 @@ mod tests {
         let Some((_, Some(inline))) = parse_inline(bare.as_bytes()) else {
             panic!("a call with a version")
         };
-        assert!(!inline.capabilities);
+        assert!(inline.capabilities.is_none());
         for refused in [
             // No version: rmcp's to refuse. Values rmcp's types do not read, or another key.
             r#"{"io.modelcontextprotocol/clientCapabilities":{}}"#,

@@ -10,7 +10,11 @@ use rmcp::{Peer, RoleServer};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::tool::{TraceContext, new_span_id};
+use std::sync::Arc;
+
+use crate::tool::{ClientAccess, TraceContext, new_span_id};
+
+use super::client::Round;
 
 /// One `tools/call`, whichever transport read it.
 pub(crate) struct CallRequest<'a> {
@@ -28,6 +32,11 @@ pub(crate) struct CallRequest<'a> {
     /// Cancelled once the client no longer wants the answer (`notifications/cancelled`, its
     /// stream gone); never, when only dropping the call's future stops it.
     pub(crate) cancelled: CancellationToken,
+    /// The way to the client that called (`Context::elicit`, `sample`, `roots`, `log`); none
+    /// where there is no way back to it.
+    pub(crate) client: Option<ClientAccess>,
+    /// From 2026-07-28, the round the call's asks end when their answer is not in the request.
+    pub(crate) round: Option<Arc<Round>>,
 }
 
 impl CallRequest<'_> {
@@ -43,6 +52,8 @@ impl CallRequest<'_> {
             trace: None,
             extensions: Extensions::new(),
             cancelled: CancellationToken::new(),
+            client: None,
+            round: None,
         }
     }
 }

@@ -27,7 +27,6 @@ macro_rules! user_requests {
     ($callback:ident) => {
         $callback! {
             complete(request: CompleteRequestParams) -> CompleteResult;
-            set_level(request: SetLevelRequestParams) -> ();
             get_prompt(request: GetPromptRequestParams) -> GetPromptResponse;
             list_prompts(request: Option<PaginatedRequestParams>) -> ListPromptsResult;
             list_resources(request: Option<PaginatedRequestParams>) -> ListResourcesResult;
@@ -64,6 +63,12 @@ macro_rules! user_handler_trait {
             fn accepted(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter>;
             /// Runs one `subscriptions/listen` stream until it ends.
             fn listen(&self, context: SubscriptionContext) -> BoxFuture<'_, Result<(), ErrorData>>;
+            /// `logging/setLevel`, after the server took the session's level.
+            fn set_level(
+                &self,
+                request: SetLevelRequestParams,
+                context: RequestContext<RoleServer>,
+            ) -> BoxFuture<'_, Result<(), ErrorData>>;
             /// A request of a method MCP does not define.
             fn custom(
                 &self,
@@ -108,6 +113,14 @@ macro_rules! user_handler_trait {
 
             fn listen(&self, context: SubscriptionContext) -> BoxFuture<'_, Result<(), ErrorData>> {
                 Box::pin(ServerHandler::listen(self, context))
+            }
+
+            fn set_level(
+                &self,
+                request: SetLevelRequestParams,
+                context: RequestContext<RoleServer>,
+            ) -> BoxFuture<'_, Result<(), ErrorData>> {
+                Box::pin(ServerHandler::set_level(self, request, context))
             }
 
             fn custom(

@@ -25,6 +25,10 @@ pub struct Context {
     progress: Option<Arc<Progress>>,
     trace: Option<Arc<(TraceContext, String)>>,
     caller: Option<Caller>,
+    /// How the call reaches its client (`Context::elicit`, `sample`, `roots`, `log`).
+    client: Option<super::client::ClientAccess>,
+    /// The action's deadline, which stands still while the client is asked.
+    deadline: Option<super::deadline::Deadline>,
     /// Where a handoff leads: the upstreams the server mounts (`Context::handoff`).
     #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
     handoffs: Option<Arc<dyn Handoffs>>,
@@ -46,8 +50,30 @@ impl Context {
             progress: None,
             trace: None,
             caller: None,
+            client: None,
+            deadline: None,
             handoffs: None,
         }
+    }
+
+    /// The context with the way to its client.
+    pub(crate) fn with_client(mut self, client: super::client::ClientAccess) -> Self {
+        self.client = Some(client);
+        self
+    }
+
+    /// The context with the action's deadline.
+    pub(crate) fn with_deadline(mut self, deadline: super::deadline::Deadline) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    pub(super) fn client(&self) -> Option<&super::client::ClientAccess> {
+        self.client.as_ref()
+    }
+
+    pub(super) fn deadline(&self) -> Option<&super::deadline::Deadline> {
+        self.deadline.as_ref()
     }
 
     /// The context with where a handoff leads (the server's mounted upstreams).

@@ -231,13 +231,19 @@ impl Gateway {
             handoffs: None,
         };
         let action = Arc::from(&*name);
-        match steps(&plan, &mut info, action, &target, progress, trace).await {
+        match steps(
+            &plan, &mut info, action, &target, progress, trace, None, None,
+        )
+        .await
+        {
             Ran::Refused(refused) => refused.into(),
             Ran::TimedOut(deadline) => {
                 link.call_failed(connection, caller.as_deref());
                 ToolError::timeout(&name, deadline).into()
             }
             Ran::Done(outcome, _) => settle(&name, outcome, self.expose_causes),
+            // A forwarded call runs with no round of its own.
+            Ran::InputRequired(_) => ToolError::client_unsupported("elicitation").into(),
         }
     }
 }

@@ -46,8 +46,8 @@ pub(crate) struct Parsed {
     /// them (the OAuth scope check).
     pub(crate) call: Option<(String, Option<Map<String, Value>>)>,
     /// A plain request, and the lifecycle its `_meta` carries (2026-07-28: its protocol version
-    /// and whether its client capabilities read as rmcp reads them).
-    pub(crate) plain: Option<(PlainRequest<'static>, Option<(String, bool)>)>,
+    /// and its client capabilities, when they read as rmcp reads them).
+    pub(crate) plain: Option<(PlainRequest<'static>, Option<Lifecycle>)>,
 }
 
 impl Incoming {
@@ -73,6 +73,12 @@ impl Parsed {
             _ => None,
         }
     }
+}
+
+/// The lifecycle a 2026-07-28 plain request carries in its `_meta`.
+pub(crate) struct Lifecycle {
+    pub(crate) version: String,
+    pub(crate) capabilities: Option<rmcp::model::ClientCapabilities>,
 }
 
 /// A body read whole.
@@ -214,7 +220,10 @@ impl Limits {
     /// here), or the facts of a message rmcp can read; or the answer rmcp would not give.
     fn parse(&self, body: &[u8]) -> Result<Parsed, Box<Reply>> {
         if let Some((request, inline)) = plain::parse_inline(body) {
-            let lifecycle = inline.map(|i| (i.version.into_owned(), i.capabilities));
+            let lifecycle = inline.map(|i| Lifecycle {
+                version: i.version.into_owned(),
+                capabilities: i.capabilities,
+            });
             let request = request.into_owned();
             return Ok(Parsed {
                 id: Some(request.id().clone()),

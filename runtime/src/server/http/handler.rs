@@ -75,6 +75,7 @@ impl ServerHandler for Endpoint {
 
     hand_over! {
         initialize(request: InitializeRequestParams) -> InitializeResult;
+        set_level(request: SetLevelRequestParams) -> ();
         on_custom_request(request: CustomRequest) -> CustomResult;
         call_tool(request: CallToolRequestParams) -> CallToolResponse;
         list_tools(request: Option<PaginatedRequestParams>) -> ListToolsResult;

@@ -19,7 +19,9 @@ use super::handler::ParsePlace;
 use super::next;
 use super::reply::{Reply, answered};
 use crate::server::core::Server;
+use crate::server::dispatch::PlainClient;
 use crate::server::rmcp_rules::PlainHeaders;
+use crate::server::rmcp_rules::Shape;
 use crate::tool::BoxFuture;
 
 /// The fast path over `S`: the server, and what a request's headers must show.
@@ -52,8 +54,9 @@ where
             let taken = incoming.and_then(|incoming| incoming.lock().plain.take());
             if let (Some(plain), Some((request, lifecycle))) = (plain, taken) {
                 let (server, headers) = &*plain;
-                let lifecycle = lifecycle.as_ref().map(|(v, c)| (v.as_str(), *c));
-                let asked = request.asked_with(lifecycle);
+                let inline =
+                    (lifecycle.as_ref()).map(|l| (l.version.as_str(), l.capabilities.is_some()));
+                let asked = request.asked_with(inline);
                 if let Some(shape) = headers.shape(&asked, &parts.headers) {
                     // The body is read: its parse place goes back before the call runs.
                     if let Some(place) = parts.extensions.remove::<ParsePlace>() {
@@ -63,8 +66,16 @@ where
                     let mut extensions = rmcp::model::Extensions::new();
                     extensions.insert(parts);
                     let cancelled = tokio_util::sync::CancellationToken::new();
+                    // From 2026-07-28 a call reaches its client by rounds; before, stateless HTTP
+                    // has no way back to it.
+                    let client = match (shape, lifecycle) {
+                        (Shape::Current, Some(lifecycle)) => {
+                            PlainClient::Round(lifecycle.capabilities)
+                        }
+                        _ => PlainClient::None,
+                    };
                     let answer = server
-                        .answer_plain(request, cancelled, shape, None, extensions)
+                        .answer_plain(request, cancelled, shape, None, extensions, client)
                         .await
                         .unwrap_or_default();
                     return Ok(answered(answer));

@@ -6,6 +6,8 @@ mod options;
 mod transport;
 mod writer;
 
+use std::sync::Arc;
+
 use rmcp::ServiceExt;
 
 use crate::server::core::Server;
@@ -95,11 +97,15 @@ impl Server {
     {
         let drain = options.drain.unwrap_or_else(|| self.longest_deadline());
         let plain = options.fast_path.then(|| self.clone());
-        let transport = StdioTransport::new(io, &options, drain, shutdown, plain);
+        let peer = std::sync::Arc::default();
+        let transport =
+            StdioTransport::new(io, &options, drain, shutdown, plain, Arc::clone(&peer));
         let running = self
             .serve(transport)
             .await
             .map_err(|e| ServeError::new("initialization failed", e))?;
+        // The session began: the calls the transport answers itself reach the client too.
+        let _ = peer.set(running.peer().clone());
         running
             .waiting()
             .await

@@ -21,15 +21,15 @@
 //!   (`server::plain`): read from the line into a few fields, run by the server's pipeline in a
 //!   task of their own, answered with one serialisation; everything else goes to rmcp.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use rmcp::RoleServer;
 use rmcp::model::{
     ClientNotification, ErrorData, GetExtensions, JsonRpcMessage, RequestId, ServerResult,
 };
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+use rmcp::{Peer, RoleServer};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinHandle;
@@ -41,6 +41,7 @@ use super::lines::{Line, Lines};
 use super::options::StdioOptions;
 use super::writer::{frame, write_all};
 use crate::server::core::Server;
+use crate::server::dispatch::PlainClient;
 use crate::server::incoming::{Read, cut, read};
 use crate::server::plain::{self, PlainRequest};
 use crate::server::request::{Cancel, Framed, Stopping};
@@ -56,6 +57,9 @@ pub(crate) struct StdioTransport<R> {
     flights: Flights,
     /// The server, when the transport answers plain requests itself (`server::plain`).
     plain: Option<Server>,
+    /// The session's peer, once rmcp has begun the session: the calls this transport answers
+    /// itself reach their client through it.
+    peer: Arc<OnceLock<Peer<RoleServer>>>,
     /// Whether rmcp has begun the lifecycle (it answered a request other than `ping`).
     started: bool,
     /// Once rmcp answered `initialize`, the shape of the results of the version negotiated:
@@ -85,6 +89,7 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
         drain: Duration,
         shutdown: Option<Shutdown>,
         plain: Option<Server>,
+        peer: Arc<OnceLock<Peer<RoleServer>>>,
     ) -> Self
     where
         W: AsyncWrite + Send + Unpin + 'static,
@@ -97,6 +102,7 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
             drain,
             flights: Flights::default(),
             plain,
+            peer,
             started: false,
             shape: None,
             pending: Arc::new(Semaphore::new(max_pending)),
@@ -177,11 +183,15 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
         let request = request.into_owned();
         let flights = self.flights.clone();
         let out = self.out.clone();
+        let client = match self.peer.get() {
+            Some(peer) => PlainClient::Session(peer.clone()),
+            None => PlainClient::None,
+        };
         tokio::spawn(async move {
             let extensions = rmcp::model::Extensions::new();
             let lines = Some(out.clone());
             let answer = server
-                .answer_plain(request, cancel, shape, lines, extensions)
+                .answer_plain(request, cancel, shape, lines, extensions, client)
                 .await;
             if let (Some(mut line), Left::Answered(place)) = (answer, flights.leave(&id)) {
                 line.push(b'\n');
@@ -207,6 +217,8 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
     /// while no shutdown is under way (a call then is refused on rmcp's path).
     fn plain<'a>(&self, line: &'a [u8]) -> Option<(Server, PlainRequest<'a>, Shape)> {
         let (server, shape) = (self.plain.as_ref()?, self.shape?);
+        // Until rmcp hands over the session's peer, a call could not reach its client.
+        self.peer.get()?;
         if self.stopping_until.is_some() {
             return None;
         }
@@ -487,6 +499,7 @@ mod tests {
             drain,
             None,
             None,
+            Arc::default(),
         );
         let serving = tokio::spawn(async move {
             let running = server.serve(transport).await.expect("initialized");

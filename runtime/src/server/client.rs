@@ -1,0 +1,329 @@
+//! The way from a call to its client (`tool::ClientLink`), made per request for its protocol
+//! era and transport:
+//!
+//! - [`SessionLink`], up to MCP 2025-11-25: requests on the session's back-channel (rmcp's
+//!   `Peer`), answered while the handler waits; log messages at the level the session set with
+//!   `logging/setLevel`;
+//! - [`RoundLink`], from 2026-07-28 (SEP-2322, no server-to-client requests on the wire): an ask
+//!   answered in the request's `inputResponses` is answered at once; the first that is not ends
+//!   the round, and the call is answered `input_required` with what it asked (`rounds`).
+//!
+//! Stateless HTTP before 2026-07-28 has no way back to its client: no link, every ask is told
+//! it is not supported.
+
+// Logging, sampling and roots are deprecated by SEP-2577 in rmcp; they are still served.
+#![allow(deprecated)]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use rmcp::model::{
+    ClientCapabilities, CreateMessageRequest, ElicitRequest, ElicitRequestParams, InputRequest,
+    InputRequests, InputResponses, ListRootsRequest, LoggingLevel, LoggingMessageNotificationParam,
+};
+use rmcp::service::ServiceError;
+use rmcp::{Peer, RoleServer};
+use serde_json::Value;
+use tokio::sync::Notify;
+
+use crate::tool::{Ask, BoxFuture, ClientError, ClientLink, ClientRequestKind};
+
+/// At most this many log messages a call sends its client; the rest are dropped.
+pub(crate) const MAX_LOGS_PER_CALL: usize = 100;
+
+/// How severe a level is, least first (RFC 5424's order, as MCP's levels follow it).
+fn rank(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}
+
+/// Whether the client supports `ask`, by what it declared.
+fn declared(capabilities: &ClientCapabilities, ask: Ask) -> bool {
+    match ask {
+        Ask::User => capabilities.elicitation.is_some(),
+        Ask::Model => capabilities.sampling.is_some(),
+        Ask::Roots => capabilities.roots.is_some(),
+    }
+}
+
+/// Whether the client supports this request (a URL elicitation needs the `url` mode).
+fn supports_request(capabilities: &ClientCapabilities, request: &ClientRequestKind) -> bool {
+    match request {
+        ClientRequestKind::Elicit(ElicitRequestParams::UrlElicitationParams { .. }) => capabilities
+            .elicitation
+            .as_ref()
+            .is_some_and(|e| e.url.is_some()),
+        other => declared(capabilities, other.ask()),
+    }
+}
+
+/// The level each session set with `logging/setLevel`, for as long as the session is open.
+#[derive(Default)]
+pub(crate) struct Levels(Mutex<Vec<(Peer<RoleServer>, LoggingLevel)>>);
+
+/// Whether two peers are the same session (rmcp shares the peer's information between clones).
+fn same(a: &Peer<RoleServer>, b: &Peer<RoleServer>) -> bool {
+    match (a.peer_info(), b.peer_info()) {
+        (Some(a), Some(b)) => Arc::ptr_eq(&a, &b),
+        _ => false,
+    }
+}
+
+impl Levels {
+    fn lock(&self) -> MutexGuard<'_, Vec<(Peer<RoleServer>, LoggingLevel)>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records the level `peer`'s session set; forgets sessions that closed.
+    pub(crate) fn set(&self, peer: &Peer<RoleServer>, level: LoggingLevel) {
+        let mut levels = self.lock();
+        levels.retain(|(p, _)| !p.is_transport_closed() && !same(p, peer));
+        levels.push((peer.clone(), level));
+    }
+
+    /// The level `peer`'s session set, if it did.
+    pub(crate) fn of(&self, peer: &Peer<RoleServer>) -> Option<LoggingLevel> {
+        let levels = self.lock();
+        levels.iter().find(|(p, _)| same(p, peer)).map(|(_, l)| *l)
+    }
+}
+
+/// Sends `data` at `level` on `peer` when `threshold` lets it through, at most
+/// [`MAX_LOGS_PER_CALL`] times (counted in `sent`).
+fn send_log(
+    peer: &Peer<RoleServer>,
+    threshold: Option<LoggingLevel>,
+    sent: &AtomicUsize,
+    level: LoggingLevel,
+    logger: Option<&str>,
+    data: Value,
+) -> BoxFuture<'static, bool> {
+    let allowed = threshold.is_some_and(|threshold| rank(level) >= rank(threshold))
+        && sent.fetch_add(1, Ordering::Relaxed) < MAX_LOGS_PER_CALL;
+    if !allowed {
+        return Box::pin(std::future::ready(false));
+    }
+    let mut param = LoggingMessageNotificationParam::new(level, data);
+    param.logger = logger.map(str::to_owned);
+    let peer = peer.clone();
+    // Awaited by the handler: the message is written before the call's answer.
+    Box::pin(async move { peer.notify_logging_message(param).await.is_ok() })
+}
+
+/// A session's back-channel (up to 2025-11-25).
+#[derive(Debug)]
+pub(crate) struct SessionLink {
+    peer: Peer<RoleServer>,
+    capabilities: ClientCapabilities,
+    /// The level the session set, when the call began.
+    level: Option<LoggingLevel>,
+    logged: AtomicUsize,
+}
+
+impl SessionLink {
+    pub(crate) fn new(
+        peer: Peer<RoleServer>,
+        capabilities: ClientCapabilities,
+        level: Option<LoggingLevel>,
+    ) -> Self {
+        SessionLink {
+            peer,
+            capabilities,
+            level,
+            logged: AtomicUsize::new(0),
+        }
+    }
+}
+
+/// What the client said, as the handler's error.
+fn failed(ask: Ask, error: ServiceError) -> ClientError {
+    let reason = match error {
+        ServiceError::McpError(error) => error.message.into_owned(),
+        other => other.to_string(),
+    };
+    ClientError::Failed { ask, reason }
+}
+
+impl ClientLink for SessionLink {
+    fn supports(&self, ask: Ask) -> bool {
+        declared(&self.capabilities, ask)
+    }
+
+    fn request(&self, request: ClientRequestKind) -> BoxFuture<'_, Result<Value, ClientError>> {
+        let ask = request.ask();
+        if !supports_request(&self.capabilities, &request) {
+            return Box::pin(std::future::ready(Err(ClientError::NotSupported { ask })));
+        }
+        Box::pin(async move {
+            let to_value = |v: Result<Value, serde_json::Error>| {
+                v.map_err(|e| ClientError::Failed {
+                    ask,
+                    reason: e.to_string(),
+                })
+            };
+            match request {
+                ClientRequestKind::Sample(params) => {
+                    let answer = self.peer.create_message(params).await;
+                    to_value(serde_json::to_value(answer.map_err(|e| failed(ask, e))?))
+                }
+                ClientRequestKind::Elicit(params) => {
+                    let answer = self.peer.create_elicitation(params).await;
+                    to_value(serde_json::to_value(answer.map_err(|e| failed(ask, e))?))
+                }
+                ClientRequestKind::Roots => {
+                    let answer = self.peer.list_roots().await;
+                    to_value(serde_json::to_value(answer.map_err(|e| failed(ask, e))?))
+                }
+            }
+        })
+    }
+
+    fn log(
+        &self,
+        level: LoggingLevel,
+        logger: Option<&str>,
+        data: Value,
+    ) -> BoxFuture<'static, bool> {
+        send_log(&self.peer, self.level, &self.logged, level, logger, data)
+    }
+}
+
+/// One round of a 2026-07-28 call: the answers its request carried, and the asks it could not
+/// answer yet.
+#[derive(Debug, Default)]
+pub(crate) struct Round {
+    /// The asks no answer was given for, by key: they end the round.
+    pending: Mutex<InputRequests>,
+    /// Woken when the first such ask is made.
+    ended: Notify,
+}
+
+impl Round {
+    /// Completes once an ask of the round found no answer.
+    pub(crate) async fn ended(&self) {
+        loop {
+            let ended = self.ended.notified();
+            if !self
+                .pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_empty()
+            {
+                return;
+            }
+            ended.await;
+        }
+    }
+
+    /// The asks that ended the round.
+    pub(crate) fn asks(&self) -> InputRequests {
+        std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// A 2026-07-28 call's way to its client: the answers in its request (`inputResponses`), the
+/// round it ends when it asks for one that is not there, and its own log messages on the
+/// request's stream.
+#[derive(Debug)]
+pub(crate) struct RoundLink {
+    answers: InputResponses,
+    /// Asks made so far in this run of the handler: each ask's key is its kind and its place.
+    asked: AtomicUsize,
+    round: Arc<Round>,
+    capabilities: ClientCapabilities,
+    /// Where log messages go (the request's stream), and the level the request asked for.
+    peer: Option<Peer<RoleServer>>,
+    level: Option<LoggingLevel>,
+    logged: AtomicUsize,
+}
+
+impl RoundLink {
+    pub(crate) fn new(
+        answers: InputResponses,
+        capabilities: ClientCapabilities,
+        peer: Option<Peer<RoleServer>>,
+        level: Option<LoggingLevel>,
+    ) -> Self {
+        RoundLink {
+            answers,
+            asked: AtomicUsize::new(0),
+            round: Arc::default(),
+            capabilities,
+            peer,
+            level,
+            logged: AtomicUsize::new(0),
+        }
+    }
+
+    /// The round its asks end.
+    pub(crate) fn round(&self) -> Arc<Round> {
+        Arc::clone(&self.round)
+    }
+}
+
+/// The key of the `n`-th ask of a call, of kind `request`: the same in every run of the
+/// handler that asks the same things in the same order.
+fn key(request: &ClientRequestKind, n: usize) -> String {
+    let kind = match request {
+        ClientRequestKind::Sample(_) => "sampling",
+        ClientRequestKind::Elicit(_) => "elicitation",
+        ClientRequestKind::Roots => "roots",
+    };
+    format!("{kind}-{n}")
+}
+
+impl ClientLink for RoundLink {
+    fn supports(&self, ask: Ask) -> bool {
+        declared(&self.capabilities, ask)
+    }
+
+    fn request(&self, request: ClientRequestKind) -> BoxFuture<'_, Result<Value, ClientError>> {
+        let ask = request.ask();
+        if !supports_request(&self.capabilities, &request) {
+            return Box::pin(std::future::ready(Err(ClientError::NotSupported { ask })));
+        }
+        let key = key(&request, self.asked.fetch_add(1, Ordering::Relaxed) + 1);
+        if let Some(answer) = self.answers.get(&key) {
+            return Box::pin(std::future::ready(Ok(answer.clone())));
+        }
+        let asked = match request {
+            ClientRequestKind::Sample(params) => {
+                InputRequest::CreateMessage(CreateMessageRequest::new(params))
+            }
+            ClientRequestKind::Elicit(params) => {
+                InputRequest::Elicitation(ElicitRequest::new(params))
+            }
+            ClientRequestKind::Roots => InputRequest::ListRoots(ListRootsRequest::default()),
+        };
+        let mut pending = self
+            .round
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        pending.insert(key, asked);
+        drop(pending);
+        self.round.ended.notify_one();
+        // The round is over: the pipeline drops the handler before this could complete.
+        Box::pin(std::future::pending())
+    }
+
+    fn log(
+        &self,
+        level: LoggingLevel,
+        logger: Option<&str>,
+        data: Value,
+    ) -> BoxFuture<'static, bool> {
+        match &self.peer {
+            Some(peer) => send_log(peer, self.level, &self.logged, level, logger, data),
+            None => Box::pin(std::future::ready(false)),
+        }
+    }
+}

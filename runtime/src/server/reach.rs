@@ -1,0 +1,127 @@
+//! How a `tools/call` reaches the client that sent it, whichever way the request came: the
+//! link its handler's asks go through (`client`), and, from MCP 2026-07-28, the round they end
+//! and the `requestState` it is sealed with (`rounds`). A retried call's state is checked
+//! before anything runs.
+
+// Logging is deprecated by SEP-2577 in rmcp; it is still served.
+#![allow(deprecated)]
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    ClientCapabilities, InputRequests, InputRequiredResult, InputResponses, LoggingLevel,
+    ProtocolVersion,
+};
+use rmcp::{Peer, RoleServer};
+use serde_json::{Map, Value};
+
+use crate::ToolError;
+use crate::tool::{Caller, ClientAccess};
+
+use super::client::{Round, RoundLink, SessionLink};
+use super::core::Server;
+use super::rounds::{Refused, binding};
+
+/// The way a call reaches its client.
+#[derive(Default)]
+pub(crate) struct Reach {
+    pub(crate) client: Option<ClientAccess>,
+    pub(crate) round: Option<Arc<Round>>,
+    /// From 2026-07-28: what binds the call's rounds to it, and the nonce of the state it was
+    /// retried with, if it was.
+    sealed: Option<(Vec<u8>, Option<u64>)>,
+}
+
+/// What a request says of its client, as a transport read it.
+pub(crate) struct Asker<'a> {
+    /// The tool called, and its arguments as sent.
+    pub(crate) tool: &'a str,
+    pub(crate) arguments: Option<&'a Map<String, Value>>,
+    /// The protocol version of the request (its own, or its session's).
+    pub(crate) version: Option<ProtocolVersion>,
+    /// What the client declared it can be asked.
+    pub(crate) capabilities: Option<ClientCapabilities>,
+    /// The peer its notifications and (up to 2025-11-25) its requests go through, and whether
+    /// requests can reach the client that way (a session, not stateless HTTP).
+    pub(crate) peer: Option<Peer<RoleServer>>,
+    pub(crate) back_channel: bool,
+    /// The level the request asks log messages at (2026-07-28).
+    pub(crate) log_level: Option<LoggingLevel>,
+    /// The answers and state of a retried 2026-07-28 call.
+    pub(crate) answers: Option<InputResponses>,
+    pub(crate) state: Option<&'a str>,
+    pub(crate) caller: Option<&'a Caller>,
+}
+
+impl Server {
+    /// How the call `asker` describes reaches its client; the refusal of a retried call whose
+    /// state cannot carry it on.
+    pub(crate) fn reach(&self, asker: Asker<'_>) -> Result<Reach, ToolError> {
+        let inner = &self.inner;
+        let capabilities = asker.capabilities.unwrap_or_default();
+        let rounds = asker
+            .version
+            .as_ref()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        if rounds {
+            let bound = binding(
+                asker.tool,
+                asker.arguments,
+                asker.caller.map(Caller::subject),
+            );
+            let nonce = match (asker.state, &asker.answers) {
+                (None, None) => None,
+                (None, Some(_)) => return Err(Refused::Missing.into_error()),
+                (Some(state), _) => match inner.rounds.open(state, &bound) {
+                    Ok(nonce) => Some(nonce),
+                    Err(refused) => return Err(refused.into_error()),
+                },
+            };
+            let link = RoundLink::new(
+                asker.answers.unwrap_or_default(),
+                capabilities,
+                asker.peer,
+                asker.log_level,
+            );
+            let round = link.round();
+            return Ok(Reach {
+                client: Some(ClientAccess {
+                    link: Arc::new(link),
+                    ask_timeout: inner.ask_timeout,
+                }),
+                round: Some(round),
+                sealed: Some((bound, nonce)),
+            });
+        }
+        let (Some(peer), true) = (asker.peer, asker.back_channel) else {
+            return Ok(Reach::default());
+        };
+        let level = inner.levels.of(&peer);
+        let link = SessionLink::new(peer, capabilities, level);
+        Ok(Reach {
+            client: Some(ClientAccess {
+                link: Arc::new(link),
+                ask_timeout: inner.ask_timeout,
+            }),
+            ..Reach::default()
+        })
+    }
+
+    /// The answer of a round that ended with `asks`: `input_required`, with the state the
+    /// client sends back with its answers.
+    pub(crate) fn input_required(&self, reach: &Reach, asks: InputRequests) -> InputRequiredResult {
+        let state = reach
+            .sealed
+            .as_ref()
+            .map(|(bound, _)| self.inner.rounds.seal(bound));
+        InputRequiredResult::new(Some(asks), state)
+    }
+
+    /// The call of `reach` was answered: the state it was retried with cannot be used again
+    /// here.
+    pub(crate) fn answered(&self, reach: &Reach) {
+        if let Some((_, Some(nonce))) = &reach.sealed {
+            self.inner.rounds.spend(*nonce);
+        }
+    }
+}

@@ -1,0 +1,583 @@
+//! What a handler asks of the client that called it: to log a message to it, to ask its model
+//! (sampling), to ask the user (elicitation: a form, or a URL), to list its roots. One API for
+//! both protocol eras: on a session (up to MCP 2025-11-25) the server sends the request on the
+//! session's back-channel and waits for the answer; from 2026-07-28 (SEP-2322) the call ends its
+//! round with `input_required`, the client answers and calls again, and the handler, run again
+//! from the top, finds the answer. Either way the handler writes `f.elicit(..).await?`.
+//!
+//! While a handler waits for the user or the client's model, the action's deadline stands
+//! still; the wait has a bound of its own (`ServerBuilder::ask_timeout`), after which the model
+//! is told the user did not answer in time.
+
+// Sampling, roots and logging are deprecated by SEP-2577 in rmcp; they are still served, and
+// the API here does not make its users name the deprecated types.
+#![allow(deprecated)]
+
+use std::time::Duration;
+
+use rmcp::model::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationSchema, ListRootsResult, LoggingLevel, ModelHint,
+    ModelPreferences, SamplingMessage,
+};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::{BoxFuture, Context};
+use crate::ToolError;
+
+/// A form the user fills in when asked ([`Context::elicit`](crate::Context::elicit)): a flat
+/// object of primitive fields (text, numbers, booleans, one of a set of values), as MCP
+/// elicitation shows them. `#[derive(ElicitForm)]` writes it for a struct and refuses at compile
+/// time a field a form cannot show.
+///
+/// ```
+/// use mcp_fusion::rmcp::model::ElicitationSchema;
+/// use mcp_fusion::tools::ElicitForm;
+///
+/// #[derive(serde::Deserialize)]
+/// struct Confirm {
+///     confirm: bool,
+/// }
+///
+/// impl ElicitForm for Confirm {
+///     fn schema() -> ElicitationSchema {
+///         ElicitationSchema::builder().required_bool("confirm").build_unchecked()
+///     }
+/// }
+/// # assert!(Confirm::schema().properties.contains_key("confirm"));
+/// ```
+pub trait ElicitForm: DeserializeOwned + Send {
+    /// The form's schema, as the client shows it.
+    fn schema() -> ElicitationSchema;
+}
+
+/// What the user did with an elicitation: answered it, declined it, or dismissed it.
+///
+/// ```
+/// use mcp_fusion::tools::Elicited;
+///
+/// let answered: Elicited<bool> = Elicited::Accepted(true);
+/// assert_eq!(answered.accepted().ok(), Some(true));
+/// assert!(Elicited::<bool>::Declined.accepted().is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Elicited<T> {
+    /// The user answered.
+    Accepted(T),
+    /// The user declined to answer.
+    Declined,
+    /// The user dismissed the request without a choice.
+    Cancelled,
+}
+
+impl<T> Elicited<T> {
+    /// The answer, or a [`ClientError`] the handler can return with `?` (an envelope that tells
+    /// the model the user declined or dismissed it).
+    pub fn accepted(self) -> Result<T, ClientError> {
+        match self {
+            Elicited::Accepted(answer) => Ok(answer),
+            Elicited::Declined => Err(ClientError::Declined),
+            Elicited::Cancelled => Err(ClientError::Cancelled),
+        }
+    }
+}
+
+/// A question for the client's model (`sampling/createMessage`): messages, and how to answer.
+///
+/// ```
+/// use mcp_fusion::tools::Sampling;
+///
+/// let question = Sampling::new(200)
+///     .system("You summarize invoices in one sentence.")
+///     .user("Summarize: 3 lines, 1,200 EUR, due 2026-12-31.");
+/// # let _ = question;
+/// ```
+#[derive(Debug, Clone)]
+pub struct Sampling(CreateMessageRequestParams);
+
+impl Sampling {
+    /// A question answered in at most `max_tokens` tokens.
+    pub fn new(max_tokens: u32) -> Self {
+        Sampling(CreateMessageRequestParams::new(Vec::new(), max_tokens))
+    }
+
+    /// Adds a message of the user.
+    pub fn user(mut self, text: impl Into<String>) -> Self {
+        self.0.messages.push(SamplingMessage::user_text(text));
+        self
+    }
+
+    /// Adds a message of the assistant.
+    pub fn assistant(mut self, text: impl Into<String>) -> Self {
+        self.0.messages.push(SamplingMessage::assistant_text(text));
+        self
+    }
+
+    /// The system prompt.
+    pub fn system(mut self, prompt: impl Into<String>) -> Self {
+        self.0.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// The sampling temperature.
+    pub fn temperature(mut self, temperature: f32) -> Self {
+        self.0.temperature = Some(temperature);
+        self
+    }
+
+    /// A model the client should prefer (a name or a family, `claude-3-5`, `gpt`): hints are
+    /// tried in the order given.
+    pub fn model_hint(mut self, name: impl Into<String>) -> Self {
+        let preferences = self
+            .0
+            .model_preferences
+            .get_or_insert_with(ModelPreferences::default);
+        preferences
+            .hints
+            .get_or_insert_with(Vec::new)
+            .push(ModelHint::new(name.into()));
+        self
+    }
+
+    /// Sequences that stop the answer.
+    pub fn stop_sequences<S: Into<String>>(mut self, stops: impl IntoIterator<Item = S>) -> Self {
+        self.0.stop_sequences = Some(stops.into_iter().map(Into::into).collect());
+        self
+    }
+}
+
+/// The answer of the client's model.
+///
+/// ```
+/// use mcp_fusion::tools::Sampled;
+///
+/// # fn read(answer: Sampled) {
+/// println!("{} answered: {}", answer.model(), answer.text().unwrap_or("(no text)"));
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Sampled(CreateMessageResult);
+
+impl Sampled {
+    /// The text of the answer, when it is text.
+    pub fn text(&self) -> Option<&str> {
+        self.0
+            .message
+            .content
+            .first()?
+            .as_text()
+            .map(|t| t.text.as_str())
+    }
+
+    /// The model that answered.
+    pub fn model(&self) -> &str {
+        &self.0.model
+    }
+
+    /// Why it stopped, as the client said.
+    pub fn stop_reason(&self) -> Option<&str> {
+        self.0.stop_reason.as_deref()
+    }
+}
+
+/// How severe a log message is (RFC 5424's levels, as MCP logging names them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    /// Detail for debugging.
+    Debug,
+    /// What happens.
+    Info,
+    /// Normal but significant.
+    Notice,
+    /// Something to look at.
+    Warning,
+    /// An operation failed.
+    Error,
+    /// A component failed.
+    Critical,
+    /// Action is needed now.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+impl From<LogLevel> for LoggingLevel {
+    fn from(level: LogLevel) -> Self {
+        match level {
+            LogLevel::Debug => LoggingLevel::Debug,
+            LogLevel::Info => LoggingLevel::Info,
+            LogLevel::Notice => LoggingLevel::Notice,
+            LogLevel::Warning => LoggingLevel::Warning,
+            LogLevel::Error => LoggingLevel::Error,
+            LogLevel::Critical => LoggingLevel::Critical,
+            LogLevel::Alert => LoggingLevel::Alert,
+            LogLevel::Emergency => LoggingLevel::Emergency,
+        }
+    }
+}
+
+/// One of the client's roots: a folder (or other URI) it works in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    /// Its URI (`file:///home/ada/project`).
+    pub uri: String,
+    /// Its name, when the client gave one.
+    pub name: Option<String>,
+}
+
+/// What a handler asks of the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ask {
+    /// Ask the user (elicitation).
+    User,
+    /// Ask the client's model (sampling).
+    Model,
+    /// List the client's roots.
+    Roots,
+}
+
+impl Ask {
+    /// The capability a client declares for it.
+    pub fn capability(self) -> &'static str {
+        match self {
+            Ask::User => "elicitation",
+            Ask::Model => "sampling",
+            Ask::Roots => "roots",
+        }
+    }
+}
+
+/// Why a handler's ask of the client got no answer it can use. Returned with `?`, it becomes
+/// an envelope the model can act on (`ToolError::from`), never INTERNAL_ERROR.
+///
+/// ```
+/// use mcp_fusion::tools::{Ask, ClientError};
+/// use mcp_fusion::ToolError;
+///
+/// let told = ToolError::from(ClientError::NotSupported { ask: Ask::User });
+/// assert_eq!(told.code().as_str(), "CLIENT_UNSUPPORTED");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The client cannot be asked this: it did not declare the capability, or the request came
+    /// over a transport without a way back to it (stateless HTTP before 2026-07-28).
+    NotSupported {
+        /// What was asked.
+        ask: Ask,
+    },
+    /// The user declined to answer.
+    Declined,
+    /// The user dismissed the request without a choice.
+    Cancelled,
+    /// No answer came in time.
+    TimedOut {
+        /// What was asked.
+        ask: Ask,
+        /// How long the handler waited.
+        waited: Duration,
+    },
+    /// The client answered with an error, or with an answer that does not fit the question.
+    Failed {
+        /// What was asked.
+        ask: Ask,
+        /// What the client said, for the model.
+        reason: String,
+    },
+}
+
+impl std::fmt::Display for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientError::NotSupported { ask } => {
+                write!(f, "the client does not support {}", ask.capability())
+            }
+            ClientError::Declined => f.write_str("the user declined"),
+            ClientError::Cancelled => f.write_str("the user dismissed the request"),
+            ClientError::TimedOut { ask, waited } => {
+                write!(f, "no answer to {} within {waited:?}", ask.capability())
+            }
+            ClientError::Failed { ask, reason } => {
+                write!(f, "{} failed: {reason}", ask.capability())
+            }
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+impl From<ClientError> for ToolError {
+    fn from(error: ClientError) -> Self {
+        match error {
+            ClientError::NotSupported { ask } => ToolError::client_unsupported(ask.capability()),
+            ClientError::Declined => ToolError::user_declined(),
+            ClientError::Cancelled => ToolError::user_cancelled(),
+            ClientError::TimedOut { ask, waited } => {
+                ToolError::client_timed_out(ask == Ask::User, waited)
+            }
+            ClientError::Failed { ask, reason } => {
+                ToolError::client_failed(ask.capability(), &reason)
+            }
+        }
+    }
+}
+
+impl From<ClientError> for super::Failure {
+    fn from(error: ClientError) -> Self {
+        super::Failure::Tool(error.into())
+    }
+}
+
+/// The way from a call to its client, as the server made it for the call's transport and
+/// protocol era.
+pub(crate) trait ClientLink: Send + Sync + std::fmt::Debug {
+    /// Whether the client can be asked this.
+    fn supports(&self, ask: Ask) -> bool;
+
+    /// Sends a request to the client and waits for its answer (its result as JSON); from
+    /// 2026-07-28, the answer the client gave in this round, or the end of the round.
+    fn request(&self, request: ClientRequestKind) -> BoxFuture<'_, Result<Value, ClientError>>;
+
+    /// Sends a log message when the client's level lets it through: once the future
+    /// completes, it is written (before the call's answer); whether it was sent.
+    fn log(
+        &self,
+        level: LoggingLevel,
+        logger: Option<&str>,
+        data: Value,
+    ) -> BoxFuture<'static, bool>;
+}
+
+/// A request a handler sends its client.
+#[derive(Debug, Clone)]
+pub(crate) enum ClientRequestKind {
+    Sample(CreateMessageRequestParams),
+    Elicit(ElicitRequestParams),
+    Roots,
+}
+
+impl ClientRequestKind {
+    pub(crate) fn ask(&self) -> Ask {
+        match self {
+            ClientRequestKind::Sample(_) => Ask::Model,
+            ClientRequestKind::Elicit(_) => Ask::User,
+            ClientRequestKind::Roots => Ask::Roots,
+        }
+    }
+}
+
+/// The form's answer, read as `T`.
+pub(crate) fn form_answer<T: DeserializeOwned>(result: Value) -> Result<Elicited<T>, ClientError> {
+    let failed = |reason: String| ClientError::Failed {
+        ask: Ask::User,
+        reason,
+    };
+    let result: ElicitResult = serde_json::from_value(result)
+        .map_err(|e| failed(format!("an answer MCP does not define: {e}")))?;
+    match result.action {
+        ElicitationAction::Accept => {
+            let content = result.content.unwrap_or(Value::Object(Default::default()));
+            let answer = serde_json::from_value(content)
+                .map_err(|e| failed(format!("the form came back filled in otherwise: {e}")))?;
+            Ok(Elicited::Accepted(answer))
+        }
+        ElicitationAction::Decline => Ok(Elicited::Declined),
+        // `cancel`, and any action MCP defines later: no answer.
+        _ => Ok(Elicited::Cancelled),
+    }
+}
+
+/// The model's answer.
+pub(crate) fn sampled(result: Value) -> Result<Sampled, ClientError> {
+    serde_json::from_value::<CreateMessageResult>(result)
+        .map(Sampled)
+        .map_err(|e| ClientError::Failed {
+            ask: Ask::Model,
+            reason: format!("an answer MCP does not define: {e}"),
+        })
+}
+
+/// The client's roots.
+pub(crate) fn roots(result: Value) -> Result<Vec<Root>, ClientError> {
+    serde_json::from_value::<ListRootsResult>(result)
+        .map(|listed| {
+            (listed.roots.into_iter())
+                .map(|root| Root {
+                    uri: root.uri,
+                    name: root.name,
+                })
+                .collect()
+        })
+        .map_err(|e| ClientError::Failed {
+            ask: Ask::Roots,
+            reason: format!("an answer MCP does not define: {e}"),
+        })
+}
+
+/// How a call reaches its client, in its context.
+#[derive(Debug, Clone)]
+pub(crate) struct ClientAccess {
+    pub(crate) link: std::sync::Arc<dyn ClientLink>,
+    /// How long an ask waits for its answer.
+    pub(crate) ask_timeout: Duration,
+}
+
+impl Context {
+    /// Whether the client can be asked this ([`Context::elicit`], [`Context::sample`],
+    /// [`Context::roots`]): it declared the capability, and the call came over a transport
+    /// with a way back to it.
+    ///
+    /// ```
+    /// use mcp_fusion::tools::Ask;
+    /// // Outside a server, nothing can be asked.
+    /// assert!(!mcp_fusion::Context::detached("desk.ask").can_ask(Ask::User));
+    /// ```
+    pub fn can_ask(&self, ask: Ask) -> bool {
+        self.client()
+            .is_some_and(|client| client.link.supports(ask))
+    }
+
+    /// Asks the user to fill in a form (MCP elicitation), and waits for the answer: accepted
+    /// (the form read as `T`), declined, or dismissed. The action's deadline stands still while
+    /// the user thinks; the wait is bounded by the server's `ask_timeout`.
+    ///
+    /// ```
+    /// use mcp_fusion::tools::{ElicitForm, Elicited};
+    /// use mcp_fusion::{Context, ElicitForm, ToolError};
+    ///
+    /// /// Confirm the deletion.
+    /// #[derive(serde::Deserialize, ElicitForm)]
+    /// struct Confirm {
+    ///     /// Delete the note for good.
+    ///     confirm: bool,
+    /// }
+    ///
+    /// async fn delete(f: &Context, note: &str) -> Result<String, ToolError> {
+    ///     let answer = f.elicit::<Confirm>(format!("Delete {note}?")).await?.accepted()?;
+    ///     Ok(match answer.confirm {
+    ///         true => format!("Deleted {note}"),
+    ///         false => format!("Kept {note}"),
+    ///     })
+    /// }
+    /// # let _ = delete;
+    /// ```
+    pub async fn elicit<T: ElicitForm>(
+        &self,
+        message: impl Into<String>,
+    ) -> Result<Elicited<T>, ClientError> {
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: message.into(),
+            requested_schema: T::schema(),
+        };
+        let answer = self.ask(ClientRequestKind::Elicit(params)).await?;
+        form_answer(answer)
+    }
+
+    /// Asks the user to visit `url` (MCP URL elicitation: a sign-in, a payment), and waits for
+    /// whether they did.
+    ///
+    /// ```
+    /// # async fn pay(f: &mcp_fusion::Context) -> Result<(), mcp_fusion::ToolError> {
+    /// f.elicit_url("Pay the invoice", "https://pay.example/inv_1").await?.accepted()?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn elicit_url(
+        &self,
+        message: impl Into<String>,
+        url: impl Into<String>,
+    ) -> Result<Elicited<()>, ClientError> {
+        let url = url.into();
+        let params = ElicitRequestParams::UrlElicitationParams {
+            meta: None,
+            message: message.into(),
+            elicitation_id: url_elicitation_id(&url),
+            url,
+        };
+        let answer = self.ask(ClientRequestKind::Elicit(params)).await?;
+        match form_answer::<Value>(answer)? {
+            Elicited::Accepted(_) => Ok(Elicited::Accepted(())),
+            Elicited::Declined => Ok(Elicited::Declined),
+            Elicited::Cancelled => Ok(Elicited::Cancelled),
+        }
+    }
+
+    /// Asks the client's model (MCP sampling), and waits for its answer. The action's deadline
+    /// stands still meanwhile.
+    ///
+    /// ```
+    /// use mcp_fusion::tools::Sampling;
+    ///
+    /// # async fn summary(f: &mcp_fusion::Context) -> Result<String, mcp_fusion::ToolError> {
+    /// let answer = f.sample(Sampling::new(100).user("Say hello.")).await?;
+    /// Ok(answer.text().unwrap_or_default().to_owned())
+    /// # }
+    /// ```
+    pub async fn sample(&self, sampling: Sampling) -> Result<Sampled, ClientError> {
+        let answer = self.ask(ClientRequestKind::Sample(sampling.0)).await?;
+        sampled(answer)
+    }
+
+    /// The client's roots (MCP roots: the folders it works in).
+    ///
+    /// ```
+    /// # async fn folders(f: &mcp_fusion::Context) -> Result<usize, mcp_fusion::ToolError> {
+    /// Ok(f.roots().await?.len())
+    /// # }
+    /// ```
+    pub async fn roots(&self) -> Result<Vec<Root>, ClientError> {
+        let answer = self.ask(ClientRequestKind::Roots).await?;
+        roots(answer)
+    }
+
+    /// Logs `data` (text, or any JSON) to the client at `level` (MCP `notifications/message`),
+    /// when the client's level lets it through: the one it set with `logging/setLevel`, or
+    /// (from 2026-07-28) the one its request carries; none when it set none. At most 100 messages
+    /// a call. Whether it was sent.
+    ///
+    /// ```
+    /// use mcp_fusion::tools::LogLevel;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let f = mcp_fusion::Context::detached("billing.export_invoices");
+    /// // No client: nothing is sent.
+    /// assert!(!f.log(LogLevel::Info, "exporting 3 invoices").await);
+    /// # }
+    /// ```
+    pub async fn log(&self, level: LogLevel, data: impl serde::Serialize) -> bool {
+        let Some(client) = self.client() else {
+            return false;
+        };
+        let Ok(data) = serde_json::to_value(data) else {
+            return false;
+        };
+        client
+            .link
+            .log(level.into(), Some(self.action()), data)
+            .await
+    }
+
+    /// Sends `request` to the client, the action's deadline paused meanwhile, within the
+    /// server's `ask_timeout`.
+    async fn ask(&self, request: ClientRequestKind) -> Result<Value, ClientError> {
+        let ask = request.ask();
+        let client = self.client().ok_or(ClientError::NotSupported { ask })?;
+        if !client.link.supports(ask) {
+            return Err(ClientError::NotSupported { ask });
+        }
+        let _paused = self.deadline().map(super::deadline::Deadline::pause);
+        let waited = client.ask_timeout;
+        match tokio::time::timeout(waited, client.link.request(request)).await {
+            Ok(answer) => answer,
+            Err(_) => Err(ClientError::TimedOut { ask, waited }),
+        }
+    }
+}
+
+/// An id for a URL elicitation, the same for the same URL (a call run again asks the same).
+fn url_elicitation_id(url: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(url.as_bytes());
+    digest[..12].iter().map(|b| format!("{b:02x}")).collect()
+}
