@@ -1,9 +1,11 @@
-//! Procedural macros of `mcp-fusion`: `#[tool]` and `#[derive(ToolErrors)]`.
+//! Procedural macros of `mcp-fusion`: `#[tool]`, `#[derive(ToolErrors)]`,
+//! `#[derive(ElicitForm)]` and `#[derive(ElicitChoice)]`.
 //!
-//! Depend on `mcp-fusion`, which re-exports both and documents them; the code generated here
+//! Depend on `mcp-fusion`, which re-exports them and documents them; the code generated here
 //! reaches the runtime through its hidden `__private` module only.
 
 mod common;
+mod elicit;
 mod tool;
 mod tool_errors;
 
@@ -21,4 +23,16 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_derive(ToolErrors, attributes(tool_error, from, source, error))]
 pub fn derive_tool_errors(input: TokenStream) -> TokenStream {
     common::debug::dump("ToolErrors", tool_errors::expand(input.into())).into()
+}
+
+/// See `mcp_fusion::ElicitForm`.
+#[proc_macro_derive(ElicitForm, attributes(form))]
+pub fn derive_elicit_form(input: TokenStream) -> TokenStream {
+    common::debug::dump("ElicitForm", elicit::expand_form(input.into())).into()
+}
+
+/// See `mcp_fusion::ElicitChoice`.
+#[proc_macro_derive(ElicitChoice, attributes(choice))]
+pub fn derive_elicit_choice(input: TokenStream) -> TokenStream {
+    common::debug::dump("ElicitChoice", elicit::expand_choice(input.into())).into()
 }

@@ -93,6 +93,7 @@
 //! | `replacement` | action | `#[action(deprecated, replacement = cancel_invoice)]` | the action to call instead (another action of the tool) |
 //! | `timeout` | action | `#[action(timeout = "5s")]` | the handler's deadline (`"500ms"`, `"5s"`, `"2m"`, `"1h"`): TIMEOUT past it |
 //! | `heartbeat` | action | `#[action(heartbeat = "5s")]` | progress every 5 s while the handler reports none, to a client that asked for progress |
+//! | `ask_user` | action | `#[action(ask_user(confirm))]` | optional fields of the arguments only the user can give (a confirmation, a choice among their own accounts): asked of the user through elicitation when a call leaves one out, or MISSING_REQUIRED_FIELD for it when the client cannot be asked; each an optional field a form can show, as serde names it (`ask_user("confirmDelete")` when renamed), checked when the server is built ([`ActionDefBuilder::user_field`](tools::ActionDefBuilder::user_field)) |
 //! | `crate` | tool | `#[tool(crate = ::my_sdk::mcp_fusion)]` | where this crate is, when re-exported |
 //!
 //! A handler takes `&self` (or nothing), then its arguments struct and optionally `f:
@@ -155,6 +156,75 @@
 //!
 //! The helper attributes are namespaced (`#[tool_error(from)]`, not `#[from]`), so the derive
 //! sits beside thiserror's without either reading the other's.
+//!
+//! # Asking the user: `#[derive(ElicitForm)]`
+//!
+//! A handler asks the user to fill in a form with [`Context::elicit`] (MCP elicitation), typed
+//! by a struct that derives [`ElicitForm`](tools::ElicitForm): its fields become the form's,
+//! and what a form cannot show is refused when the crate compiles, on the field's type.
+//!
+//! ```
+//! use mcp_fusion::{Context, ElicitChoice, ElicitForm, ToolError};
+//!
+//! /// How often to send the report.
+//! #[derive(serde::Deserialize, ElicitChoice)]
+//! #[serde(rename_all = "lowercase")]
+//! enum Every {
+//!     /// Every day
+//!     Day,
+//!     /// Every week, on Mondays
+//!     Week,
+//! }
+//!
+//! #[derive(serde::Deserialize, ElicitForm)]
+//! struct Subscribe {
+//!     /// Where the report goes.
+//!     #[form(title = "Email", format = "email")]
+//!     email: String,
+//!     #[form(default = Every::Week)]
+//!     every: Every,
+//!     /// How many rows at most.
+//!     #[form(min = 1, max = 500, default = 50)]
+//!     rows: Option<u16>,
+//! }
+//!
+//! async fn subscribe(f: &Context) -> Result<String, ToolError> {
+//!     let form = f.elicit::<Subscribe>("Where should the report go?").await?.accepted()?;
+//!     Ok(format!("{} rows to {}", form.rows.unwrap_or(50), form.email))
+//! }
+//! # let _ = subscribe;
+//! ```
+//!
+//! A form shows, one per field: text (`String`), a boolean, an integer (`i8` to `i64`, `u8`
+//! to `u64`; the type's range where it is narrower), a number (`f32`, `f64`), one choice (an
+//! enum of unit variants with `#[derive(ElicitChoice)]`) or several (a `Vec` of one), and an
+//! `Option` of any of these, which the user may leave empty (the others are required). A
+//! nested struct, a map, a tuple, a list of text or numbers, or a type parameter is a compile
+//! error on the field's type that lists what a form shows. A field's doc comment is its
+//! description; the struct's own is not sent (the message given to `elicit` is what the user
+//! reads).
+//!
+//! Names are serde's: the fields and the choices' values are the names serde reads the answer
+//! with (`#[serde(rename_all = "..")]`, `#[serde(rename = "..")]`; a `#[serde(skip)]` field is
+//! not in the form), so they are written once. What would have serde read the answer as
+//! anything but a flat object (`flatten`, `transparent`, a tagged enum) is refused.
+//!
+//! | attribute | on | example | what it does |
+//! |---|---|---|---|
+//! | `title` | field | `#[form(title = "Email")]` | the field's name as the user sees it (default: the property's name) |
+//! | `format` | text | `#[form(format = "email")]` | `"email"`, `"uri"`, `"date"` or `"date-time"` |
+//! | `min_length`, `max_length` | text | `#[form(min_length = 3, max_length = 254)]` | length in characters |
+//! | `min`, `max` | number | `#[form(min = 0, max = 0.5)]` | the least and greatest value; a fraction only for `f32`/`f64`, a whole number read as the field's own type (so `max = 300` on a `u8` is refused) |
+//! | `min_items`, `max_items` | several choices | `#[form(min_items = 1)]` | how many the user picks |
+//! | `default` | field | `#[form(default = "Ada")]`, `default = 50`, `default = true`, `default = Every::Week`, `default = [Topic::Rust]` | the value the form starts with (SEP-1034), checked against the field's type and its bounds when the crate compiles |
+//! | `crate` | struct | `#[form(crate = ::my_sdk::mcp_fusion)]` | where this crate is, when re-exported |
+//! | `title` | variant | `#[choice(title = "Every week")]` | what the user sees for a choice (default: its doc comment; without either, its value) |
+//! | `crate` | enum | `#[choice(crate = ::my_sdk::mcp_fusion)]` | where this crate is, when re-exported |
+//!
+//! A choice with titles is sent as SEP-1330's titled enum (`oneOf` of `const` and `title`, or
+//! an array whose `items` are `anyOf` of them); without any, as the plain `enum` of its values.
+//! An option its field's kind does not take (`format` on a number, `min_items` on one choice)
+//! is a compile error on the option.
 //!
 //! # The pieces
 //!
@@ -222,9 +292,9 @@ pub mod errors {
 pub mod tools {
     pub use crate::tool::{
         ActionDef, ActionDefBuilder, ActionRef, Annotations, Answer, Ask, BoxFuture, Caller,
-        ClientError, Concurrency, Context, Deprecation, ElicitForm, Elicited, Exposition, Failure,
-        IntoOutput, LogLevel, RateLimit, Response, Root, SCOPES_KEY, Sampled, Sampling,
-        SingleToolDefBuilder, Tool, ToolDef, ToolDefBuilder, TraceContext,
+        Choice, ClientError, Concurrency, Context, Deprecation, ElicitChoice, ElicitForm, Elicited,
+        Exposition, Failure, IntoOutput, LogLevel, RateLimit, Response, Root, SCOPES_KEY, Sampled,
+        Sampling, SingleToolDefBuilder, Tool, ToolDef, ToolDefBuilder, TraceContext,
     };
 }
 
@@ -236,6 +306,12 @@ pub use envelope::ToolError;
 pub use error::ErrorCode;
 /// `warning`, `error` or `critical`: whether the call fails, and how hard.
 pub use error::Severity;
+/// Implements [`tools::ElicitChoice`] for an enum of unit variants: a choice in a form (or
+/// several, as a `Vec`); see the [crate docs](crate#asking-the-user-deriveelicitform).
+pub use mcp_fusion_macros::ElicitChoice;
+/// Implements [`tools::ElicitForm`] for a struct: the form [`Context::elicit`] asks the user to
+/// fill in, checked at compile time; see the [crate docs](crate#asking-the-user-deriveelicitform).
+pub use mcp_fusion_macros::ElicitForm;
 /// Maps a domain error enum to codes, messages and recovery hints; see the
 /// [crate docs](crate#domain-errors-derivetoolerrors).
 pub use mcp_fusion_macros::ToolErrors;

@@ -9,22 +9,33 @@ pub use std::boxed::Box;
 pub use std::string::{String, ToString};
 pub use std::sync::OnceLock;
 pub use std::time::Duration;
+pub use std::vec::Vec;
 pub use std::{concat, format, stringify};
 
 pub use core;
-pub use rmcp::model::CallToolResult;
+pub use rmcp::model::{CallToolResult, ElicitationSchema};
 pub use serde_json::{Map, Value};
 
 pub use crate::envelope::{FromEnvelope, ParsedError};
 pub use crate::tool::{
-    ActionDef, ActionDefBuilder, ActionRef, BoxFuture, Context, Exposition, Failure, IntoOutput,
-    Tool, ToolDef,
+    ActionDef, ActionDefBuilder, ActionRef, BoxFuture, Choice, Context, ElicitChoice, ElicitForm,
+    Exposition, Failure, IntoOutput, Tool, ToolDef,
 };
 pub use crate::{ErrorCode, Severity, ToolError};
 
 /// Starts an error of a `ToolErrors` variant.
 pub fn error(code: ErrorCode, message: impl Into<crate::errors::Text>) -> ToolError {
     ToolError::new(code, message)
+}
+
+/// What `#[derive(ElicitForm)]` and `#[derive(ElicitChoice)]` lay a form out with: each field's
+/// type is required to be a [`FormField`](form::FormField) by [`form::field`], where it is
+/// written.
+pub mod form {
+    pub use crate::tool::form::{
+        Answer, ChoicesField, Field, FloatField, Form, FormField, Format, NumberField, Preset,
+        Shape, TextField, choice_preset, choice_shape, field,
+    };
 }
 
 /// What `#[tool_error(from_envelope)]` reads an envelope with.

@@ -1,6 +1,6 @@
-//! `crate = path` on both macros: the runtime reached through a re-export. The shim's
-//! `__private` is a decoy whose `error` marks what it builds, proving the generated code goes
-//! through the path given (serde's trick in `test_serde_path.rs`).
+//! `crate = path` on the macros: the runtime reached through a re-export. The shim's
+//! `__private` is a decoy whose `error` and `docs` mark what they build, proving the generated
+//! code goes through the path given (serde's trick in `test_serde_path.rs`).
 
 mod shim {
     pub use ::mcp_fusion::*;
@@ -8,6 +8,12 @@ mod shim {
     #[doc(hidden)]
     pub mod __private {
         pub use ::mcp_fusion::__private::*;
+
+        /// Shadows the glob import: descriptions and titles from doc comments are marked when
+        /// built through here.
+        pub fn docs(text: &str) -> String {
+            format!("(via shim) {}", ::mcp_fusion::__private::docs(text))
+        }
 
         /// Shadows the glob import: the derive's messages are marked when built through here.
         pub fn error(
@@ -24,6 +30,26 @@ mod shim {
 enum Problem {
     #[tool_error(CONFLICT, "Busy")]
     Busy,
+}
+
+/// A choice reached through the shim.
+#[derive(serde::Deserialize, shim::ElicitChoice)]
+#[choice(crate = shim)]
+enum Answer {
+    /// Yes.
+    Yes,
+    /// No.
+    No,
+}
+
+/// A form reached through the shim.
+#[derive(serde::Deserialize, shim::ElicitForm)]
+#[form(crate = shim)]
+struct Confirm {
+    /// Go ahead.
+    answer: Answer,
+    #[form(min = 1)]
+    copies: Option<u8>,
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -54,4 +80,24 @@ async fn the_tool_goes_through_the_given_path() {
         .await;
     assert!(!result.is_error());
     assert_eq!(Renamed::ACTIONS.ping.as_str(), "renamed.ping");
+}
+
+#[test]
+fn the_form_derives_go_through_the_given_path() {
+    use shim::tools::ElicitForm as _;
+    let schema = serde_json::to_value(Confirm::schema()).unwrap();
+    assert_eq!(
+        schema["properties"]["answer"],
+        serde_json::json!({
+            "type": "string",
+            "description": "(via shim) Go ahead.",
+            "oneOf": [
+                {"const": "Yes", "title": "(via shim) Yes."},
+                {"const": "No", "title": "(via shim) No."},
+            ],
+        })
+    );
+    assert_eq!(schema["required"], serde_json::json!(["answer"]));
+    let answer: Confirm = serde_json::from_value(serde_json::json!({"answer": "No"})).unwrap();
+    assert!(matches!(answer.answer, Answer::No) && answer.copies.is_none());
 }

@@ -1,4 +1,4 @@
-//! The expansions of both macros must not lean on the prelude or on a relative `mcp_fusion`
+//! The expansions of the macros must not lean on the prelude or on a relative `mcp_fusion`
 //! path: every name they need is spelled absolutely.
 
 #![allow(dead_code, non_camel_case_types)]
@@ -94,6 +94,53 @@ impl Shadows {
     async fn new(&self) -> ::core::result::Result<u8, ::mcp_fusion::ToolError> {
         ::core::result::Result::Ok(6)
     }
+}
+
+/// A choice in a hostile namespace.
+#[derive(::serde::Deserialize, ::mcp_fusion::ElicitChoice)]
+enum Pick {
+    /// The first.
+    First,
+    #[choice(title = "The second")]
+    Second,
+    Third,
+}
+
+/// A form in a hostile namespace, one option of each kind.
+#[derive(::serde::Deserialize, ::mcp_fusion::ElicitForm)]
+#[serde(rename_all = "camelCase")]
+struct Ask {
+    /// Who.
+    #[form(
+        title = "Email",
+        format = "email",
+        min_length = 3,
+        max_length = 9,
+        default = "a@b.c"
+    )]
+    email_address: ::std::string::String,
+    #[form(min = 1, max = 3, default = 2)]
+    count: u8,
+    #[form(min = 0, max = 1.5, default = 0.5)]
+    ratio: f64,
+    #[form(default = Pick::Second)]
+    pick: Pick,
+    #[form(min_items = 1, max_items = 2, default = [Pick::First])]
+    picks: ::std::vec::Vec<Pick>,
+    maybe: ::core::option::Option<bool>,
+}
+
+#[test]
+fn forms_compile_in_a_hostile_namespace() {
+    use ::mcp_fusion::tools::{ElicitChoice as _, ElicitForm as _};
+    let schema = Ask::schema();
+    assert_eq!(schema.properties.len(), 6);
+    assert_eq!(
+        schema.required.map(|r| r.len()),
+        ::core::option::Option::Some(5)
+    );
+    assert_eq!(Pick::Third.value(), "Third");
+    assert_eq!(Pick::choices().len(), 3);
 }
 
 #[::tokio::test]

@@ -28,6 +28,7 @@ mod library_face;
 mod lockfile;
 mod macro_codes;
 mod macro_crate_path;
+mod macro_elicit_form;
 mod macro_hygiene;
 mod meta_mirror;
 mod oauth;

@@ -66,6 +66,30 @@ impl FromMeta for ScopesArgs {
     }
 }
 
+/// `ask_user(confirm, "accountId")` as written: the fields only the user can give, each an
+/// identifier (the field's name) or a string (the name serde reads, when renamed), kept as they
+/// are for `lower` to check with the other mistakes.
+pub(super) struct AskUserArgs {
+    /// The whole `ask_user(..)`, for an empty list.
+    pub(super) span: proc_macro2::Span,
+    pub(super) items: Vec<NestedMeta>,
+}
+
+impl FromMeta for AskUserArgs {
+    fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
+        match item {
+            syn::Meta::List(list) => Ok(AskUserArgs {
+                span: item.span(),
+                items: NestedMeta::parse_meta_list(list.tokens.clone())?,
+            }),
+            _ => Err(darling::Error::custom(
+                "`ask_user` lists the fields to ask the user for: `ask_user(confirm)`",
+            )
+            .with_span(item)),
+        }
+    }
+}
+
 /// A duration as written: a string with its unit (`"5s"`); a bare number is refused with the
 /// string it meant.
 pub(super) struct DurationText(pub(super) String);
@@ -110,6 +134,9 @@ pub(super) struct ActionOptions {
     /// exposition, or one action) and results carry `structuredContent`. On an impl block's
     /// `#[tool(..)]`, for every action.
     pub(super) output_schema: Flag,
+    /// `ask_user(confirm)`: optional fields of the arguments that only the user can give,
+    /// asked of them (MCP elicitation) when a call leaves one out.
+    pub(super) ask_user: Option<AskUserArgs>,
 }
 
 impl ActionOptions {
@@ -128,6 +155,7 @@ impl ActionOptions {
         .or_else(|| self.replacement.as_ref().map(syn::Ident::span))
         .or_else(|| self.timeout.as_ref().map(|t| t.span()))
         .or_else(|| self.heartbeat.as_ref().map(|t| t.span()))
+        .or_else(|| self.ask_user.as_ref().map(|a| a.span))
     }
 }
 

@@ -295,7 +295,48 @@ fn action(
             true => ok_type(&sig.output, errors),
             false => None,
         },
+        user_fields: user_fields(options.ask_user.as_ref(), errors),
     })
+}
+
+/// `ask_user(confirm, "accountId")`: each field's name, as the schema names it, with where it
+/// is written. An empty list and items that are neither a name nor a string are reported here;
+/// `validate` checks the names against each other and the action.
+fn user_fields(
+    written: Option<&args::AskUserArgs>,
+    errors: &mut darling::error::Accumulator,
+) -> Vec<(String, Span)> {
+    const HINT: &str = "name each field the user gives, as `ask_user(confirm)`, or as serde reads it when renamed, `ask_user(\"confirmDelete\")`";
+    let Some(written) = written else {
+        return Vec::new();
+    };
+    if written.items.is_empty() {
+        errors.push(
+            darling::Error::custom(format!("`ask_user()` names no field: {HINT}"))
+                .with_span(&written.span),
+        );
+    }
+    written
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            darling::ast::NestedMeta::Meta(syn::Meta::Path(path)) if path.get_ident().is_some() => {
+                let ident = path.get_ident()?;
+                let name = ident.to_string();
+                let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
+                Some((name, ident.span()))
+            }
+            darling::ast::NestedMeta::Lit(syn::Lit::Str(name)) if !name.value().is_empty() => {
+                Some((name.value(), name.span()))
+            }
+            other => {
+                errors.push(
+                    darling::Error::custom(format!("not a field's name: {HINT}")).with_span(other),
+                );
+                None
+            }
+        })
+        .collect()
 }
 
 /// `T` of a return type written `Result<T, E>` (any path ending in `Result`), for

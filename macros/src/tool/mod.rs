@@ -221,6 +221,50 @@ mod tests {
     }
 
     #[test]
+    fn fields_only_the_user_can_give() {
+        let (tool, errors) = model(
+            quote!(),
+            quote! {
+                /// Notes.
+                impl Notes {
+                    /// Deletes one.
+                    #[action(destructive, ask_user(confirm, "accountId", r#type))]
+                    async fn delete(&self, args: Delete) -> Result<(), E> { todo!() }
+                }
+            },
+        );
+        assert_eq!(errors, 0);
+        let tool = tool.unwrap();
+        let names: Vec<&str> = tool.actions[0]
+            .user_fields
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .collect();
+        assert_eq!(names, ["confirm", "accountId", "type"]);
+
+        let (_, errors) = model(
+            quote!(ask_user(confirm)),
+            quote! {
+                /// Notes.
+                impl Notes {
+                    /// Lists them.
+                    #[action(ask_user(confirm))]
+                    async fn list(&self) -> Result<(), E> { todo!() }
+                    /// Deletes one.
+                    #[action(ask_user(), ask_user = confirm)]
+                    async fn delete(&self, args: Delete) -> Result<(), E> { todo!() }
+                    /// Archives one.
+                    #[action(ask_user(confirm, 3, "", confirm, a::b))]
+                    async fn archive(&self, args: Archive) -> Result<(), E> { todo!() }
+                }
+            },
+        );
+        // On the impl block; an action without arguments; `ask_user = ..` (not a list; darling
+        // reports it before the empty list); a number, an empty string, a path; the duplicate.
+        assert_eq!(errors, 7);
+    }
+
+    #[test]
     fn mistakes_accumulate() {
         let (_, errors) = model(
             quote!(),

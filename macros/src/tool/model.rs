@@ -64,6 +64,9 @@ pub(super) struct Action {
     pub(super) title: Option<String>,
     /// The success type (`T` of `Result<T, E>`), when its schema is the output schema.
     pub(super) output: Option<syn::Type>,
+    /// The fields only the user can give (`ask_user`), each as the schema names it and where it
+    /// is written.
+    pub(super) user_fields: Vec<(String, Span)>,
 }
 
 pub(super) struct Deprecated {

@@ -121,6 +121,7 @@ pub(super) fn tool(tool: &Tool, errors: &mut darling::error::Accumulator) {
     scopes(&tool.scopes, errors);
     for (i, action) in tool.actions.iter().enumerate() {
         scopes(&action.scopes, errors);
+        user_fields(action, errors);
         if let Some(first) = tool.actions[..i].iter().find(|a| a.name == action.name) {
             errors.push(
                 darling::Error::custom(format!(
@@ -184,6 +185,33 @@ pub(super) fn tool(tool: &Tool, errors: &mut darling::error::Accumulator) {
             darling::Error::custom("the discriminator is a field name, such as \"action\"")
                 .with_span(span),
         );
+    }
+}
+
+/// `ask_user(..)`: each field once, and only on an action that takes arguments. Whether each is
+/// an optional field of the arguments a form can show is checked against their schema when the
+/// definition is built (a server refuses to build otherwise): a field's Rust name is not the
+/// name serde reads once renamed, and the arguments' fields may be private to their module.
+fn user_fields(action: &super::model::Action, errors: &mut darling::error::Accumulator) {
+    for (i, (name, span)) in action.user_fields.iter().enumerate() {
+        if action.args.is_none() {
+            errors.push(
+                darling::Error::custom(format!(
+                    "this action takes no arguments, so it has no field \"{name}\" to ask the user for: take an arguments struct with an optional field (`{name}: Option<bool>`)"
+                ))
+                .with_span(span),
+            );
+        } else if action.user_fields[..i]
+            .iter()
+            .any(|(earlier, _)| earlier == name)
+        {
+            errors.push(
+                darling::Error::custom(format!(
+                    "\"{name}\" is already in this list: name each field once"
+                ))
+                .with_span(span),
+            );
+        }
     }
 }
 

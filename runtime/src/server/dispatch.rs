@@ -14,7 +14,7 @@ use std::borrow::Cow;
 
 use rmcp::model::*;
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
-use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::envelope::new_incident_id;
 use crate::tool::{BoxFuture, CatchUnwind, PanicMessage};
@@ -526,7 +526,7 @@ pub(crate) enum PlainClient {
     /// No way back (stateless HTTP before 2026-07-28).
     None,
     /// The session's peer (stdio).
-    Session(Peer<RoleServer>),
+    Session(rmcp::Peer<RoleServer>),
     /// A 2026-07-28 request, with the client capabilities its `_meta` declares.
     Round(Option<ClientCapabilities>),
 }

@@ -122,6 +122,8 @@ pub struct ActionDef {
     pub(super) output: Option<Arc<Map<String, Value>>>,
     /// The OAuth scopes a caller's token must grant (the tool's and its own, sorted).
     pub(super) scopes: Vec<String>,
+    /// The fields only the user can give, asked of them when a call leaves one out.
+    pub(super) user_fields: Vec<String>,
 }
 
 impl std::fmt::Debug for ActionDef {
@@ -203,6 +205,7 @@ impl ActionDef {
             title: None,
             output: None,
             scopes: Vec::new(),
+            user_fields: Vec::new(),
         })
     }
 }
@@ -405,9 +408,67 @@ impl ActionDefBuilder {
         self.0.scopes.dedup();
         self
     }
+
+    /// Marks `name`, an optional field of the arguments, as one only the user can give (a
+    /// confirmation, a choice among their own accounts): when a call leaves it out and the
+    /// client can show a form (MCP elicitation), the server asks the user for it before the
+    /// action runs; when the client cannot, the call is answered MISSING_REQUIRED_FIELD for it.
+    /// `name` is the field as the arguments' schema spells it (after serde's renames);
+    /// `#[action(ask_user(confirm))]` in the macro.
+    ///
+    /// The field must be an optional property of the arguments that a form can show (text, a
+    /// number, a boolean, or a choice among strings): a server refuses to build with one that
+    /// is not, naming the tool, the action and the field.
+    ///
+    /// ```
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Delete { note: String, confirm: Option<bool> }
+    ///
+    /// let delete = mcp_fusion::tools::ActionDef::new::<Delete>("delete").user_field("confirm");
+    /// assert_eq!(delete.build().user_fields(), ["confirm"]);
+    /// ```
+    pub fn user_field(mut self, name: impl Into<String>) -> Self {
+        let name = name.into();
+        if !self.0.user_fields.contains(&name) {
+            self.0.user_fields.push(name);
+        }
+        self
+    }
 }
 
 impl ActionDef {
+    /// The fields only the user can give ([`ActionDefBuilder::user_field`]), in the order they
+    /// were marked.
+    pub fn user_fields(&self) -> &[String] {
+        &self.user_fields
+    }
+
+    /// The form that asks the user for `name`, a field of the arguments (one of
+    /// [`user_fields`](Self::user_fields)): the field as the arguments' schema describes it
+    /// (its doc comment as its description, its bounds, its choices with their titles),
+    /// required in the form, where the user may still decline to answer. `None` when the
+    /// arguments have no such field a form can show.
+    ///
+    /// ```
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Delete {
+    ///     note: String,
+    ///     /// Delete the note for good.
+    ///     confirm: Option<bool>,
+    /// }
+    ///
+    /// let delete = mcp_fusion::tools::ActionDef::new::<Delete>("delete").user_field("confirm").build();
+    /// let form = delete.user_field_form("confirm").unwrap();
+    /// assert_eq!(serde_json::to_value(form).unwrap(), serde_json::json!({
+    ///     "type": "object",
+    ///     "properties": {"confirm": {"type": "boolean", "description": "Delete the note for good."}},
+    ///     "required": ["confirm"],
+    /// }));
+    /// ```
+    pub fn user_field_form(&self, name: &str) -> Option<rmcp::model::ElicitationSchema> {
+        super::user_field::form(&self.schema_value, name)
+    }
+
     /// Whether fields the arguments do not declare are accepted.
     pub fn accepts_unknown_fields(&self) -> bool {
         super::schema::is_open(&self.schema_value)

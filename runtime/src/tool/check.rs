@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use super::definition::{Exposition, ToolDef};
 use super::schema::shapes;
+use super::user_field::{self, Unfit};
 
 impl ToolDef {
     /// Why this tool cannot be served as `exposition` says, one sentence each naming the tool,
@@ -69,6 +70,11 @@ impl ToolDef {
                     ));
                 }
             }
+            for name in &action.user_fields {
+                if let Err(unfit) = user_field::check(&shapes, defs, name) {
+                    problems.push(user_field_problem(&at, name, unfit));
+                }
+            }
         }
         problems
     }
@@ -113,6 +119,25 @@ impl ToolDef {
             }
         }
         found
+    }
+}
+
+/// Why a field marked as one only the user can give cannot be asked of them.
+fn user_field_problem(at: &str, name: &str, unfit: Unfit) -> String {
+    const MARKED: &str = "marked as one only the user can give (#[action(ask_user(..))], ActionDefBuilder::user_field)";
+    match unfit {
+        Unfit::Missing { closest } => {
+            let close = closest.map_or_else(String::new, |c| format!(" (did you mean \"{c}\"?)"));
+            format!(
+                "{at}: the field \"{name}\" is {MARKED}, but the arguments have no such field{close}; name an optional field of the arguments as their schema spells it (after serde's renames)"
+            )
+        }
+        Unfit::Required => format!(
+            "{at}: the field \"{name}\" is {MARKED}, to be asked of the user when a call leaves it out, but the arguments require it, so no call leaves it out; make the field optional (`Option<T>`)"
+        ),
+        Unfit::Unshowable { found } => format!(
+            "{at}: the field \"{name}\" is {MARKED}, but it is {found}, and a form shows only text, numbers, booleans and choices among strings; ask the user for a field of one of those kinds"
+        ),
     }
 }
 

@@ -29,7 +29,8 @@ use crate::ToolError;
 /// A form the user fills in when asked ([`Context::elicit`](crate::Context::elicit)): a flat
 /// object of primitive fields (text, numbers, booleans, one of a set of values), as MCP
 /// elicitation shows them. `#[derive(ElicitForm)]` writes it for a struct and refuses at compile
-/// time a field a form cannot show.
+/// time a field a form cannot show (see the
+/// [crate docs](crate#asking-the-user-deriveelicitform)); by hand, it is rmcp's schema:
 ///
 /// ```
 /// use mcp_fusion::rmcp::model::ElicitationSchema;
@@ -443,7 +444,7 @@ impl Context {
     /// the user thinks; the wait is bounded by the server's `ask_timeout`.
     ///
     /// ```
-    /// use mcp_fusion::tools::{ElicitForm, Elicited};
+    /// use mcp_fusion::tools::{ClientError, Elicited};
     /// use mcp_fusion::{Context, ElicitForm, ToolError};
     ///
     /// /// Confirm the deletion.
@@ -451,16 +452,31 @@ impl Context {
     /// struct Confirm {
     ///     /// Delete the note for good.
     ///     confirm: bool,
+    ///     /// Why, for the log.
+    ///     #[form(max_length = 200)]
+    ///     reason: Option<String>,
     /// }
     ///
     /// async fn delete(f: &Context, note: &str) -> Result<String, ToolError> {
-    ///     let answer = f.elicit::<Confirm>(format!("Delete {note}?")).await?.accepted()?;
-    ///     Ok(match answer.confirm {
-    ///         true => format!("Deleted {note}"),
-    ///         false => format!("Kept {note}"),
-    ///     })
+    ///     match f.elicit::<Confirm>(format!("Delete {note}?")).await? {
+    ///         Elicited::Accepted(Confirm { confirm: true, reason }) => {
+    ///             Ok(format!("Deleted {note} ({})", reason.unwrap_or_default()))
+    ///         }
+    ///         Elicited::Accepted(_) | Elicited::Declined => Ok(format!("Kept {note}")),
+    ///         // An envelope that tells the model the user dismissed the question.
+    ///         Elicited::Cancelled => Err(ClientError::Cancelled.into()),
+    ///     }
     /// }
     /// # let _ = delete;
+    /// # use mcp_fusion::tools::ElicitForm as _;
+    /// # assert_eq!(serde_json::to_value(Confirm::schema()).unwrap(), serde_json::json!({
+    /// #     "type": "object",
+    /// #     "properties": {
+    /// #         "confirm": {"type": "boolean", "description": "Delete the note for good."},
+    /// #         "reason": {"type": "string", "description": "Why, for the log.", "maxLength": 200},
+    /// #     },
+    /// #     "required": ["confirm"],
+    /// # }));
     /// ```
     pub async fn elicit<T: ElicitForm>(
         &self,

@@ -11,9 +11,11 @@ mod context;
 mod deadline;
 mod decode;
 mod definition;
+pub(crate) mod form;
 mod invoke;
 mod listing;
 mod schema;
+mod user_field;
 
 pub use action::{
     ActionDef, ActionDefBuilder, ActionRef, Annotations, Concurrency, Deprecation, RateLimit,
@@ -28,6 +30,7 @@ pub use context::Context;
 pub(crate) use context::Handoffs;
 pub(crate) use deadline::Deadline;
 pub use definition::{Exposition, SingleToolDefBuilder, ToolDef, ToolDefBuilder};
+pub use form::{Choice, ElicitChoice};
 #[cfg(feature = "gateway")]
 pub(crate) use invoke::settle;
 pub(crate) use invoke::{

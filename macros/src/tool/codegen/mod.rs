@@ -201,6 +201,9 @@ fn action_def(
     if let Some(title) = &action.title {
         def.extend(quote!(.title(#title)));
     }
+    for (name, _) in &action.user_fields {
+        def.extend(quote!(.user_field(#name)));
+    }
     if let Some(ty) = &action.output {
         // Spanned at the success type: one without a JSON Schema is reported there.
         let span = syn::spanned::Spanned::span(ty);

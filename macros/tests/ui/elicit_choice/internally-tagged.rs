@@ -1,0 +1,10 @@
+use mcp_fusion::ElicitChoice;
+
+#[derive(serde::Deserialize, ElicitChoice)]
+#[serde(tag = "kind")]
+enum Plan {
+    Free,
+    Pro,
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use mcp_fusion::ElicitChoice;
+
+#[derive(serde::Deserialize, ElicitChoice)]
+struct Plan {
+    name: String,
+}
+
+fn main() {}

@@ -1,0 +1,10 @@
+use mcp_fusion::ElicitChoice;
+
+#[derive(serde::Deserialize, ElicitChoice)]
+enum Plan {
+    #[choice(tilte = "Free, for one person")]
+    Free,
+    Pro,
+}
+
+fn main() {}

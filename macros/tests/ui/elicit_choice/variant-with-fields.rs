@@ -1,0 +1,9 @@
+use mcp_fusion::ElicitChoice;
+
+#[derive(serde::Deserialize, ElicitChoice)]
+enum Plan {
+    Free,
+    Team { seats: u32 },
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use mcp_fusion::ElicitForm;
+
+#[derive(serde::Deserialize, ElicitForm)]
+struct Order {
+    #[form(min = 1, max = 10, default = 20)]
+    copies: u8,
+}
+
+fn main() {}

@@ -1,0 +1,14 @@
+use mcp_fusion::ElicitForm;
+
+#[derive(serde::Deserialize)]
+enum Plan {
+    Free,
+    Pro,
+}
+
+#[derive(serde::Deserialize, ElicitForm)]
+struct Upgrade {
+    plan: Plan,
+}
+
+fn main() {}

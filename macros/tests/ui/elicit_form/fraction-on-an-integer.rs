@@ -1,0 +1,9 @@
+use mcp_fusion::ElicitForm;
+
+#[derive(serde::Deserialize, ElicitForm)]
+struct Order {
+    #[form(max = 2.5)]
+    copies: u8,
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use mcp_fusion::ElicitForm;
+
+#[derive(serde::Deserialize, ElicitForm)]
+struct Budget {
+    #[form(max = 10_000_000_000_000_000_000)]
+    cents: u64,
+}
+
+fn main() {}

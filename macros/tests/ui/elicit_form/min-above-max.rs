@@ -1,0 +1,9 @@
+use mcp_fusion::ElicitForm;
+
+#[derive(serde::Deserialize, ElicitForm)]
+struct Order {
+    #[form(min = 10, max = 1)]
+    copies: u8,
+}
+
+fn main() {}

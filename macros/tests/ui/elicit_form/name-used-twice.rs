@@ -1,0 +1,11 @@
+use mcp_fusion::ElicitForm;
+
+#[derive(serde::Deserialize, ElicitForm)]
+#[serde(rename_all = "camelCase")]
+struct Signup {
+    first_name: String,
+    #[serde(rename = "firstName")]
+    given_name: Option<String>,
+}
+
+fn main() {}

@@ -1,0 +1,14 @@
+use mcp_fusion::ElicitForm;
+
+#[derive(serde::Deserialize)]
+struct Address {
+    city: String,
+}
+
+#[derive(serde::Deserialize, ElicitForm)]
+struct Signup {
+    name: String,
+    address: Address,
+}
+
+fn main() {}

@@ -1,0 +1,15 @@
+use mcp_fusion::ElicitForm;
+
+#[derive(serde::Deserialize, ElicitForm)]
+struct Contact {
+    phone: String,
+}
+
+#[derive(serde::Deserialize, ElicitForm)]
+struct Signup {
+    name: String,
+    #[serde(flatten)]
+    contact: Contact,
+}
+
+fn main() {}

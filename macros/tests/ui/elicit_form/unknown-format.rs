@@ -1,0 +1,9 @@
+use mcp_fusion::ElicitForm;
+
+#[derive(serde::Deserialize, ElicitForm)]
+struct Signup {
+    #[form(format = "emial")]
+    email: String,
+}
+
+fn main() {}
