@@ -113,8 +113,13 @@ pub(crate) struct FieldsMirror {
 #[derive(Debug, Default)]
 pub(crate) struct FieldLines {
     plain: String,
-    /// Each line's start, the end of its path (the start of its text), its end, and its row.
-    marks: Vec<(usize, usize, usize, super::Text)>,
+    /// Each line's start, the end of its path (the start of its text), its end, its row, and
+    /// where its elements end in `elements`.
+    marks: Vec<(usize, usize, usize, super::Text, usize)>,
+    /// The elements of the lines written for several elements of one array, one after another
+    /// (behind one thin pointer, made only when there are some: an [`Envelope`] stays small).
+    #[allow(clippy::box_collection)]
+    elements: Option<Box<Vec<usize>>>,
 }
 
 impl FieldLines {
@@ -123,6 +128,7 @@ impl FieldLines {
         FieldLines {
             plain: String::with_capacity(lines * 128),
             marks: Vec::with_capacity(lines),
+            elements: None,
         }
     }
 
@@ -131,26 +137,47 @@ impl FieldLines {
         &mut self.plain
     }
 
-    /// Ends the line written to the buffer since `start`, its path ending at `split`.
-    pub(crate) fn mark(&mut self, start: usize, split: usize, problem: super::Text) {
-        self.marks.push((start, split, self.plain.len(), problem));
+    /// Ends the line written to the buffer since `start`, its path ending at `split`; `elements`
+    /// are those it stands for (none for one).
+    pub(crate) fn mark(
+        &mut self,
+        start: usize,
+        split: usize,
+        problem: super::Text,
+        elements: &[usize],
+    ) {
+        if !elements.is_empty() {
+            self.elements
+                .get_or_insert_default()
+                .extend_from_slice(elements);
+        }
+        let (end, until) = (
+            self.plain.len(),
+            self.elements.as_ref().map_or(0, |e| e.len()),
+        );
+        self.marks.push((start, split, end, problem, until));
     }
 
     /// The lines' mirror objects, in order.
     pub(crate) fn iter(&self) -> impl ExactSizeIterator<Item = FieldMirror<'_>> {
+        let mut from = 0;
+        let all = self.elements.as_deref().map_or(&[][..], Vec::as_slice);
         self.marks
             .iter()
-            .map(|(start, split, end, problem)| FieldMirror {
+            .map(move |(start, split, end, problem, until)| FieldMirror {
                 path: &self.plain[*start..*split],
+                elements: &all[std::mem::replace(&mut from, *until)..*until],
                 problem,
                 text: &self.plain[*split..*end],
             })
     }
 }
 
-/// One `<field>` line's mirror: its path and line as the text lays them out, before escaping.
+/// One `<field>` line's mirror: its path and line as the text lays them out, before escaping,
+/// and the elements it stands for (ERRORS.md §11.6).
 pub(crate) struct FieldMirror<'a> {
     pub(crate) path: &'a str,
+    pub(crate) elements: &'a [usize],
     pub(crate) problem: &'a str,
     pub(crate) text: &'a str,
 }
@@ -207,8 +234,11 @@ impl Mirror {
 
 impl serde::Serialize for FieldMirror<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(3))?;
+        let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("path", &self.path)?;
+        if !self.elements.is_empty() {
+            map.serialize_entry("elements", self.elements)?;
+        }
         map.serialize_entry("problem", &self.problem)?;
         map.serialize_entry("text", &self.text)?;
         map.end()
@@ -246,7 +276,8 @@ pub(crate) struct Envelope {
     pub(crate) mirror: Mirror,
     pub(crate) is_error: bool,
     /// How many changes a `<contract_awareness>` block in the text counts, when it has one.
-    pub(crate) contract_changes: Option<usize>,
+    /// (A count past `u32::MAX` is written as that: an [`Envelope`] stays small.)
+    pub(crate) contract_changes: Option<u32>,
 }
 
 // Results carry it by value (`Result<_, Envelope>`): under 128 bytes, clippy's bound for them.
@@ -348,7 +379,7 @@ impl Envelope {
     pub(crate) fn with_contract_changes(mut self, text: String, changes: usize) -> Self {
         self.text = text;
         self.routed = false;
-        self.contract_changes = Some(changes);
+        self.contract_changes = Some(u32::try_from(changes).unwrap_or(u32::MAX));
         self
     }
 
@@ -397,7 +428,8 @@ impl Envelope {
         struct Object<'a>(&'a Envelope);
         impl serde::Serialize for Object<'_> {
             fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                self.0.mirror.serialize(serializer, self.0.contract_changes)
+                let changes = self.0.contract_changes.map(|c| c as usize);
+                self.0.mirror.serialize(serializer, changes)
             }
         }
         let mut map = serializer.serialize_map(None)?;
@@ -510,6 +542,17 @@ impl Envelope {
                         br#"{"path":"#
                     });
                     string(out, field.path);
+                    if !field.elements.is_empty() {
+                        key(out, "elements");
+                        out.push(b'[');
+                        for (i, &element) in field.elements.iter().enumerate() {
+                            if i > 0 {
+                                out.push(b',');
+                            }
+                            number(out, element as u64);
+                        }
+                        out.push(b']');
+                    }
                     key(out, "problem");
                     string(out, field.problem);
                     key(out, "text");
@@ -527,14 +570,16 @@ impl Envelope {
         }
         if let Some(changes) = self.contract_changes {
             key(out, "contract_changes");
-            number(out, changes as u64);
+            number(out, u64::from(changes));
         }
         out.extend_from_slice(b"}]}}");
     }
 
     /// A result carrying exactly this envelope (ERRORS.md §1, §9).
     pub(crate) fn into_result(self) -> CallToolResult {
-        let mirror = self.mirror.to_value(self.contract_changes);
+        let mirror = self
+            .mirror
+            .to_value(self.contract_changes.map(|c| c as usize));
         let is_error = self.is_error;
         let content = vec![ContentBlock::text(self.into_text())];
         let mut result = if is_error {

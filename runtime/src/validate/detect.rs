@@ -11,10 +11,13 @@ use serde_json::{Map, Number, Value};
 
 use super::copy::for_validator;
 use super::flat::Flat;
+use super::group::{Groups, merge};
 use super::layout::{Layout, Node};
 use super::pointer::unescape;
 use super::problem::Sent;
-use super::{FieldPath, Format, MAX_FIELDS, PathSegment, Problem, ProblemKind, ValidationError};
+use super::{
+    Field, FieldPath, Format, MAX_FIELDS, PathSegment, Problem, ProblemKind, ValidationError,
+};
 use crate::hash::FoldState;
 
 /// An action's input schema, compiled once and used for every call.
@@ -78,7 +81,10 @@ impl Schema {
         let validator = options
             .build(&copy)
             .map_err(|e| SchemaError(e.to_string()))?;
-        let layout = Layout::new(schema);
+        let accepts = |holder: &Map<String, Value>, example: &str| {
+            accepts_example(&options, schema, holder, example)
+        };
+        let layout = Layout::new(schema, &accepts);
         Ok(Schema {
             validator,
             schema: schema.clone(),
@@ -116,16 +122,26 @@ impl Schema {
     /// 132 MiB, measured in `tests/bounds.rs`), about 0.3 µs per byte on one core. A server
     /// validates the calls whose arguments hold more than 4,096 values one at a time.
     pub fn validate(&self, action: &str, args: &Value) -> Result<(), ValidationError> {
-        let (shown, total) = self.collect(args, MAX_FIELDS);
-        if total == 0 {
-            Ok(())
-        } else {
-            let more = total - shown.len();
-            Err(ValidationError::new(action, shown).with_more(more))
+        if self.validator.is_valid(args) {
+            return Ok(());
         }
+        let (fields, more) = match (&self.flat, args) {
+            (Some(flat), Value::Object(args)) => {
+                // Fields of a flat object: no problem is in an array's element.
+                let (shown, total) = flat.detect(args, &self.layout, MAX_FIELDS);
+                let more = total - shown.len();
+                (shown.into_iter().map(Field::one).collect(), more)
+            }
+            _ => {
+                let mut found = Found::new(MAX_FIELDS).grouping();
+                self.detect(args, &mut found);
+                found.finish_fields()
+            }
+        };
+        Err(ValidationError::of_fields(action.to_owned(), fields, more))
     }
 
-    /// The first `keep` problems in the contract's order, and how many there are in all.
+    /// The first `keep` problems in the contract's order, each alone, and how many there are.
     pub(super) fn collect(&self, args: &Value, keep: usize) -> (Vec<Problem>, usize) {
         if self.validator.is_valid(args) {
             return (Vec::new(), 0);
@@ -369,8 +385,11 @@ impl Schema {
                 let failing = node();
                 let whole = at.node.filter(|n| match failing {
                     Some(f) => {
-                        std::ptr::eq(*n, f)
-                            || self.layout.nullable(n).is_some_and(|t| std::ptr::eq(t, f))
+                        n.origin == f.origin
+                            || self
+                                .layout
+                                .nullable(n)
+                                .is_some_and(|t| t.origin == f.origin)
                     }
                     None => true,
                 });
@@ -384,9 +403,21 @@ impl Schema {
                 Some(format) => ProblemKind::Format(format),
                 None => return,
             },
-            K::Pattern { pattern } => ProblemKind::Pattern {
-                pattern: pattern.clone(),
-            },
+            K::Pattern { pattern } => {
+                // The example of the chain from the schema at the path, when it ends at this
+                // pattern; else the pattern's own schema's.
+                let holder = node();
+                let chosen = |n: &Node| {
+                    n.example
+                        .as_ref()
+                        .filter(|(p, _)| holder.is_some_and(|h| h.origin == *p))
+                        .map(|(_, e)| e.clone())
+                };
+                ProblemKind::Pattern {
+                    pattern: pattern.clone(),
+                    example: at.node.and_then(chosen).or_else(|| holder.and_then(chosen)),
+                }
+            }
             K::MinLength { limit } => ProblemKind::TooShort { min: *limit },
             K::MaxLength { limit } => ProblemKind::TooLong { max: *limit },
             K::Minimum { limit } => ProblemKind::TooSmall {
@@ -405,8 +436,14 @@ impl Schema {
                 limit: number(limit),
                 exclusive: true,
             },
-            K::MinItems { limit } => ProblemKind::TooFewItems { min: *limit },
-            K::MaxItems { limit } => ProblemKind::TooManyItems { max: *limit },
+            K::MinItems { limit } => ProblemKind::TooFewItems {
+                min: *limit,
+                each: node().map_or_else(|| Arc::from(""), |n| n.each.clone()),
+            },
+            K::MaxItems { limit } => ProblemKind::TooManyItems {
+                max: *limit,
+                each: node().map_or_else(|| Arc::from(""), |n| n.each.clone()),
+            },
             K::Custom { .. } if keyword == "multipleOf" => {
                 let Some(multiple_of) = node().and_then(|n| n.multiple_of.clone()) else {
                     return;
@@ -486,6 +523,32 @@ impl Schema {
         }
         Some(at)
     }
+}
+
+/// Whether the schema `holder` (holding a `pattern`, as advertised in `root`) accepts `example`
+/// (ERRORS.md §11.5): checked by the validator with the root's definitions at hand, so that a
+/// `$ref` beside the pattern resolves; by the pattern alone if that schema cannot be compiled
+/// on its own.
+fn accepts_example(
+    options: &Options,
+    root: &Value,
+    holder: &Map<String, Value>,
+    example: &str,
+) -> bool {
+    let mut alone = holder.clone();
+    for defs in ["$defs", "definitions"] {
+        if let Some(found) = root.get(defs).filter(|_| !alone.contains_key(defs)) {
+            alone.insert(defs.to_owned(), found.clone());
+        }
+    }
+    let example = Value::String(example.to_owned());
+    if let Ok(validator) = options.build(&for_validator(&Value::Object(alone))) {
+        return validator.is_valid(&example);
+    }
+    let pattern = serde_json::json!({"pattern": holder.get("pattern")});
+    options
+        .build(&pattern)
+        .is_ok_and(|validator| validator.is_valid(&example))
 }
 
 /// Keywords whose failures the crate reports below the value holding them, and §5 at it.
@@ -571,6 +634,9 @@ struct Located<'a> {
 struct Found<'a> {
     keep: usize,
     best: BinaryHeap<Ranked>,
+    /// When the problems are written (ERRORS.md §11.6): those in an array's elements, joined
+    /// with the same problem in the array's other elements; `best` then keeps the others.
+    groups: Option<Groups<Place>>,
     total: usize,
     found: usize,
     /// Paths are kept as hashes (keyed per process, see [`FoldState`]): sets of them cost 8
@@ -658,6 +724,24 @@ impl Ranked {
     fn key(&self) -> (&[(u8, usize)], (u8, &str), usize) {
         (&self.ranks, self.problem.kind.rank(), self.found)
     }
+
+    /// The sort key, owned.
+    fn place(&self) -> Place {
+        let (row, keyword) = self.problem.kind.rank();
+        Place {
+            ranks: self.ranks.clone(),
+            row: (row, keyword.into()),
+            found: self.found,
+        }
+    }
+}
+
+/// A problem's place in the contract's order, as [`Ranked`] compares it.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Place {
+    ranks: Vec<(u8, usize)>,
+    row: (u8, Box<str>),
+    found: usize,
 }
 
 impl PartialEq for Ranked {
@@ -687,6 +771,7 @@ impl<'a> Found<'a> {
         Found {
             keep,
             best: BinaryHeap::new(),
+            groups: None,
             total: 0,
             found: 0,
             paths: FoldState::random(),
@@ -698,8 +783,15 @@ impl<'a> Found<'a> {
         }
     }
 
+    /// Joins the same problem in several elements of one array (for writing them, §11.6).
+    fn grouping(mut self) -> Self {
+        self.groups = Some(Groups::new());
+        self
+    }
+
     /// Counts a problem, unless a mistyped value hides it, and keeps it while it is among the
-    /// first `keep`; its `{sent}` is written only then.
+    /// first `keep`; its `{sent}` is written only then. When grouping, a problem in an array's
+    /// element is always kept, joined with the same problem in other elements.
     fn offer(
         &mut self,
         ranks: Vec<(u8, usize)>,
@@ -736,6 +828,18 @@ impl<'a> Found<'a> {
                 sent: Sent::Fixed(""),
             },
         };
+        if let Some(groups) = &mut self.groups
+            && ranked.problem.path.last_index().is_some()
+        {
+            // Whether it joins a group is decided by its line, `{sent}` included.
+            ranked.problem.sent = sent();
+            let place = ranked.place();
+            if let Some(alone) = groups.add(place, ranked.problem) {
+                ranked.problem = alone;
+                self.keep_best(ranked);
+            }
+            return;
+        }
         if self.best.len() >= self.keep {
             match self.best.peek() {
                 Some(worst) if ranked < *worst => {}
@@ -743,6 +847,11 @@ impl<'a> Found<'a> {
             }
         }
         ranked.problem.sent = sent();
+        self.keep_best(ranked);
+    }
+
+    /// Keeps a problem among the first `keep`, its `{sent}` written.
+    fn keep_best(&mut self, ranked: Ranked) {
         self.best.push(ranked);
         if self.best.len() > self.keep {
             self.best.pop();
@@ -756,6 +865,20 @@ impl<'a> Found<'a> {
             .iter()
             .for_each(|segment| segment.hash(&mut hasher));
         hasher.finish()
+    }
+
+    /// The first `keep` fields in order (the same problem in several elements of one array
+    /// as one field), and how many problems none of them reports.
+    fn finish_fields(self) -> (Vec<Field>, usize) {
+        let (keep, total) = (self.keep, self.total);
+        let singles = self
+            .best
+            .into_sorted_vec()
+            .into_iter()
+            .map(|ranked| (ranked.place(), Field::one(ranked.problem)))
+            .collect();
+        let groups = self.groups.map_or_else(Vec::new, |g| g.first(keep));
+        merge(singles, groups, keep, total)
     }
 
     /// The problems kept, in order, and the number counted.

@@ -290,8 +290,10 @@ impl Field {
                     continue;
                 }
                 "format" => ProblemKind::Format(Format::from_name(value.as_str()?)?),
+                // The example of the field's chain, which ends at this schema (§11.5).
                 "pattern" => ProblemKind::Pattern {
                     pattern: value.as_str()?.to_owned(),
+                    example: field.example.as_ref().map(|(_, e)| e.clone()),
                 },
                 "minLength" => ProblemKind::TooShort {
                     min: value.as_u64()?,
