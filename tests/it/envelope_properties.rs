@@ -299,7 +299,7 @@ proptest! {
                 // The prepared UNKNOWN_ACTION the server sends is the same text, byte for byte.
                 prop_assert_eq!(&router.render_error(&route), &text);
                 let hostile_tool = Router::new(value.as_str(), ACTIONS);
-                let suggested = RouteError::UnknownAction { value: value.clone(), closest: Some(1) };
+                let suggested = RouteError::UnknownAction { value: value.clone(), closest: Some(1), fields: vec![] };
                 prop_assert_eq!(hostile_tool.render_error(&suggested), hostile_tool.error(&suggested).render());
                 let doc = Document::parse(&text).map_err(|e| TestCaseError::fail(format!("{e}: {text}")))?;
                 let root = doc.root_element();
@@ -311,7 +311,7 @@ proptest! {
                 let actions: Vec<String> = elements(child(root, "available_actions").expect("actions"), "action").map(text_of).collect();
                 prop_assert_eq!(actions, ["billing.list_invoices", "billing.get_invoice"]);
             }
-            Err(RouteError::Missing) => prop_assert!(value.is_empty()),
+            Err(RouteError::Missing { .. }) => prop_assert!(value.is_empty()),
             Err(other) => prop_assert!(false, "unexpected {other:?}"),
             Ok(i) => {
                 let qualified = ["billing.", ACTIONS[i]].concat();

@@ -150,7 +150,7 @@ pub(crate) fn prepare(
         (Route::Flat(index), _) => index,
         (Route::Discriminator, None) => 0,
         (Route::Discriminator, Some(field)) => {
-            match def.router().route_or_render(discriminator(&args, field)) {
+            match def.router().route_or_render(&args) {
                 Ok(index) => {
                     // The other keys keep the order they were sent in (ERRORS.md §5 orders by
                     // it). A few keys are compared rather than the name hashed, as above.
@@ -378,18 +378,6 @@ pub(crate) async fn in_process<T: Tool + ?Sized>(
         Callable::Qualified,
         |invalid| Answer::envelope(invalid.into_envelope()),
     )
-}
-
-/// The discriminator's value. Arguments are mostly a few keys: comparing them is cheaper than
-/// hashing the name.
-fn discriminator<'a>(args: &'a Map<String, Value>, field: &str) -> Option<&'a Value> {
-    if args.len() <= 8 {
-        args.iter()
-            .find(|(key, _)| *key == field)
-            .map(|(_, value)| value)
-    } else {
-        args.get(field)
-    }
 }
 
 /// INTERNAL_ERROR: the cause goes to the log under a fresh incident id, and to the model only
