@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use super::text::{cut, push_escaped, sent as sent_text};
+use super::text::{cut, push_cut, push_escaped, sent as sent_text};
 use super::{Text, ToolError, escape, seconds_up};
 use crate::ErrorCode;
 
@@ -485,6 +485,52 @@ impl ToolError {
     }
 }
 
+/// The message of the JSON-RPC error (-32602) answering a `tools/call` of a name no tool is
+/// listed under, not an envelope (MCP, ERRORS.md §1): `unknown tool: {name}` (cut as a sent
+/// string), then what to call instead. For an action of a grouped tool called by its qualified
+/// name (or as `{tool}_{action}`), the one sentence that fixes the call; else the closest
+/// listed name, when one is close.
+pub(crate) fn unknown_tool(name: &str, instead: Instead<'_>) -> String {
+    let mut message = String::from("unknown tool: ");
+    push_cut(&mut message, name);
+    match instead {
+        Instead::Action {
+            tool,
+            discriminator,
+            action,
+        } => {
+            message.push_str("; call the tool \"");
+            message.push_str(tool);
+            message.push_str("\" with {");
+            super::text::json_string(&mut message, discriminator);
+            message.push_str(": ");
+            super::text::json_string(&mut message, action);
+            message.push_str("} in its arguments.");
+        }
+        Instead::Closest(best) => {
+            message.push_str("; did you mean \"");
+            message.push_str(best);
+            message.push_str("\"?");
+        }
+        Instead::Nothing => {}
+    }
+    message
+}
+
+/// What [`unknown_tool`] tells the caller to call instead.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Instead<'a> {
+    /// The name is `action` of the grouped tool `tool`, chosen by `discriminator`.
+    Action {
+        tool: &'a str,
+        discriminator: &'a str,
+        action: &'a str,
+    },
+    /// The listed name close to it.
+    Closest(&'a str),
+    Nothing,
+}
+
 /// `1 second`, `90 seconds`, `2 minutes`, `1 hour`: the largest unit that divides the duration
 /// exactly; whole seconds (rounded up) otherwise.
 pub(crate) fn duration_text(d: Duration) -> String {
@@ -583,6 +629,28 @@ mod tests {
         }
         // Both ways were taken: plain pieces only, and a hostile one.
         assert!(written_as_is > 0 && written_as_is < texts.len());
+    }
+
+    #[test]
+    fn unknown_tools_say_what_to_call() {
+        let action = Instead::Action {
+            tool: "billing",
+            discriminator: "action",
+            action: "get_invoice",
+        };
+        assert_eq!(
+            unknown_tool("billing.get_invoice", action),
+            "unknown tool: billing.get_invoice; call the tool \"billing\" with {\"action\": \"get_invoice\"} in its arguments."
+        );
+        assert_eq!(
+            unknown_tool("billng", Instead::Closest("billing")),
+            "unknown tool: billng; did you mean \"billing\"?"
+        );
+        let long = "x".repeat(60);
+        assert_eq!(
+            unknown_tool(&long, Instead::Nothing),
+            format!("unknown tool: {}...", "x".repeat(47))
+        );
     }
 
     #[test]

@@ -349,11 +349,7 @@ impl Server {
             .into_iter()
             .map(|l| l.name.to_string())
             .collect();
-        let mut message = format!("unknown tool: {}", cut(name));
-        if let Some(best) = crate::closest::Names::new(&listed).closest(name) {
-            message.push_str(&format!("; did you mean \"{}\"?", listed[best]));
-        }
-        message
+        crate::tool::unknown_tool(name, &listed, self.definitions())
     }
 }
 
