@@ -54,16 +54,21 @@ impl Response {
     /// A JSON result for an action that declares its output
     /// ([`ActionDefBuilder::output`](crate::tools::ActionDefBuilder::output)): the value as a text block, and as
     /// `structuredContent` (MCP 2026-07-28: any JSON value, described by the tool's
-    /// `outputSchema`).
+    /// `outputSchema`). A value whose JSON is a string is its text as it is, not JSON-encoded.
     ///
     /// ```
     /// let result = mcp_fusion::tools::Response::structured(&serde_json::json!({"id": "inv_1"})).unwrap().into_result();
     /// assert_eq!(result.structured_content, Some(serde_json::json!({"id": "inv_1"})));
     /// assert_eq!(result.content[0].as_text().unwrap().text, r#"{"id":"inv_1"}"#);
+    /// let text = mcp_fusion::tools::Response::structured("Deleted note_1").unwrap().into_result();
+    /// assert_eq!(text.content[0].as_text().unwrap().text, "Deleted note_1");
     /// ```
     pub fn structured<T: serde::Serialize + ?Sized>(value: &T) -> Result<Self, serde_json::Error> {
         let value = serde_json::to_value(value)?;
-        let text = serde_json::to_string(&value)?;
+        let text = match &value {
+            Value::String(text) => text.clone(),
+            other => serde_json::to_string(other)?,
+        };
         let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
         result.structured_content = Some(value);
         Ok(Response(result))
@@ -81,7 +86,15 @@ impl From<CallToolResult> for Response {
     }
 }
 
-/// What an action's success value becomes.
+/// What an action's success value becomes: its JSON as one text block, except that a value
+/// whose JSON is a string (`String`, `&str`, `Cow<str>`, ...) is that string's text, as it is.
+///
+/// ```
+/// use mcp_fusion::tools::IntoOutput;
+/// let text = |result: mcp_fusion::rmcp::model::CallToolResult| result.content[0].as_text().unwrap().text.clone();
+/// assert_eq!(text(String::from("Deleted note_1").into_output().unwrap()), "Deleted note_1");
+/// assert_eq!(text(vec!["a", "b"].into_output().unwrap()), r#"["a","b"]"#);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be the success value of an action",
     label = "returned as the action's success value",
@@ -95,8 +108,11 @@ pub trait IntoOutput {
 
 impl<T: serde::Serialize> IntoOutput for T {
     fn into_output(self) -> Result<CallToolResult, Failure> {
-        let json = serde_json::to_string(&self).map_err(|e| Failure::Internal(Box::new(e)))?;
-        Ok(CallToolResult::success(vec![ContentBlock::text(json)]))
+        let text = match super::as_text::as_text(&self) {
+            Some(text) => text,
+            None => serde_json::to_string(&self).map_err(|e| Failure::Internal(Box::new(e)))?,
+        };
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod action;
 mod answer;
+mod as_text;
 mod call;
 mod caller;
 mod check;
