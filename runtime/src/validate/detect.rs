@@ -71,8 +71,19 @@ impl Schema {
     /// use mcp_fusion::validate::Schema;
     /// assert!(Schema::new(&serde_json::json!({"type": "object"})).is_ok());
     /// assert!(Schema::new(&serde_json::json!({"type": 12})).is_err());
+    /// // A `$ref` must be a JSON Pointer into the schema (`~` written `~0`).
+    /// let coord = serde_json::json!({"properties": {"at": {"$ref": "#/$defs/Coord~Inner"}},
+    ///                                "$defs": {"Coord~Inner": {"type": "string"}}});
+    /// assert!(Schema::new(&coord).is_err());
     /// ```
     pub fn new(schema: &Value) -> Result<Self, SchemaError> {
+        // A reference that is no JSON Pointer would be followed by the validator, but not
+        // described: the same field checked against its target and described as `a value`.
+        if let Some((reference, why)) = super::pointer::invalid_references(schema).first() {
+            return Err(SchemaError(format!(
+                "the $ref {reference:?} is no JSON Pointer: {why}"
+            )));
+        }
         let options = jsonschema::options()
             .with_draft(jsonschema::Draft::Draft202012)
             .should_validate_formats(true)

@@ -17,6 +17,7 @@ mod problem;
 pub use detect::{Schema, SchemaError};
 pub use group::Field;
 pub use path::{FieldPath, PathSegment};
+pub(crate) use pointer::invalid_references;
 pub use problem::{Format, JsonType, Problem, ProblemKind, ValidationError};
 
 /// At most this many `<field>` lines (a line for several elements of one array counts once);
