@@ -14,6 +14,7 @@ mod derive_tool_errors;
 mod envelope_properties;
 mod exposition;
 mod fast_path;
+mod fixing_calls;
 mod gateway;
 mod hand_written_tool;
 mod handler_faults;
