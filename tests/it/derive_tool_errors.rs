@@ -8,7 +8,12 @@ enum BillingError {
     InvoiceNotFound { id: String },
     #[tool_error(code = "PAYMENT_DECLINED", severity = critical, "The card was declined: {reason}", no_recovery)]
     Declined { reason: String },
-    #[tool_error(RATE_LIMITED, "Slow down: {0} calls in {1:.1}s", retry_after = 30, no_recovery)]
+    #[tool_error(
+        RATE_LIMITED,
+        "Slow down: {0} calls in {1:.1}s",
+        retry_after = 30,
+        no_recovery
+    )]
     TooFast(u32, f64),
     #[tool_error(CONFLICT, "Invoice {id} is already {status}.", retry_after = wait, severity = warning)]
     Busy {
@@ -179,7 +184,11 @@ mod read_back {
         NoCard { last4: String, attempt: u32 },
         #[tool_error(CONFLICT, "Invoice {id} is already paid.", no_recovery)]
         AlreadyPaid { id: String },
-        #[tool_error(CONFLICT, "Invoice {id} is {state} and cannot be charged.", no_recovery)]
+        #[tool_error(
+            CONFLICT,
+            "Invoice {id} is {state} and cannot be charged.",
+            no_recovery
+        )]
         Blocked { id: String, state: String },
         #[tool_error(code = "PAYMENT_DECLINED", severity = critical, "Declined: {0} (code {1})", no_recovery)]
         Declined(String, u16),
