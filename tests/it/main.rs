@@ -16,6 +16,7 @@ mod exposition;
 mod fast_path;
 mod fixing_calls;
 mod gateway;
+mod grouping_properties;
 mod hand_written_tool;
 mod handler_faults;
 mod hostile_corpus;
