@@ -143,10 +143,9 @@ impl Schema {
         }
         let (fields, more) = match (&self.flat, args) {
             (Some(flat), Value::Object(args)) => {
-                // Fields of a flat object: no problem is in an array's element.
-                let (shown, total) = flat.detect(args, &self.layout, MAX_FIELDS);
+                let (shown, total) = flat.detect(args, &self.layout, MAX_FIELDS, Field::one);
                 let more = total - shown.len();
-                (shown.into_iter().map(Field::one).collect(), more)
+                (shown, more)
             }
             _ => {
                 let mut found = Found::new(MAX_FIELDS).grouping();
@@ -163,7 +162,7 @@ impl Schema {
             return (Vec::new(), 0);
         }
         if let (Some(flat), Value::Object(args)) = (&self.flat, args) {
-            return flat.detect(args, &self.layout, keep);
+            return flat.detect(args, &self.layout, keep, |problem| problem);
         }
         let mut found = Found::new(keep);
         self.detect(args, &mut found);
