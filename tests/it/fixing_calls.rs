@@ -338,3 +338,42 @@ fn a_reference_that_is_no_json_pointer_is_refused_when_the_server_is_built() {
         .build();
     assert!(Server::builder("t", "1").tool(Defined(def)).build().is_ok());
 }
+
+/// The namespaces of ERRORS.md §11.7 (lowercase ASCII letters, digits and `-`, starting with a
+/// letter, at most 32 characters: no `_`, so that a listed `{ns}_{name}` splits at its first
+/// `_`) are the only ones a gateway is built with.
+#[tokio::test(flavor = "current_thread")]
+async fn namespaces_version_3_does_not_allow_are_refused_when_the_server_is_built() {
+    use mcp_fusion::gateway::Upstream;
+
+    let upstream = || Upstream::command("billing-server", ["--stdio"]);
+    let long = "a".repeat(33);
+    for refused in [
+        "Books",
+        "books_2",
+        "2books",
+        "",
+        "b\u{f6}oks",
+        "books.x",
+        long.as_str(),
+    ] {
+        let problems = Server::builder("front-desk", "1")
+            .mount(refused, upstream())
+            .build()
+            .unwrap_err();
+        assert_eq!(
+            problems.problems(),
+            [format!(
+                "mount \"{refused}\": a namespace is lowercase ASCII letters, digits and '-', starting with a letter, at most 32 characters"
+            )],
+            "{refused:?}"
+        );
+    }
+    let longest = "a".repeat(32);
+    for allowed in ["crm", "books-2", "x", longest.as_str()] {
+        let built = Server::builder("front-desk", "1")
+            .mount(allowed, upstream())
+            .build();
+        assert!(built.is_ok(), "{allowed:?}: {built:?}");
+    }
+}
