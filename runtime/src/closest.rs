@@ -7,7 +7,8 @@
 ///
 /// A name is close when, after ASCII lowercasing both, their Levenshtein distance is at most 2,
 /// or one non-empty string contains the other; the smallest distance wins, the earliest name on
-/// a tie.
+/// a tie. When none is, a name the value abbreviates (its first character first, the others in
+/// order) is close if it is the only one (ERRORS.md §11.2).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Names {
     names: Vec<Name>,
