@@ -1354,6 +1354,22 @@ mod tests {
     }
 
     #[test]
+    fn a_nullable_alternative_of_itself_ends() {
+        // T of a nullable alternative that refers back to the alternative: its chain of
+        // references comes back on itself (ERRORS.md §11.7), and an example is looked for on
+        // the way without end.
+        let schema = json!({
+            "type": "object",
+            "properties": {"x": {"$ref": "#/$defs/S", "examples": ["a"]}},
+            "required": ["x"],
+            "$defs": {"S": {"anyOf": [{"$ref": "#/$defs/S"}, {"type": "null"}], "examples": ["b"]}}
+        });
+        let got = lines(schema, json!({}));
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].0, "x");
+    }
+
+    #[test]
     fn alternatives_that_refer_to_themselves_end() {
         let schema = json!({
             "type": "object",
