@@ -12,6 +12,11 @@
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Names {
     names: Vec<Name>,
+    /// The ASCII first characters of the names, lowercased, each as bit `byte`; and whether a
+    /// name starts with another character: a value that starts with none of them abbreviates
+    /// nothing, which is told without a walk.
+    firsts: u128,
+    other_firsts: bool,
     /// The short names by length (0 to 8 bytes), in declaration order.
     short: [Short; 9],
 }
@@ -35,6 +40,8 @@ struct Name {
     word: Option<u64>,
     /// Which bytes the lowercased name holds, each as bit `byte % 64`.
     letters: u64,
+    /// Its first character, ASCII lowercased: what a value abbreviating it starts with.
+    first: Option<char>,
     /// Its length in characters.
     chars: usize,
 }
@@ -76,6 +83,8 @@ impl Names {
     pub(crate) fn new(names: &[String]) -> Self {
         let mut prepared = Names {
             names: Vec::with_capacity(names.len()),
+            firsts: 0,
+            other_firsts: false,
             short: Default::default(),
         };
         for (index, n) in names.iter().enumerate() {
@@ -88,8 +97,14 @@ impl Names {
                 group.words.push(packed);
                 group.indices.push(index);
             }
+            match n.as_bytes().first() {
+                Some(b) if b.is_ascii() => prepared.firsts |= 1 << b.to_ascii_lowercase(),
+                Some(_) => prepared.other_firsts = true,
+                None => {}
+            }
             prepared.names.push(Name {
                 name: n.clone(),
+                first: n.chars().next().map(|c| c.to_ascii_lowercase()),
                 letters: lowered.as_deref().map_or(0, letters),
                 lowered,
                 word: packed,
@@ -102,15 +117,30 @@ impl Names {
     /// The index of the closest name to `value`, if one is close: by distance or containment
     /// (ERRORS.md §4), or else the one name `value` abbreviates (§11.2).
     pub(crate) fn closest(&self, value: &str) -> Option<usize> {
-        self.nearest(value).or_else(|| self.abbreviated(value))
+        let starts = match value.as_bytes().first() {
+            Some(b) if b.is_ascii() => self.firsts & 1 << b.to_ascii_lowercase() != 0,
+            Some(_) => self.other_firsts,
+            None => false,
+        };
+        match self.nearest(value) {
+            None if starts => self.abbreviated(value),
+            nearest => nearest,
+        }
     }
 
     /// The one name `value` abbreviates (ERRORS.md §11.2): `None` when it abbreviates none, or
     /// more than one. Only asked when no name is close by distance or containment, so that
-    /// every suggestion of version 2.1 stays.
+    /// every suggestion of version 2.1 stays; kept out of the search by distance, which it
+    /// would otherwise crowd.
+    #[inline(never)]
     fn abbreviated(&self, value: &str) -> Option<usize> {
+        let first = value.chars().next().map(|c| c.to_ascii_lowercase())?;
         let mut found = None;
         for (index, name) in self.names.iter().enumerate() {
+            // Most names start with another character: told apart without a walk.
+            if name.first != Some(first) {
+                continue;
+            }
             let abbreviates = match &name.lowered {
                 Some(lowered) if value.is_ascii() => {
                     abbreviates(value.bytes(), lowered.iter().copied())
@@ -128,6 +158,7 @@ impl Names {
     }
 
     /// The closest name by distance or containment (ERRORS.md §4).
+    #[inline]
     fn nearest(&self, value: &str) -> Option<usize> {
         // The best distance so far and its name (containment may be farther than 2).
         let mut best: Option<(usize, usize)> = None;

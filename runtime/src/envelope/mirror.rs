@@ -113,13 +113,20 @@ pub(crate) struct FieldsMirror {
 #[derive(Debug, Default)]
 pub(crate) struct FieldLines {
     plain: String,
-    /// Each line's start, the end of its path (the start of its text), its end, its row, and
-    /// where its elements end in `elements`.
-    marks: Vec<(usize, usize, usize, super::Text, usize)>,
-    /// The elements of the lines written for several elements of one array, one after another
-    /// (behind one thin pointer, made only when there are some: an [`Envelope`] stays small).
-    #[allow(clippy::box_collection)]
-    elements: Option<Box<Vec<usize>>>,
+    /// Each line's start, the end of its path (the start of its text), its end, and its row.
+    marks: Vec<(usize, usize, usize, super::Text)>,
+    /// The lines written for several elements of one array, with their elements (behind one
+    /// thin pointer, made only when there are some: an [`Envelope`] stays small, and a line of
+    /// one element costs nothing more).
+    grouped: Option<Box<Grouped>>,
+}
+
+/// The elements of the lines that have some: each such line's index among the lines, and where
+/// its elements end in `elements`.
+#[derive(Debug, Default)]
+struct Grouped {
+    lines: Vec<(usize, usize)>,
+    elements: Vec<usize>,
 }
 
 impl FieldLines {
@@ -128,7 +135,7 @@ impl FieldLines {
         FieldLines {
             plain: String::with_capacity(lines * 128),
             marks: Vec::with_capacity(lines),
-            elements: None,
+            grouped: None,
         }
     }
 
@@ -139,6 +146,7 @@ impl FieldLines {
 
     /// Ends the line written to the buffer since `start`, its path ending at `split`; `elements`
     /// are those it stands for (none for one).
+    #[inline]
     pub(crate) fn mark(
         &mut self,
         start: usize,
@@ -147,28 +155,45 @@ impl FieldLines {
         elements: &[usize],
     ) {
         if !elements.is_empty() {
-            self.elements
-                .get_or_insert_default()
-                .extend_from_slice(elements);
+            self.group(elements);
         }
-        let (end, until) = (
-            self.plain.len(),
-            self.elements.as_ref().map_or(0, |e| e.len()),
-        );
-        self.marks.push((start, split, end, problem, until));
+        self.marks.push((start, split, self.plain.len(), problem));
+    }
+
+    /// Keeps the elements of the line about to be marked.
+    #[cold]
+    fn group(&mut self, elements: &[usize]) {
+        let grouped = self.grouped.get_or_insert_default();
+        grouped.elements.extend_from_slice(elements);
+        grouped
+            .lines
+            .push((self.marks.len(), grouped.elements.len()));
     }
 
     /// The lines' mirror objects, in order.
     pub(crate) fn iter(&self) -> impl ExactSizeIterator<Item = FieldMirror<'_>> {
-        let mut from = 0;
-        let all = self.elements.as_deref().map_or(&[][..], Vec::as_slice);
+        let (lines, all) = match self.grouped.as_deref() {
+            Some(grouped) => (&grouped.lines[..], &grouped.elements[..]),
+            None => (&[][..], &[][..]),
+        };
+        let (mut next, mut from) = (0, 0);
         self.marks
             .iter()
-            .map(move |(start, split, end, problem, until)| FieldMirror {
-                path: &self.plain[*start..*split],
-                elements: &all[std::mem::replace(&mut from, *until)..*until],
-                problem,
-                text: &self.plain[*split..*end],
+            .enumerate()
+            .map(move |(line, (start, split, end, problem))| {
+                let elements = match lines.get(next) {
+                    Some(&(at, until)) if at == line => {
+                        next += 1;
+                        &all[std::mem::replace(&mut from, until)..until]
+                    }
+                    _ => &[],
+                };
+                FieldMirror {
+                    path: &self.plain[*start..*split],
+                    elements,
+                    problem,
+                    text: &self.plain[*split..*end],
+                }
             })
     }
 }

@@ -93,6 +93,7 @@ impl FieldPath {
         }
     }
 
+    #[inline]
     pub(super) fn write(&self, out: &mut String) {
         self.write_with(out, &[]);
     }
