@@ -158,17 +158,16 @@ impl Layout {
             .iter()
             .map(|chain| layout.example(chain, accepts, &mut decided))
             .collect();
-        let key_schemas: Vec<usize> = layout
-            .nodes
-            .iter()
-            .filter_map(|n| n.property_names)
-            .collect();
+        let mut key_schemas = vec![false; layout.nodes.len()];
+        for id in layout.nodes.iter().filter_map(|n| n.property_names) {
+            key_schemas[id] = true;
+        }
         let mut texts = Vec::with_capacity(layout.nodes.len());
         for (i, example) in examples.iter().enumerate() {
             let example = example.as_ref().map(|(_, e)| &**e);
             let each: Arc<str> = layout.each(layout.resolve(i)).into();
             let desc: Arc<str> = layout.describe(i, None, example).into();
-            let key_desc: Arc<str> = match key_schemas.contains(&i) {
+            let key_desc: Arc<str> = match key_schemas[i] {
                 true => layout.describe(i, Some(JsonType::String), example).into(),
                 false => Arc::from(""),
             };
