@@ -21,7 +21,7 @@ use crate::tool::{BoxFuture, CatchUnwind, PanicMessage};
 
 use super::call::Called;
 use super::core::Server;
-use super::incoming::{MCP_REQUESTS, cut};
+use super::incoming::MCP_REQUESTS;
 use super::reach::Asker;
 use super::request::{CallRequest, ProgressSink, Stopping, cancellation, trace_of};
 use super::user::{Notification, UserHandler, user_requests};
@@ -512,11 +512,7 @@ impl Server {
         for source in self.inner.sources.iter() {
             listed.extend(source.listed().into_iter().map(|t| t.name.into_owned()));
         }
-        let mut message = format!("unknown tool: {}", cut(name));
-        if let Some(best) = crate::closest::Names::new(&listed).closest(name) {
-            message.push_str(&format!("; did you mean \"{}\"?", listed[best]));
-        }
-        message
+        crate::tool::unknown_tool(name, &listed, self.definitions())
     }
 }
 

@@ -147,13 +147,16 @@ impl Flat {
         })
     }
 
-    /// The first `keep` problems of `args` in the contract's order (§5), and how many there are.
-    pub(super) fn detect(
+    /// The first `keep` problems of `args` in the contract's order (§5), each made into what
+    /// the caller keeps (a problem, or the field of a validation error: no problem of a flat
+    /// object is in an array, so each is a field of its own), and how many there are.
+    pub(super) fn detect<T>(
         &self,
         args: &Map<String, Value>,
         layout: &Layout,
         keep: usize,
-    ) -> (Vec<Problem>, usize) {
+        into: impl FnMut(Problem) -> T,
+    ) -> (Vec<T>, usize) {
         let mut kept = Kept::new(keep);
         let at = FieldPath::of_key;
         for (i, field) in self.fields.iter().enumerate() {
@@ -205,7 +208,7 @@ impl Flat {
                 });
             }
         }
-        kept.finish()
+        kept.finish(into)
     }
 }
 
@@ -245,13 +248,13 @@ impl Kept {
         }
     }
 
-    fn finish(mut self) -> (Vec<Problem>, usize) {
+    fn finish<T>(mut self, into: impl FnMut(Problem) -> T) -> (Vec<T>, usize) {
         self.best.sort_unstable_by_key(|(k, _)| *k);
         // Moved to a vector of their own size rather than collected in place (which would
         // shrink this one): each block is then freed at the size it was taken, so that the
         // allocator hands it out again at once on the next call instead of carving a new one.
         let mut problems = Vec::with_capacity(self.best.len());
-        problems.extend(self.best.drain(..).map(|(_, p)| p));
+        problems.extend(self.best.drain(..).map(|(_, p)| p).map(into));
         (problems, self.total)
     }
 }
@@ -290,8 +293,10 @@ impl Field {
                     continue;
                 }
                 "format" => ProblemKind::Format(Format::from_name(value.as_str()?)?),
+                // The example of the field's chain, which ends at this schema (§11.5).
                 "pattern" => ProblemKind::Pattern {
                     pattern: value.as_str()?.to_owned(),
+                    example: field.example.as_ref().map(|(_, e)| e.clone()),
                 },
                 "minLength" => ProblemKind::TooShort {
                     min: value.as_u64()?,
