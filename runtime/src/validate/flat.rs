@@ -29,6 +29,9 @@ pub(super) struct Flat {
     closed: bool,
 }
 
+/// The URI of JSON Schema draft 2020-12, which every schema is compiled with.
+pub(crate) const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
+
 /// Annotations, which say nothing of a value (`$schema` and `$id` aside, which change how a
 /// schema is read).
 fn annotation(keyword: &str, value: &Value) -> bool {
@@ -92,7 +95,9 @@ impl Flat {
     /// The walk for `copy` (the validator's copy of the schema), when it is flat.
     pub(super) fn new(copy: &Value, layout: &Layout, options: &Options) -> Option<Self> {
         let root = copy.as_object()?;
-        let known = |k: &str, v: &Value| ROOT.contains(&k) || annotation(k, v);
+        // `$schema` naming the draft every schema is compiled with says nothing more.
+        let draft = |k: &str, v: &Value| k == "$schema" && v == DRAFT_2020_12;
+        let known = |k: &str, v: &Value| ROOT.contains(&k) || annotation(k, v) || draft(k, v);
         if !root.iter().all(|(k, v)| known(k, v)) {
             return None;
         }
