@@ -10,6 +10,7 @@
 mod hostile_upstream;
 mod support;
 
+mod client;
 mod composition;
 mod decoding;
 mod derive_tool_errors;

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::breaker::{Breaker, Tripped};
 use super::listing::Coalesced;
+use super::relay::{self, Asking, MAX_ROUNDS};
 use super::subscribers::Subscribers;
 use super::{SEPARATOR, Upstream};
 use crate::ToolError;
@@ -42,6 +43,8 @@ pub(crate) struct Link {
     changed: tokio::sync::Notify,
     /// Where the progress of forwarded calls goes, by the token of the upstream request.
     progress: Mutex<HashMap<ProgressToken, Arc<Progress>>>,
+    /// The calls in flight, for the upstream's requests to their clients.
+    pub(super) asking: Arc<Asking>,
     /// The task that keeps the upstream connected, started by the first use.
     pub(super) keeper: OnceLock<()>,
     /// Stops the keeper (and the connection, and a child process) when the link is dropped.
@@ -134,6 +137,7 @@ impl Link {
             tools: Mutex::new(locked.map(|locked| Arc::from(locked.tools.as_slice()))),
             changed: tokio::sync::Notify::new(),
             progress: Mutex::default(),
+            asking: Arc::default(),
             keeper: OnceLock::new(),
             stop: CancellationToken::new(),
             subscribers,
@@ -366,13 +370,51 @@ impl Link {
                 meta.set_tracestate(state);
             }
         }
-        let mut options = PeerRequestOptions::no_options();
-        options.meta = Some(meta);
-        let call = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let handle = match peer.send_request_with_option(call, options).await {
-            Ok(handle) => handle,
-            Err(_) => return Err(self.lost(connection)),
-        };
+        // An upstream from 2026-07-28 may answer `input_required`: its requests are relayed
+        // to the client, and the call sent again with the answers.
+        for round in 1..=MAX_ROUNDS {
+            let mut options = PeerRequestOptions::no_options();
+            options.meta = Some(meta.clone());
+            let call = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+            let asked = match self.exchange(&peer, call, options, context).await {
+                Ok(ServerResult::CallToolResult(result)) => {
+                    self.breaker.served(caller);
+                    self.trips.store(0, Ordering::Relaxed);
+                    return Ok(result);
+                }
+                Ok(ServerResult::InputRequiredResult(asked)) if round < MAX_ROUNDS => asked,
+                Ok(other) => {
+                    self.call_failed(connection, caller);
+                    return Err(self.failed(name, &format!("{other:?}")));
+                }
+                Err(ServiceError::McpError(error)) if error.code == ErrorCode::INVALID_PARAMS => {
+                    // The caller's arguments, not the upstream's health.
+                    self.breaker.served(caller);
+                    return Err(ToolError::upstream_refused(&self.namespace, &error.message));
+                }
+                Err(ServiceError::McpError(error)) => {
+                    self.call_failed(connection, caller);
+                    return Err(self.failed(name, &format!("{error:?}")));
+                }
+                Err(_) => return Err(self.lost(connection)),
+            };
+            let asks = asked.input_requests.unwrap_or_default();
+            params.input_responses = Some(relay::answer_all(context, asks).await?);
+            params.request_state = asked.request_state;
+        }
+        unreachable!("the last round returns")
+    }
+
+    /// Sends one call and waits for its answer, its progress routed to the call's and its
+    /// requests to the client relayed; the upstream is told when the call is abandoned.
+    async fn exchange(
+        &self,
+        peer: &Peer<RoleClient>,
+        call: ClientRequest,
+        options: PeerRequestOptions,
+        context: &Context,
+    ) -> Result<ServerResult, ServiceError> {
+        let handle = peer.send_request_with_option(call, options).await?;
         // The upstream's progress for this call goes into the call's own (throttled, only
         // increasing, none after the answer), until the answer.
         let _route = context.progress_handle().map(|progress| {
@@ -380,32 +422,12 @@ impl Link {
             lock(&self.progress).insert(token.clone(), Arc::clone(progress));
             Route(self, token)
         });
-        let id = handle.id.clone();
+        let _asking = self.asking.enter(handle.id.clone(), context);
         // Told to the upstream unless the answer came.
-        let mut abandoned = Abandoned(Some((peer.clone(), id)));
+        let mut abandoned = Abandoned(Some((peer.clone(), handle.id.clone())));
         let answer = handle.await_response().await;
         abandoned.0 = None;
-        match answer {
-            Ok(ServerResult::CallToolResult(result)) => {
-                self.breaker.served(caller);
-                self.trips.store(0, Ordering::Relaxed);
-                Ok(result)
-            }
-            Ok(other) => {
-                self.call_failed(connection, caller);
-                Err(self.failed(name, &format!("{other:?}")))
-            }
-            Err(ServiceError::McpError(error)) if error.code == ErrorCode::INVALID_PARAMS => {
-                // The caller's arguments, not the upstream's health.
-                self.breaker.served(caller);
-                Err(ToolError::upstream_refused(&self.namespace, &error.message))
-            }
-            Err(ServiceError::McpError(error)) => {
-                self.call_failed(connection, caller);
-                Err(self.failed(name, &format!("{error:?}")))
-            }
-            Err(_) => Err(self.lost(connection)),
-        }
+        answer
     }
 
     /// The upstream's progress note for the upstream request `token`, into its call's own.
