@@ -14,7 +14,7 @@ use std::borrow::Cow;
 
 use rmcp::model::*;
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
-use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::envelope::new_incident_id;
 use crate::tool::{BoxFuture, CatchUnwind, PanicMessage};
@@ -387,13 +387,17 @@ impl Server {
         let caller = crate::tool::Caller::of(&extensions).cloned();
         let (version, capabilities, peer) = match client {
             PlainClient::None => (None, None, None),
+            #[cfg(feature = "stdio")]
             PlainClient::Session(peer) => {
                 let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
                 (None, capabilities, Some(peer))
             }
-            PlainClient::Round(capabilities) => {
-                (Some(ProtocolVersion::V_2026_07_28), capabilities, None)
-            }
+            #[cfg(feature = "http")]
+            PlainClient::Round(capabilities) => (
+                Some(ProtocolVersion::V_2026_07_28),
+                capabilities.map(|c| *c),
+                None,
+            ),
         };
         let reach = self.reach(Asker {
             tool: &name,
@@ -522,9 +526,11 @@ pub(crate) enum PlainClient {
     /// No way back (stateless HTTP before 2026-07-28).
     None,
     /// The session's peer (stdio).
-    Session(Peer<RoleServer>),
+    #[cfg(feature = "stdio")]
+    Session(rmcp::Peer<RoleServer>),
     /// A 2026-07-28 request, with the client capabilities its `_meta` declares.
-    Round(Option<ClientCapabilities>),
+    #[cfg(feature = "http")]
+    Round(Option<Box<ClientCapabilities>>),
 }
 
 /// Whether requests can reach the client of a request carrying `extensions`: every transport
