@@ -141,7 +141,10 @@ impl SuiteTools {
     #[action(read_only)]
     async fn tool_with_logging(&self, f: Context) -> Result<Response, SuiteError> {
         let mut sent = 0;
-        for (step, line) in ["started", "processing data", "completed"].iter().enumerate() {
+        for (step, line) in ["started", "processing data", "completed"]
+            .iter()
+            .enumerate()
+        {
             if step > 0 {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }

@@ -45,7 +45,7 @@ struct Note {
 static RUNS: AtomicUsize = AtomicUsize::new(0);
 
 /// Notes, whose actions ask their client.
-struct Notes;
+pub(crate) struct Notes;
 
 /// Notes kept for the user.
 #[tool]
@@ -114,7 +114,7 @@ impl Notes {
     }
 }
 
-fn notes() -> Server {
+pub(crate) fn notes() -> Server {
     Server::builder("notes", "1.0.0")
         .tool(Notes)
         .ask_timeout(Duration::from_secs(60))
@@ -124,7 +124,7 @@ fn notes() -> Server {
 
 /// How the user answers a form.
 #[derive(Clone, Copy, Debug)]
-enum Answer {
+pub(crate) enum Answer {
     Confirm,
     Decline,
     Dismiss,
@@ -132,18 +132,18 @@ enum Answer {
 
 /// A client with a user and a model behind it, recording what it was asked and told.
 #[derive(Clone)]
-struct Person {
+pub(crate) struct Person {
     /// What it declares it can be asked.
-    can: &'static [&'static str],
-    answer: Answer,
+    pub(crate) can: &'static [&'static str],
+    pub(crate) answer: Answer,
     /// How long the user thinks before answering.
-    thinks: Duration,
-    asked: Arc<Mutex<Vec<String>>>,
-    logs: Arc<Mutex<Vec<LoggingMessageNotificationParam>>>,
+    pub(crate) thinks: Duration,
+    pub(crate) asked: Arc<Mutex<Vec<String>>>,
+    pub(crate) logs: Arc<Mutex<Vec<LoggingMessageNotificationParam>>>,
 }
 
 impl Person {
-    fn new(can: &'static [&'static str], answer: Answer) -> Self {
+    pub(crate) fn new(can: &'static [&'static str], answer: Answer) -> Self {
         Person {
             can,
             answer,
@@ -153,7 +153,7 @@ impl Person {
         }
     }
 
-    fn asked(&self) -> Vec<String> {
+    pub(crate) fn asked(&self) -> Vec<String> {
         self.asked.lock().unwrap().clone()
     }
 }
@@ -235,22 +235,25 @@ impl ClientHandler for Person {
     }
 }
 
-fn call(name: &str, arguments: Value) -> CallToolRequestParams {
+pub(crate) fn call(name: &str, arguments: Value) -> CallToolRequestParams {
     CallToolRequestParams::new(name.to_owned())
         .with_arguments(arguments.as_object().cloned().expect("an object"))
 }
 
-fn text(result: &CallToolResult) -> &str {
+pub(crate) fn text(result: &CallToolResult) -> &str {
     &result.content[0].as_text().expect("a text block").text
 }
 
 /// The envelope's code and the result's `isError`.
-fn envelope(result: &CallToolResult) -> (String, Option<bool>) {
+pub(crate) fn envelope(result: &CallToolResult) -> (String, Option<bool>) {
     (parse_envelope(text(result)).code, result.is_error)
 }
 
 /// `person` connected to `server` over stdio, in this process.
-async fn over_stdio(server: Server, person: Person) -> RunningService<RoleClient, Person> {
+pub(crate) async fn over_stdio(
+    server: Server,
+    person: Person,
+) -> RunningService<RoleClient, Person> {
     let (client_io, server_io) = tokio::io::duplex(1 << 16);
     let (read, write) = tokio::io::split(server_io);
     let serving = server.serve_io(read, write, StdioOptions::default());
@@ -262,7 +265,10 @@ async fn over_stdio(server: Server, person: Person) -> RunningService<RoleClient
 }
 
 /// `person` connected to `server` over streamable HTTP with a session.
-async fn over_http(server: Server, person: Person) -> RunningService<RoleClient, Person> {
+pub(crate) async fn over_http(
+    server: Server,
+    person: Person,
+) -> RunningService<RoleClient, Person> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     tokio::spawn(
@@ -422,7 +428,7 @@ async fn the_users_time_is_not_the_actions() {
 }
 
 /// A server over stateless streamable HTTP, and its address.
-async fn stateless(server: Server, options: HttpOptions) -> String {
+pub(crate) async fn stateless(server: Server, options: HttpOptions) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     tokio::spawn(server.serve_http(listener, options).into_future());

@@ -11,6 +11,7 @@ mod hostile_upstream;
 mod support;
 
 mod client;
+mod client_gateway;
 mod composition;
 mod decoding;
 mod derive_tool_errors;

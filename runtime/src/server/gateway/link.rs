@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::breaker::{Breaker, Tripped};
 use super::listing::Coalesced;
-use super::relay::{self, Asking, MAX_ROUNDS};
+use super::relay::Asking;
 use super::subscribers::Subscribers;
 use super::{SEPARATOR, Upstream};
 use crate::ToolError;
@@ -370,39 +370,33 @@ impl Link {
                 meta.set_tracestate(state);
             }
         }
-        // An upstream from 2026-07-28 may answer `input_required`: its requests are relayed
-        // to the client, and the call sent again with the answers.
-        for round in 1..=MAX_ROUNDS {
-            let mut options = PeerRequestOptions::no_options();
-            options.meta = Some(meta.clone());
-            let call = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
-            let asked = match self.exchange(&peer, call, options, context).await {
-                Ok(ServerResult::CallToolResult(result)) => {
-                    self.breaker.served(caller);
-                    self.trips.store(0, Ordering::Relaxed);
-                    return Ok(result);
-                }
-                Ok(ServerResult::InputRequiredResult(asked)) if round < MAX_ROUNDS => asked,
-                Ok(other) => {
-                    self.call_failed(connection, caller);
-                    return Err(self.failed(name, &format!("{other:?}")));
-                }
-                Err(ServiceError::McpError(error)) if error.code == ErrorCode::INVALID_PARAMS => {
-                    // The caller's arguments, not the upstream's health.
-                    self.breaker.served(caller);
-                    return Err(ToolError::upstream_refused(&self.namespace, &error.message));
-                }
-                Err(ServiceError::McpError(error)) => {
-                    self.call_failed(connection, caller);
-                    return Err(self.failed(name, &format!("{error:?}")));
-                }
-                Err(_) => return Err(self.lost(connection)),
-            };
-            let asks = asked.input_requests.unwrap_or_default();
-            params.input_responses = Some(relay::answer_all(context, asks).await?);
-            params.request_state = asked.request_state;
+        // The gateway speaks to its upstreams on 2025-11-25 sessions, where an upstream asks
+        // on the back-channel (relayed, `relay.rs`) and never answers `input_required` (rmcp
+        // refuses to send it before 2026-07-28; anything else is a failed call).
+        let mut options = PeerRequestOptions::no_options();
+        options.meta = Some(meta);
+        let call = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        match self.exchange(&peer, call, options, context).await {
+            Ok(ServerResult::CallToolResult(result)) => {
+                self.breaker.served(caller);
+                self.trips.store(0, Ordering::Relaxed);
+                Ok(result)
+            }
+            Ok(other) => {
+                self.call_failed(connection, caller);
+                Err(self.failed(name, &format!("{other:?}")))
+            }
+            Err(ServiceError::McpError(error)) if error.code == ErrorCode::INVALID_PARAMS => {
+                // The caller's arguments, not the upstream's health.
+                self.breaker.served(caller);
+                Err(ToolError::upstream_refused(&self.namespace, &error.message))
+            }
+            Err(ServiceError::McpError(error)) => {
+                self.call_failed(connection, caller);
+                Err(self.failed(name, &format!("{error:?}")))
+            }
+            Err(_) => Err(self.lost(connection)),
         }
-        unreachable!("the last round returns")
     }
 
     /// Sends one call and waits for its answer, its progress routed to the call's and its

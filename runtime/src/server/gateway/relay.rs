@@ -7,9 +7,8 @@
 //!   stream it came on, SEP-2260); over stdio, where streams cannot be told apart, to the one
 //!   call in flight on the link. A request that cannot be tied to one call is refused
 //!   (`invalid_request`, naming why), as is one the gateway's client cannot answer.
-//! - An upstream from 2026-07-28 answers `input_required`: each of its `inputRequests` is asked
-//!   the same way, and the call is sent again with the answers and its `requestState`, at most
-//!   [`MAX_ROUNDS`] times.
+//! - The gateway speaks to its upstreams on 2025-11-25 sessions, so an upstream never answers
+//!   `input_required` (rmcp sends it only from 2026-07-28 on).
 //!
 //! When the gateway's own client is on 2026-07-28, asking ends the client's round: the
 //! forwarded call is abandoned (the upstream told), and the retried call forwards it again; the
@@ -19,15 +18,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::ErrorData as McpError;
-use rmcp::model::{InputRequest, InputRequests, InputResponses, RequestId};
+use rmcp::model::RequestId;
 use rmcp::service::InboundStreamOrigin;
 use serde::de::DeserializeOwned;
 
-use crate::ToolError;
 use crate::tool::{ClientError, ClientRequestKind, Context};
-
-/// At most this many `input_required` rounds an upstream gets for one forwarded call.
-pub(super) const MAX_ROUNDS: usize = 10;
 
 /// The contexts of a link's calls in flight, by the id of their upstream request.
 #[derive(Debug, Default)]
@@ -108,31 +103,6 @@ fn refused(error: ClientError) -> McpError {
         ),
         other => McpError::internal_error(format!("the gateway's client: {other}"), None),
     }
-}
-
-/// Asks the client of `context` each of an upstream's `inputRequests`: their answers, by key.
-pub(super) async fn answer_all(
-    context: &Context,
-    asked: InputRequests,
-) -> Result<InputResponses, ToolError> {
-    let mut answers = InputResponses::new();
-    for (key, request) in asked {
-        let request = match request {
-            InputRequest::CreateMessage(request) => ClientRequestKind::Sample(request.params),
-            InputRequest::Elicitation(request) => ClientRequestKind::Elicit(request.params),
-            InputRequest::ListRoots(_) => ClientRequestKind::Roots,
-            other => {
-                let asked = serde_json::to_value(&other).unwrap_or_default();
-                let method = asked.get("method").and_then(|m| m.as_str()).unwrap_or("?");
-                return Err(ToolError::client_failed(
-                    method,
-                    "the upstream asked it, and the gateway does not relay it",
-                ));
-            }
-        };
-        answers.insert(key, context.ask(request).await?);
-    }
-    Ok(answers)
 }
 
 /// A request's origin, as rmcp's transport recorded it.
