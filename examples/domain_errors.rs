@@ -19,7 +19,8 @@ enum BillingError {
         actions(Billing::get_invoice)
     )]
     AlreadyPaid { id: String },
-    #[tool_error(code = "PAYMENT_DECLINED", severity = critical, "The card was declined: {reason}")]
+    #[tool_error(code = "PAYMENT_DECLINED", severity = critical, "The card was declined: {reason}",
+                 recovery = "Do not retry with the same card; ask the user for another one")]
     Declined { reason: String },
 }
 

@@ -23,8 +23,8 @@ use std::time::Duration;
 use clap::Parser;
 use mcp_fusion::rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use mcp_fusion::server::{HttpOptions, StdioOptions};
-use mcp_fusion::tools::Response;
-use mcp_fusion::{Context, Server, ToolErrors, tool};
+use mcp_fusion::tools::{LogLevel, Response, Sampling};
+use mcp_fusion::{Context, Server, ToolError, ToolErrors, tool};
 use prompts_resources::{PNG, PromptsAndResources};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -69,10 +69,9 @@ enum SuiteError {
     Intentional,
 }
 
-/// The prompt `test_sampling` would ask the client's model.
+/// The prompt `test_sampling` asks the client's model.
 #[derive(Deserialize, JsonSchema)]
-#[expect(dead_code, reason = "read once a tool can reach the client")]
-struct Sampling {
+struct Prompt {
     /// The prompt to send to the client's model.
     prompt: String,
 }
@@ -137,13 +136,21 @@ impl SuiteTools {
         ]))
     }
 
-    /// Would send three log messages to the client while it runs; this server's tools cannot
-    /// reach the client yet, so it answers CLIENT_UNREACHABLE.
+    /// Sends three log messages to the client while it runs, at the level `info` (sent when
+    /// the client's `logging/setLevel` lets `info` through).
     #[action(read_only)]
-    async fn tool_with_logging(&self) -> Result<Response, SuiteError> {
-        Err(SuiteError::ClientUnreachable {
-            what: "send log messages to the client",
-        })
+    async fn tool_with_logging(&self, f: Context) -> Result<Response, SuiteError> {
+        let mut sent = 0;
+        for (step, line) in ["started", "processing data", "completed"]
+            .iter()
+            .enumerate()
+        {
+            if step > 0 {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            sent += usize::from(f.log(LogLevel::Info, format!("Tool {line}")).await);
+        }
+        Ok(Response::text(format!("Done: {sent} log messages sent.")))
     }
 
     /// Reports its progress (0, 50 and 100 of 100, 50 ms apart) to a client that asks for it.
@@ -177,13 +184,12 @@ impl SuiteTools {
         ))
     }
 
-    /// Would ask the client's model to answer a prompt (sampling); this server's tools cannot
-    /// reach the client yet, so it answers CLIENT_UNREACHABLE.
+    /// Asks the client's model to answer a prompt (sampling) and answers with its reply.
     #[action(read_only)]
-    async fn sampling(&self, _args: Sampling) -> Result<Response, SuiteError> {
-        Err(SuiteError::ClientUnreachable {
-            what: "ask the client's model",
-        })
+    async fn sampling(&self, args: Prompt, f: Context) -> Result<Response, ToolError> {
+        let sampled = f.sample(Sampling::new(100).user(args.prompt)).await?;
+        let reply = sampled.text().unwrap_or("(no text)");
+        Ok(Response::text(format!("LLM response: {reply}")))
     }
 
     /// Would ask the user for a username and an email address (elicitation); this server's

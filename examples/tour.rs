@@ -88,12 +88,35 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         json!({"status": "Paid", "limit": "10"}),
     )
     .await;
+    // A pattern shows an example it accepts; the same mistake in 25 lines is one line.
+    call(
+        &client,
+        "billing.get_invoice",
+        json!({"id": "INV-2026-0001"}),
+    )
+    .await;
+    let lines: Vec<Value> = (1..=25)
+        .map(|n| json!({"description": format!("Session {n}"), "quantity": 0}))
+        .collect();
+    call(
+        &client,
+        "billing.create_invoice",
+        json!({"customer_email": "ada@example.com", "amount_cents": 2500, "currency": "EUR", "lines": lines}),
+    )
+    .await;
 
     section("4. An action that does not exist: did you mean? (UNKNOWN_ACTION)");
     call(
         &client,
         "billing.get_invoise",
         json!({"id": "inv_2026_0001"}),
+    )
+    .await;
+    // No action named: the actions that take the fields sent (MISSING_DISCRIMINATOR).
+    call(
+        &client,
+        "billing",
+        json!({"id": "inv_2026_0001", "reason": "Created by mistake"}),
     )
     .await;
 

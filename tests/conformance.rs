@@ -1,8 +1,9 @@
 //! Runs every case of a vectors file (ERRORS.md's golden input → output cases) byte for byte.
 //!
-//! The files are `../shared/spec/vectors.json` beside this checkout and the project's own
-//! `tests/vectors/contract-2.1.json`, or the one file `$MCP_FUSION_VECTORS` names.
-//! Cases are driven through the public API only, as VECTORS.md describes.
+//! The files are `../shared/spec/vectors-v3.json` beside this checkout and the project's own
+//! `tests/vectors/contract-3.json`, or the one file `$MCP_FUSION_VECTORS` names; each must be
+//! of version 3, the version this implementation follows. Cases are driven through the public
+//! API only, as VECTORS.md describes (a routing case's `schemas` given to the router).
 //!
 //! Every envelope a case makes also travels as a result, and its `_meta` mirror (ERRORS.md §9)
 //! must tell a client what the text tells it: the two readings are compared. (A
@@ -29,8 +30,8 @@ fn main() -> ExitCode {
         None => {
             let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
             vec![
-                root.join("../shared/spec/vectors.json"),
-                root.join("tests/vectors/contract-2.1.json"),
+                root.join("../shared/spec/vectors-v3.json"),
+                root.join("tests/vectors/contract-3.json"),
             ]
         }
     };
@@ -63,9 +64,10 @@ fn run(path: &Path) -> bool {
     };
     // The wire-format versions this implementation follows (ERRORS.md 2, and 2.1, which only
     // says what 2 left open).
-    if !(file["version"] == 2 || file["version"] == 2.1) {
+    // The wire-format version this implementation follows (ERRORS.md 3: 2.1 as §11 changes it).
+    if file["version"] != 3 {
         eprintln!(
-            "conformance: {} is version {}; this implementation follows versions 2 and 2.1",
+            "conformance: {} is version {}; this implementation follows version 3",
             path.display(),
             file["version"]
         );
@@ -245,8 +247,12 @@ fn names(list: &Value) -> Vec<String> {
 
 fn routing(input: &Value, mirrors: &mut Mirrors) -> Value {
     let actions = names(&input["actions"]);
-    let router = Router::new(str_of(&input["tool"]), actions.clone())
+    let mut router = Router::new(str_of(&input["tool"]), actions.clone())
         .discriminator(str_of(&input["discriminator"]));
+    // Version 3: each action's argument schema, by its bare name (ERRORS.md §11.1).
+    if let Some(schemas) = input["schemas"].as_object() {
+        router = router.schemas(actions.iter().map(|a| &schemas[a.as_str()]));
+    }
     match router.route(Some(&input["arguments"])) {
         Ok(i) => json!({"resolved": actions[i]}),
         Err(e) => {

@@ -100,7 +100,7 @@ pub struct ListInvoices {
 #[serde(deny_unknown_fields)]
 pub struct InvoiceId {
     /// The invoice ID, such as `inv_2026_0001`.
-    #[schemars(regex(pattern = r"^inv_[0-9]{4}_[0-9]{4}$"))]
+    #[schemars(regex(pattern = r"^inv_[0-9]{4}_[0-9]{4}$"), example = &"inv_2026_0001")]
     pub id: String,
 }
 
@@ -135,7 +135,7 @@ pub struct Line {
 #[serde(deny_unknown_fields)]
 pub struct CancelInvoice {
     /// The invoice ID, such as `inv_2026_0001`.
-    #[schemars(regex(pattern = r"^inv_[0-9]{4}_[0-9]{4}$"))]
+    #[schemars(regex(pattern = r"^inv_[0-9]{4}_[0-9]{4}$"), example = &"inv_2026_0001")]
     pub id: String,
     /// Why, for the customer.
     pub reason: Option<String>,

@@ -1,14 +1,14 @@
-//! Arbitrary tools, action lists and discriminator values through the router (ERRORS.md §4).
-//! A value resolves only to an action it names; otherwise the prepared envelope
-//! (`render_error`) is exactly the builder's (`error(..).render()`), well-formed, and reads
-//! back as the error it renders.
+//! Arbitrary tools, action lists, their schemas, discriminator values and other fields sent
+//! through the router (ERRORS.md §4, §11.1). A value resolves only to an action it names;
+//! otherwise the prepared envelope (`render_error`) is exactly the builder's
+//! (`error(..).render()`), well-formed, and reads back as the error it renders.
 
 #![no_main]
 
 use arbitrary::{Arbitrary, Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use mcp_fusion::router::{RouteError, Router};
 use mcp_fusion::client::{ParsedError, parse_envelope};
+use mcp_fusion::router::{RouteError, Router};
 use mcp_fusion_fuzz::{JsonBuilder, text, well_formed};
 use serde_json::Value;
 
@@ -36,8 +36,12 @@ const NAMES: &[&str] = &[
 struct Input {
     tool: String,
     actions: Vec<String>,
+    /// Each action's argument schema, when the router is told them.
+    schemas: Option<Vec<Value>>,
     discriminator: Option<String>,
     sent: Option<Value>,
+    /// The other fields of the call.
+    fields: Vec<String>,
 }
 
 /// A name from [`NAMES`], or arbitrary text.
@@ -59,13 +63,29 @@ impl Input {
         let actions = case.get("actions")?.as_array()?;
         let discriminator = case.get("discriminator").and_then(string);
         let field = discriminator.as_deref().unwrap_or("action");
+        let actions: Vec<String> = actions.iter().filter_map(string).collect();
+        let arguments = case.get("arguments").and_then(Value::as_object);
+        // Version 3 cases give each action's schema by its name.
+        let schemas = case
+            .get("schemas")
+            .and_then(Value::as_object)
+            .map(|schemas| {
+                actions
+                    .iter()
+                    .map(|a| schemas.get(a).cloned().unwrap_or_default())
+                    .collect()
+            });
         Some(Input {
             tool,
-            actions: actions.iter().filter_map(string).collect(),
-            sent: case
-                .get("arguments")
-                .and_then(|args| args.get(field))
-                .cloned(),
+            schemas,
+            sent: arguments.and_then(|args| args.get(field)).cloned(),
+            fields: arguments
+                .into_iter()
+                .flat_map(|args| args.keys())
+                .filter(|k| *k != field)
+                .cloned()
+                .collect(),
+            actions,
             discriminator,
         })
     }
@@ -78,7 +98,7 @@ impl<'a> Arbitrary<'a> for Input {
             return Ok(input);
         }
         let tool = name(u)?;
-        let actions = (0..u.int_in_range(0..=6)?)
+        let actions: Vec<String> = (0..u.int_in_range(0..=6)?)
             .map(|_| name(u))
             .collect::<Result<_>>()?;
         let discriminator = if u.ratio(1, 4)? { Some(name(u)?) } else { None };
@@ -90,11 +110,34 @@ impl<'a> Arbitrary<'a> for Input {
             3 => Some(Value::String(text(u, 120)?)),
             _ => Some(Value::String(name(u)?)),
         };
+        // Schemas declaring some of the names, as properties or as a pattern.
+        let schemas = if u.ratio(2, 3)? {
+            let mut schemas = Vec::new();
+            for _ in 0..actions.len() {
+                let mut properties = serde_json::Map::new();
+                for _ in 0..u.int_in_range(0..=3)? {
+                    properties.insert(name(u)?, Value::Object(serde_json::Map::new()));
+                }
+                let mut schema = serde_json::json!({"type": "object", "properties": properties});
+                if u.ratio(1, 5)? {
+                    schema["patternProperties"] = serde_json::json!({"^g": {}});
+                }
+                schemas.push(schema);
+            }
+            Some(schemas)
+        } else {
+            None
+        };
+        let fields = (0..u.int_in_range(0..=3)?)
+            .map(|_| name(u))
+            .collect::<Result<_>>()?;
         Ok(Input {
             tool,
             actions,
+            schemas,
             discriminator,
             sent,
+            fields,
         })
     }
 }
@@ -104,7 +147,20 @@ fuzz_target!(|input: Input| {
     if let Some(discriminator) = &input.discriminator {
         router = router.discriminator(discriminator.clone());
     }
-    match router.route_value(input.sent.as_ref()) {
+    if let Some(schemas) = &input.schemas {
+        router = router.schemas(schemas);
+    }
+    let field = router.discriminator_name().to_owned();
+    let mut arguments: serde_json::Map<String, Value> = input
+        .fields
+        .iter()
+        .map(|f| (f.clone(), Value::Bool(true)))
+        .collect();
+    match &input.sent {
+        Some(sent) => arguments.insert(field, sent.clone()),
+        None => arguments.remove(&field),
+    };
+    match router.route(Some(&Value::Object(arguments))) {
         Ok(i) => {
             let action = &input.actions[i];
             let sent = input.sent.as_ref().and_then(Value::as_str);

@@ -1,7 +1,8 @@
 //! Arbitrary arguments against fixed schemas: detection and `<validation_error>` rendering
 //! (ERRORS.md §5). Nothing may panic; a call is refused exactly when the validator finds it
 //! invalid; the envelope is well-formed XML with at most 21 `<field>`s, each line within the
-//! bound the contract's cuts imply, and it reads back as the problems that were found.
+//! bound the contract's cuts imply; every problem found is reported by one field (the same
+//! problem in several elements of one array joined) or counted, and the envelope reads back.
 
 #![no_main]
 
@@ -9,8 +10,8 @@ use std::sync::LazyLock;
 
 use arbitrary::{Arbitrary, Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use mcp_fusion::validate::{MAX_FIELDS, Schema};
 use mcp_fusion::client::{ParsedKind, parse_envelope};
+use mcp_fusion::validate::{Field, MAX_FIELDS, PathSegment, Problem, Schema};
 use mcp_fusion_fuzz::{JsonBuilder, text, well_formed, xml_replaced};
 use serde_json::{Value, json};
 
@@ -443,10 +444,21 @@ fuzz_target!(|input: Input| {
     let Err(err) = result else {
         return;
     };
-    // The error keeps the first 20 of every problem, in order, and counts the rest.
+    // Every problem is reported by one field shown (the same problem in several elements of
+    // one array joined, ERRORS.md §11.6), or counted in `(more)`; at most 20 fields are shown.
     let problems = case.schema.problems(&input.args);
-    assert_eq!(err.problems(), &problems[..problems.len().min(MAX_FIELDS)]);
-    assert_eq!(err.more(), problems.len().saturating_sub(MAX_FIELDS));
+    let shown = err.fields();
+    assert!(shown.len() <= MAX_FIELDS);
+    assert_eq!(err.count(), problems.len());
+    let reported = problems
+        .iter()
+        .filter(|p| {
+            let by = shown.iter().filter(|f| reports(f, p)).count();
+            assert!(by <= 1, "{} reported twice", p.line());
+            by == 1
+        })
+        .count();
+    assert_eq!(problems.len() - reported, err.more());
     let text = err.render();
     let doc = well_formed(&text);
     let root = doc.root_element();
@@ -460,12 +472,11 @@ fuzz_target!(|input: Input| {
         .children()
         .filter(|n| n.has_tag_name("field"))
         .collect();
-    assert!(
-        fields.len() <= MAX_FIELDS + 1,
-        "{} fields:\n{text}",
-        fields.len()
+    assert_eq!(
+        fields.len(),
+        shown.len() + usize::from(err.more() > 0),
+        "{text}"
     );
-    assert_eq!(fields.len(), problems.len().min(MAX_FIELDS + 1), "{text}");
     // A path has a segment per level of the arguments, and one more for a missing field.
     let name_max = (depth(&input.args) + 1) * SEGMENT;
     for (i, field) in fields.iter().enumerate() {
@@ -477,16 +488,17 @@ fuzz_target!(|input: Input| {
             line.chars().count(),
             case.line_max
         );
-        assert!(name.chars().count() <= name_max, "name too long: {name}");
-        match problems.get(i).filter(|_| i < MAX_FIELDS) {
-            Some(problem) => {
-                assert_eq!(name, xml_replaced(&problem.path().to_string()));
-                assert_eq!(line, xml_replaced(&problem.line()));
+        match shown.get(i) {
+            Some(shown) => {
+                let path = shown.problem().path().to_string();
+                assert!(path.chars().count() <= name_max, "name too long: {path}");
+                assert_eq!(name, xml_replaced(&shown.name()));
+                assert_eq!(line, xml_replaced(&shown.problem().line()));
                 assert!(line.contains(". You sent: "), "{line}");
             }
             None => {
                 assert_eq!(name, "(more)");
-                let more = problems.len() - MAX_FIELDS;
+                let more = err.more();
                 assert!(line.starts_with(&format!("{more} more problem")), "{line}");
             }
         }
@@ -509,3 +521,27 @@ fuzz_target!(|input: Input| {
         .collect();
     assert_eq!(read, decoded);
 });
+
+/// Whether `field` reports `problem`: the same line, at its path or, for a field of several
+/// elements, at the same path in one of them (only the last index differs).
+fn reports(field: &Field, problem: &Problem) -> bool {
+    if field.problem().line() != problem.line() {
+        return false;
+    }
+    let (a, b) = (field.problem().path().segments(), problem.path().segments());
+    if field.elements().is_empty() {
+        return a == b;
+    }
+    let Some(last) = a.iter().rposition(|s| matches!(s, PathSegment::Index(_))) else {
+        return false;
+    };
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .enumerate()
+            .all(|(i, (x, y))| match (i == last, y) {
+                (true, PathSegment::Index(n)) => field.elements().contains(n),
+                (true, PathSegment::Key(_)) => false,
+                (false, _) => x == y,
+            })
+}

@@ -7,10 +7,16 @@
 ///
 /// A name is close when, after ASCII lowercasing both, their Levenshtein distance is at most 2,
 /// or one non-empty string contains the other; the smallest distance wins, the earliest name on
-/// a tie.
+/// a tie. When none is, a name the value abbreviates (its first character first, the others in
+/// order) is close if it is the only one (ERRORS.md §11.2).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Names {
     names: Vec<Name>,
+    /// The ASCII first characters of the names, lowercased, each as bit `byte`; and whether a
+    /// name starts with another character: a value that starts with none of them abbreviates
+    /// nothing, which is told without a walk.
+    firsts: u128,
+    other_firsts: bool,
     /// The short names by length (0 to 8 bytes), in declaration order.
     short: [Short; 9],
 }
@@ -34,6 +40,8 @@ struct Name {
     word: Option<u64>,
     /// Which bytes the lowercased name holds, each as bit `byte % 64`.
     letters: u64,
+    /// Its first character, ASCII lowercased: what a value abbreviating it starts with.
+    first: Option<char>,
     /// Its length in characters.
     chars: usize,
 }
@@ -75,6 +83,8 @@ impl Names {
     pub(crate) fn new(names: &[String]) -> Self {
         let mut prepared = Names {
             names: Vec::with_capacity(names.len()),
+            firsts: 0,
+            other_firsts: false,
             short: Default::default(),
         };
         for (index, n) in names.iter().enumerate() {
@@ -87,8 +97,14 @@ impl Names {
                 group.words.push(packed);
                 group.indices.push(index);
             }
+            match n.as_bytes().first() {
+                Some(b) if b.is_ascii() => prepared.firsts |= 1 << b.to_ascii_lowercase(),
+                Some(_) => prepared.other_firsts = true,
+                None => {}
+            }
             prepared.names.push(Name {
                 name: n.clone(),
+                first: n.chars().next().map(|c| c.to_ascii_lowercase()),
                 letters: lowered.as_deref().map_or(0, letters),
                 lowered,
                 word: packed,
@@ -98,8 +114,52 @@ impl Names {
         prepared
     }
 
-    /// The index of the closest name to `value`, if one is close.
+    /// The index of the closest name to `value`, if one is close: by distance or containment
+    /// (ERRORS.md §4), or else the one name `value` abbreviates (§11.2).
     pub(crate) fn closest(&self, value: &str) -> Option<usize> {
+        let starts = match value.as_bytes().first() {
+            Some(b) if b.is_ascii() => self.firsts & 1 << b.to_ascii_lowercase() != 0,
+            Some(_) => self.other_firsts,
+            None => false,
+        };
+        match self.nearest(value) {
+            None if starts => self.abbreviated(value),
+            nearest => nearest,
+        }
+    }
+
+    /// The one name `value` abbreviates (ERRORS.md §11.2): `None` when it abbreviates none, or
+    /// more than one. Only asked when no name is close by distance or containment, so that
+    /// every suggestion of version 2.1 stays; kept out of the search by distance, which it
+    /// would otherwise crowd.
+    #[inline(never)]
+    fn abbreviated(&self, value: &str) -> Option<usize> {
+        let first = value.chars().next().map(|c| c.to_ascii_lowercase())?;
+        let mut found = None;
+        for (index, name) in self.names.iter().enumerate() {
+            // Most names start with another character: told apart without a walk.
+            if name.first != Some(first) {
+                continue;
+            }
+            let abbreviates = match &name.lowered {
+                Some(lowered) if value.is_ascii() => {
+                    abbreviates(value.bytes(), lowered.iter().copied())
+                }
+                _ => abbreviates(value.chars(), name.name.chars()),
+            };
+            if abbreviates {
+                if found.is_some() {
+                    return None;
+                }
+                found = Some(index);
+            }
+        }
+        found
+    }
+
+    /// The closest name by distance or containment (ERRORS.md §4).
+    #[inline]
+    fn nearest(&self, value: &str) -> Option<usize> {
         // The best distance so far and its name (containment may be farther than 2).
         let mut best: Option<(usize, usize)> = None;
         // A short value is first compared with the names of its length, as words: when at most
@@ -334,6 +394,43 @@ impl<'a> Probe<'a> {
     }
 }
 
+/// Whether `value` abbreviates `name` (ERRORS.md §11.2), ASCII case ignored: it is not empty,
+/// its first character is the name's first, and its characters occur in the name in the same
+/// order. Linear in the name, whatever the value's length.
+fn abbreviates<C, V, N>(value: V, name: N) -> bool
+where
+    C: Fold,
+    V: IntoIterator<Item = C>,
+    N: IntoIterator<Item = C>,
+{
+    let mut value = value.into_iter().map(Fold::fold);
+    let mut name = name.into_iter().map(Fold::fold);
+    let Some(first) = value.next() else {
+        return false;
+    };
+    if name.next() != Some(first) {
+        return false;
+    }
+    value.all(|wanted| name.any(|c| c == wanted))
+}
+
+/// ASCII lowercasing, of bytes and of characters alike.
+trait Fold: PartialEq + Copy {
+    fn fold(self) -> Self;
+}
+
+impl Fold for u8 {
+    fn fold(self) -> Self {
+        self.to_ascii_lowercase()
+    }
+}
+
+impl Fold for char {
+    fn fold(self) -> Self {
+        self.to_ascii_lowercase()
+    }
+}
+
 /// Length in Unicode scalar values, without decoding ASCII.
 fn char_len(s: &str) -> usize {
     if s.is_ascii() {
@@ -483,7 +580,23 @@ mod tests {
                 best = Some((d, i));
             }
         }
-        best.map(|(_, i)| i)
+        if best.is_some() {
+            return best.map(|(_, i)| i);
+        }
+        // §11.2: else the one name the value abbreviates (a subsequence, first character first).
+        let abbreviating: Vec<usize> = (0..names.len())
+            .filter(|&i| {
+                let (v, n) = (lower(value), lower(&names[i]));
+                let mut rest = n.iter().skip(1);
+                !v.is_empty()
+                    && n.first() == v.first()
+                    && v[1..].iter().all(|c| rest.any(|x| x == c))
+            })
+            .collect();
+        match abbreviating.as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        }
     }
 
     proptest::proptest! {
@@ -557,5 +670,50 @@ mod tests {
         // A long value is never compared cell by cell.
         let long = "x".repeat(1 << 20);
         assert_eq!(closest(&long, names), None);
+    }
+
+    #[test]
+    fn abbreviations_when_nothing_is_close() {
+        // ERRORS.md §11.2, its examples one by one.
+        assert_eq!(
+            closest("qty", ["description", "quantity"]),
+            Some("quantity")
+        );
+        assert_eq!(
+            closest("QTY", ["description", "quantity"]),
+            Some("quantity")
+        );
+        assert_eq!(closest("tx", ["tax_code", "tax_rate"]), None);
+        assert_eq!(
+            closest("amount_c", ["amount", "amount_cents"]),
+            Some("amount")
+        );
+        let billing = [
+            "list_invoices",
+            "get_invoice",
+            "create_invoice",
+            "cancel_invoice",
+        ];
+        assert_eq!(closest("gt_invce", billing), Some("get_invoice"));
+        assert_eq!(closest("crt_inv", billing), Some("create_invoice"));
+        assert_eq!(closest("cinv", billing), None);
+        assert_eq!(
+            closest("ubn", ["users.ban", "users.list"]),
+            Some("users.ban")
+        );
+        // Only ASCII letters are folded.
+        assert_eq!(
+            closest("\u{dc}br", ["\u{dc}bersicht", "zzzzzzzzzzzz"]),
+            Some("\u{dc}bersicht")
+        );
+        assert_eq!(
+            closest("\u{fc}br", ["\u{dc}bersicht", "zzzzzzzzzzzz"]),
+            None
+        );
+        // The first character must be the name's first.
+        assert_eq!(closest("nvc", ["invoice_total"]), None);
+        // A long value that abbreviates nothing costs a pass over each name.
+        let long = "q".repeat(1 << 20);
+        assert_eq!(closest(&long, ["quantity"]), None);
     }
 }

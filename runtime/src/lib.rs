@@ -4,7 +4,7 @@
 //!
 //! A failing call is a [`ToolError`], rendered as `<tool_error>`; bad arguments are a
 //! [`validate::ValidationError`], rendered as `<validation_error>`. The wire format is the
-//! contract of `ERRORS.md`, reproduced byte for byte.
+//! contract of `ERRORS.md` (version 3), reproduced byte for byte.
 //!
 //! ```
 //! use mcp_fusion::{ErrorCode, ToolError};
@@ -103,7 +103,8 @@
 //! action, so `.actions(..)` names actions with compile-time checking; a fn tool becomes the
 //! unit struct `{Fn}Tool` (`get_weather` → `GetWeatherTool`).
 //!
-//! An action returns `Result<T, E>`: `T` is serialized to JSON (or is a [`Response`](tools::Response)); `E` is
+//! An action returns `Result<T, E>`: `T` is serialized to JSON, a string sent as its text (or
+//! is a [`Response`](tools::Response)); `E` is
 //! a [`ToolError`] or a `#[derive(ToolErrors)]` enum, sent intact, or any other error that is
 //! `Send + Sync + 'static` (`String`, `Box<dyn Error + Send + Sync>`, `anyhow::Error`): the
 //! model then sees INTERNAL_ERROR, `The action "billing.get_invoice" failed unexpectedly.` with
@@ -122,16 +123,17 @@
 //!     #[tool_error(NOT_FOUND, "No card ending in {last4}", recovery = "Ask the user for another card",
 //!                  details(cardLast4 = last4))]
 //!     UnknownCard { last4: String },
-//!     #[tool_error(code = "PAYMENT_DECLINED", severity = critical, "The card was declined: {0}")]
+//!     #[tool_error(code = "PAYMENT_DECLINED", severity = critical, "The card was declined: {0}",
+//!                  recovery = "Ask the user for another card")]
 //!     Declined(String),
-//!     #[tool_error(RATE_LIMITED, "Too many attempts", retry_after = 30)]
+//!     #[tool_error(RATE_LIMITED, "Too many attempts: wait, then try once more", retry_after = 30, no_recovery)]
 //!     TooManyAttempts,
 //! }
 //!
 //! let err = ToolError::from(PaymentError::Declined("insufficient funds".into()));
 //! assert_eq!(err.code().as_str(), "PAYMENT_DECLINED");
 //! assert_eq!(err.message(), "The card was declined: insufficient funds");
-//! assert_eq!(PaymentError::TooManyAttempts.to_string(), "Too many attempts");
+//! assert_eq!(PaymentError::TooManyAttempts.to_string(), "Too many attempts: wait, then try once more");
 //! ```
 //!
 //! Every attribute, with one example each:
@@ -146,6 +148,7 @@
 //! | `details` | variant | `details(requestedId = id)` | key–value details from fields |
 //! | `severity` | variant | `severity = warning` | `warning` (the call still succeeds), `error` (default), `critical` |
 //! | `retry_after` | variant | `retry_after = 30` or `retry_after = wait` | when to retry, in seconds, written or from a field |
+//! | `no_recovery` | variant | `#[tool_error(CONFLICT, "Paid: tell the user.", no_recovery)]` | says an error has neither `recovery` nor `actions` on purpose; without it, such a variant of severity `error` or `critical` gets a warning (the model would learn what failed, not what to do) |
 //! | `transparent` | variant of one field | `#[tool_error(transparent)] Billing(BillingError)` | the field's envelope, `Display` and source |
 //! | `internal` | variant | `#[tool_error(internal, "ledger failed: {0}")] Ledger(io::Error)` | INTERNAL_ERROR with an incident id; the message (and source chain) go to the log only |
 //! | `from` | field | `Io(#[tool_error(from)] std::io::Error)` | `From<io::Error>` for the enum (so `?` converts), and the field is the source |

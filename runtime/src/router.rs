@@ -1,15 +1,19 @@
-//! Discriminator dispatch (ERRORS.md §4): which action a call names, or why it names none.
+//! Discriminator dispatch (ERRORS.md §4): which action a call names, or why it names none,
+//! and which actions take the fields it sent (§11.1).
+
+mod fields;
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::ToolError;
 use crate::closest::Names;
-use crate::envelope::{ActionList, Envelope, RouteText, UnknownTail};
+use crate::envelope::{ActionList, Envelope, RouteText, UnknownTail, fitting_sentence};
 use crate::errors::Text;
 use crate::hash::FoldState;
+use fields::Takes;
 
 /// The actions of a grouped tool and the field that selects one.
 ///
@@ -20,7 +24,7 @@ use crate::hash::FoldState;
 /// let router = Router::new("billing", ["list_invoices", "get_invoice"]);
 /// assert_eq!(router.route(Some(&json!({"action": "billing.get_invoice"}))), Ok(1));
 /// let err = router.route(Some(&json!({"action": "get_invoise"}))).unwrap_err();
-/// assert_eq!(err, RouteError::UnknownAction { value: "get_invoise".into(), closest: Some(1) });
+/// assert_eq!(err, RouteError::UnknownAction { value: "get_invoise".into(), closest: Some(1), fields: vec![] });
 /// assert_eq!(router.error(&err).recovery(), Some("Did you mean \"billing.get_invoice\"? Choose one of the available actions and call the tool again."));
 /// ```
 #[derive(Debug, Clone)]
@@ -37,22 +41,35 @@ pub struct Router {
     /// What follows the value in an UNKNOWN_ACTION head, suggesting each action (then none),
     /// made the first time it is needed.
     unknown: Arc<[OnceLock<UnknownTail>]>,
+    /// The fields each action takes, when its schema was given ([`Router::schemas`]).
+    takes: Option<Arc<[Takes]>>,
 }
 
-/// Why a call names no action.
+/// Why a call names no action. `fields` are the other fields the call sent (their names, in
+/// the order sent), from which the envelope tells which actions take them (ERRORS.md §11.1).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum RouteError {
     /// The discriminator is absent, `null` or `""`.
-    Missing,
+    Missing {
+        /// The other fields sent.
+        fields: Vec<String>,
+    },
     /// The discriminator is not a string.
-    NotAString(Value),
+    NotAString {
+        /// The discriminator's value.
+        sent: Value,
+        /// The other fields sent.
+        fields: Vec<String>,
+    },
     /// The discriminator names no action; `closest` indexes a close one.
     UnknownAction {
         /// The value as sent.
         value: String,
         /// The index of the closest action, if one is close.
         closest: Option<usize>,
+        /// The other fields sent.
+        fields: Vec<String>,
     },
 }
 
@@ -65,6 +82,13 @@ enum Miss<'v> {
         value: &'v str,
         closest: Option<usize>,
     },
+}
+
+/// The other fields a call sent, as they were sent.
+#[derive(Clone, Copy)]
+enum Sent<'v> {
+    Arguments(Option<&'v Map<String, Value>>),
+    Names(&'v [String]),
 }
 
 impl Router {
@@ -93,7 +117,35 @@ impl Router {
             actions: Names::new(&actions),
             qualified,
             listed,
+            takes: None,
         }
+    }
+
+    /// The actions' argument schemas (the discriminator removed), in the order of the actions:
+    /// an action takes a field its schema (read as its target when it holds a `$ref`) declares
+    /// in `properties` or matches by a pattern of `patternProperties`. A call that names no
+    /// action is then told which actions take every field it sent (ERRORS.md §11.1). Without
+    /// them the router does not know, and says nothing of the fields.
+    ///
+    /// ```
+    /// use mcp_fusion::router::Router;
+    /// use serde_json::json;
+    ///
+    /// let id = json!({"type": "object", "properties": {"id": {"type": "string"}}});
+    /// let list = json!({"type": "object", "properties": {"limit": {"type": "integer"}}});
+    /// let router = Router::new("billing", ["list_invoices", "get_invoice"]).schemas([&list, &id]);
+    /// let err = router.route(Some(&json!({"id": "inv_1"}))).unwrap_err();
+    /// assert_eq!(
+    ///     router.error(&err).recovery(),
+    ///     Some("Add the \"action\" field with one of the available actions and call the tool again. \
+    ///           Actions that take every field you sent: billing.get_invoice.")
+    /// );
+    /// ```
+    pub fn schemas<'s>(mut self, schemas: impl IntoIterator<Item = &'s Value>) -> Self {
+        let mut takes: Vec<Takes> = schemas.into_iter().map(Takes::of).collect();
+        takes.resize_with(self.qualified.len(), Takes::default);
+        self.takes = Some(takes.into());
+        self
     }
 
     /// Renames the discriminator field.
@@ -124,31 +176,100 @@ impl Router {
 
     /// The index of the action a call's arguments name. Absent arguments count as `{}`.
     pub fn route(&self, arguments: Option<&Value>) -> Result<usize, RouteError> {
-        self.route_value(arguments.and_then(|args| args.get(&self.discriminator)))
+        let arguments = arguments.and_then(Value::as_object);
+        let discriminator = arguments.and_then(|args| args.get(&self.discriminator));
+        self.find(discriminator).map_err(|miss| {
+            let fields = self.sent_fields(arguments).map(str::to_owned).collect();
+            self.route_error(miss, fields)
+        })
     }
 
-    /// The index of the action named by the discriminator's value (`None`: the field is absent).
+    /// The index of the action named by the discriminator's value (`None`: the field is absent),
+    /// for a call that sent no other field.
     ///
     /// ```
     /// let router = mcp_fusion::router::Router::new("billing", ["list_invoices"]);
     /// assert_eq!(router.route_value(Some(&serde_json::json!("list_invoices"))), Ok(0));
     /// ```
     pub fn route_value(&self, discriminator: Option<&Value>) -> Result<usize, RouteError> {
-        self.find(discriminator).map_err(|miss| match miss {
-            Miss::Missing => RouteError::Missing,
-            Miss::NotAString(sent) => RouteError::NotAString(sent.clone()),
+        self.find(discriminator)
+            .map_err(|miss| self.route_error(miss, Vec::new()))
+    }
+
+    fn route_error(&self, miss: Miss<'_>, fields: Vec<String>) -> RouteError {
+        match miss {
+            Miss::Missing => RouteError::Missing { fields },
+            Miss::NotAString(sent) => RouteError::NotAString {
+                sent: sent.clone(),
+                fields,
+            },
             Miss::Unknown { value, closest } => RouteError::UnknownAction {
                 value: value.to_owned(),
                 closest,
+                fields,
             },
+        }
+    }
+
+    /// [`Router::route`] of a call's arguments, or the envelope explaining the failure (the
+    /// same as [`Router::error`]'s, made without a [`ToolError`] or a copy of what was sent).
+    pub(crate) fn route_or_render(
+        &self,
+        arguments: &Map<String, Value>,
+    ) -> Result<usize, Envelope> {
+        let discriminator = match arguments.len() {
+            // A few keys are compared rather than the name hashed.
+            0..=8 => arguments
+                .iter()
+                .find(|(key, _)| **key == self.discriminator)
+                .map(|(_, value)| value),
+            _ => arguments.get(&self.discriminator),
+        };
+        self.find(discriminator).map_err(|miss| {
+            let text = self.text(miss, Sent::Arguments(Some(arguments)));
+            Envelope::route(text, self.listed.clone())
         })
     }
 
-    /// [`Router::route_value`], or the envelope explaining the failure (the same as
-    /// [`Router::error`]'s, made without a [`ToolError`] or a copy of what was sent).
-    pub(crate) fn route_or_render(&self, discriminator: Option<&Value>) -> Result<usize, Envelope> {
-        self.find(discriminator)
-            .map_err(|miss| Envelope::route(self.text(miss), self.listed.clone()))
+    /// The names of the fields sent besides the discriminator, in the order sent.
+    fn sent_fields<'a>(
+        &'a self,
+        arguments: Option<&'a Map<String, Value>>,
+    ) -> impl Iterator<Item = &'a str> {
+        arguments
+            .into_iter()
+            .flat_map(|args| args.keys())
+            .map(String::as_str)
+            .filter(|key| *key != self.discriminator)
+    }
+
+    /// The sentence of ERRORS.md §11.1 for a call that sent `sent`: none when it sent no other
+    /// field, when every action takes them all, or when the schemas are not known.
+    fn fit(&self, sent: Sent<'_>) -> Option<String> {
+        let takes = self.takes.as_deref()?;
+        let names: Box<dyn Iterator<Item = &str>> = match sent {
+            Sent::Arguments(arguments) => Box::new(self.sent_fields(arguments)),
+            Sent::Names(names) => Box::new(names.iter().map(String::as_str)),
+        };
+        let mut fitting = vec![true; takes.len()];
+        let mut any = false;
+        for name in names {
+            any = true;
+            for (fits, takes) in fitting.iter_mut().zip(takes) {
+                *fits = *fits && takes.takes(name);
+            }
+        }
+        if !any || fitting.iter().all(|f| *f) {
+            return None;
+        }
+        let names: Vec<&str> = self
+            .qualified
+            .iter()
+            .zip(&fitting)
+            .filter(|(_, fits)| **fits)
+            .map(|(name, _)| name.as_str())
+            .collect();
+        Some(fitting_sentence(names.into_iter()))
     }
 
     fn find<'v>(&self, discriminator: Option<&'v Value>) -> Result<usize, Miss<'v>> {
@@ -177,25 +298,34 @@ impl Router {
 
     /// The envelope for a routing failure, listing every action qualified.
     pub fn error(&self, err: &RouteError) -> ToolError {
-        let miss = match err {
-            RouteError::Missing => Miss::Missing,
-            RouteError::NotAString(sent) => Miss::NotAString(sent),
-            RouteError::UnknownAction { value, closest } => Miss::Unknown {
+        let (miss, fields) = match err {
+            RouteError::Missing { fields } => (Miss::Missing, fields),
+            RouteError::NotAString { sent, fields } => (Miss::NotAString(sent), fields),
+            RouteError::UnknownAction {
                 value,
-                closest: *closest,
-            },
+                closest,
+                fields,
+            } => (
+                Miss::Unknown {
+                    value,
+                    closest: *closest,
+                },
+                fields,
+            ),
         };
         // Every envelope of this router lists the same actions: rendered once, shared.
-        self.text(miss)
+        self.text(miss, Sent::Names(fields))
             .into_error(std::iter::empty::<Text>())
             .shared_actions(self.listed.clone())
     }
 
     /// The message and recovery of a routing failure.
-    fn text(&self, miss: Miss<'_>) -> RouteText {
+    fn text(&self, miss: Miss<'_>, sent: Sent<'_>) -> RouteText {
         match miss {
-            Miss::Missing => RouteText::missing(&self.discriminator),
-            Miss::NotAString(sent) => RouteText::not_a_string(&self.discriminator, sent),
+            Miss::Missing => RouteText::missing(&self.discriminator, self.fit(sent).as_deref()),
+            Miss::NotAString(value) => {
+                RouteText::not_a_string(&self.discriminator, value, self.fit(sent).as_deref())
+            }
             Miss::Unknown { value, closest } => {
                 let slot = closest
                     .filter(|&i| i < self.qualified.len())
@@ -204,7 +334,12 @@ impl Router {
                     let best = self.qualified.get(slot).map(String::as_str);
                     UnknownTail::new(&self.tool, best)
                 });
-                RouteText::unknown_before(value, tail)
+                // Only when no action is close (the call then named none of them).
+                let fit = match slot == self.qualified.len() {
+                    true => self.fit(sent),
+                    false => None,
+                };
+                RouteText::unknown_before(value, tail, fit.as_deref())
             }
         }
     }
@@ -216,7 +351,7 @@ impl Router {
     /// use mcp_fusion::router::{Router, RouteError};
     ///
     /// let router = Router::new("billing", ["get_invoice"]);
-    /// let err = RouteError::UnknownAction { value: "get_invoise".into(), closest: Some(0) };
+    /// let err = RouteError::UnknownAction { value: "get_invoise".into(), closest: Some(0), fields: vec![] };
     /// assert_eq!(router.render_error(&err), router.error(&err).render());
     /// ```
     pub fn render_error(&self, err: &RouteError) -> String {

@@ -6,9 +6,14 @@ use mcp_fusion::{ErrorCode, Severity, ToolError, ToolErrors};
 enum BillingError {
     #[tool_error(NOT_FOUND, "No invoice with ID {id}", recovery = "List invoices first, then retry with a real ID", details(requestedId = id))]
     InvoiceNotFound { id: String },
-    #[tool_error(code = "PAYMENT_DECLINED", severity = critical, "The card was declined: {reason}")]
+    #[tool_error(code = "PAYMENT_DECLINED", severity = critical, "The card was declined: {reason}", no_recovery)]
     Declined { reason: String },
-    #[tool_error(RATE_LIMITED, "Slow down: {0} calls in {1:.1}s", retry_after = 30)]
+    #[tool_error(
+        RATE_LIMITED,
+        "Slow down: {0} calls in {1:.1}s",
+        retry_after = 30,
+        no_recovery
+    )]
     TooFast(u32, f64),
     #[tool_error(CONFLICT, "Invoice {id} is already {status}.", retry_after = wait, severity = warning)]
     Busy {
@@ -16,7 +21,7 @@ enum BillingError {
         status: &'static str,
         wait: u64,
     },
-    #[tool_error(TIMEOUT, "{{braces}} stay")]
+    #[tool_error(TIMEOUT, "{{braces}} stay", no_recovery)]
     Unit,
 }
 
@@ -82,7 +87,7 @@ use mcp_fusion::tool;
 
 #[derive(Debug, ToolErrors)]
 enum LedgerError {
-    #[tool_error(SERVER_BUSY, "The ledger is busy.", retry_after = 5)]
+    #[tool_error(SERVER_BUSY, "The ledger is busy.", retry_after = 5, no_recovery)]
     Busy {
         #[tool_error(source)]
         cause: std::io::Error,
@@ -91,7 +96,7 @@ enum LedgerError {
     Io(#[tool_error(from)] std::io::Error),
     #[tool_error(transparent)]
     Billing(#[tool_error(from)] BillingError),
-    #[tool_error(CONFLICT, "Locked by {source}.")]
+    #[tool_error(CONFLICT, "Locked by {source}.", no_recovery)]
     Locked { source: std::fmt::Error },
 }
 
@@ -175,15 +180,19 @@ mod read_back {
     #[derive(Debug, PartialEq, ToolErrors)]
     #[tool_error(from_envelope)]
     enum Payments {
-        #[tool_error(NOT_FOUND, "No card ending in {last4}.", details(cardLast4 = last4, attempt = attempt))]
+        #[tool_error(NOT_FOUND, "No card ending in {last4}.", details(cardLast4 = last4, attempt = attempt), no_recovery)]
         NoCard { last4: String, attempt: u32 },
-        #[tool_error(CONFLICT, "Invoice {id} is already paid.")]
+        #[tool_error(CONFLICT, "Invoice {id} is already paid.", no_recovery)]
         AlreadyPaid { id: String },
-        #[tool_error(CONFLICT, "Invoice {id} is {state} and cannot be charged.")]
+        #[tool_error(
+            CONFLICT,
+            "Invoice {id} is {state} and cannot be charged.",
+            no_recovery
+        )]
         Blocked { id: String, state: String },
-        #[tool_error(code = "PAYMENT_DECLINED", severity = critical, "Declined: {0} (code {1})")]
+        #[tool_error(code = "PAYMENT_DECLINED", severity = critical, "Declined: {0} (code {1})", no_recovery)]
         Declined(String, u16),
-        #[tool_error(RATE_LIMITED, "Too many attempts.", retry_after = 30)]
+        #[tool_error(RATE_LIMITED, "Too many attempts.", retry_after = 30, no_recovery)]
         TooFast,
         #[tool_error(transparent)]
         Ledger(Ledger),
@@ -194,7 +203,7 @@ mod read_back {
     #[derive(Debug, PartialEq, ToolErrors)]
     #[tool_error(from_envelope)]
     enum Ledger {
-        #[tool_error(code = "LEDGER_CLOSED", "The ledger of {month:02} is closed.", details(month = month))]
+        #[tool_error(code = "LEDGER_CLOSED", "The ledger of {month:02} is closed.", details(month = month), no_recovery)]
         Closed { month: u8 },
     }
 

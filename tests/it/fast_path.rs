@@ -94,6 +94,27 @@ fn requests() -> Vec<String> {
             json!({"action": "list_invoices", "status": "<paid/>\u{1b}"}),
         ),
         call(10, json!({})),
+        // Version 3 (ERRORS.md §11): the actions that take the fields sent, an abbreviation,
+        // the same problem in several elements as one line (its mirror with `elements`), a
+        // pattern's example, a string sent as its text.
+        call(
+            31,
+            json!({"id": "inv_2026_0001", "reason": "Created by mistake"}),
+        ),
+        call(
+            32,
+            json!({"action": "delete_invoice", "id": "inv_2026_0001"}),
+        ),
+        call(33, json!({"action": "crt_inv"})),
+        call(
+            34,
+            json!({"action": "create_invoice", "customer_email": "ada@example.com",
+                   "amount_cents": 1, "currency": "EUR",
+                   "lines": [{"description": "a", "quantity": 0}, {"description": "b", "quantity": 0},
+                             {"description": "c", "quantity": 0}, {"description": "d", "qty": 1}]}),
+        ),
+        call(35, json!({"action": "get_invoice", "id": "INV-1"})),
+        call(36, json!({"action": "export_invoices", "format": "csv"})),
     ];
     lines.extend(
         [
@@ -117,10 +138,42 @@ fn requests() -> Vec<String> {
             r#"{"jsonrpc":"2.0","id":28,"method":"tools/call","params":{"name":"billing","arguments":{"action":"list_invoices"}},"extra":true}"#,
             r#"{"jsonrpc":"2.0","id":-9007199254740993,"method":"ping"}"#,
             r#"{"jsonrpc":"2.0","id":"","method":"ping"}"#,
+            // An action called as a tool (a JSON-RPC error saying how to call it).
+            r#"{"jsonrpc":"2.0","id":37,"method":"tools/call","params":{"name":"billing.get_invoice","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":38,"method":"tools/call","params":{"name":"billing_get_invoice","arguments":{}}}"#,
         ]
         .map(str::to_owned),
     );
     lines
+}
+
+/// The answers of the version 3 requests say what ERRORS.md §11 has them say (so that the
+/// comparisons above are of those answers, not of refusals).
+fn shows_version_3(request: &str, answer: &str) {
+    let expected: &[&str] = match serde_json::from_str::<Value>(request)
+        .ok()
+        .map(|r| r["id"].clone())
+    {
+        Some(id) if id == 31 => {
+            &["Actions that take every field you sent: billing.cancel_invoice."]
+        }
+        Some(id) if id == 32 => &["Actions that take every field you sent: billing.get_invoice, "],
+        Some(id) if id == 33 => &[r#"Did you mean \"billing.create_invoice\"?"#],
+        Some(id) if id == 34 => &[
+            r#"<field name=\"lines[0-2].quantity\">"#,
+            r#"{"path":"lines[0-2].quantity","elements":[0,1,2],"problem":"minimum""#,
+            r#"did you mean \"quantity\"?"#,
+        ],
+        Some(id) if id == 35 => &["(e.g. 'inv_2026_0001')"],
+        Some(id) if id == 36 => &[r#""text":"id,customer_email,amount_cents,currency,status\n"#],
+        Some(id) if id == 37 || id == 38 => {
+            &[r#"call the tool \"billing\" with {\"action\": \"get_invoice\"} in its arguments."#]
+        }
+        _ => &[],
+    };
+    for shown in expected {
+        assert!(answer.contains(shown), "{shown} in {answer}");
+    }
 }
 
 /// Results are shaped by the version the session negotiated (`resultType`, structured output),
@@ -152,6 +205,7 @@ async fn answer_alike(version: &str) {
     for line in requests() {
         let (quick, plain) = (fast.ask(&line).await, slow.ask(&line).await);
         assert_eq!(quick, plain, "{version}: {line}");
+        shows_version_3(&line, &quick);
     }
 
     // A call with a progress token: its notifications come before its answer, the first and
@@ -254,6 +308,9 @@ async fn fast_and_rmcp_paths_answer_alike_over_stateless_http() {
             let quick = post(&fast, headers, &body).await;
             let plain = post(&slow, headers, &body).await;
             assert_eq!(quick, plain, "{headers:?}: {body}");
+            if quick.0 == 200 {
+                shows_version_3(&body, &quick.2);
+            }
         }
     }
     // Answered at all: the calls ran.
@@ -365,6 +422,9 @@ async fn fast_and_rmcp_paths_answer_alike_at_2026_07_28() {
             let quick = post(&fast, &headers, &body).await;
             let plain = post(&slow, &headers, &body).await;
             assert_eq!(quick, plain, "{headers:?}: {body}");
+            if quick.0 == 200 && quick.2.contains(r#""result""#) {
+                shows_version_3(&body, &quick.2);
+            }
         }
         let headers: Vec<(&str, &str)> = good.iter().map(|(n, v)| (*n, v.as_str())).collect();
         let reply = post(&fast, &headers, &request.to_string()).await;

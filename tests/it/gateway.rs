@@ -410,6 +410,12 @@ async fn a_name_the_upstream_does_not_list_gets_the_closest() {
         text.contains("<action>t_echo</action>\n  <action>t_slow</action>"),
         "{text}"
     );
+    // An abbreviation of one tool alone is close to it (ERRORS.md §11.2): `gbg` of `garbage`.
+    let short = gateway.call(103, "t_gbg", json!({})).await;
+    assert!(
+        self::text(&short).contains("<recovery>Did you mean \"t_garbage\"? Choose one of the available tools and call it.</recovery>"),
+        "{short}"
+    );
     let far = gateway.call(101, "t_zzzzzzzzzz", json!({})).await;
     assert!(
         self::text(&far)

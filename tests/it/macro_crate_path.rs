@@ -28,7 +28,7 @@ mod shim {
 #[derive(Debug, shim::ToolErrors)]
 #[tool_error(crate = shim)]
 enum Problem {
-    #[tool_error(CONFLICT, "Busy")]
+    #[tool_error(CONFLICT, "Busy", no_recovery)]
     Busy,
 }
 

@@ -24,7 +24,7 @@ mod std {}
 enum Problem {
     #[tool_error(NOT_FOUND, "No invoice {id}", recovery = "List first", actions(Billing::list), details(id = id), retry_after = 3)]
     Missing { id: ::std::string::String },
-    #[tool_error(code = "ODD", severity = critical, "Odd: {0}")]
+    #[tool_error(code = "ODD", severity = critical, "Odd: {0}", no_recovery)]
     Odd(u8),
 }
 

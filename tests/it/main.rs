@@ -10,6 +10,8 @@
 mod hostile_upstream;
 mod support;
 
+mod client;
+mod client_gateway;
 mod composition;
 mod decoding;
 mod derive_tool_errors;
@@ -17,7 +19,9 @@ mod envelope_properties;
 mod everything_example;
 mod exposition;
 mod fast_path;
+mod fixing_calls;
 mod gateway;
+mod grouping_properties;
 mod hand_written_tool;
 mod handler_faults;
 mod held_requests;

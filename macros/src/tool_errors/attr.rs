@@ -65,11 +65,15 @@ pub(super) struct VariantAttr {
     pub(super) transparent: Option<proc_macro2::Span>,
     /// `internal`: answered INTERNAL_ERROR through the incident path, the variant as the cause.
     pub(super) internal: Option<proc_macro2::Span>,
+    /// `no_recovery`: an error whose message says all the model needs, deliberately without
+    /// a recovery or actions.
+    pub(super) no_recovery: Option<proc_macro2::Span>,
 }
 
 const KEYS: &[&str] = &[
     "transparent",
     "internal",
+    "no_recovery",
     "code",
     "message",
     "recovery",
@@ -99,6 +103,7 @@ impl VariantAttr {
                 match ident.to_string().as_str() {
                     "transparent" => set(&mut self.transparent, ident.span(), "transparent", path),
                     "internal" => set(&mut self.internal, ident.span(), "internal", path),
+                    "no_recovery" => set(&mut self.no_recovery, ident.span(), "no_recovery", path),
                     _ => set(&mut self.code, Code::Canonical(ident.clone()), "code", path),
                 }
             }

@@ -129,8 +129,11 @@ pub(super) fn expand(model: &Model) -> TokenStream {
     });
 
     let from_envelope = model.from_envelope.then(|| from_envelope(model, &private));
+    let unguided = model.variants.iter().filter(|v| v.unguided).map(unguided);
 
     quote! {
+        #(#unguided)*
+
         #[allow(unused_qualifications, unused_variables)]
         const _: () = {
             #display
@@ -221,6 +224,27 @@ fn from_envelope(model: &Model, private: &TokenStream) -> TokenStream {
                 ::core::option::Option::None
             }
         }
+    }
+}
+
+/// The warning of an error variant with neither a recovery nor actions: a proc macro cannot
+/// emit a warning on stable, so the expansion uses a deprecated constant named after the
+/// variant, at the variant's name, and rustc's `deprecated` lint says what to write (a
+/// crate that denies warnings gets it as an error, like any other).
+fn unguided(variant: &Variant) -> TokenStream {
+    let ident = &variant.ident;
+    let note = format!(
+        "`{ident}` is an error with neither a `recovery` nor `actions`: the model is told what failed but not what to do next. \
+         Add `recovery = \"...\"` or `actions(Tool::action)` to its `#[tool_error(..)]`, \
+         or `no_recovery` when its message already says what to do"
+    );
+    quote::quote_spanned! {ident.span()=>
+        const _: () = {
+            #[deprecated(note = #note)]
+            #[allow(non_upper_case_globals)]
+            const #ident: () = ();
+            #ident
+        };
     }
 }
 

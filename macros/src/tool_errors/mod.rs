@@ -82,6 +82,10 @@ struct Variant {
     retry_after: Option<Delay>,
     /// How a client reads the variant back from its envelope (`from_envelope`).
     readback: Readback,
+    /// An error (severity `error` or `critical`) with neither a recovery nor actions, not
+    /// marked `no_recovery`: the model is told what failed but not what to do, which the
+    /// expansion warns of.
+    unguided: bool,
 }
 
 /// How `FromEnvelope` makes a variant from an envelope.
@@ -327,6 +331,7 @@ fn variant_model(
             (!attr.details.is_empty(), "details"),
             (attr.severity.is_some(), "severity"),
             (attr.retry_after.is_some(), "retry_after"),
+            (attr.no_recovery.is_some(), "no_recovery"),
         ] {
             if set {
                 given.push(name);
@@ -413,7 +418,7 @@ fn variant_model(
         .as_ref()
         .and_then(|lit| errors.handle(fmt::template(lit, &names)));
 
-    let actions = attr
+    let actions: Vec<syn::Path> = attr
         .actions
         .iter()
         .filter_map(|path| {
@@ -452,6 +457,24 @@ fn variant_model(
         })
     });
 
+    if let Some(at) = attr.no_recovery.filter(|_| !special) {
+        let given: Vec<&str> = [
+            (attr.recovery.is_some(), "`recovery`"),
+            (!attr.actions.is_empty(), "`actions`"),
+        ]
+        .into_iter()
+        .filter_map(|(set, name)| set.then_some(name))
+        .collect();
+        if !given.is_empty() {
+            errors.push(
+                darling::Error::custom(format!(
+                    "`no_recovery` says this variant has neither a recovery nor actions, but it has {}: remove `no_recovery`",
+                    given.join(" and ")
+                ))
+                .with_span(&at),
+            );
+        }
+    }
     let retry_after = match &attr.retry_after {
         None => None,
         Some(RetryAfter::Seconds(n)) => Some(Delay::Seconds(n.clone())),
@@ -537,6 +560,11 @@ fn variant_model(
         (None, _) if special => return None,
         (None, _) => Kind::Envelope(code?),
     };
+    let unguided = matches!(kind, Kind::Envelope(_))
+        && !matches!(severity, Some(Severity::Warning))
+        && recovery.is_none()
+        && actions.is_empty()
+        && attr.no_recovery.is_none();
     let readback = readback(variant, &attr, &kind, &fields, flags, errors);
     let source = source_index.map(|i| fmt::local(&fields[i].0));
     let from = from_index.map(|i| (fields[i].1.clone(), variant.fields.fields[i].ty.clone()));
@@ -558,6 +586,7 @@ fn variant_model(
         severity,
         retry_after,
         readback,
+        unguided,
     })
 }
 
@@ -648,6 +677,50 @@ mod tests {
 
     fn run(input: TokenStream) -> darling::Result<Model> {
         model(&syn::parse2(input).unwrap())
+    }
+
+    #[test]
+    fn errors_without_recovery_or_actions_are_unguided_unless_said_so() {
+        let model = run(quote! {
+            enum E {
+                #[tool_error(CONFLICT, "Paid.")]
+                Bare,
+                #[tool_error(CONFLICT, "Paid.", severity = critical)]
+                Critical,
+                #[tool_error(CONFLICT, "Paid.", severity = warning)]
+                Warning,
+                #[tool_error(CONFLICT, "Paid.", recovery = "Check first.")]
+                Recovered,
+                #[tool_error(CONFLICT, "Paid.", actions(Billing::get))]
+                Pointed,
+                #[tool_error(CONFLICT, "Paid: tell the user.", no_recovery)]
+                Deliberate,
+                #[tool_error(internal, "ledger: {0}")]
+                Internal(String),
+                #[tool_error(transparent)]
+                Inner(Other),
+            }
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        let unguided: Vec<String> = model
+            .variants
+            .iter()
+            .filter(|v| v.unguided)
+            .map(|v| v.ident.to_string())
+            .collect();
+        assert_eq!(unguided, ["Bare", "Critical"]);
+        // Said with a recovery, or on a variant that takes nothing else: one error each.
+        let errors = run(quote! {
+            enum E {
+                #[tool_error(CONFLICT, "Paid.", recovery = "Check first.", actions(Billing::get), no_recovery)]
+                Both,
+                #[tool_error(internal, "ledger: {0}", no_recovery)]
+                Internal(String),
+            }
+        })
+        .err()
+        .map(|e| e.len());
+        assert_eq!(errors, Some(2));
     }
 
     #[test]

@@ -14,7 +14,7 @@ pub enum LedgerError {
     Io(#[from] std::io::Error),
     /// Nothing there.
     #[error("no entry")]
-    #[tool_error(NOT_FOUND, "No entry")]
+    #[tool_error(NOT_FOUND, "No entry", recovery = "List the entries first")]
     Missing,
 }
 

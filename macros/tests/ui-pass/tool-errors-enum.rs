@@ -17,7 +17,7 @@ pub enum ExportError {
         id: String,
     },
     /// Too many exports at once.
-    #[tool_error(RATE_LIMITED, "Slow down: {0} exports in {1:.1}s", retry_after = 30)]
+    #[tool_error(RATE_LIMITED, "Slow down: {0} exports in {1:.1}s", recovery = "Export one at a time", retry_after = 30)]
     TooFast(u32, f64),
     /// The export is still being written.
     #[tool_error(code = "EXPORT_PENDING", "Export {id} is not ready yet", severity = warning, retry_after = wait)]
@@ -27,8 +27,8 @@ pub enum ExportError {
         /// Seconds until it is ready.
         wait: u64,
     },
-    /// The exporter is down.
-    #[tool_error(SERVER_BUSY, "The exporter is down {{for maintenance}}", severity = critical)]
+    /// The exporter is down; the message says all there is to do (`no_recovery`).
+    #[tool_error(SERVER_BUSY, "The exporter is down {{for maintenance}}: tell the user", severity = critical, no_recovery)]
     Down,
 }
 
@@ -37,7 +37,7 @@ pub enum ExportError {
 #[tool_error(skip_display)]
 pub enum PaymentError {
     /// The card was declined.
-    #[tool_error(code = "PAYMENT_DECLINED", "The card was declined: {0}")]
+    #[tool_error(code = "PAYMENT_DECLINED", "The card was declined: {0}", recovery = "Ask the user for another card")]
     Declined(String),
 }
 
@@ -74,7 +74,7 @@ fn main() {
 
     assert_eq!(
         ExportError::Down.to_string(),
-        "The exporter is down {for maintenance}"
+        "The exporter is down {for maintenance}: tell the user"
     );
 
     let declined = PaymentError::Declined("expired".into());

@@ -183,7 +183,8 @@ impl Client {
     }
 
     /// Calls and decodes the success value into `T`: the result's `structuredContent` when it
-    /// has one, otherwise the JSON of its first text block.
+    /// has one, otherwise the JSON of its first text block (or that text as a string: a
+    /// successful string is sent as its text).
     pub async fn call_as<T: serde::de::DeserializeOwned>(
         &self,
         target: &str,
@@ -194,7 +195,9 @@ impl Client {
             return serde_json::from_value(value).map_err(ClientError::Decode);
         }
         let text = texts(&result).next().unwrap_or_default();
-        serde_json::from_str(&text).map_err(ClientError::Decode)
+        serde_json::from_str(&text).or_else(|not_json| {
+            serde_json::from_value(Value::String(text)).map_err(|_| ClientError::Decode(not_json))
+        })
     }
 
     /// Calls and decodes the success value into `T`, and a failure into the caller's own error

@@ -7,12 +7,36 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use super::text::{cut, push_escaped, sent as sent_text};
+use super::text::{cut, push_cut, push_escaped, sent as sent_text};
 use super::{Text, ToolError, escape, seconds_up};
 use crate::ErrorCode;
 
 const CHOOSE_ACTION: &str = "Choose one of the available actions and call the tool again.";
 const ADD_DISCRIMINATOR: &str = "with one of the available actions and call the tool again.";
+const FIT_SOME: &str = "Actions that take every field you sent: ";
+const FIT_NONE: &str = "No action takes every field you sent.";
+
+/// The sentence of ERRORS.md §11.1 for a call that sent fields some but not all actions take:
+/// `Actions that take every field you sent: {fitting}.` (the qualified names, at most 20, then
+/// `, ...` and no period), or `No action takes every field you sent.` for none.
+pub(crate) fn fitting_sentence<'a>(fitting: impl ExactSizeIterator<Item = &'a str>) -> String {
+    if fitting.len() == 0 {
+        return FIT_NONE.to_owned();
+    }
+    let mut out = String::from(FIT_SOME);
+    for (i, name) in fitting.enumerate() {
+        if i == 20 {
+            out.push_str(", ...");
+            return out;
+        }
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(name);
+    }
+    out.push('.');
+    out
+}
 
 /// The message and recovery of a routing failure (MISSING_DISCRIMINATOR, UNKNOWN_ACTION), laid
 /// out in one buffer between the markup of the envelope's head: when no piece needs escaping,
@@ -45,6 +69,10 @@ pub(crate) struct UnknownTail {
     text: Box<str>,
     /// Where the message ends in `text`.
     message_len: usize,
+    /// Where the recovery ends in `text` (a sentence of §11.1 may follow it there).
+    recovery_len: usize,
+    /// Whether the recovery suggests a close action.
+    suggests: bool,
     /// Whether the tool's or the suggestion's name holds a byte XML text escapes.
     needs_escape: bool,
 }
@@ -64,10 +92,13 @@ impl UnknownTail {
             text.push_str("\"? ");
         }
         text.push_str(CHOOSE_ACTION);
+        let recovery_len = text.len();
         text.push_str(RECOVERY_END);
         UnknownTail {
             text: text.into(),
             message_len,
+            recovery_len,
+            suggests: closest.is_some(),
             needs_escape: [Some(tool), closest]
                 .into_iter()
                 .flatten()
@@ -136,25 +167,27 @@ impl RouteText {
         (!self.needs_escape).then_some(self.head.as_str())
     }
 
-    /// The discriminator is absent, `null` or `""`.
-    pub(crate) fn missing(discriminator: &str) -> Self {
+    /// The discriminator is absent, `null` or `""`; `fit` is the sentence of §11.1, if the
+    /// call has one.
+    pub(crate) fn missing(discriminator: &str, fit: Option<&str>) -> Self {
         let mut text = RouteText::new(
             &ErrorCode::MISSING_DISCRIMINATOR,
-            2 * discriminator.len() + 112,
+            2 * discriminator.len() + 112 + fit.map_or(0, str::len),
         );
         text.fixed("The required field \"");
         text.push(discriminator);
         text.fixed("\" is missing.");
         text.end_message();
         text.add_discriminator(discriminator);
+        text.add_fit(fit);
         text.finish()
     }
 
     /// The discriminator is there but is not a string.
-    pub(crate) fn not_a_string(discriminator: &str, sent: &Value) -> Self {
+    pub(crate) fn not_a_string(discriminator: &str, sent: &Value, fit: Option<&str>) -> Self {
         let mut text = RouteText::new(
             &ErrorCode::MISSING_DISCRIMINATOR,
-            2 * discriminator.len() + 192,
+            2 * discriminator.len() + 192 + fit.map_or(0, str::len),
         );
         text.fixed("The field \"");
         text.push(discriminator);
@@ -166,25 +199,45 @@ impl RouteText {
         }
         text.end_message();
         text.add_discriminator(discriminator);
+        text.add_fit(fit);
         text.finish()
     }
 
     /// `value` (as sent) names no action of `tool`; `closest` is the close action's qualified
     /// name, if any.
     pub(crate) fn unknown(tool: &str, value: &str, closest: Option<&str>) -> Self {
-        RouteText::unknown_before(value, &UnknownTail::new(tool, closest))
+        RouteText::unknown_before(value, &UnknownTail::new(tool, closest), None)
     }
 
-    /// [`RouteText::unknown`], with what follows the value made ahead (a router keeps them).
-    pub(crate) fn unknown_before(value: &str, tail: &UnknownTail) -> Self {
-        let mut text = RouteText::new(&ErrorCode::UNKNOWN_ACTION, value.len() + tail.text.len());
+    /// [`RouteText::unknown`], with what follows the value made ahead (a router keeps them);
+    /// `fit` is the sentence of §11.1, written only when no action is close.
+    pub(crate) fn unknown_before(value: &str, tail: &UnknownTail, fit: Option<&str>) -> Self {
+        // An action close to the value keeps the recovery of §4: the call named one, misspelt.
+        let fit = fit.filter(|_| !tail.suggests);
+        let capacity = value.len() + tail.text.len() + fit.map_or(0, |f| f.len() + 1);
+        let mut text = RouteText::new(&ErrorCode::UNKNOWN_ACTION, capacity);
         text.fixed("The action \"");
         let start = text.head.len();
         push_json_inside(&mut text.head, value);
         text.needs_escape = tail.needs_escape || !escape::is_plain_text(&text.head[start..]);
         text.message_end = text.head.len() + tail.message_len;
-        text.fixed(&tail.text);
+        match fit {
+            None => text.fixed(&tail.text),
+            Some(fit) => {
+                text.fixed(&tail.text[..tail.recovery_len]);
+                text.add_fit(Some(fit));
+                text.fixed(&tail.text[tail.recovery_len..]);
+            }
+        }
         text
+    }
+
+    /// The sentence of §11.1 after the recovery, separated by one space.
+    fn add_fit(&mut self, fit: Option<&str>) {
+        if let Some(fit) = fit {
+            self.fixed(" ");
+            self.push(fit);
+        }
     }
 
     fn add_discriminator(&mut self, discriminator: &str) {
@@ -221,7 +274,7 @@ impl ToolError {
         I: IntoIterator,
         I::Item: Into<Text>,
     {
-        RouteText::missing(discriminator).into_error(actions)
+        RouteText::missing(discriminator, None).into_error(actions)
     }
 
     /// MISSING_DISCRIMINATOR: the discriminator is there but is not a string.
@@ -235,7 +288,7 @@ impl ToolError {
         I: IntoIterator,
         I::Item: Into<Text>,
     {
-        RouteText::not_a_string(discriminator, sent).into_error(actions)
+        RouteText::not_a_string(discriminator, sent, None).into_error(actions)
     }
 
     /// UNKNOWN_ACTION: `value` (as sent) names no action of `tool`; `closest` is the qualified
@@ -432,6 +485,52 @@ impl ToolError {
     }
 }
 
+/// The message of the JSON-RPC error (-32602) answering a `tools/call` of a name no tool is
+/// listed under, not an envelope (MCP, ERRORS.md §1): `unknown tool: {name}` (cut as a sent
+/// string), then what to call instead. For an action of a grouped tool called by its qualified
+/// name (or as `{tool}_{action}`), the one sentence that fixes the call; else the closest
+/// listed name, when one is close.
+pub(crate) fn unknown_tool(name: &str, instead: Instead<'_>) -> String {
+    let mut message = String::from("unknown tool: ");
+    push_cut(&mut message, name);
+    match instead {
+        Instead::Action {
+            tool,
+            discriminator,
+            action,
+        } => {
+            message.push_str("; call the tool \"");
+            message.push_str(tool);
+            message.push_str("\" with {");
+            super::text::json_string(&mut message, discriminator);
+            message.push_str(": ");
+            super::text::json_string(&mut message, action);
+            message.push_str("} in its arguments.");
+        }
+        Instead::Closest(best) => {
+            message.push_str("; did you mean \"");
+            message.push_str(best);
+            message.push_str("\"?");
+        }
+        Instead::Nothing => {}
+    }
+    message
+}
+
+/// What [`unknown_tool`] tells the caller to call instead.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Instead<'a> {
+    /// The name is `action` of the grouped tool `tool`, chosen by `discriminator`.
+    Action {
+        tool: &'a str,
+        discriminator: &'a str,
+        action: &'a str,
+    },
+    /// The listed name close to it.
+    Closest(&'a str),
+    Nothing,
+}
+
 /// `1 second`, `90 seconds`, `2 minutes`, `1 hour`: the largest unit that divides the duration
 /// exactly; whole seconds (rounded up) otherwise.
 pub(crate) fn duration_text(d: Duration) -> String {
@@ -499,10 +598,14 @@ mod tests {
         let mut texts = Vec::new();
         for a in plain.iter().chain(&hostile) {
             for b in plain.iter().chain(&hostile) {
-                texts.push(RouteText::unknown(a, b, Some(b)));
+                let tails = [UnknownTail::new(a, Some(b)), UnknownTail::new(a, None)];
+                for (tail, fit) in tails.iter().zip([None, Some(*b)]) {
+                    texts.push(RouteText::unknown_before(b, tail, fit));
+                }
                 texts.push(RouteText::unknown(a, b, None));
-                texts.push(RouteText::missing(a));
-                texts.push(RouteText::not_a_string(a, &Value::from(*b)));
+                texts.push(RouteText::missing(a, None));
+                texts.push(RouteText::missing(a, Some(b)));
+                texts.push(RouteText::not_a_string(a, &Value::from(*b), Some(a)));
             }
         }
         let escaped = |s: &str| {
@@ -526,6 +629,28 @@ mod tests {
         }
         // Both ways were taken: plain pieces only, and a hostile one.
         assert!(written_as_is > 0 && written_as_is < texts.len());
+    }
+
+    #[test]
+    fn unknown_tools_say_what_to_call() {
+        let action = Instead::Action {
+            tool: "billing",
+            discriminator: "action",
+            action: "get_invoice",
+        };
+        assert_eq!(
+            unknown_tool("billing.get_invoice", action),
+            "unknown tool: billing.get_invoice; call the tool \"billing\" with {\"action\": \"get_invoice\"} in its arguments."
+        );
+        assert_eq!(
+            unknown_tool("billng", Instead::Closest("billing")),
+            "unknown tool: billng; did you mean \"billing\"?"
+        );
+        let long = "x".repeat(60);
+        assert_eq!(
+            unknown_tool(&long, Instead::Nothing),
+            format!("unknown tool: {}...", "x".repeat(47))
+        );
     }
 
     #[test]

@@ -115,6 +115,18 @@ pub(crate) struct FieldLines {
     plain: String,
     /// Each line's start, the end of its path (the start of its text), its end, and its row.
     marks: Vec<(usize, usize, usize, super::Text)>,
+    /// The lines written for several elements of one array, with their elements (behind one
+    /// thin pointer, made only when there are some: an [`Envelope`] stays small, and a line of
+    /// one element costs nothing more).
+    grouped: Option<Box<Grouped>>,
+}
+
+/// The elements of the lines that have some: each such line's index among the lines, and where
+/// its elements end in `elements`.
+#[derive(Debug, Default)]
+struct Grouped {
+    lines: Vec<(usize, usize)>,
+    elements: Vec<usize>,
 }
 
 impl FieldLines {
@@ -123,6 +135,7 @@ impl FieldLines {
         FieldLines {
             plain: String::with_capacity(lines * 128),
             marks: Vec::with_capacity(lines),
+            grouped: None,
         }
     }
 
@@ -131,26 +144,65 @@ impl FieldLines {
         &mut self.plain
     }
 
-    /// Ends the line written to the buffer since `start`, its path ending at `split`.
-    pub(crate) fn mark(&mut self, start: usize, split: usize, problem: super::Text) {
+    /// Ends the line written to the buffer since `start`, its path ending at `split`; `elements`
+    /// are those it stands for (none for one).
+    #[inline]
+    pub(crate) fn mark(
+        &mut self,
+        start: usize,
+        split: usize,
+        problem: super::Text,
+        elements: &[usize],
+    ) {
+        if !elements.is_empty() {
+            self.group(elements);
+        }
         self.marks.push((start, split, self.plain.len(), problem));
+    }
+
+    /// Keeps the elements of the line about to be marked.
+    #[cold]
+    fn group(&mut self, elements: &[usize]) {
+        let grouped = self.grouped.get_or_insert_default();
+        grouped.elements.extend_from_slice(elements);
+        grouped
+            .lines
+            .push((self.marks.len(), grouped.elements.len()));
     }
 
     /// The lines' mirror objects, in order.
     pub(crate) fn iter(&self) -> impl ExactSizeIterator<Item = FieldMirror<'_>> {
+        let (lines, all) = match self.grouped.as_deref() {
+            Some(grouped) => (&grouped.lines[..], &grouped.elements[..]),
+            None => (&[][..], &[][..]),
+        };
+        let (mut next, mut from) = (0, 0);
         self.marks
             .iter()
-            .map(|(start, split, end, problem)| FieldMirror {
-                path: &self.plain[*start..*split],
-                problem,
-                text: &self.plain[*split..*end],
+            .enumerate()
+            .map(move |(line, (start, split, end, problem))| {
+                let elements = match lines.get(next) {
+                    Some(&(at, until)) if at == line => {
+                        next += 1;
+                        &all[std::mem::replace(&mut from, until)..until]
+                    }
+                    _ => &[],
+                };
+                FieldMirror {
+                    path: &self.plain[*start..*split],
+                    elements,
+                    problem,
+                    text: &self.plain[*split..*end],
+                }
             })
     }
 }
 
-/// One `<field>` line's mirror: its path and line as the text lays them out, before escaping.
+/// One `<field>` line's mirror: its path and line as the text lays them out, before escaping,
+/// and the elements it stands for (ERRORS.md §11.6).
 pub(crate) struct FieldMirror<'a> {
     pub(crate) path: &'a str,
+    pub(crate) elements: &'a [usize],
     pub(crate) problem: &'a str,
     pub(crate) text: &'a str,
 }
@@ -207,8 +259,11 @@ impl Mirror {
 
 impl serde::Serialize for FieldMirror<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(3))?;
+        let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("path", &self.path)?;
+        if !self.elements.is_empty() {
+            map.serialize_entry("elements", self.elements)?;
+        }
         map.serialize_entry("problem", &self.problem)?;
         map.serialize_entry("text", &self.text)?;
         map.end()
@@ -246,7 +301,8 @@ pub(crate) struct Envelope {
     pub(crate) mirror: Mirror,
     pub(crate) is_error: bool,
     /// How many changes a `<contract_awareness>` block in the text counts, when it has one.
-    pub(crate) contract_changes: Option<usize>,
+    /// (A count past `u32::MAX` is written as that: an [`Envelope`] stays small.)
+    pub(crate) contract_changes: Option<u32>,
 }
 
 // Results carry it by value (`Result<_, Envelope>`): under 128 bytes, clippy's bound for them.
@@ -348,7 +404,7 @@ impl Envelope {
     pub(crate) fn with_contract_changes(mut self, text: String, changes: usize) -> Self {
         self.text = text;
         self.routed = false;
-        self.contract_changes = Some(changes);
+        self.contract_changes = Some(u32::try_from(changes).unwrap_or(u32::MAX));
         self
     }
 
@@ -397,7 +453,8 @@ impl Envelope {
         struct Object<'a>(&'a Envelope);
         impl serde::Serialize for Object<'_> {
             fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                self.0.mirror.serialize(serializer, self.0.contract_changes)
+                let changes = self.0.contract_changes.map(|c| c as usize);
+                self.0.mirror.serialize(serializer, changes)
             }
         }
         let mut map = serializer.serialize_map(None)?;
@@ -510,6 +567,17 @@ impl Envelope {
                         br#"{"path":"#
                     });
                     string(out, field.path);
+                    if !field.elements.is_empty() {
+                        key(out, "elements");
+                        out.push(b'[');
+                        for (i, &element) in field.elements.iter().enumerate() {
+                            if i > 0 {
+                                out.push(b',');
+                            }
+                            number(out, element as u64);
+                        }
+                        out.push(b']');
+                    }
                     key(out, "problem");
                     string(out, field.problem);
                     key(out, "text");
@@ -527,14 +595,16 @@ impl Envelope {
         }
         if let Some(changes) = self.contract_changes {
             key(out, "contract_changes");
-            number(out, changes as u64);
+            number(out, u64::from(changes));
         }
         out.extend_from_slice(b"}]}}");
     }
 
     /// A result carrying exactly this envelope (ERRORS.md §1, §9).
     pub(crate) fn into_result(self) -> CallToolResult {
-        let mirror = self.mirror.to_value(self.contract_changes);
+        let mirror = self
+            .mirror
+            .to_value(self.contract_changes.map(|c| c as usize));
         let is_error = self.is_error;
         let content = vec![ContentBlock::text(self.into_text())];
         let mut result = if is_error {

@@ -23,7 +23,7 @@ pub use awareness::{
 };
 pub(crate) use awareness::{awareness_of_invalid, inject_removed_action};
 pub(crate) use builtin::new_incident_id;
-pub(crate) use builtin::{RouteText, UnknownTail};
+pub(crate) use builtin::{Instead, RouteText, UnknownTail, fitting_sentence, unknown_tool};
 pub(crate) use escape::{attr as escape_attr, replace_forbidden, text as escape_text};
 pub use mirror::MIRROR_KEY;
 #[cfg(any(feature = "client", feature = "otel"))]

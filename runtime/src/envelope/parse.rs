@@ -52,13 +52,106 @@ pub struct ParsedError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ParsedField {
-    /// The field's path, as the `name` attribute writes it (`lines[0].quantity`).
+    /// The field's path, as the `name` attribute writes it (`lines[0].quantity`, or
+    /// `lines[0-4,7].quantity` for the same problem in several elements, ERRORS.md §11.6).
     pub path: String,
+    /// The indices of the elements of one array the line stands for, ascending: those of the
+    /// index set in its name (`[0-4,7]` gives 0, 1, 2, 3, 4, 7), or the mirror's `elements`.
+    /// Empty for a line of one element or of no array (and for a set of more than 2^20
+    /// indices, which no envelope of this project writes).
+    pub elements: Vec<u64>,
     /// The row of ERRORS.md §5 the line was written by (`minimum`, `enum`, ...). Only the mirror
     /// names it: `None` when the envelope was read from its text, and for the `(more)` line.
     pub problem: Option<String>,
     /// The line: `{headline}. You sent: {sent}. {expected}.`
     pub text: String,
+}
+
+impl ParsedField {
+    /// The path of each element the line stands for (`lines[0].quantity`, `lines[1].quantity`,
+    /// …), or its path alone when it stands for one.
+    ///
+    /// ```
+    /// use mcp_fusion::client::parse_envelope;
+    /// let parsed = parse_envelope("<validation_error action=\"shop.add\">\n\
+    ///     <field name=\"lines[0-2,5].qty\">Too small. You sent: 0. Expected a number >= 1.</field>\n\
+    ///     </validation_error>");
+    /// let field = &parsed.fields[0];
+    /// assert_eq!(field.elements, [0, 1, 2, 5]);
+    /// assert_eq!(field.paths(), ["lines[0].qty", "lines[1].qty", "lines[2].qty", "lines[5].qty"]);
+    /// ```
+    #[must_use]
+    pub fn paths(&self) -> Vec<String> {
+        match (self.elements.as_slice(), index_set(&self.path)) {
+            ([_, _, ..], Some((open, close, _))) => self
+                .elements
+                .iter()
+                .map(|i| format!("{}{i}{}", &self.path[..open], &self.path[close..]))
+                .collect(),
+            _ => vec![self.path.clone()],
+        }
+    }
+}
+
+/// Where the index set of a field's name is (the positions after its `[` and at its `]`), and
+/// its indices, ascending, each once: the one bracket whose content begins with a digit and
+/// holds `,` or `-` (ERRORS.md §11.6). `None` when the name has no such bracket, has two, or the
+/// set is not one (or would give more than 2^20 indices).
+fn index_set(name: &str) -> Option<(usize, usize, Vec<u64>)> {
+    const MOST: u64 = 1 << 20;
+    let bytes = name.as_bytes();
+    let mut found = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'[' {
+            i += 1;
+            continue;
+        }
+        let open = i + 1;
+        match bytes.get(open) {
+            // A key in JSON string syntax: skipped whole, escapes and all.
+            Some(b'"') => {
+                let mut j = open + 1;
+                while j < bytes.len() && bytes[j] != b'"' {
+                    j += if bytes[j] == b'\\' { 2 } else { 1 };
+                }
+                i = j + 1;
+            }
+            Some(b) if b.is_ascii_digit() => {
+                let close = open + name[open..].find(']')?;
+                let content = &name[open..close];
+                if content.contains([',', '-']) {
+                    if found.is_some() {
+                        return None;
+                    }
+                    found = Some((open, close));
+                }
+                i = close + 1;
+            }
+            _ => i += 1,
+        }
+    }
+    let (open, close) = found?;
+    let mut indices = Vec::new();
+    for part in name[open..close].split(',') {
+        let number = |s: &str| -> Option<u64> {
+            if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            s.parse().ok()
+        };
+        let (first, last) = match part.split_once('-') {
+            Some((a, b)) => (number(a)?, number(b)?),
+            None => (number(part)?, number(part)?),
+        };
+        if first > last || (indices.len() as u64).saturating_add(last - first) >= MOST {
+            return None;
+        }
+        indices.extend(first..=last);
+    }
+    indices.sort_unstable();
+    indices.dedup();
+    Some((open, close, indices))
 }
 
 /// Parses an error result's text. Text that is not an envelope gives code `UNKNOWN`.
@@ -165,8 +258,10 @@ fn validation_error(root: Node) -> Parsed<ParsedError> {
         if path == "(more)" && parsed.more.is_none() {
             parsed.more = more_count(&text);
         }
+        let elements = index_set(&path).map_or_else(Vec::new, |(_, _, set)| set);
         parsed.fields.push(ParsedField {
             path,
+            elements,
             problem: None,
             text,
         });
@@ -379,8 +474,17 @@ impl ParsedError {
                 .map(|field| {
                     let field = field.as_object()?;
                     let text = |key: &str| field.get(key)?.as_str().map(str::to_owned);
+                    let elements = match field.get("elements") {
+                        None => Vec::new(),
+                        Some(list) => list
+                            .as_array()?
+                            .iter()
+                            .map(serde_json::Value::as_u64)
+                            .collect::<Option<_>>()?,
+                    };
                     Some(ParsedField {
                         path: text("path")?,
+                        elements,
                         problem: match field.get("problem") {
                             None => None,
                             Some(problem) => Some(problem.as_str()?.to_owned()),
@@ -395,6 +499,7 @@ impl ParsedError {
             let noun = if k == 1 { "problem" } else { "problems" };
             parsed.fields.push(ParsedField {
                 path: "(more)".into(),
+                elements: Vec::new(),
                 problem: None,
                 text: format!("{k} more {noun} not shown. Fix the fields above first."),
             });
@@ -536,6 +641,37 @@ mod tests {
     }
 
     #[test]
+    fn index_sets_in_field_names() {
+        let set = |name: &str| index_set(name).map(|(_, _, set)| set);
+        assert_eq!(
+            set("lines[0-4,7,9].quantity"),
+            Some(vec![0, 1, 2, 3, 4, 7, 9])
+        );
+        assert_eq!(set("matrix[1][0,2]"), Some(vec![0, 2]));
+        assert_eq!(
+            set("[\"line items\"][0-2][\"unit price\"]"),
+            Some(vec![0, 1, 2])
+        );
+        // A key in brackets may hold anything, quotes and brackets included.
+        assert_eq!(set("[\"a,b-c\"][3,4]"), Some(vec![3, 4]));
+        assert_eq!(set("[\"x\\\"]1,2\"][3,4]"), Some(vec![3, 4]));
+        // Not a set: one index, none, two sets, a backwards run, an empty part, too many.
+        for name in [
+            "lines[3].quantity",
+            "(root)",
+            "(more)",
+            "a[0,1][2,3]",
+            "a[9-1]",
+            "a[1,,2]",
+            "a[1-]",
+            "a[0-18446744073709551615]",
+            "a[0,1",
+        ] {
+            assert_eq!(set(name), None, "{name}");
+        }
+    }
+
+    #[test]
     fn validation_error_fields_and_action() {
         let parsed = parse_envelope(
             "<validation_error action=\"users/create/v2\" severity=\"warning\"><message>ignored</message>\
@@ -545,6 +681,7 @@ mod tests {
         );
         let field = |path: &str, text: &str| ParsedField {
             path: path.into(),
+            elements: Vec::new(),
             problem: None,
             text: text.into(),
         };

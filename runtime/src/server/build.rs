@@ -93,8 +93,8 @@ impl ServerBuilder {
         }
         problems.extend(self.settings_that_cannot_apply());
         let rounds = match &self.request_state_secret {
-            None => Ok(super::rounds::Rounds::of_process()),
-            Some(secret) => super::rounds::Rounds::new(secret, super::rounds::DEFAULT_TTL),
+            None => Ok(super::rounds::Rounds::of_process(self.request_state_ttl)),
+            Some(secret) => super::rounds::Rounds::new(secret, self.request_state_ttl),
         };
         let rounds = match rounds {
             Ok(rounds) => Some(rounds),

@@ -66,6 +66,7 @@ pub struct ServerBuilder {
     pub(super) ask_timeout: Duration,
     /// The secret 2026-07-28 rounds are sealed with, when replicas share one.
     pub(super) request_state_secret: Option<Vec<u8>>,
+    pub(super) request_state_ttl: Duration,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -153,6 +154,7 @@ impl Server {
             handler: None,
             ask_timeout: DEFAULT_ASK_TIMEOUT,
             request_state_secret: None,
+            request_state_ttl: super::rounds::DEFAULT_TTL,
         }
     }
 }
@@ -224,11 +226,12 @@ impl ServerBuilder {
 
     /// The secret (32 bytes or more) the `requestState` of a 2026-07-28 call that asks its
     /// client is sealed with (HMAC-SHA-256, rmcp's `RequestStateCodec`), bound to the tool, the
-    /// arguments and the verified caller, good for 15 minutes. Replicas behind a load balancer
-    /// need the same secret, so that the next round of a call may land on any of them; without
-    /// one, each process seals with a secret of its own, and a round answered elsewhere is
-    /// refused (REQUEST_STATE_REFUSED: the model calls again from the start). A shorter secret
-    /// is a build error.
+    /// arguments and the verified caller, good for 15 minutes (`request_state_ttl`). Replicas
+    /// behind a load balancer need the same secret, so that the next round of a call may land on
+    /// any of them; without one, each process seals with a secret of its own, and a round
+    /// answered elsewhere is refused (REQUEST_STATE_REFUSED: the model calls again from the
+    /// start). A state already used is refused by the replica that used it, not by the others.
+    /// A shorter secret is a build error.
     ///
     /// ```
     /// # fn replica() -> Result<(), Box<dyn std::error::Error>> {
@@ -238,6 +241,22 @@ impl ServerBuilder {
     /// ```
     pub fn request_state_secret(mut self, secret: impl Into<Vec<u8>>) -> Self {
         self.request_state_secret = Some(secret.into());
+        self
+    }
+
+    /// How long the `requestState` of a 2026-07-28 round is good for (15 minutes by default):
+    /// a call retried later is refused REQUEST_STATE_REFUSED, and the model calls again from
+    /// the start. Each state carries one retry, whenever it comes within that time.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let builder = mcp_fusion::Server::builder("desk", "1.0.0")
+    ///     .request_state_ttl(Duration::from_secs(5 * 60));
+    /// # let _ = builder;
+    /// ```
+    pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
+        self.request_state_ttl = ttl;
         self
     }
 

@@ -37,6 +37,7 @@ use super::core::Server;
 use super::progress;
 use super::registry::Registered;
 use super::request::{CallRequest, ProgressSink, Stopping};
+use super::source::Sourced;
 
 /// How a `tools/call` ended.
 pub(crate) enum Called {
@@ -353,7 +354,8 @@ impl Server {
         let span = super::span::open(&name, &extensions, &mut trace);
         span.record("action", &*name);
         let action: Arc<str> = Arc::from(&*name);
-        // A forwarded call does not reach its client from here: the upstream asks its own.
+        // A forwarded call reaches its client as a local one does: the upstream's asks are
+        // relayed to it.
         let call = CallRequest {
             name: name.clone(),
             arguments,
@@ -361,8 +363,8 @@ impl Server {
             trace,
             extensions,
             cancelled: cancelled.clone(),
-            client: None,
-            round: None,
+            client,
+            round,
         };
         let answered = tokio::select! {
             biased;
@@ -371,7 +373,8 @@ impl Server {
             answer = source.call(call).instrument(span.clone()) => Some(answer),
         };
         match answered {
-            Some(answer) => {
+            Some(Sourced::InputRequired(asks)) => Called::InputRequired(asks),
+            Some(Sourced::Answered(answer)) => {
                 #[cfg(feature = "otel")]
                 super::otel::finish(
                     &inner.instruments,

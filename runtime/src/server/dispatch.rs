@@ -21,7 +21,7 @@ use crate::tool::{BoxFuture, CatchUnwind, PanicMessage};
 
 use super::call::Called;
 use super::core::Server;
-use super::incoming::{MCP_REQUESTS, cut};
+use super::incoming::MCP_REQUESTS;
 use super::reach::Asker;
 use super::request::{CallRequest, ProgressSink, Stopping, cancellation, trace_of};
 use super::user::{Notification, UserHandler, user_requests};
@@ -387,13 +387,17 @@ impl Server {
         let caller = crate::tool::Caller::of(&extensions).cloned();
         let (version, capabilities, peer) = match client {
             PlainClient::None => (None, None, None),
+            #[cfg(feature = "stdio")]
             PlainClient::Session(peer) => {
                 let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
                 (None, capabilities, Some(peer))
             }
-            PlainClient::Round(capabilities) => {
-                (Some(ProtocolVersion::V_2026_07_28), capabilities, None)
-            }
+            #[cfg(feature = "http")]
+            PlainClient::Round(capabilities) => (
+                Some(ProtocolVersion::V_2026_07_28),
+                capabilities.map(|c| *c),
+                None,
+            ),
         };
         let reach = self.reach(Asker {
             tool: &name,
@@ -512,11 +516,7 @@ impl Server {
         for source in self.inner.sources.iter() {
             listed.extend(source.listed().into_iter().map(|t| t.name.into_owned()));
         }
-        let mut message = format!("unknown tool: {}", cut(name));
-        if let Some(best) = crate::closest::Names::new(&listed).closest(name) {
-            message.push_str(&format!("; did you mean \"{}\"?", listed[best]));
-        }
-        message
+        crate::tool::unknown_tool(name, &listed, self.definitions())
     }
 }
 
@@ -526,9 +526,11 @@ pub(crate) enum PlainClient {
     /// No way back (stateless HTTP before 2026-07-28).
     None,
     /// The session's peer (stdio).
+    #[cfg(feature = "stdio")]
     Session(rmcp::Peer<RoleServer>),
     /// A 2026-07-28 request, with the client capabilities its `_meta` declares.
-    Round(Option<ClientCapabilities>),
+    #[cfg(feature = "http")]
+    Round(Option<Box<ClientCapabilities>>),
 }
 
 /// Whether requests can reach the client of a request carrying `extensions`: every transport

@@ -27,9 +27,16 @@ use super::rounds::{Refused, binding};
 pub(crate) struct Reach {
     pub(crate) client: Option<ClientAccess>,
     pub(crate) round: Option<Arc<Round>>,
-    /// From 2026-07-28: what binds the call's rounds to it, and the nonce of the state it was
-    /// retried with, if it was.
-    sealed: Option<(Vec<u8>, Option<u64>)>,
+    /// From 2026-07-28: what the call's next state keeps.
+    sealed: Option<Sealed>,
+}
+
+/// What binds a 2026-07-28 call's rounds to it, the nonce of the state it was retried with (if
+/// it was), and the answers given so far.
+struct Sealed {
+    bound: Vec<u8>,
+    nonce: Option<u64>,
+    answers: InputResponses,
 }
 
 /// What a request says of its client, as a transport read it.
@@ -69,20 +76,18 @@ impl Server {
                 asker.arguments,
                 asker.caller.map(Caller::subject),
             );
-            let nonce = match (asker.state, &asker.answers) {
-                (None, None) => None,
+            let (nonce, answers) = match (asker.state, asker.answers) {
+                (None, None) => (None, InputResponses::new()),
                 (None, Some(_)) => return Err(Refused::Missing.into_error()),
-                (Some(state), _) => match inner.rounds.open(state, &bound) {
-                    Ok(nonce) => Some(nonce),
-                    Err(refused) => return Err(refused.into_error()),
-                },
+                (Some(state), responses) => {
+                    let responses = responses.unwrap_or_default();
+                    match inner.rounds.open(state, &bound, responses) {
+                        Ok(opened) => (Some(opened.nonce), opened.answers),
+                        Err(refused) => return Err(refused.into_error()),
+                    }
+                }
             };
-            let link = RoundLink::new(
-                asker.answers.unwrap_or_default(),
-                capabilities,
-                asker.peer,
-                asker.log_level,
-            );
+            let link = RoundLink::new(answers.clone(), capabilities, asker.peer, asker.log_level);
             let round = link.round();
             return Ok(Reach {
                 client: Some(ClientAccess {
@@ -90,7 +95,11 @@ impl Server {
                     ask_timeout: inner.ask_timeout,
                 }),
                 round: Some(round),
-                sealed: Some((bound, nonce)),
+                sealed: Some(Sealed {
+                    bound,
+                    nonce,
+                    answers,
+                }),
             });
         }
         let (Some(peer), true) = (asker.peer, asker.back_channel) else {
@@ -108,19 +117,26 @@ impl Server {
     }
 
     /// The answer of a round that ended with `asks`: `input_required`, with the state the
-    /// client sends back with its answers.
+    /// client sends back with its answers. The state the round was retried with is spent: each
+    /// state carries one retry.
     pub(crate) fn input_required(&self, reach: &Reach, asks: InputRequests) -> InputRequiredResult {
-        let state = reach
-            .sealed
-            .as_ref()
-            .map(|(bound, _)| self.inner.rounds.seal(bound));
+        self.answered(reach);
+        let state = (reach.sealed.as_ref()).map(|sealed| {
+            let asked = asks.keys().cloned().collect();
+            self.inner
+                .rounds
+                .seal(&sealed.bound, &sealed.answers, asked)
+        });
         InputRequiredResult::new(Some(asks), state)
     }
 
     /// The call of `reach` was answered: the state it was retried with cannot be used again
     /// here.
     pub(crate) fn answered(&self, reach: &Reach) {
-        if let Some((_, Some(nonce))) = &reach.sealed {
+        if let Some(Sealed {
+            nonce: Some(nonce), ..
+        }) = &reach.sealed
+        {
             self.inner.rounds.spend(*nonce);
         }
     }

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rmcp::model::{RequestStateCodec, RequestStateError, SealOptions};
+use rmcp::model::{InputResponses, RequestStateCodec, RequestStateError, SealOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -22,13 +22,28 @@ pub(crate) const DEFAULT_TTL: Duration = Duration::from_secs(15 * 60);
 /// The most states remembered as used, per process.
 const MAX_USED: usize = 100_000;
 
-/// What a sealed state holds: a nonce, for telling one round from another, and a digest of
-/// what binds it to its call (read back to tell a state made for another call from an altered
-/// one, which the tag alone cannot).
+/// What a sealed state holds: a nonce, for telling one round from another; a digest of what
+/// binds it to its call (read back to tell a state made for another call from an altered one,
+/// which the tag alone cannot); the answers of the rounds before, and the keys this round
+/// asked. The client sends back only this round's answers (SEP-2322: the state is the server's
+/// memory between rounds).
 #[derive(Serialize, Deserialize)]
 struct State {
     nonce: u64,
     bound: String,
+    #[serde(default, skip_serializing_if = "InputResponses::is_empty")]
+    answers: InputResponses,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    asked: Vec<String>,
+}
+
+/// A retried call's state, opened.
+#[derive(Debug)]
+pub(crate) struct Opened {
+    pub(crate) nonce: u64,
+    /// The answers of every round so far: those the state kept, and those the retry carries
+    /// for what the last round asked (an answer to anything else is ignored).
+    pub(crate) answers: InputResponses,
 }
 
 fn digest(binding: &[u8]) -> String {
@@ -153,7 +168,7 @@ impl Rounds {
 
     /// Rounds sealed with a secret of this process's own: a round answered by another replica
     /// is refused.
-    pub(crate) fn of_process() -> Self {
+    pub(crate) fn of_process(ttl: Duration) -> Self {
         use std::hash::{BuildHasher, Hasher};
         let mut secret = Vec::with_capacity(64);
         for i in 0..8u64 {
@@ -161,17 +176,25 @@ impl Rounds {
             hasher.write_u64(i ^ now_ms());
             secret.extend_from_slice(&hasher.finish().to_be_bytes());
         }
-        Rounds::new(&secret, DEFAULT_TTL).expect("64 bytes is a long enough secret")
+        Rounds::new(&secret, ttl).expect("64 bytes is a long enough secret")
     }
 
-    /// The state a round of the call bound by `binding` ends with.
-    pub(crate) fn seal(&self, binding: &[u8]) -> String {
+    /// The state a round of the call bound by `binding` ends with, keeping the `answers` given
+    /// so far and the keys the round `asked`.
+    pub(crate) fn seal(
+        &self,
+        binding: &[u8],
+        answers: &InputResponses,
+        asked: Vec<String>,
+    ) -> String {
         use std::hash::{BuildHasher, Hasher};
         let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
         hasher.write_u64(now_ms());
         let state = State {
             nonce: hasher.finish(),
             bound: digest(binding),
+            answers: answers.clone(),
+            asked,
         };
         let options = SealOptions::new().ttl(self.ttl);
         self.codec
@@ -179,8 +202,14 @@ impl Rounds {
             .unwrap_or_default()
     }
 
-    /// Opens the state a retried call sent: its nonce, or why it is refused.
-    pub(crate) fn open(&self, sealed: &str, binding: &[u8]) -> Result<u64, Refused> {
+    /// Opens the state a retried call sent with `responses`: its nonce and the answers so far,
+    /// or why it is refused.
+    pub(crate) fn open(
+        &self,
+        sealed: &str,
+        binding: &[u8],
+        mut responses: InputResponses,
+    ) -> Result<Opened, Refused> {
         let state: State = self.codec.open_json(sealed).map_err(|e| match e {
             RequestStateError::Expired => Refused::Expired,
             _ => Refused::Altered,
@@ -189,10 +218,19 @@ impl Rounds {
             return Err(Refused::Foreign);
         }
         let used = self.used.lock().unwrap_or_else(PoisonError::into_inner);
-        match used.contains_key(&state.nonce) {
-            true => Err(Refused::Used),
-            false => Ok(state.nonce),
+        if used.contains_key(&state.nonce) {
+            return Err(Refused::Used);
         }
+        let mut answers = state.answers;
+        for key in state.asked {
+            if let Some(answer) = responses.remove(&key) {
+                answers.insert(key, answer);
+            }
+        }
+        Ok(Opened {
+            nonce: state.nonce,
+            answers,
+        })
     }
 
     /// The call whose state held `nonce` was answered: the state cannot be used again here.
@@ -206,5 +244,82 @@ impl Rounds {
         if used.len() < MAX_USED {
             used.insert(nonce, until);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn responses(pairs: &[(&str, Value)]) -> InputResponses {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn a_state_keeps_the_answers_of_earlier_rounds_and_only_those_asked() {
+        let rounds = Rounds::new(&[1; 32], DEFAULT_TTL).unwrap();
+        let arguments = json!({"b": [1, {"y": 2, "x": 1}], "a": "z"});
+        let bound = binding("notes.delete", arguments.as_object(), Some("ada"));
+        let first = rounds.seal(&bound, &InputResponses::new(), vec!["elicitation-1".into()]);
+        let answered = responses(&[
+            ("elicitation-1", json!({"action": "accept"})),
+            ("sampling-9", json!("made up")),
+        ]);
+        let opened = rounds.open(&first, &bound, answered).unwrap();
+        assert_eq!(
+            opened.answers,
+            responses(&[("elicitation-1", json!({"action": "accept"}))])
+        );
+        let second = rounds.seal(&bound, &opened.answers, vec!["sampling-2".into()]);
+        let more = responses(&[("sampling-2", json!({"model": "m"}))]);
+        let opened = rounds.open(&second, &bound, more).unwrap();
+        assert_eq!(opened.answers.len(), 2);
+        // The same arguments written in another order are the same call.
+        let reordered = json!({"a": "z", "b": [1, {"x": 1, "y": 2}]});
+        let same = binding("notes.delete", reordered.as_object(), Some("ada"));
+        assert!(rounds.open(&second, &same, InputResponses::new()).is_ok());
+    }
+
+    #[test]
+    fn a_state_is_refused_when_altered_foreign_used_or_expired() {
+        let rounds = Rounds::new(&[1; 32], DEFAULT_TTL).unwrap();
+        let bound = binding("notes.delete", None, Some("ada"));
+        let state = rounds.seal(&bound, &InputResponses::new(), Vec::new());
+        let none = InputResponses::new;
+        let refusal = |state: &str, bound: &[u8]| rounds.open(state, bound, none()).unwrap_err();
+        let mut altered = state.clone();
+        altered.insert(altered.len() / 2, 'x');
+        assert_eq!(refusal(&altered, &bound), Refused::Altered);
+        let other_secret = Rounds::new(&[2; 32], DEFAULT_TTL).unwrap();
+        let theirs = other_secret.seal(&bound, &InputResponses::new(), Vec::new());
+        assert_eq!(refusal(&theirs, &bound), Refused::Altered);
+        for foreign in [
+            binding("notes.delete", None, Some("bob")),
+            binding(
+                "notes.delete",
+                json!({"note": "a"}).as_object(),
+                Some("ada"),
+            ),
+            binding("notes.keep", None, Some("ada")),
+        ] {
+            assert_eq!(refusal(&state, &foreign), Refused::Foreign);
+        }
+        let nonce = rounds.open(&state, &bound, none()).unwrap().nonce;
+        rounds.spend(nonce);
+        assert_eq!(refusal(&state, &bound), Refused::Used);
+
+        // Good for 1 ms of the wall clock every replica reads.
+        let brief = Rounds::new(&[1; 32], Duration::from_millis(1)).unwrap();
+        let state = brief.seal(&bound, &InputResponses::new(), Vec::new());
+        let sealed = now_ms();
+        while now_ms() <= sealed + 2 {
+            std::thread::yield_now();
+        }
+        let expired = brief.open(&state, &bound, none()).unwrap_err();
+        assert_eq!(expired, Refused::Expired);
     }
 }

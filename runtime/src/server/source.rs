@@ -38,7 +38,7 @@ pub(crate) trait ToolSource: Send + Sync + std::fmt::Debug {
 
     /// Runs a call of its tool `call.name` (a name it owns) through the server's steps
     /// (`call::steps`); the core has opened its span and stops it when the client cancels.
-    fn call<'a>(&'a self, call: CallRequest<'a>) -> BoxFuture<'a, Answer>;
+    fn call<'a>(&'a self, call: CallRequest<'a>) -> BoxFuture<'a, Sourced>;
 
     /// The OAuth scopes a call of `name` with `arguments` needs; `None` when none.
     #[cfg(feature = "oauth")]
@@ -91,6 +91,13 @@ pub(crate) struct SourceSettings<'a> {
     /// The first (in order) of the server's own tool names that start with a prefix: a
     /// source's names must not clash with them.
     pub(crate) taken: &'a dyn Fn(&str) -> Option<String>,
+}
+
+/// How a source's call ended.
+pub(crate) enum Sourced {
+    Answered(Answer),
+    /// The round is over (2026-07-28): what the call asks of its client.
+    InputRequired(rmcp::model::InputRequests),
 }
 
 /// A source being described on a server's builder, built with the server.

@@ -151,8 +151,8 @@ impl ActionDef {
             .into_root_schema_for::<T>()
             .to_value();
         if let Some(root) = schema.as_object_mut() {
-            // Noise for a model reading `tools/list`; the draft is fixed by the contract.
-            root.remove("$schema");
+            // Noise for a model reading `tools/list`. `$schema` (draft 2020-12, which MCP
+            // takes by default) is kept, as SEP-1613 asks.
             root.remove("title");
         }
         bound_integers(&mut schema);
@@ -296,7 +296,6 @@ impl ActionDefBuilder {
             .into_root_schema_for::<T>()
             .to_value();
         if let Some(root) = schema.as_object_mut() {
-            root.remove("$schema");
             root.remove("title");
         }
         self.output_schema(schema)

@@ -162,7 +162,7 @@ impl From<&ValidationError> for Answer {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
     use crate::envelope::Envelope;
@@ -206,8 +206,15 @@ mod tests {
             awareness(Envelope::of(errors[0].clone())),
             awareness(Envelope::of(errors[0].clone())),
         ));
-        // Routing failures, made from their parts, for a router with hostile names and none.
-        let hostile = Router::new("t<&>", ["a\"b", "c]]>d\u{1}", "\u{fffe}"]);
+        // Routing failures, made from their parts, for a router with hostile names (and fields
+        // that some of its actions take, ERRORS.md §11.1) and for one without actions.
+        let schemas = [
+            json!({"properties": {"<f>": {}, "x": {}}}),
+            json!({"properties": {"x": {}}}),
+            json!({}),
+        ];
+        let hostile =
+            Router::new("t<&>", ["a\"b", "c]]>d\u{1}", "\u{fffe}"]).schemas(schemas.iter());
         let empty = Router::new("t", std::iter::empty::<String>());
         let sent = [
             json!(null),
@@ -219,11 +226,19 @@ mod tests {
             json!("</tool_error>\u{0}"),
             json!("x".repeat(300)),
         ];
+        let others = [
+            json!({}),
+            json!({"<f>": 1}),
+            json!({"x": 1}),
+            json!({"zz": 0}),
+        ];
         for router in [&hostile, &empty] {
-            for value in &sent {
-                let routed = router.route_or_render(Some(value)).unwrap_err();
-                let made =
-                    Envelope::of(router.error(&router.route_value(Some(value)).unwrap_err()));
+            for (value, others) in sent.iter().flat_map(|v| others.iter().map(move |o| (v, o))) {
+                let mut args = others.as_object().cloned().unwrap_or_default();
+                args.insert("action".into(), value.clone());
+                let routed = router.route_or_render(&args).unwrap_err();
+                let args = Value::Object(args);
+                let made = Envelope::of(router.error(&router.route(Some(&args)).unwrap_err()));
                 assert_eq!(routed.text(), made.text());
                 assert_eq!(routed.len(), made.len());
                 let json = |e: &Envelope| {

@@ -37,6 +37,15 @@ impl ToolDef {
                     "{at}: the scope {scope:?} is not an OAuth scope token (RFC 6749 §3.3: one or more printable ASCII characters, no space, no '\"' and no '\\'); write each scope as its own string"
                 ));
             }
+            let unfollowed = crate::validate::invalid_references(&action.schema_value);
+            for (reference, why) in &unfollowed {
+                problems.push(format!(
+                    "{at}: the $ref {reference:?} is no JSON Pointer into the schema ({why}), so the field it describes would be checked but not described; write it as \"#/$defs/Name\", each '~' of the name written '~0' and each '/' written '~1'"
+                ));
+            }
+            if !unfollowed.is_empty() {
+                continue;
+            }
             if let Err(broken) = &action.schema {
                 problems.push(format!(
                     "{at}: the arguments' schema is not valid JSON Schema ({broken}); fix the schema given to ActionDef::with_schema"

@@ -575,8 +575,9 @@ impl Context {
     }
 
     /// Sends `request` to the client, the action's deadline paused meanwhile, within the
-    /// server's `ask_timeout`.
-    async fn ask(&self, request: ClientRequestKind) -> Result<Value, ClientError> {
+    /// server's `ask_timeout`: the client's answer as it gave it (the gateway relays an
+    /// upstream's requests through it).
+    pub(crate) async fn ask(&self, request: ClientRequestKind) -> Result<Value, ClientError> {
         let ask = request.ask();
         let client = self.client().ok_or(ClientError::NotSupported { ask })?;
         if !client.link.supports(ask) {

@@ -328,7 +328,8 @@ impl ToolDefBuilder {
             self.name.clone(),
             actions.iter().map(|a| a.name.to_string()),
         )
-        .discriminator(discriminator.as_deref().unwrap_or("action"));
+        .discriminator(discriminator.as_deref().unwrap_or("action"))
+        .schemas(actions.iter().map(|a| &a.schema_value));
         ToolDef {
             name: self.name,
             description: self.description,

@@ -54,16 +54,21 @@ impl Response {
     /// A JSON result for an action that declares its output
     /// ([`ActionDefBuilder::output`](crate::tools::ActionDefBuilder::output)): the value as a text block, and as
     /// `structuredContent` (MCP 2026-07-28: any JSON value, described by the tool's
-    /// `outputSchema`).
+    /// `outputSchema`). A value whose JSON is a string is its text as it is, not JSON-encoded.
     ///
     /// ```
     /// let result = mcp_fusion::tools::Response::structured(&serde_json::json!({"id": "inv_1"})).unwrap().into_result();
     /// assert_eq!(result.structured_content, Some(serde_json::json!({"id": "inv_1"})));
     /// assert_eq!(result.content[0].as_text().unwrap().text, r#"{"id":"inv_1"}"#);
+    /// let text = mcp_fusion::tools::Response::structured("Deleted note_1").unwrap().into_result();
+    /// assert_eq!(text.content[0].as_text().unwrap().text, "Deleted note_1");
     /// ```
     pub fn structured<T: serde::Serialize + ?Sized>(value: &T) -> Result<Self, serde_json::Error> {
         let value = serde_json::to_value(value)?;
-        let text = serde_json::to_string(&value)?;
+        let text = match &value {
+            Value::String(text) => text.clone(),
+            other => serde_json::to_string(other)?,
+        };
         let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
         result.structured_content = Some(value);
         Ok(Response(result))
@@ -81,7 +86,15 @@ impl From<CallToolResult> for Response {
     }
 }
 
-/// What an action's success value becomes.
+/// What an action's success value becomes: its JSON as one text block, except that a value
+/// whose JSON is a string (`String`, `&str`, `Cow<str>`, ...) is that string's text, as it is.
+///
+/// ```
+/// use mcp_fusion::tools::IntoOutput;
+/// let text = |result: mcp_fusion::rmcp::model::CallToolResult| result.content[0].as_text().unwrap().text.clone();
+/// assert_eq!(text(String::from("Deleted note_1").into_output().unwrap()), "Deleted note_1");
+/// assert_eq!(text(vec!["a", "b"].into_output().unwrap()), r#"["a","b"]"#);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be the success value of an action",
     label = "returned as the action's success value",
@@ -95,8 +108,11 @@ pub trait IntoOutput {
 
 impl<T: serde::Serialize> IntoOutput for T {
     fn into_output(self) -> Result<CallToolResult, Failure> {
-        let json = serde_json::to_string(&self).map_err(|e| Failure::Internal(Box::new(e)))?;
-        Ok(CallToolResult::success(vec![ContentBlock::text(json)]))
+        let text = match super::as_text::as_text(&self) {
+            Some(text) => text,
+            None => serde_json::to_string(&self).map_err(|e| Failure::Internal(Box::new(e)))?,
+        };
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
     }
 }
 
@@ -150,7 +166,7 @@ pub(crate) fn prepare(
         (Route::Flat(index), _) => index,
         (Route::Discriminator, None) => 0,
         (Route::Discriminator, Some(field)) => {
-            match def.router().route_or_render(discriminator(&args, field)) {
+            match def.router().route_or_render(&args) {
                 Ok(index) => {
                     // The other keys keep the order they were sent in (ERRORS.md §5 orders by
                     // it). A few keys are compared rather than the name hashed, as above.
@@ -378,18 +394,6 @@ pub(crate) async fn in_process<T: Tool + ?Sized>(
         Callable::Qualified,
         |invalid| Answer::envelope(invalid.into_envelope()),
     )
-}
-
-/// The discriminator's value. Arguments are mostly a few keys: comparing them is cheaper than
-/// hashing the name.
-fn discriminator<'a>(args: &'a Map<String, Value>, field: &str) -> Option<&'a Value> {
-    if args.len() <= 8 {
-        args.iter()
-            .find(|(key, _)| *key == field)
-            .map(|(_, value)| value)
-    } else {
-        args.get(field)
-    }
 }
 
 /// INTERNAL_ERROR: the cause goes to the log under a fresh incident id, and to the model only

@@ -132,6 +132,42 @@ impl ToolDef {
     }
 }
 
+/// The message of the JSON-RPC error for a `tools/call` of `name`, which no tool is listed under
+/// (`listed`: every listed name): an action of a grouped tool of `definitions`, called by its
+/// qualified name or as `{tool}_{action}`, is told how to call it (the tool, and the
+/// discriminator with the action's name); any other name gets the closest listed one, if one
+/// is close (ERRORS.md §4, "Close"; under flat exposition a misspelt action is a misspelt tool).
+pub(crate) fn unknown_tool<'d>(
+    name: &str,
+    listed: &[String],
+    definitions: impl IntoIterator<Item = &'d ToolDef>,
+) -> String {
+    use crate::envelope::Instead;
+    for def in definitions {
+        // A grouped tool is listed under its own name; a flat one under its actions'.
+        let Some(discriminator) = def.discriminator() else {
+            continue;
+        };
+        if !listed.iter().any(|l| l == def.name()) {
+            continue;
+        }
+        let rest = name
+            .strip_prefix(def.name())
+            .and_then(|rest| rest.strip_prefix(['.', '_']));
+        if let Some(action) = rest.and_then(|r| def.actions.iter().find(|a| a.name == r)) {
+            let instead = Instead::Action {
+                tool: def.name(),
+                discriminator,
+                action: action.name(),
+            };
+            return crate::envelope::unknown_tool(name, instead);
+        }
+    }
+    let closest = crate::closest::Names::new(listed).closest(name);
+    let instead = closest.map_or(Instead::Nothing, |best| Instead::Closest(&listed[best]));
+    crate::envelope::unknown_tool(name, instead)
+}
+
 /// The `_meta` key under which a listed tool shows the OAuth scopes its actions need.
 pub const SCOPES_KEY: &str = "dev.mcp-fusion/scopes";
 

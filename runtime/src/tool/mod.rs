@@ -3,6 +3,7 @@
 
 mod action;
 mod answer;
+mod as_text;
 mod call;
 mod caller;
 mod check;
@@ -38,6 +39,7 @@ pub(crate) use invoke::{
 };
 pub use invoke::{Failure, IntoOutput, Response};
 pub use listing::SCOPES_KEY;
+pub(crate) use listing::unknown_tool;
 
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};

@@ -301,7 +301,11 @@ pub(super) fn grouped_schema(discriminator: &str, actions: &[ActionDef]) -> Map<
             defs.entry(renamed).or_insert(def);
         }
         if let Some(root) = &root {
-            defs.insert(root.clone(), schema.clone());
+            let mut def = schema.clone();
+            if let Some(def) = def.as_object_mut() {
+                def.remove("$schema");
+            }
+            defs.insert(root.clone(), def);
         }
         let Some(shapes) = shapes(&schema, &defs) else {
             continue;
@@ -359,6 +363,15 @@ pub(super) fn grouped_schema(discriminator: &str, actions: &[ActionDef]) -> Map<
         properties.insert(field, field_schema(actions, declared));
     }
     let mut root = Map::new();
+    // The draft every action's schema names, kept as SEP-1613 asks.
+    let drafts: Vec<Option<&Value>> = (actions.iter())
+        .map(|a| a.schema_value.get("$schema"))
+        .collect();
+    if let Some(Some(draft)) = drafts.first()
+        && drafts.iter().all(|d| *d == Some(*draft))
+    {
+        root.insert("$schema".into(), (*draft).clone());
+    }
     root.insert("type".into(), json!("object"));
     root.insert("properties".into(), Value::Object(properties));
     root.insert("required".into(), json!([discriminator]));

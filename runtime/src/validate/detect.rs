@@ -11,10 +11,13 @@ use serde_json::{Map, Number, Value};
 
 use super::copy::for_validator;
 use super::flat::Flat;
+use super::group::{Groups, merge};
 use super::layout::{Layout, Node};
 use super::pointer::unescape;
 use super::problem::Sent;
-use super::{FieldPath, Format, MAX_FIELDS, PathSegment, Problem, ProblemKind, ValidationError};
+use super::{
+    Field, FieldPath, Format, MAX_FIELDS, PathSegment, Problem, ProblemKind, ValidationError,
+};
 use crate::hash::FoldState;
 
 /// An action's input schema, compiled once and used for every call.
@@ -68,8 +71,19 @@ impl Schema {
     /// use mcp_fusion::validate::Schema;
     /// assert!(Schema::new(&serde_json::json!({"type": "object"})).is_ok());
     /// assert!(Schema::new(&serde_json::json!({"type": 12})).is_err());
+    /// // A `$ref` must be a JSON Pointer into the schema (`~` written `~0`).
+    /// let coord = serde_json::json!({"properties": {"at": {"$ref": "#/$defs/Coord~Inner"}},
+    ///                                "$defs": {"Coord~Inner": {"type": "string"}}});
+    /// assert!(Schema::new(&coord).is_err());
     /// ```
     pub fn new(schema: &Value) -> Result<Self, SchemaError> {
+        // A reference that is no JSON Pointer would be followed by the validator, but not
+        // described: the same field checked against its target and described as `a value`.
+        if let Some((reference, why)) = super::pointer::invalid_references(schema).first() {
+            return Err(SchemaError(format!(
+                "the $ref {reference:?} is no JSON Pointer: {why}"
+            )));
+        }
         let options = jsonschema::options()
             .with_draft(jsonschema::Draft::Draft202012)
             .should_validate_formats(true)
@@ -78,7 +92,10 @@ impl Schema {
         let validator = options
             .build(&copy)
             .map_err(|e| SchemaError(e.to_string()))?;
-        let layout = Layout::new(schema);
+        let accepts = |holder: &Map<String, Value>, example: &str| {
+            accepts_example(&options, schema, holder, example)
+        };
+        let layout = Layout::new(schema, &accepts);
         Ok(Schema {
             validator,
             schema: schema.clone(),
@@ -105,33 +122,47 @@ impl Schema {
 
     /// Checks a call's arguments (discriminator already removed) for the qualified `action`.
     ///
-    /// Time and memory are linear in the size of `args`: the problems past the 20 shown are
-    /// counted, never built. Arguments that pass cost no allocation to check. Against a flat
-    /// object schema (fields that are each one value: strings, numbers, booleans, with their
-    /// bounds, patterns, formats, enums, maybe behind a `$ref`, maybe or null) failing
-    /// arguments are checked field by field and cost the problems kept. Against any other
-    /// schema they cost most while the validator lists every failing keyword (about 400 bytes
-    /// each) before they are counted: at most about 200 bytes per byte of arguments written as
-    /// JSON (1 MiB of `[0,0,…]` where strings are expected: 206 MiB at the peak; of wrong tuples:
-    /// 132 MiB, measured in `tests/bounds.rs`), about 0.3 µs per byte on one core. A server
-    /// validates the calls whose arguments hold more than 4,096 values one at a time.
+    /// The same problem in several elements of one array is one field (ERRORS.md §11.6,
+    /// `lines[0-24].quantity`), and fields are grouped before the 20 shown are chosen.
+    ///
+    /// Time and memory are linear in the size of `args`: problems outside arrays past the 20
+    /// shown are counted, never built; a problem in an array's element is kept, as one index of
+    /// its group, until the groups shown are chosen. Arguments that pass cost no allocation to
+    /// check. Against a flat object schema (fields that are each one value: strings, numbers,
+    /// booleans, with their bounds, patterns, formats, enums, maybe behind a `$ref`, maybe or
+    /// null) failing arguments are checked field by field and cost the problems kept. Against
+    /// any other schema they cost most while the validator lists every failing keyword (about
+    /// 400 bytes each) before they are counted: at most about 210 bytes per byte of arguments
+    /// written as JSON (1 MiB of `[0,0,…]` where strings are expected: 211 MiB at the peak; of
+    /// wrong tuples: 133 MiB; of strings that all differ, each a group of its own: 93 MiB,
+    /// measured in `tests/bounds.rs`), about 0.3 µs per byte on one core. A server validates
+    /// the calls whose arguments hold more than 4,096 values one at a time.
     pub fn validate(&self, action: &str, args: &Value) -> Result<(), ValidationError> {
-        let (shown, total) = self.collect(args, MAX_FIELDS);
-        if total == 0 {
-            Ok(())
-        } else {
-            let more = total - shown.len();
-            Err(ValidationError::new(action, shown).with_more(more))
+        if self.validator.is_valid(args) {
+            return Ok(());
         }
+        let (fields, more) = match (&self.flat, args) {
+            (Some(flat), Value::Object(args)) => {
+                let (shown, total) = flat.detect(args, &self.layout, MAX_FIELDS, Field::one);
+                let more = total - shown.len();
+                (shown, more)
+            }
+            _ => {
+                let mut found = Found::new(MAX_FIELDS).grouping();
+                self.detect(args, &mut found);
+                found.finish_fields()
+            }
+        };
+        Err(ValidationError::of_fields(action.to_owned(), fields, more))
     }
 
-    /// The first `keep` problems in the contract's order, and how many there are in all.
+    /// The first `keep` problems in the contract's order, each alone, and how many there are.
     pub(super) fn collect(&self, args: &Value, keep: usize) -> (Vec<Problem>, usize) {
         if self.validator.is_valid(args) {
             return (Vec::new(), 0);
         }
         if let (Some(flat), Value::Object(args)) = (&self.flat, args) {
-            return flat.detect(args, &self.layout, keep);
+            return flat.detect(args, &self.layout, keep, |problem| problem);
         }
         let mut found = Found::new(keep);
         self.detect(args, &mut found);
@@ -369,8 +400,11 @@ impl Schema {
                 let failing = node();
                 let whole = at.node.filter(|n| match failing {
                     Some(f) => {
-                        std::ptr::eq(*n, f)
-                            || self.layout.nullable(n).is_some_and(|t| std::ptr::eq(t, f))
+                        n.origin == f.origin
+                            || self
+                                .layout
+                                .nullable(n)
+                                .is_some_and(|t| t.origin == f.origin)
                     }
                     None => true,
                 });
@@ -384,9 +418,21 @@ impl Schema {
                 Some(format) => ProblemKind::Format(format),
                 None => return,
             },
-            K::Pattern { pattern } => ProblemKind::Pattern {
-                pattern: pattern.clone(),
-            },
+            K::Pattern { pattern } => {
+                // The example of the chain from the schema at the path, when it ends at this
+                // pattern; else the pattern's own schema's.
+                let holder = node();
+                let chosen = |n: &Node| {
+                    n.example
+                        .as_ref()
+                        .filter(|(p, _)| holder.is_some_and(|h| h.origin == *p))
+                        .map(|(_, e)| e.clone())
+                };
+                ProblemKind::Pattern {
+                    pattern: pattern.clone(),
+                    example: at.node.and_then(chosen).or_else(|| holder.and_then(chosen)),
+                }
+            }
             K::MinLength { limit } => ProblemKind::TooShort { min: *limit },
             K::MaxLength { limit } => ProblemKind::TooLong { max: *limit },
             K::Minimum { limit } => ProblemKind::TooSmall {
@@ -405,8 +451,14 @@ impl Schema {
                 limit: number(limit),
                 exclusive: true,
             },
-            K::MinItems { limit } => ProblemKind::TooFewItems { min: *limit },
-            K::MaxItems { limit } => ProblemKind::TooManyItems { max: *limit },
+            K::MinItems { limit } => ProblemKind::TooFewItems {
+                min: *limit,
+                each: node().map_or_else(|| Arc::from(""), |n| n.each.clone()),
+            },
+            K::MaxItems { limit } => ProblemKind::TooManyItems {
+                max: *limit,
+                each: node().map_or_else(|| Arc::from(""), |n| n.each.clone()),
+            },
             K::Custom { .. } if keyword == "multipleOf" => {
                 let Some(multiple_of) = node().and_then(|n| n.multiple_of.clone()) else {
                     return;
@@ -486,6 +538,32 @@ impl Schema {
         }
         Some(at)
     }
+}
+
+/// Whether the schema `holder` (holding a `pattern`, as advertised in `root`) accepts `example`
+/// (ERRORS.md §11.5): checked by the validator with the root's definitions at hand, so that a
+/// `$ref` beside the pattern resolves; by the pattern alone if that schema cannot be compiled
+/// on its own.
+fn accepts_example(
+    options: &Options,
+    root: &Value,
+    holder: &Map<String, Value>,
+    example: &str,
+) -> bool {
+    let mut alone = holder.clone();
+    for defs in ["$defs", "definitions"] {
+        if let Some(found) = root.get(defs).filter(|_| !alone.contains_key(defs)) {
+            alone.insert(defs.to_owned(), found.clone());
+        }
+    }
+    let example = Value::String(example.to_owned());
+    if let Ok(validator) = options.build(&for_validator(&Value::Object(alone))) {
+        return validator.is_valid(&example);
+    }
+    let pattern = serde_json::json!({"pattern": holder.get("pattern")});
+    options
+        .build(&pattern)
+        .is_ok_and(|validator| validator.is_valid(&example))
 }
 
 /// Keywords whose failures the crate reports below the value holding them, and §5 at it.
@@ -571,6 +649,9 @@ struct Located<'a> {
 struct Found<'a> {
     keep: usize,
     best: BinaryHeap<Ranked>,
+    /// When the problems are written (ERRORS.md §11.6): those in an array's elements, joined
+    /// with the same problem in the array's other elements; `best` then keeps the others.
+    groups: Option<Groups<Place>>,
     total: usize,
     found: usize,
     /// Paths are kept as hashes (keyed per process, see [`FoldState`]): sets of them cost 8
@@ -658,6 +739,24 @@ impl Ranked {
     fn key(&self) -> (&[(u8, usize)], (u8, &str), usize) {
         (&self.ranks, self.problem.kind.rank(), self.found)
     }
+
+    /// The sort key, owned.
+    fn place(&self) -> Place {
+        let (row, keyword) = self.problem.kind.rank();
+        Place {
+            ranks: self.ranks.clone(),
+            row: (row, keyword.into()),
+            found: self.found,
+        }
+    }
+}
+
+/// A problem's place in the contract's order, as [`Ranked`] compares it.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Place {
+    ranks: Vec<(u8, usize)>,
+    row: (u8, Box<str>),
+    found: usize,
 }
 
 impl PartialEq for Ranked {
@@ -687,6 +786,7 @@ impl<'a> Found<'a> {
         Found {
             keep,
             best: BinaryHeap::new(),
+            groups: None,
             total: 0,
             found: 0,
             paths: FoldState::random(),
@@ -698,8 +798,15 @@ impl<'a> Found<'a> {
         }
     }
 
+    /// Joins the same problem in several elements of one array (for writing them, §11.6).
+    fn grouping(mut self) -> Self {
+        self.groups = Some(Groups::new());
+        self
+    }
+
     /// Counts a problem, unless a mistyped value hides it, and keeps it while it is among the
-    /// first `keep`; its `{sent}` is written only then.
+    /// first `keep`; its `{sent}` is written only then. When grouping, a problem in an array's
+    /// element is always kept, joined with the same problem in other elements.
     fn offer(
         &mut self,
         ranks: Vec<(u8, usize)>,
@@ -736,6 +843,18 @@ impl<'a> Found<'a> {
                 sent: Sent::Fixed(""),
             },
         };
+        if let Some(groups) = &mut self.groups
+            && ranked.problem.path.last_index().is_some()
+        {
+            // Whether it joins a group is decided by its line, `{sent}` included.
+            ranked.problem.sent = sent();
+            let place = ranked.place();
+            if let Some(alone) = groups.add(place, ranked.problem) {
+                ranked.problem = alone;
+                self.keep_best(ranked);
+            }
+            return;
+        }
         if self.best.len() >= self.keep {
             match self.best.peek() {
                 Some(worst) if ranked < *worst => {}
@@ -743,6 +862,11 @@ impl<'a> Found<'a> {
             }
         }
         ranked.problem.sent = sent();
+        self.keep_best(ranked);
+    }
+
+    /// Keeps a problem among the first `keep`, its `{sent}` written.
+    fn keep_best(&mut self, ranked: Ranked) {
         self.best.push(ranked);
         if self.best.len() > self.keep {
             self.best.pop();
@@ -756,6 +880,20 @@ impl<'a> Found<'a> {
             .iter()
             .for_each(|segment| segment.hash(&mut hasher));
         hasher.finish()
+    }
+
+    /// The first `keep` fields in order (the same problem in several elements of one array
+    /// as one field), and how many problems none of them reports.
+    fn finish_fields(self) -> (Vec<Field>, usize) {
+        let (keep, total) = (self.keep, self.total);
+        let singles = self
+            .best
+            .into_sorted_vec()
+            .into_iter()
+            .map(|ranked| (ranked.place(), Field::one(ranked.problem)))
+            .collect();
+        let groups = self.groups.map_or_else(Vec::new, |g| g.first(keep));
+        merge(singles, groups, keep, total)
     }
 
     /// The problems kept, in order, and the number counted.
@@ -1213,6 +1351,22 @@ mod tests {
             line(json!({"enum": ["x", null]}), json!(1)),
             "Invalid option. You sent: 1. Expected one of: 'x', null."
         );
+    }
+
+    #[test]
+    fn a_nullable_alternative_of_itself_ends() {
+        // T of a nullable alternative that refers back to the alternative: its chain of
+        // references comes back on itself (ERRORS.md §11.7), and an example is looked for on
+        // the way without end.
+        let schema = json!({
+            "type": "object",
+            "properties": {"x": {"$ref": "#/$defs/S", "examples": ["a"]}},
+            "required": ["x"],
+            "$defs": {"S": {"anyOf": [{"$ref": "#/$defs/S"}, {"type": "null"}], "examples": ["b"]}}
+        });
+        let got = lines(schema, json!({}));
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].0, "x");
     }
 
     #[test]

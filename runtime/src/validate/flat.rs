@@ -29,6 +29,9 @@ pub(super) struct Flat {
     closed: bool,
 }
 
+/// The URI of JSON Schema draft 2020-12, which every schema is compiled with.
+pub(crate) const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
+
 /// Annotations, which say nothing of a value (`$schema` and `$id` aside, which change how a
 /// schema is read).
 fn annotation(keyword: &str, value: &Value) -> bool {
@@ -92,7 +95,9 @@ impl Flat {
     /// The walk for `copy` (the validator's copy of the schema), when it is flat.
     pub(super) fn new(copy: &Value, layout: &Layout, options: &Options) -> Option<Self> {
         let root = copy.as_object()?;
-        let known = |k: &str, v: &Value| ROOT.contains(&k) || annotation(k, v);
+        // `$schema` naming the draft every schema is compiled with says nothing more.
+        let draft = |k: &str, v: &Value| k == "$schema" && v == DRAFT_2020_12;
+        let known = |k: &str, v: &Value| ROOT.contains(&k) || annotation(k, v) || draft(k, v);
         if !root.iter().all(|(k, v)| known(k, v)) {
             return None;
         }
@@ -147,13 +152,16 @@ impl Flat {
         })
     }
 
-    /// The first `keep` problems of `args` in the contract's order (§5), and how many there are.
-    pub(super) fn detect(
+    /// The first `keep` problems of `args` in the contract's order (§5), each made into what
+    /// the caller keeps (a problem, or the field of a validation error: no problem of a flat
+    /// object is in an array, so each is a field of its own), and how many there are.
+    pub(super) fn detect<T>(
         &self,
         args: &Map<String, Value>,
         layout: &Layout,
         keep: usize,
-    ) -> (Vec<Problem>, usize) {
+        into: impl FnMut(Problem) -> T,
+    ) -> (Vec<T>, usize) {
         let mut kept = Kept::new(keep);
         let at = FieldPath::of_key;
         for (i, field) in self.fields.iter().enumerate() {
@@ -205,7 +213,7 @@ impl Flat {
                 });
             }
         }
-        kept.finish()
+        kept.finish(into)
     }
 }
 
@@ -245,13 +253,13 @@ impl Kept {
         }
     }
 
-    fn finish(mut self) -> (Vec<Problem>, usize) {
+    fn finish<T>(mut self, into: impl FnMut(Problem) -> T) -> (Vec<T>, usize) {
         self.best.sort_unstable_by_key(|(k, _)| *k);
         // Moved to a vector of their own size rather than collected in place (which would
         // shrink this one): each block is then freed at the size it was taken, so that the
         // allocator hands it out again at once on the next call instead of carving a new one.
         let mut problems = Vec::with_capacity(self.best.len());
-        problems.extend(self.best.drain(..).map(|(_, p)| p));
+        problems.extend(self.best.drain(..).map(|(_, p)| p).map(into));
         (problems, self.total)
     }
 }
@@ -290,8 +298,10 @@ impl Field {
                     continue;
                 }
                 "format" => ProblemKind::Format(Format::from_name(value.as_str()?)?),
+                // The example of the field's chain, which ends at this schema (§11.5).
                 "pattern" => ProblemKind::Pattern {
                     pattern: value.as_str()?.to_owned(),
+                    example: field.example.as_ref().map(|(_, e)| e.clone()),
                 },
                 "minLength" => ProblemKind::TooShort {
                     min: value.as_u64()?,

@@ -1,6 +1,11 @@
 //! What detection needs to know about a schema, read once when it is compiled: each
 //! subschema's declared fields in order, its types, its item schemas, its local `$ref`.
 //! Lookups per call are then a hash of a schema location or a short scan, never a walk of JSON.
+//!
+//! A subschema that holds a `$ref` stands for the end of its chain of references: once the
+//! chains are followed, it is a copy of that end (its lists shared, not copied) with a `{desc}`
+//! and a pattern example of its own, since the annotations on the way (`examples` beside a
+//! `$ref`, ERRORS.md §11.5) belong to the place that refers, not to the definition.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -25,11 +30,24 @@ pub(super) struct Layout {
     pub(super) collapses: bool,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Node {
     /// A local `$ref` (`#/$defs/Line`), resolved after the walk.
     reference: Option<String>,
+    /// The end of that reference's chain, while the chains are followed.
     target: Option<usize>,
+    /// The node whose keywords this one carries: its own index, or the end of its chain of
+    /// references (a copy stands there once the chains are followed).
+    pub(super) origin: usize,
+    /// The string `examples` of the schema as written (at most 50 characters each), in order.
+    examples: Vec<String>,
+    /// The `pattern` keyword, if present, and the schema that holds it (as advertised), which
+    /// an example must satisfy.
+    pattern: Option<String>,
+    own: Option<Box<Map<String, Value>>>,
+    /// The example of the pattern this node's chain ends at (ERRORS.md §11.5), with the index
+    /// of the node holding that pattern.
+    pub(super) example: Option<(usize, Arc<str>)>,
     /// The `type` keyword, if present.
     types: Option<Vec<JsonType>>,
     alternatives: Vec<usize>,
@@ -37,13 +55,13 @@ pub(super) struct Node {
     /// sees it: at `else` (see [`for_validator`]).
     nullable: Option<usize>,
     /// Declared fields in declaration order, with their subschemas.
-    fields: Vec<(String, usize)>,
+    fields: Arc<[(String, usize)]>,
     /// The same names, shared by every "unrecognized field" problem of this object.
     pub(super) known: Arc<[String]>,
     /// The same, prepared for the did-you-mean search.
-    pub(super) names: Names,
+    pub(super) names: Arc<Names>,
     /// Positions of the declared fields, for objects too large to scan.
-    index: Option<HashMap<String, usize>>,
+    index: Option<Arc<HashMap<String, usize>>>,
     items: Option<usize>,
     prefix_items: Vec<usize>,
     /// The `additionalProperties` schema (a map's values), when it is one.
@@ -55,8 +73,12 @@ pub(super) struct Node {
     constant: Option<Value>,
     /// The asserted format's noun (`a valid email address`).
     format: Option<&'static str>,
-    /// The phrases of this node's own keywords (pattern, lengths, bounds, multiple, item counts).
+    /// The phrases of this node's own keywords after the pattern's (lengths, bounds, multiple,
+    /// item counts).
     constraints: String,
+    /// The items phrase of `{desc}` (`, each an object with fields a, b`), or empty: also what
+    /// a count of items names (ERRORS.md §11.3).
+    pub(super) each: Arc<str>,
     /// `{desc}` (ERRORS.md §5), complete once the walk is done.
     pub(super) desc: Arc<str>,
     /// `{desc}` with `a string` as the noun of a schema without `type`; set only on the
@@ -89,8 +111,23 @@ pub(super) const SINGLE_SUBSCHEMAS: [&str; 10] = [
 /// Objects with more declared fields than this get a hash index.
 const SCAN_MAX: usize = 16;
 
+/// Whether a pattern's schema (given as advertised) accepts an example: decided by the
+/// validator, with the schema's definitions at hand.
+pub(super) type Accepts<'a> = &'a dyn Fn(&Map<String, Value>, &str) -> bool;
+
+/// Where a node's chain of references (and, for T or null, T's chain) leads.
+struct Chain {
+    /// The nodes on the way, as written, nearest first.
+    way: Vec<usize>,
+    /// The first node that is no reference, if the chain ends (`None`: it comes back on
+    /// itself, or names no place of the schema).
+    end: Option<usize>,
+    /// The node a value is checked against: T's end for T or null, else `end`.
+    value: Option<usize>,
+}
+
 impl Layout {
-    pub(super) fn new(schema: &Value) -> Self {
+    pub(super) fn new(schema: &Value, accepts: Accepts<'_>) -> Self {
         let mut layout = Layout::default();
         layout.walk(schema, String::new());
         // A reference names a place in the schema as advertised; the walk registered each
@@ -103,32 +140,119 @@ impl Layout {
                 layout.by_location.get(&*in_copy(schema, pointer)).copied()
             })
             .collect();
-        // Each reference resolves to the end of its chain, however long; a chain that comes
-        // back on itself resolves to nothing (the reference then says nothing).
-        for i in 0..layout.nodes.len() {
-            let mut at = first[i];
-            let mut steps = 0;
-            while let Some(next) = at.and_then(|a| first[a]) {
-                steps += 1;
-                at = (steps <= first.len()).then_some(next);
-            }
-            layout.nodes[i].target = at;
-        }
-        for i in 0..layout.nodes.len() {
-            layout.nodes[i].desc = layout.describe(i, None).into();
-        }
-        // Keys are described only where a `propertyNames` schema sits (its noun defaults to
-        // `a string`).
-        let key_schemas: Vec<usize> = layout
-            .nodes
-            .iter()
-            .filter_map(|n| n.property_names)
-            .map(|id| layout.resolve_id(id))
+        let chains: Vec<Chain> = (0..layout.nodes.len())
+            .map(|i| layout.chain(i, &first))
             .collect();
-        for i in key_schemas {
-            layout.nodes[i].key_desc = layout.describe(i, Some(JsonType::String)).into();
+        // Each reference reads as the end of its chain, however long; a chain that comes back on
+        // itself (or names no place) reads as nothing: `{}`, ERRORS.md §11.7.
+        for (i, chain) in chains.iter().enumerate() {
+            layout.nodes[i].origin = i;
+            if layout.nodes[i].reference.is_some() {
+                layout.nodes[i].target = chain.end;
+            }
+        }
+        // The examples, each node's `{desc}` and, where a `propertyNames` schema sits (whose
+        // noun defaults to `a string`), its keys' `{desc}`, all read through the chains.
+        let mut decided = HashMap::new();
+        let examples: Vec<Option<(usize, Arc<str>)>> = chains
+            .iter()
+            .map(|chain| layout.example(chain, accepts, &mut decided))
+            .collect();
+        let mut key_schemas = vec![false; layout.nodes.len()];
+        for id in layout.nodes.iter().filter_map(|n| n.property_names) {
+            key_schemas[id] = true;
+        }
+        let mut texts = Vec::with_capacity(layout.nodes.len());
+        for (i, example) in examples.iter().enumerate() {
+            let example = example.as_ref().map(|(_, e)| &**e);
+            let each: Arc<str> = layout.each(layout.resolve(i)).into();
+            let desc: Arc<str> = layout.describe(i, None, example).into();
+            let key_desc: Arc<str> = match key_schemas[i] {
+                true => layout.describe(i, Some(JsonType::String), example).into(),
+                false => Arc::from(""),
+            };
+            texts.push((each, desc, key_desc));
+        }
+        // Then each reference becomes a copy of its end, with the texts of its own place.
+        for (i, chain) in chains.iter().enumerate() {
+            if let (Some(end), Some(_)) = (chain.end, &layout.nodes[i].reference) {
+                let mut copy = layout.nodes[end].clone();
+                copy.examples = std::mem::take(&mut layout.nodes[i].examples);
+                layout.nodes[i] = copy;
+            }
+        }
+        for (i, ((each, desc, key_desc), example)) in texts.into_iter().zip(examples).enumerate() {
+            let node = &mut layout.nodes[i];
+            node.target = None;
+            (node.each, node.desc, node.key_desc, node.example) = (each, desc, key_desc, example);
         }
         layout
+    }
+
+    /// The chain of node `id`: the references followed from it, then for T or null, T's.
+    fn chain(&self, id: usize, first: &[Option<usize>]) -> Chain {
+        let mut way = Vec::new();
+        let mut at = id;
+        let mut end = None;
+        loop {
+            // A chain longer than the nodes has come back on itself.
+            if way.len() > first.len() {
+                return Chain {
+                    way,
+                    end,
+                    value: None,
+                };
+            }
+            way.push(at);
+            if self.nodes[at].reference.is_some() {
+                match first[at] {
+                    Some(next) => at = next,
+                    None => {
+                        return Chain {
+                            way,
+                            end,
+                            value: None,
+                        };
+                    }
+                }
+                continue;
+            }
+            end.get_or_insert(at);
+            match self.nodes[at].nullable {
+                // T's chain follows S's.
+                Some(t) if Some(at) == end => at = t,
+                _ => {
+                    return Chain {
+                        way,
+                        end,
+                        value: Some(at),
+                    };
+                }
+            }
+        }
+    }
+
+    /// The example of the pattern a chain ends at (ERRORS.md §11.5): the first string of at most
+    /// 50 characters among the `examples` of the schemas on the way, nearest first, that the
+    /// pattern's schema accepts. `decided` keeps each pattern's decision per example.
+    fn example(
+        &self,
+        chain: &Chain,
+        accepts: Accepts<'_>,
+        decided: &mut HashMap<(usize, String), bool>,
+    ) -> Option<(usize, Arc<str>)> {
+        let value = chain.value?;
+        let holder = self.nodes[value].own.as_deref()?;
+        let candidates = chain.way.iter().flat_map(|&i| &self.nodes[i].examples);
+        for candidate in candidates {
+            let accepted = *decided
+                .entry((value, candidate.clone()))
+                .or_insert_with(|| accepts(holder, candidate));
+            if accepted {
+                return Some((value, Arc::from(candidate.as_str())));
+            }
+        }
+        None
     }
 
     fn walk(&mut self, schema: &Value, location: String) -> usize {
@@ -139,9 +263,11 @@ impl Layout {
             return id;
         };
         if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
-            // Read as its target: keywords beside it are ignored (ERRORS.md §5).
+            // Read as its target: keywords beside it are ignored (ERRORS.md §5), annotations
+            // aside (its `examples` come first, §11.5).
             let node = Node {
                 reference: of_reference(reference),
+                examples: examples_of(map),
                 ..Node::default()
             };
             self.walk_rest(map, &location, true);
@@ -164,25 +290,33 @@ impl Layout {
                 .and_then(Value::as_str)
                 .and_then(format_noun),
             constraints: constraints(map),
+            examples: examples_of(map),
+            pattern: map
+                .get("pattern")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            own: map.contains_key("pattern").then(|| Box::new(map.clone())),
             ..Node::default()
         };
+        let mut fields = Vec::new();
         if let Some(Value::Object(props)) = map.get("properties") {
             for (name, sub) in props {
                 let child = self.walk(sub, format!("{location}/properties/{}", escape(name)));
-                node.fields.push((name.clone(), child));
+                fields.push((name.clone(), child));
             }
         }
-        node.known = node.fields.iter().map(|(name, _)| name.clone()).collect();
-        node.names = Names::new(&node.known);
-        if node.fields.len() > SCAN_MAX {
-            node.index = Some(
-                node.fields
+        node.known = fields.iter().map(|(name, _)| name.clone()).collect();
+        node.names = Arc::new(Names::new(&node.known));
+        if fields.len() > SCAN_MAX {
+            node.index = Some(Arc::new(
+                fields
                     .iter()
                     .enumerate()
                     .map(|(i, (name, _))| (name.clone(), i))
                     .collect(),
-            );
+            ));
         }
+        node.fields = fields.into();
         match map.get("items") {
             Some(items @ Value::Object(_)) => {
                 node.items = Some(self.walk(items, format!("{location}/items")))
@@ -355,20 +489,41 @@ impl Layout {
         }
     }
 
-    /// `{desc}` of node `id` (ERRORS.md §5); `noun` stands in for a missing `type`.
-    fn describe(&self, id: usize, noun: Option<JsonType>) -> String {
+    /// `{desc}` of node `id` (ERRORS.md §5); `noun` stands in for a missing `type`, `example`
+    /// is its pattern's (§11.5).
+    fn describe(&self, id: usize, noun: Option<JsonType>, example: Option<&str>) -> String {
         let node = self.resolve(id);
         match self.nullable(node) {
             Some(t) => {
-                let mut out = self.describe_plain(t, noun);
+                let mut out = self.describe_plain(t, noun, example);
                 out.push_str(" or null");
                 out
             }
-            None => self.describe_plain(node, noun),
+            None => self.describe_plain(node, noun, example),
         }
     }
 
-    fn describe_plain(&self, node: &Node, noun: Option<JsonType>) -> String {
+    /// The items phrase of `{desc}` for `node`'s `items` I (after `$ref`, and T for a nullable
+    /// I): `, each an object with fields {names}`, `, each one of: {values}`, `, each {type}`,
+    /// or nothing.
+    fn each(&self, node: &Node) -> String {
+        let mut out = String::new();
+        if let Some(items) = node.items.map(|id| self.value_node(self.resolve(id))) {
+            if !items.known.is_empty() {
+                out.push_str(", each an object with fields ");
+                message::write_list(&mut out, items.known.iter(), |out, n| out.push_str(n));
+            } else if let Some(allowed) = &items.allowed {
+                out.push_str(", each one of: ");
+                message::write_list(&mut out, allowed.iter(), message::write_literal);
+            } else if let Some(types) = &items.types {
+                out.push_str(", each ");
+                message::write_types(&mut out, types.iter().copied());
+            }
+        }
+        out
+    }
+
+    fn describe_plain(&self, node: &Node, noun: Option<JsonType>, example: Option<&str>) -> String {
         let mut out = String::new();
         if let Some(value) = &node.constant {
             out.push_str("exactly ");
@@ -399,19 +554,11 @@ impl Layout {
             ([], _) => out.push_str("a value"),
             (types, _) => message::write_types(&mut out, types.iter().copied().copied()),
         }
-        out.push_str(&node.constraints);
-        if let Some(items) = node.items.map(|id| self.value_node(self.resolve(id))) {
-            if !items.known.is_empty() {
-                out.push_str(", each an object with fields ");
-                message::write_list(&mut out, items.known.iter(), |out, n| out.push_str(n));
-            } else if let Some(allowed) = &items.allowed {
-                out.push_str(", each one of: ");
-                message::write_list(&mut out, allowed.iter(), message::write_literal);
-            } else if let Some(types) = &items.types {
-                out.push_str(", each ");
-                message::write_types(&mut out, types.iter().copied());
-            }
+        if let Some(pattern) = &node.pattern {
+            message::write_pattern(&mut out, " matching the pattern ", pattern, example);
         }
+        out.push_str(&node.constraints);
+        out.push_str(&self.each(node));
         if !node.known.is_empty() {
             out.push_str(" with fields ");
             message::write_list(&mut out, node.known.iter(), |out, n| out.push_str(n));
@@ -434,13 +581,10 @@ fn without_null<T>(all: &[T], is_null: impl Fn(&T) -> bool) -> (Vec<&T>, bool) {
     }
 }
 
-/// The phrases of a schema's own keywords, in the order `{desc}` writes them.
+/// The phrases of a schema's own keywords after its pattern's, in the order `{desc}` writes
+/// them.
 fn constraints(map: &Map<String, Value>) -> String {
     let mut out = String::new();
-    if let Some(pattern) = map.get("pattern").and_then(Value::as_str) {
-        out.push_str(" matching the pattern ");
-        out.push_str(pattern);
-    }
     let count = |key: &str| map.get(key).and_then(Value::as_u64);
     range(
         &mut out,
@@ -455,7 +599,12 @@ fn constraints(map: &Map<String, Value>) -> String {
         ("maximum", " <= "),
         ("exclusiveMaximum", " < "),
     ] {
-        if let Some(n) = map.get(key).and_then(Value::as_number) {
+        // The ranges of 64-bit integers are the type's, not rules of the field (§11.4).
+        if let Some(n) = map
+            .get(key)
+            .and_then(Value::as_number)
+            .filter(|n| !is_64_bit(n))
+        {
             if !first {
                 out.push_str(" and");
             }
@@ -470,6 +619,30 @@ fn constraints(map: &Map<String, Value>) -> String {
     }
     range(&mut out, count("minItems"), count("maxItems"), "item");
     out
+}
+
+/// Whether a bound's absolute value is at least 2^53 (ERRORS.md §11.4): the range of Rust's
+/// `u64`, `usize` or `i64`, which no double holds every integer of.
+fn is_64_bit(n: &Number) -> bool {
+    const LIMIT: u64 = 1 << 53;
+    match (n.as_u64(), n.as_i64()) {
+        (Some(u), _) => u >= LIMIT,
+        (None, Some(i)) => i.unsigned_abs() >= LIMIT,
+        (None, None) => n.as_f64().is_some_and(|x| x.abs() >= LIMIT as f64),
+    }
+}
+
+/// The string `examples` of a schema that could be shown whole (at most 50 characters).
+fn examples_of(map: &Map<String, Value>) -> Vec<String> {
+    let Some(Value::Array(examples)) = map.get("examples") else {
+        return Vec::new();
+    };
+    examples
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|e| e.chars().nth(50).is_none())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// ` of at least {n} items`, ` of at most {m} items`, ` of {n} to {m} items`, ` of exactly {n} items`.

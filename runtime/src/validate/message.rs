@@ -79,10 +79,12 @@ impl ProblemKind {
                 Format::Ipv4 => "Expected a valid IPv4 address",
                 Format::Ipv6 => "Expected a valid IPv6 address",
             }),
-            ProblemKind::Pattern { pattern } => {
-                out.push_str("Expected a string matching the pattern ");
-                out.push_str(pattern);
-            }
+            ProblemKind::Pattern { pattern, example } => write_pattern(
+                out,
+                "Expected a string matching the pattern ",
+                pattern,
+                example.as_deref(),
+            ),
             ProblemKind::TooShort { min } => {
                 write_count(out, "Expected at least ", *min, "character")
             }
@@ -105,11 +107,13 @@ impl ProblemKind {
                 });
                 text::write_number(out, limit);
             }
-            ProblemKind::TooFewItems { min } => {
-                write_count(out, "Expected at least ", *min, "item")
+            ProblemKind::TooFewItems { min, each } => {
+                write_count(out, "Expected at least ", *min, "item");
+                out.push_str(each);
             }
-            ProblemKind::TooManyItems { max } => {
-                write_count(out, "Expected at most ", *max, "item")
+            ProblemKind::TooManyItems { max, each } => {
+                write_count(out, "Expected at most ", *max, "item");
+                out.push_str(each);
             }
             ProblemKind::NotMultipleOf { multiple_of } => {
                 out.push_str("Expected a multiple of ");
@@ -171,6 +175,18 @@ pub(super) fn write_types(out: &mut String, expected: impl Iterator<Item = JsonT
     }
     if out.len() == start {
         out.push_str("a value");
+    }
+}
+
+/// `{lead}{pattern}`, then ` (e.g. '{example}')` when the pattern has an example (ERRORS.md
+/// §11.5): escaped as a sent string inside its quotes, never cut.
+pub(super) fn write_pattern(out: &mut String, lead: &str, pattern: &str, example: Option<&str>) {
+    out.push_str(lead);
+    out.push_str(pattern);
+    if let Some(example) = example {
+        out.push_str(" (e.g. ");
+        text::push_quoted(out, example);
+        out.push(')');
     }
 }
 
@@ -275,7 +291,7 @@ impl ValidationError {
     /// The text; with `mirrored`, each field's mirror object too, from the same path and line
     /// (each laid out once for both).
     pub(super) fn write(&self, mut mirrored: Option<&mut FieldLines>) -> String {
-        let shown = &self.problems;
+        let shown = &self.fields;
         let mut out = String::with_capacity(200 + shown.len() * 120);
         out.push_str("<validation_error action=\"");
         escape_attr(&mut out, &self.action);
@@ -286,7 +302,8 @@ impl ValidationError {
             Some(_) => String::new(),
             None => String::with_capacity(256),
         };
-        for problem in shown {
+        for field in shown {
+            let problem = &field.problem;
             let plain = match mirrored.as_deref_mut() {
                 Some(lines) => lines.buffer(),
                 None => {
@@ -296,7 +313,7 @@ impl ValidationError {
             };
             let start = plain.len();
             out.push_str("<field name=\"");
-            problem.path.write(plain);
+            field.write_name(plain);
             let split = plain.len();
             escape_attr(&mut out, &plain[start..]);
             out.push_str("\">");
@@ -304,7 +321,7 @@ impl ValidationError {
             escape_text(&mut out, &plain[split..]);
             out.push_str("</field>\n");
             if let Some(lines) = mirrored.as_deref_mut() {
-                lines.mark(start, split, problem.kind().row());
+                lines.mark(start, split, problem.kind().row(), &field.elements);
             }
         }
         if self.more > 0 {

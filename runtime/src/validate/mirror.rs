@@ -1,5 +1,6 @@
-//! A validation error's mirror (ERRORS.md §9): one `{path, problem, text}` per `<field>` line,
-//! the strings plain, a sent value cut in `text` as the line shows it.
+//! A validation error's mirror (ERRORS.md §9): one `{path, problem, text}` per `<field>` line
+//! (with `elements` for a line of several elements of one array, §11.6), the strings plain, a
+//! sent value cut in `text` as the line shows it.
 
 use serde_json::Value;
 
@@ -8,8 +9,8 @@ use crate::envelope::{Envelope, FieldLines, FieldsMirror, Mirror};
 
 impl ValidationError {
     /// This envelope's mirror object (ERRORS.md §9): `kind`, `code`, `severity`, `action`, one
-    /// `{path, problem, text}` per `<field>` line, `recovery`, and `more` when a `(more)` line is
-    /// written.
+    /// `{path, problem, text}` per `<field>` line (`elements` too for a line of several elements
+    /// of one array), `recovery`, and `more` when a `(more)` line is written.
     ///
     /// ```
     /// use mcp_fusion::validate::Schema;
@@ -21,14 +22,14 @@ impl ValidationError {
     ///     "text": "Too small. You sent: 0. Expected a number >= 1."}]));
     /// ```
     pub fn mirror(&self) -> Value {
-        let mut fields = FieldLines::with_capacity(self.problems().len());
-        for problem in self.problems() {
+        let mut fields = FieldLines::with_capacity(self.fields().len());
+        for field in self.fields() {
             let plain = fields.buffer();
             let start = plain.len();
-            problem.path().write(plain);
+            field.write_name(plain);
             let split = plain.len();
-            problem.write_line(plain);
-            fields.mark(start, split, problem.kind().row());
+            field.problem().write_line(plain);
+            fields.mark(start, split, field.problem().kind().row(), field.elements());
         }
         Mirror::Validation(self.mirror_of(self.action().into(), fields)).to_value(None)
     }
@@ -45,7 +46,7 @@ impl ValidationError {
     /// This error on its way out: its text, its mirror, `isError` set; each field's path and
     /// line are laid out once for both.
     pub(crate) fn envelope(&self) -> Envelope {
-        let mut fields = FieldLines::with_capacity(self.problems().len());
+        let mut fields = FieldLines::with_capacity(self.fields().len());
         let text = self.write(Some(&mut fields));
         Envelope::validation(text, self.mirror_of(self.action().into(), fields))
     }
@@ -53,7 +54,7 @@ impl ValidationError {
     /// [`envelope`](Self::envelope), for an error not needed after it: its action moves into
     /// the mirror.
     pub(crate) fn into_envelope(mut self) -> Envelope {
-        let mut fields = FieldLines::with_capacity(self.problems().len());
+        let mut fields = FieldLines::with_capacity(self.fields().len());
         let text = self.write(Some(&mut fields));
         let action = std::mem::take(&mut self.action).into_boxed_str();
         Envelope::validation(text, self.mirror_of(action, fields))

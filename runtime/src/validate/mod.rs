@@ -6,6 +6,7 @@
 mod copy;
 mod detect;
 mod flat;
+mod group;
 mod layout;
 mod message;
 mod mirror;
@@ -14,8 +15,11 @@ pub(crate) mod pointer;
 mod problem;
 
 pub use detect::{Schema, SchemaError};
+pub use group::Field;
 pub use path::{FieldPath, PathSegment};
+pub(crate) use pointer::invalid_references;
 pub use problem::{Format, JsonType, Problem, ProblemKind, ValidationError};
 
-/// At most this many `<field>` lines; the rest are counted in a `(more)` line.
+/// At most this many `<field>` lines (a line for several elements of one array counts once);
+/// the problems of the others are counted in a `(more)` line.
 pub const MAX_FIELDS: usize = 20;

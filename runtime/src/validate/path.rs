@@ -93,20 +93,101 @@ impl FieldPath {
         }
     }
 
+    #[inline]
     pub(super) fn write(&self, out: &mut String) {
+        self.write_with(out, &[]);
+    }
+
+    /// The path, its last index written as the set `elements` when they are several
+    /// (ERRORS.md §11.6: `lines[0-4,7].quantity`).
+    pub(super) fn write_with(&self, out: &mut String, elements: &[usize]) {
         let segments = self.segments();
         if segments.is_empty() {
             return out.push_str("(root)");
         }
+        let set = match elements {
+            [_, _, ..] => self.last_index().map(|(at, _)| at),
+            _ => None,
+        };
         let start = out.len();
-        for segment in segments {
+        for (at, segment) in segments.iter().enumerate() {
             match segment {
                 PathSegment::Key(key) => text::push_key(out, key, out.len() == start),
+                PathSegment::Index(_) if set == Some(at) => {
+                    out.push('[');
+                    write_index_set(out, elements);
+                    out.push(']');
+                }
                 PathSegment::Index(i) => {
                     out.push('[');
                     out.push_str(itoa(*i as u64, &mut [0; 20]));
                     out.push(']');
                 }
+            }
+        }
+    }
+
+    /// The position of the last array index among the segments, and that index: where the
+    /// paths of the same problem in other elements of the same array differ (ERRORS.md §11.6).
+    pub(super) fn last_index(&self) -> Option<(usize, usize)> {
+        let segments = self.segments();
+        segments
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(at, s)| match s {
+                PathSegment::Index(i) => Some((at, *i)),
+                PathSegment::Key(_) => None,
+            })
+    }
+
+    /// Whether this path and `other` are equal but for their index at `at`, where each has one.
+    pub(super) fn same_but_index(&self, other: &FieldPath, at: usize) -> bool {
+        let (a, b) = (self.segments(), other.segments());
+        a.len() == b.len()
+            && a.iter().zip(b).enumerate().all(|(i, pair)| match pair {
+                (PathSegment::Index(_), PathSegment::Index(_)) if i == at => true,
+                (x, y) => i != at && x == y,
+            })
+    }
+}
+
+/// Indices, ascending and each once: a run of 3 or more consecutive ones as `{first}-{last}`,
+/// every other index alone, joined by `,` (ERRORS.md §11.6).
+pub(super) fn write_index_set(out: &mut String, indices: &[usize]) {
+    let mut rest = indices;
+    let mut first = true;
+    while !rest.is_empty() {
+        let run = 1 + rest
+            .windows(2)
+            .take_while(|pair| pair[1] == pair[0] + 1)
+            .count();
+        let shown: &[usize] = match run {
+            1 | 2 => &rest[..run],
+            _ => &rest[..1],
+        };
+        for &i in shown {
+            if !std::mem::take(&mut first) {
+                out.push(',');
+            }
+            out.push_str(itoa(i as u64, &mut [0; 20]));
+        }
+        if run >= 3 {
+            out.push('-');
+            out.push_str(itoa(rest[run - 1] as u64, &mut [0; 20]));
+        }
+        rest = &rest[run..];
+    }
+}
+
+impl FieldPath {
+    /// Hashes the path without its index at `at` (where the same problem in other elements
+    /// differs), for [`same_but_index`](Self::same_but_index) to confirm.
+    pub(super) fn hash_but_index<H: Hasher>(&self, at: usize, state: &mut H) {
+        for (i, segment) in self.segments().iter().enumerate() {
+            match i == at {
+                true => state.write_u8(0xff),
+                false => segment.hash(state),
             }
         }
     }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{Number, Value};
 
-use super::FieldPath;
+use super::{Field, FieldPath};
 use crate::envelope::{itoa, text};
 
 /// A JSON type, as a schema's `type` names it.
@@ -104,6 +104,8 @@ pub enum ProblemKind {
     Pattern {
         /// The pattern as written in the schema.
         pattern: String,
+        /// A string the pattern accepts, from the schema's `examples` (ERRORS.md §11.5).
+        example: Option<Arc<str>>,
     },
     /// Fewer characters than `minLength`.
     TooShort {
@@ -133,11 +135,15 @@ pub enum ProblemKind {
     TooFewItems {
         /// The bound.
         min: u64,
+        /// What each item is (`, each an object with fields a, b`), or empty (ERRORS.md §11.3).
+        each: Arc<str>,
     },
     /// More items than `maxItems`.
     TooManyItems {
         /// The bound.
         max: u64,
+        /// What each item is, or empty, as for [`TooFewItems`](Self::TooFewItems).
+        each: Arc<str>,
     },
     /// Not a multiple of `multipleOf`.
     NotMultipleOf {
@@ -485,28 +491,37 @@ impl fmt::Debug for Sent {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ValidationError {
     pub(super) action: String,
-    /// The problems shown, at most [`MAX_FIELDS`](super::MAX_FIELDS).
-    pub(super) problems: Vec<Problem>,
-    /// How many more were found (the `(more)` line).
+    /// The fields shown, at most [`MAX_FIELDS`](super::MAX_FIELDS).
+    pub(super) fields: Vec<Field>,
+    /// How many problems no field shown reports (the `(more)` line).
     pub(super) more: usize,
 }
 impl ValidationError {
     /// Problems of a call to the qualified action `action`, in the order they are to be shown:
-    /// the first 20 are kept, the rest counted.
-    pub fn new(action: impl Into<String>, mut problems: Vec<Problem>) -> Self {
-        let more = problems.len().saturating_sub(super::MAX_FIELDS);
-        problems.truncate(super::MAX_FIELDS);
-        ValidationError {
-            action: action.into(),
-            problems,
-            more,
-        }
+    /// the same problem in several elements of one array becomes one field at the place of
+    /// the first (ERRORS.md §11.6), the first 20 fields are kept, the problems of the others
+    /// counted.
+    ///
+    /// ```
+    /// use mcp_fusion::validate::{FieldPath, Problem, ValidationError};
+    /// let lines = (0..25).map(|i| {
+    ///     Problem::custom(FieldPath::root().key("lines").index(i), "Out of stock", None, None)
+    /// });
+    /// let err = ValidationError::new("shop.order", lines.collect());
+    /// assert_eq!((err.fields().len(), err.fields()[0].name(), err.more()), (1, "lines[0-24]".to_owned(), 0));
+    /// ```
+    pub fn new(action: impl Into<String>, problems: Vec<Problem>) -> Self {
+        let (fields, more) = super::group::in_order(problems, super::MAX_FIELDS);
+        ValidationError::of_fields(action.into(), fields, more)
     }
 
-    /// Counts `more` problems found beyond those kept.
-    pub(crate) fn with_more(mut self, more: usize) -> Self {
-        self.more += more;
-        self
+    /// The fields shown and how many problems none of them reports.
+    pub(super) fn of_fields(action: String, fields: Vec<Field>, more: usize) -> Self {
+        ValidationError {
+            action,
+            fields,
+            more,
+        }
     }
 
     /// The qualified action.
@@ -514,14 +529,25 @@ impl ValidationError {
         &self.action
     }
 
-    /// The problems shown, in order: at most 20.
-    pub fn problems(&self) -> &[Problem] {
-        &self.problems
+    /// The `<field>` lines shown, in order: at most 20.
+    pub fn fields(&self) -> &[Field] {
+        &self.fields
     }
 
-    /// How many problems were found beyond those shown (the `(more)` line's count).
+    /// The problem of each `<field>` line shown, in order (of a line for several elements,
+    /// the first element's).
+    pub fn problems(&self) -> impl ExactSizeIterator<Item = &Problem> {
+        self.fields.iter().map(Field::problem)
+    }
+
+    /// How many problems no line shown reports (the `(more)` line's count).
     pub fn more(&self) -> usize {
         self.more
+    }
+
+    /// How many problems were found: those the lines shown report, and the others.
+    pub fn count(&self) -> usize {
+        self.fields.iter().map(Field::count).sum::<usize>() + self.more
     }
 }
 
@@ -532,7 +558,7 @@ impl fmt::Display for ValidationError {
             f,
             "invalid arguments for {}: {} problem(s)",
             self.action,
-            self.problems.len() + self.more
+            self.count()
         )
     }
 }

@@ -5,7 +5,7 @@ pub struct InvoiceId(pub u64);
 
 #[derive(Debug, ToolErrors)]
 pub enum BillingError {
-    #[tool_error(NOT_FOUND, "No invoice with that ID", details(requestedId = id))]
+    #[tool_error(NOT_FOUND, "No invoice with that ID", details(requestedId = id), recovery = "List invoices first")]
     InvoiceNotFound { id: InvoiceId },
 }
 

@@ -6,8 +6,15 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 
-use rmcp::model::ProgressNotificationParam;
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::ErrorData as McpError;
+#[allow(deprecated)] // Sampling and roots (SEP-2577), still relayed.
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationCapability, FormElicitationCapability,
+    ListRootsResult, ProgressNotificationParam, RootsCapabilities, SamplingCapability,
+    UrlElicitationCapability,
+};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -15,6 +22,8 @@ use tokio_util::sync::CancellationToken;
 use super::Target;
 use super::link::{Link, State, lock};
 use super::listing;
+use super::relay::{origin, relay};
+use crate::tool::ClientRequestKind;
 
 impl Link {
     /// Starts keeping the upstream connected, once; must be called inside a Tokio runtime.
@@ -124,12 +133,67 @@ async fn wait_until(at: Instant, stop: &CancellationToken) -> bool {
 }
 
 /// What an upstream tells the gateway on its own: its tools changed, progress of forwarded
-/// calls.
+/// calls; and what it asks of the client of a forwarded call (`relay`).
 pub(super) struct Events {
     link: Weak<Link>,
 }
 
+impl Events {
+    /// Relays an upstream's request to the client of its call.
+    async fn relay<T: serde::de::DeserializeOwned>(
+        &self,
+        context: &RequestContext<RoleClient>,
+        request: ClientRequestKind,
+    ) -> Result<T, McpError> {
+        let link = (self.link.upgrade())
+            .ok_or_else(|| McpError::invalid_request("the gateway unmounted the upstream", None))?;
+        relay(&link.asking, origin(&context.extensions), request).await
+    }
+}
+
+// Sampling and roots are deprecated by SEP-2577 in rmcp; the gateway still relays them.
+#[allow(deprecated)]
 impl ClientHandler for Events {
+    /// The gateway declares all it can relay; whether the client of a call can answer is
+    /// known only when the upstream asks.
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.sampling = Some(SamplingCapability::default());
+        capabilities.roots = Some(RootsCapabilities::default());
+        let mut elicitation = ElicitationCapability::default();
+        elicitation.form = Some(FormElicitationCapability::default());
+        elicitation.url = Some(UrlElicitationCapability::new());
+        capabilities.elicitation = Some(elicitation);
+        let mut config = ClientConfig::default();
+        config.capabilities = capabilities;
+        config
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, McpError> {
+        self.relay(&context, ClientRequestKind::Sample(params))
+            .await
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        self.relay(&context, ClientRequestKind::Elicit(request))
+            .await
+    }
+
+    async fn list_roots(
+        &self,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, McpError> {
+        self.relay(&context, ClientRequestKind::Roots).await
+    }
+
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
         let Some(link) = self.link.upgrade() else {
             return;

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::breaker::{Breaker, Tripped};
 use super::listing::Coalesced;
+use super::relay::Asking;
 use super::subscribers::Subscribers;
 use super::{SEPARATOR, Upstream};
 use crate::ToolError;
@@ -42,6 +43,8 @@ pub(crate) struct Link {
     changed: tokio::sync::Notify,
     /// Where the progress of forwarded calls goes, by the token of the upstream request.
     progress: Mutex<HashMap<ProgressToken, Arc<Progress>>>,
+    /// The calls in flight, for the upstream's requests to their clients.
+    pub(super) asking: Arc<Asking>,
     /// The task that keeps the upstream connected, started by the first use.
     pub(super) keeper: OnceLock<()>,
     /// Stops the keeper (and the connection, and a child process) when the link is dropped.
@@ -134,6 +137,7 @@ impl Link {
             tools: Mutex::new(locked.map(|locked| Arc::from(locked.tools.as_slice()))),
             changed: tokio::sync::Notify::new(),
             progress: Mutex::default(),
+            asking: Arc::default(),
             keeper: OnceLock::new(),
             stop: CancellationToken::new(),
             subscribers,
@@ -366,26 +370,13 @@ impl Link {
                 meta.set_tracestate(state);
             }
         }
+        // The gateway speaks to its upstreams on 2025-11-25 sessions, where an upstream asks
+        // on the back-channel (relayed, `relay.rs`) and never answers `input_required` (rmcp
+        // refuses to send it before 2026-07-28; anything else is a failed call).
         let mut options = PeerRequestOptions::no_options();
         options.meta = Some(meta);
         let call = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let handle = match peer.send_request_with_option(call, options).await {
-            Ok(handle) => handle,
-            Err(_) => return Err(self.lost(connection)),
-        };
-        // The upstream's progress for this call goes into the call's own (throttled, only
-        // increasing, none after the answer), until the answer.
-        let _route = context.progress_handle().map(|progress| {
-            let token = handle.progress_token.clone();
-            lock(&self.progress).insert(token.clone(), Arc::clone(progress));
-            Route(self, token)
-        });
-        let id = handle.id.clone();
-        // Told to the upstream unless the answer came.
-        let mut abandoned = Abandoned(Some((peer.clone(), id)));
-        let answer = handle.await_response().await;
-        abandoned.0 = None;
-        match answer {
+        match self.exchange(&peer, call, options, context).await {
             Ok(ServerResult::CallToolResult(result)) => {
                 self.breaker.served(caller);
                 self.trips.store(0, Ordering::Relaxed);
@@ -406,6 +397,31 @@ impl Link {
             }
             Err(_) => Err(self.lost(connection)),
         }
+    }
+
+    /// Sends one call and waits for its answer, its progress routed to the call's and its
+    /// requests to the client relayed; the upstream is told when the call is abandoned.
+    async fn exchange(
+        &self,
+        peer: &Peer<RoleClient>,
+        call: ClientRequest,
+        options: PeerRequestOptions,
+        context: &Context,
+    ) -> Result<ServerResult, ServiceError> {
+        let handle = peer.send_request_with_option(call, options).await?;
+        // The upstream's progress for this call goes into the call's own (throttled, only
+        // increasing, none after the answer), until the answer.
+        let _route = context.progress_handle().map(|progress| {
+            let token = handle.progress_token.clone();
+            lock(&self.progress).insert(token.clone(), Arc::clone(progress));
+            Route(self, token)
+        });
+        let _asking = self.asking.enter(handle.id.clone(), context);
+        // Told to the upstream unless the answer came.
+        let mut abandoned = Abandoned(Some((peer.clone(), handle.id.clone())));
+        let answer = handle.await_response().await;
+        abandoned.0 = None;
+        answer
     }
 
     /// The upstream's progress note for the upstream request `token`, into its call's own.

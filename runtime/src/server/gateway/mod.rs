@@ -47,6 +47,7 @@ mod envelopes;
 mod keeper;
 mod link;
 mod listing;
+mod relay;
 mod source;
 mod subscribers;
 

@@ -22,7 +22,7 @@ use crate::server::builder::ServerBuilder;
 use crate::server::call::{Plan, Ran, Run, steps};
 use crate::server::core::Server;
 use crate::server::request::CallRequest;
-use crate::server::source::{PendingSource, SourceSettings, ToolSource};
+use crate::server::source::{PendingSource, SourceSettings, Sourced, ToolSource};
 use crate::tool::{Answer, BoxFuture, Context, Failure, Handoffs, settle};
 
 /// How long a gateway's first `tools/list` waits for upstreams whose tools it does not know
@@ -186,18 +186,21 @@ impl Gateway {
     }
 
     /// Forwards a call through the server's steps.
-    async fn forward(&self, call: CallRequest<'_>) -> Answer {
+    async fn forward(&self, call: CallRequest<'_>) -> Sourced {
         let CallRequest {
             name,
             arguments,
             progress,
             trace,
             extensions,
+            client,
+            round,
             ..
         } = call;
         let Some((link, upstream_name)) = self.mounted(&name) else {
             // The core asked the source that owns the name.
-            return ToolError::internal(&name, &crate::envelope::new_incident_id(), None).into();
+            let incident = crate::envelope::new_incident_id();
+            return Sourced::Answered(ToolError::internal(&name, &incident, None).into());
         };
         let sent = arguments.is_some();
         let mut info = CallInfo {
@@ -211,7 +214,7 @@ impl Gateway {
         link.start();
         let open = match link.open(upstream_name, caller.as_deref()) {
             Ok(open) => open,
-            Err(refused) => return refused.into(),
+            Err(refused) => return Sourced::Answered(refused.into()),
         };
         let connection = open.connection;
         let target = Forward {
@@ -231,20 +234,19 @@ impl Gateway {
             handoffs: None,
         };
         let action = Arc::from(&*name);
-        match steps(
-            &plan, &mut info, action, &target, progress, trace, None, None,
-        )
-        .await
-        {
+        let ran = steps(
+            &plan, &mut info, action, &target, progress, trace, client, round,
+        );
+        let answer: Answer = match ran.await {
             Ran::Refused(refused) => refused.into(),
             Ran::TimedOut(deadline) => {
                 link.call_failed(connection, caller.as_deref());
                 ToolError::timeout(&name, deadline).into()
             }
             Ran::Done(outcome, _) => settle(&name, outcome, self.expose_causes),
-            // A forwarded call runs with no round of its own.
-            Ran::InputRequired(_) => ToolError::client_unsupported("elicitation").into(),
-        }
+            Ran::InputRequired(asks) => return Sourced::InputRequired(asks),
+        };
+        Sourced::Answered(answer)
     }
 }
 
@@ -306,7 +308,7 @@ impl ToolSource for Gateway {
         self.mounted(name).is_some()
     }
 
-    fn call<'a>(&'a self, call: CallRequest<'a>) -> BoxFuture<'a, Answer> {
+    fn call<'a>(&'a self, call: CallRequest<'a>) -> BoxFuture<'a, Sourced> {
         Box::pin(self.forward(call))
     }
 

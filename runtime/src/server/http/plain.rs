@@ -70,7 +70,7 @@ where
                     // has no way back to it.
                     let client = match (shape, lifecycle) {
                         (Shape::Current, Some(lifecycle)) => {
-                            PlainClient::Round(lifecycle.capabilities)
+                            PlainClient::Round(lifecycle.capabilities.map(Box::new))
                         }
                         _ => PlainClient::None,
                     };
