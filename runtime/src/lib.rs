@@ -93,7 +93,7 @@
 //! | `replacement` | action | `#[action(deprecated, replacement = cancel_invoice)]` | the action to call instead (another action of the tool) |
 //! | `timeout` | action | `#[action(timeout = "5s")]` | the handler's deadline (`"500ms"`, `"5s"`, `"2m"`, `"1h"`): TIMEOUT past it |
 //! | `heartbeat` | action | `#[action(heartbeat = "5s")]` | progress every 5 s while the handler reports none, to a client that asked for progress |
-//! | `ask_user` | action | `#[action(ask_user(confirm))]` | optional fields of the arguments only the user can give (a confirmation, a choice among their own accounts): asked of the user through elicitation when a call leaves one out, or MISSING_REQUIRED_FIELD for it when the client cannot be asked; each an optional field a form can show, as serde names it (`ask_user("confirmDelete")` when renamed), checked when the server is built ([`ActionDefBuilder::user_field`](tools::ActionDefBuilder::user_field)) |
+//! | `ask_user` | action | `#[action(ask_user(confirm))]` | optional fields of the arguments only the user can give (a confirmation, a choice among their own accounts): asked of the user through elicitation when a call leaves one out, or MISSING_REQUIRED_FIELD for it when the client cannot be asked (see [Asking the user](crate#asking-the-user-deriveelicitform)); each an optional field a form can show, as serde names it (`ask_user("confirmDelete")` when renamed), checked when the server is built ([`ActionDefBuilder::user_field`](tools::ActionDefBuilder::user_field)) |
 //! | `crate` | tool | `#[tool(crate = ::my_sdk::mcp_fusion)]` | where this crate is, when re-exported |
 //!
 //! A handler takes `&self` (or nothing), then its arguments struct and optionally `f:
@@ -228,6 +228,59 @@
 //! an array whose `items` are `anyOf` of them); without any, as the plain `enum` of its values.
 //! An option its field's kind does not take (`format` on a number, `min_items` on one choice)
 //! is a compile error on the option.
+//!
+//! An argument only the user can give (a confirmation, a choice among their own accounts) is
+//! marked on the action, `ask_user(confirm)`, and need not be asked in the handler: when a
+//! call leaves it out, the server asks the user for it in a form made from the argument's
+//! schema (its doc comment, bounds and choices), the way [`Context::elicit`] asks, puts the
+//! answer in the arguments, validates them again and runs the action with them. Declined or
+//! dismissed, the call is answered USER_DECLINED or USER_CANCELLED; where the user cannot be
+//! asked (a client without elicitation, stateless HTTP before 2026-07-28, a call in process),
+//! MISSING_REQUIRED_FIELD for the field
+//! ([`ActionDefBuilder::user_field`](tools::ActionDefBuilder::user_field)).
+//!
+//! ```
+//! use mcp_fusion::{Server, ToolError, tool};
+//! use mcp_fusion::rmcp::model::CallToolRequestParams;
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Delete {
+//!     note: String,
+//!     /// Delete the note for good.
+//!     confirm: Option<bool>,
+//! }
+//!
+//! struct Notes;
+//!
+//! /// Notes.
+//! #[tool]
+//! impl Notes {
+//!     /// Deletes a note, once the user confirms.
+//!     #[action(destructive, ask_user(confirm))]
+//!     async fn delete(&self, args: Delete) -> Result<String, ToolError> {
+//!         Ok(match args.confirm {
+//!             Some(true) => format!("Deleted {}", args.note),
+//!             _ => format!("Kept {}", args.note),
+//!         })
+//!     }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let server = Server::builder("notes", "1.0.0").tool(Notes).build().unwrap();
+//! let delete = |arguments: serde_json::Value| {
+//!     CallToolRequestParams::new("notes").with_arguments(arguments.as_object().cloned().unwrap())
+//! };
+//! // In process there is no user to ask.
+//! let result = server.call(delete(serde_json::json!({"action": "delete", "note": "a"}))).await;
+//! let result = result.unwrap();
+//! let text = &result.content[0].as_text().unwrap().text;
+//! assert!(text.contains("Required field \"confirm\" is missing."), "{text}");
+//! // A call that gives the field is not asked.
+//! let given = serde_json::json!({"action": "delete", "note": "a", "confirm": true});
+//! let result = server.call(delete(given)).await.unwrap();
+//! assert_eq!(result.content[0].as_text().unwrap().text, "Deleted a");
+//! # });
+//! ```
 //!
 //! # The pieces
 //!

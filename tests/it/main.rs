@@ -48,4 +48,5 @@ mod stdio_envelopes;
 mod stdio_serving;
 mod tool_routing;
 mod transports;
+mod user_fields;
 mod vector_edges;

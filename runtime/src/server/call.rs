@@ -5,9 +5,11 @@
 //! 1. prepare: routing, validation and the deprecation warning (a source: its own checks);
 //! 2. admit: the rate limits, then the concurrency slots ([`Admission`]: a call refused at any
 //!    step spends nothing);
-//! 3. the middleware, outermost first, around
-//! 4. the action (or the forward) under its deadline, its panic caught, its progress sent;
-//! 5. settle: the outcome as its answer, every failure as its envelope.
+//! 3. complete: the fields only the user can give that the call left out, asked of them
+//!    (`ask_user`; the arguments validated again with their answers);
+//! 4. the middleware, outermost first, around
+//! 5. the action (or the forward) under its deadline, its panic caught, its progress sent;
+//! 6. settle: the outcome as its answer, every failure as its envelope.
 //!
 //! A call the client cancels stops where it is (in a queue, in the middleware, in the handler):
 //! its future is dropped, which gives back its slot or its place in line.
@@ -25,8 +27,8 @@ use tracing::Instrument;
 use crate::ToolError;
 use crate::middleware::{CallInfo, Middleware, Next};
 use crate::tool::{
-    Answer, BoxFuture, ClientAccess, Context, Deadline, Failure, Handoffs, Outcome, Progress,
-    catching, finish, prepare,
+    ActionDef, Answer, BoxFuture, ClientAccess, Context, Deadline, Failure, Handoffs, Outcome,
+    Progress, ask_user, catching, finish, prepare,
 };
 
 use rmcp::model::InputRequests;
@@ -54,6 +56,17 @@ pub(crate) enum Called {
 /// What a prepared call runs once admitted, inside the middleware: an action's handler, or
 /// the forward of a call to an upstream.
 pub(crate) trait Run: Sync {
+    /// Completes the arguments of an admitted call before the middleware sees them (an
+    /// action's fields only the user can give, asked of them through `client`); the answer
+    /// that ends the call instead.
+    fn complete<'a>(
+        &'a self,
+        _args: &'a mut Value,
+        _client: Option<&'a ClientAccess>,
+    ) -> BoxFuture<'a, Result<(), Answer>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+
     fn run(&self, args: Value, context: Context) -> BoxFuture<'_, Result<CallToolResult, Failure>>;
 }
 
@@ -79,6 +92,8 @@ pub(crate) struct Plan<'a> {
 pub(crate) enum Ran {
     /// Refused by its limits, having spent nothing.
     Refused(ToolError),
+    /// Ended before the middleware by what completing its arguments gave instead.
+    Unfinished(Answer),
     /// What the middleware and the action gave, or their panic; with the call's context.
     Done(Outcome, Context),
     /// Its deadline passed first: the action was dropped.
@@ -108,6 +123,24 @@ pub(crate) async fn steps(
         Ok(admitted) => admitted,
         Err(refused) => return Ran::Refused(refused),
     };
+    // A field only the user can give that the call left out is asked of them now: after the
+    // limits (a caller held back by them does not reach the user), before the middleware (which
+    // sees the arguments whole) and the deadline (the server's `ask_timeout` bounds the wait).
+    // From 2026-07-28 the ask ends the round, and the retried call finds the answer.
+    let completed = target.complete(&mut info.arguments, client.as_ref());
+    let completed = match &round {
+        None => Some(completed.await),
+        Some(round) => tokio::select! {
+            biased;
+            completed = completed => Some(completed),
+            () = round.ended() => None,
+        },
+    };
+    match completed {
+        None => return Ran::InputRequired(round.map(|r| r.asks()).unwrap_or_default()),
+        Some(Err(answer)) => return Ran::Unfinished(answer),
+        Some(Ok(())) => {}
+    }
     let args = match plan.middleware.is_empty() {
         true => std::mem::take(&mut info.arguments),
         false => info.arguments.clone(),
@@ -217,9 +250,22 @@ pub(crate) fn large(arguments: Option<&serde_json::Map<String, serde_json::Value
 struct Action<'a> {
     registered: &'a Registered,
     index: usize,
+    action: &'a ActionDef,
 }
 
 impl Run for Action<'_> {
+    fn complete<'a>(
+        &'a self,
+        args: &'a mut Value,
+        client: Option<&'a ClientAccess>,
+    ) -> BoxFuture<'a, Result<(), Answer>> {
+        let def = self.registered.tool.definition();
+        Box::pin(async move {
+            (ask_user(def, self.action, args, client).await)
+                .map_err(|rejection| self.registered.reject(rejection))
+        })
+    }
+
     fn run(&self, args: Value, context: Context) -> BoxFuture<'_, Result<CallToolResult, Failure>> {
         self.registered.tool.invoke(self.index, args, context)
     }
@@ -294,6 +340,7 @@ impl Server {
                 let target = Action {
                     registered,
                     index: prepared.index,
+                    action: prepared.action,
                 };
                 let ran = steps(
                     &plan,
@@ -313,6 +360,7 @@ impl Server {
                 let answer = match ran {
                     Ran::InputRequired(asks) => return (Called::InputRequired(asks), Some(action)),
                     Ran::Refused(refused) => refused.into(),
+                    Ran::Unfinished(answer) => answer,
                     Ran::TimedOut(deadline) => {
                         ToolError::timeout(prepared.action.qualified(), deadline).into()
                     }

@@ -135,6 +135,7 @@ impl Registered {
             } => Answer::envelope(self.removed_action(&arguments, *envelope)),
             Rejection::Invalid(invalid) => self.refused(invalid),
             Rejection::Broken(result) => *result,
+            Rejection::Unanswered(refused) => refused.into(),
         }
     }
 

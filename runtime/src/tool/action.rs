@@ -409,22 +409,42 @@ impl ActionDefBuilder {
     }
 
     /// Marks `name`, an optional field of the arguments, as one only the user can give (a
-    /// confirmation, a choice among their own accounts): when a call leaves it out and the
-    /// client can show a form (MCP elicitation), the server asks the user for it before the
-    /// action runs; when the client cannot, the call is answered MISSING_REQUIRED_FIELD for it.
-    /// `name` is the field as the arguments' schema spells it (after serde's renames);
-    /// `#[action(ask_user(confirm))]` in the macro.
+    /// confirmation, a choice among their own accounts); `#[action(ask_user(confirm))]` in the
+    /// macro. `name` is the field as the arguments' schema spells it (after serde's renames).
+    ///
+    /// When a call leaves the field out (absent or `null`), the server asks the user for it
+    /// once the call is validated and admitted by its limits, before its middleware and
+    /// deadline: one form (MCP elicitation) with every such field left out, each as the arguments'
+    /// schema describes it ([`ActionDef::user_field_form`]), sent the way
+    /// [`Context::elicit`](crate::Context::elicit) sends its own (a 2025-11-25 session's
+    /// back-channel; from 2026-07-28 an `input_required` round, the retried call finding the
+    /// answer). The answers go into the arguments, which are validated again, and the action
+    /// runs with them. A question declined or dismissed, or left unanswered past the server's
+    /// `ask_timeout`, is the envelope `Context::elicit`'s error gives (USER_DECLINED,
+    /// USER_CANCELLED, TIMEOUT). When the client cannot be asked (it declared no elicitation,
+    /// stateless HTTP before 2026-07-28, a call in process), the call is answered
+    /// MISSING_REQUIRED_FIELD for the field, as ERRORS.md §4 writes it. A call that gives the
+    /// field is not asked.
     ///
     /// The field must be an optional property of the arguments that a form can show (text, a
     /// number, a boolean, or a choice among strings): a server refuses to build with one that
     /// is not, naming the tool, the action and the field.
     ///
     /// ```
-    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
-    /// struct Delete { note: String, confirm: Option<bool> }
+    /// use mcp_fusion::tools::ActionDef;
     ///
-    /// let delete = mcp_fusion::tools::ActionDef::new::<Delete>("delete").user_field("confirm");
-    /// assert_eq!(delete.build().user_fields(), ["confirm"]);
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Delete {
+    ///     note: String,
+    ///     /// Delete the note for good.
+    ///     confirm: Option<bool>,
+    /// }
+    ///
+    /// let delete = ActionDef::new::<Delete>("delete").user_field("confirm").build();
+    /// assert_eq!(delete.user_fields(), ["confirm"]);
+    /// // What a call that leaves `confirm` out has the user fill in.
+    /// let form = serde_json::to_value(delete.user_field_form("confirm").unwrap()).unwrap();
+    /// assert_eq!(form["properties"]["confirm"]["type"], "boolean");
     /// ```
     pub fn user_field(mut self, name: impl Into<String>) -> Self {
         let name = name.into();
@@ -465,7 +485,7 @@ impl ActionDef {
     /// }));
     /// ```
     pub fn user_field_form(&self, name: &str) -> Option<rmcp::model::ElicitationSchema> {
-        super::user_field::form(&self.schema_value, name)
+        super::user_field::form(&self.schema_value, &[name])
     }
 
     /// Whether fields the arguments do not declare are accepted.

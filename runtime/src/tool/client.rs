@@ -580,12 +580,21 @@ impl Context {
     pub(crate) async fn ask(&self, request: ClientRequestKind) -> Result<Value, ClientError> {
         let ask = request.ask();
         let client = self.client().ok_or(ClientError::NotSupported { ask })?;
-        if !client.link.supports(ask) {
+        let _paused = self.deadline().map(super::deadline::Deadline::pause);
+        client.ask(request).await
+    }
+}
+
+impl ClientAccess {
+    /// Sends `request` to the client within `ask_timeout`: its answer as it gave it, or why
+    /// there is none (a client that did not declare the capability is not asked).
+    pub(crate) async fn ask(&self, request: ClientRequestKind) -> Result<Value, ClientError> {
+        let ask = request.ask();
+        if !self.link.supports(ask) {
             return Err(ClientError::NotSupported { ask });
         }
-        let _paused = self.deadline().map(super::deadline::Deadline::pause);
-        let waited = client.ask_timeout;
-        match tokio::time::timeout(waited, client.link.request(request)).await {
+        let waited = self.ask_timeout;
+        match tokio::time::timeout(waited, self.link.request(request)).await {
             Ok(answer) => answer,
             Err(_) => Err(ClientError::TimedOut { ask, waited }),
         }

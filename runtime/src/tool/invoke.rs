@@ -13,7 +13,7 @@ use std::task::{Context as TaskContext, Poll};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
-use super::{ActionDef, Answer, BoxFuture, Context, Tool, ToolDef};
+use super::{ActionDef, Answer, BoxFuture, ClientAccess, Context, Tool, ToolDef};
 use crate::ToolError;
 use crate::envelope::{Envelope, new_incident_id};
 use crate::errors::with_warning;
@@ -144,6 +144,9 @@ pub(crate) enum Rejection {
     Invalid(ValidationError),
     /// The definition itself is broken (a schema that does not compile): INTERNAL_ERROR.
     Broken(Box<Answer>),
+    /// A field only the user can give was left out, and they did not give it (or could not be
+    /// asked): MISSING_REQUIRED_FIELD, or what the user or client did instead.
+    Unanswered(ToolError),
 }
 
 /// How a call names its action: by the discriminator of a grouped tool (or a single-action
@@ -221,6 +224,34 @@ pub(crate) fn prepare(
         args,
         deprecation,
     })
+}
+
+/// Asks the user for the fields only they can give that a call of `action` left out of its
+/// validated `args` (`ask_user`), through `client`, then validates the arguments again with
+/// their answers: what the user gives is checked as the model's arguments are. Nothing is
+/// asked of a call that gave them all.
+pub(crate) async fn ask_user(
+    def: &ToolDef,
+    action: &ActionDef,
+    args: &mut Value,
+    client: Option<&ClientAccess>,
+) -> Result<(), Rejection> {
+    let missing = super::ask_user::missing(action, args);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    super::ask_user::ask(action, &missing, args, client)
+        .await
+        .map_err(Rejection::Unanswered)?;
+    match action.compiled_schema() {
+        Ok(schema) => schema
+            .validate(action.qualified(), args)
+            .map_err(Rejection::Invalid),
+        Err(broken) => {
+            let result = internal(def.name(), action.qualified(), broken, false, None);
+            Err(Rejection::Broken(Box::new(result)))
+        }
+    }
 }
 
 /// What running an action gave: its result, its failure, or its panic.
@@ -361,6 +392,7 @@ pub(crate) fn reject(rejection: Rejection) -> Answer {
         Rejection::Route { envelope, .. } => Answer::envelope(*envelope),
         Rejection::Invalid(invalid) => Answer::envelope(invalid.into_envelope()),
         Rejection::Broken(result) => *result,
+        Rejection::Unanswered(refused) => refused.into(),
     }
 }
 
@@ -377,10 +409,14 @@ pub(crate) async fn in_process<T: Tool + ?Sized>(
         def.name(),
         problems.join("\n- ")
     );
-    let prepared = match prepare(def, arguments, Route::Discriminator) {
+    let mut prepared = match prepare(def, arguments, Route::Discriminator) {
         Ok(prepared) => prepared,
         Err(rejection) => return reject(rejection),
     };
+    // No client to ask: a field only the user can give that the call left out is missing.
+    if let Err(rejection) = ask_user(def, prepared.action, &mut prepared.args, None).await {
+        return reject(rejection);
+    }
     let context = Context::new(prepared.action.qualified_shared());
     let (index, args, handler_context) = (prepared.index, prepared.args, context.clone());
     let outcome = catching(|| tool.invoke(index, args, handler_context)).await;

@@ -4,6 +4,7 @@
 mod action;
 mod answer;
 mod as_text;
+mod ask_user;
 mod call;
 mod caller;
 mod check;
@@ -35,7 +36,8 @@ pub use form::{Choice, ElicitChoice};
 #[cfg(feature = "gateway")]
 pub(crate) use invoke::settle;
 pub(crate) use invoke::{
-    Callable, CatchUnwind, Outcome, PanicMessage, Rejection, Route, catching, finish, prepare,
+    Callable, CatchUnwind, Outcome, PanicMessage, Rejection, Route, ask_user, catching, finish,
+    prepare,
 };
 pub use invoke::{Failure, IntoOutput, Response};
 pub use listing::SCOPES_KEY;

@@ -60,16 +60,20 @@ pub(super) fn check(
     Err(Unfit::Missing { closest })
 }
 
-/// The form that asks for `name`, a field of the arguments `schema`: one field, required in the
-/// form, as the arguments describe it.
-pub(super) fn form(schema: &Value, name: &str) -> Option<ElicitationSchema> {
+/// The form that asks for `names`, fields of the arguments `schema`: one field each, required
+/// in the form, as the arguments describe it; `None` when one of them is no field a form can
+/// show.
+pub(super) fn form(schema: &Value, names: &[&str]) -> Option<ElicitationSchema> {
     let empty = Map::new();
     let defs = (schema.get("$defs").and_then(Value::as_object)).unwrap_or(&empty);
-    let property = shapes(schema, defs)?
-        .into_iter()
-        .find_map(|shape| shape.get("properties").and_then(|p| p.get(name)))?;
-    let (shape, options) = read(property, defs)?;
-    Some(Form::new().shaped(name, shape, options, true).build())
+    let shapes = shapes(schema, defs)?;
+    let mut form = Form::new();
+    for name in names {
+        let property = (shapes.iter()).find_map(|shape| shape.get("properties")?.get(*name))?;
+        let (shape, options) = read(property, defs)?;
+        form = form.shaped(name, shape, options, true);
+    }
+    Some(form.build())
 }
 
 /// A `$ref` into `$defs` resolved (one step at a time, at most a few).
@@ -323,7 +327,7 @@ mod tests {
     #[test]
     fn the_form_asks_for_the_field_as_the_arguments_describe_it() {
         let schema = args();
-        let form = |name| serde_json::to_value(super::form(&schema, name).unwrap()).unwrap();
+        let form = |name| serde_json::to_value(super::form(&schema, &[name]).unwrap()).unwrap();
         assert_eq!(
             form("confirm"),
             json!({
@@ -343,6 +347,10 @@ mod tests {
             form("count")["properties"]["count"],
             json!({"type": "integer", "minimum": 0, "maximum": 255})
         );
-        assert!(super::form(&schema, "address").is_none());
+        assert!(super::form(&schema, &["address"]).is_none());
+        assert!(super::form(&schema, &["confirm", "address"]).is_none());
+        let both = serde_json::to_value(super::form(&schema, &["plan", "confirm"]).unwrap());
+        let both = both.unwrap();
+        assert_eq!(both["required"], json!(["plan", "confirm"]));
     }
 }

@@ -239,6 +239,8 @@ impl Gateway {
         );
         let answer: Answer = match ran.await {
             Ran::Refused(refused) => refused.into(),
+            // A forward completes nothing: its upstream asks its own questions.
+            Ran::Unfinished(answer) => answer,
             Ran::TimedOut(deadline) => {
                 link.call_failed(connection, caller.as_deref());
                 ToolError::timeout(&name, deadline).into()
