@@ -9,9 +9,8 @@
 //! 127.0.0.1:8080` (streamable HTTP with sessions, endpoint `/mcp`; port 0 picks a free one,
 //! and the address is printed on stderr).
 //!
-//! What a tool cannot do yet, it says: sending log messages, asking the client's model
-//! (sampling) or the user (elicitation) from inside a tool needs the client in the tool's
-//! `Context`, so those tools answer CLIENT_UNREACHABLE rather than pretend.
+//! Its tools reach the client through their `Context`: they log, ask the client's model
+//! (sampling) and ask the user (elicitation, forms typed by `#[derive(ElicitForm)]`).
 
 #[path = "common/cli.rs"]
 mod cli;
@@ -21,13 +20,15 @@ mod prompts_resources;
 use std::time::Duration;
 
 use clap::Parser;
+use mcp_fusion::rmcp::model::ElicitationSchema;
 use mcp_fusion::rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use mcp_fusion::server::{HttpOptions, StdioOptions};
-use mcp_fusion::tools::{LogLevel, Response, Sampling};
-use mcp_fusion::{Context, Server, ToolError, ToolErrors, tool};
+use mcp_fusion::tools::{ElicitForm, Elicited, LogLevel, Response, Sampling};
+use mcp_fusion::{Context, ElicitChoice, ElicitForm, Server, ToolError, ToolErrors, tool};
 use prompts_resources::{PNG, PromptsAndResources};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 /// Everything an MCP server offers: tools, prompts, resources, completion, logging.
 #[derive(Parser, Debug)]
@@ -55,13 +56,6 @@ const WAV: &str = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAg
 #[derive(Debug, ToolErrors)]
 enum SuiteError {
     #[tool_error(
-        code = "CLIENT_UNREACHABLE",
-        severity = critical,
-        "This server's tools cannot {what} yet.",
-        recovery = "Do not retry: tell the user that this tool needs a server whose tools can reach the client."
-    )]
-    ClientUnreachable { what: &'static str },
-    #[tool_error(
         code = "INTENTIONAL_FAILURE",
         "This tool always fails: it shows how a failure reads.",
         recovery = "Nothing to fix: call another tool."
@@ -76,12 +70,100 @@ struct Prompt {
     prompt: String,
 }
 
-/// The message `test_elicitation` would show the user.
+/// The message `test_elicitation` shows the user.
 #[derive(Deserialize, JsonSchema)]
-#[expect(dead_code, reason = "read once a tool can reach the client")]
-struct Elicitation {
+struct Message {
     /// The message to show the user.
     message: String,
+}
+
+/// What `test_elicitation` asks the user.
+#[derive(Serialize, Deserialize, ElicitForm)]
+struct Contact {
+    /// User's response
+    username: String,
+    /// User's email address
+    #[form(format = "email")]
+    email: String,
+}
+
+/// A form whose every field has a default (SEP-1034).
+#[derive(Serialize, Deserialize, ElicitForm)]
+struct Profile {
+    /// User name
+    #[form(default = "John Doe")]
+    name: String,
+    /// User age
+    #[form(default = 30)]
+    age: i64,
+    /// User score
+    #[form(default = 95.5)]
+    score: f64,
+    /// User status
+    #[form(default = Status::Active)]
+    status: Status,
+    /// Verification status
+    #[form(default = true)]
+    verified: bool,
+}
+
+/// A user's status, shown by its value.
+#[derive(Serialize, Deserialize, ElicitChoice)]
+#[serde(rename_all = "lowercase")]
+#[allow(missing_docs)]
+enum Status {
+    Active,
+    Inactive,
+    Pending,
+}
+
+/// Every shape of choice SEP-1330 names. Written by hand: `#[derive(ElicitForm)]` never
+/// writes the legacy `enumNames`, which the suite still asks for.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Choices {
+    untitled_single: String,
+    titled_single: String,
+    legacy_enum: String,
+    untitled_multi: Vec<String>,
+    titled_multi: Vec<String>,
+}
+
+impl ElicitForm for Choices {
+    fn schema() -> ElicitationSchema {
+        let titled = |titles: [&str; 3]| -> Vec<serde_json::Value> {
+            let values = ["value1", "value2", "value3"].into_iter().zip(titles);
+            values
+                .map(|(v, t)| json!({"const": v, "title": t}))
+                .collect()
+        };
+        let schema = json!({"type": "object", "properties": {
+            "untitledSingle": {"type": "string", "description": "Select one option",
+                "enum": ["option1", "option2", "option3"]},
+            "titledSingle": {"type": "string", "description": "Select one option with titles",
+                "oneOf": titled(["First Option", "Second Option", "Third Option"])},
+            "legacyEnum": {"type": "string", "description": "Select one option (legacy)",
+                "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"]},
+            "untitledMulti": {"type": "array", "description": "Select multiple options",
+                "minItems": 1, "maxItems": 3,
+                "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+            "titledMulti": {"type": "array", "description": "Select multiple options with titles",
+                "minItems": 1, "maxItems": 3,
+                "items": {"anyOf": titled(["First Choice", "Second Choice", "Third Choice"])}},
+        }, "required": []});
+        serde_json::from_value(schema).expect("an elicitation schema")
+    }
+}
+
+/// What the user did with a form, as `action=…, content=…`.
+fn completed<T: Serialize>(answer: Elicited<T>) -> String {
+    let (action, content) = match answer {
+        Elicited::Accepted(form) => ("accept", serde_json::to_value(form).unwrap_or_default()),
+        Elicited::Declined => ("decline", json!({})),
+        Elicited::Cancelled => ("cancel", json!({})),
+    };
+    format!("action={action}, content={content}")
 }
 
 /// A result of content blocks.
@@ -192,32 +274,38 @@ impl SuiteTools {
         Ok(Response::text(format!("LLM response: {reply}")))
     }
 
-    /// Would ask the user for a username and an email address (elicitation); this server's
-    /// tools cannot reach the client yet, so it answers CLIENT_UNREACHABLE.
+    /// Asks the user for a username and an email address (elicitation), and says what they
+    /// answered.
     #[action(read_only)]
-    async fn elicitation(&self, _args: Elicitation) -> Result<Response, SuiteError> {
-        Err(SuiteError::ClientUnreachable {
-            what: "ask the user",
-        })
+    async fn elicitation(&self, args: Message, f: Context) -> Result<Response, ToolError> {
+        let answer = f.elicit::<Contact>(args.message).await?;
+        Ok(Response::text(format!(
+            "User response: {}",
+            completed(answer)
+        )))
     }
 
-    /// Would ask the user to review a form whose fields have defaults (SEP-1034); this
-    /// server's tools cannot reach the client yet, so it answers CLIENT_UNREACHABLE.
+    /// Asks the user to review a form whose fields have defaults (SEP-1034).
     #[action(read_only)]
-    async fn elicitation_sep1034_defaults(&self) -> Result<Response, SuiteError> {
-        Err(SuiteError::ClientUnreachable {
-            what: "ask the user",
-        })
+    async fn elicitation_sep1034_defaults(&self, f: Context) -> Result<Response, ToolError> {
+        let message = "Please review and update the form fields with defaults";
+        let answer = f.elicit::<Profile>(message).await?;
+        Ok(Response::text(format!(
+            "Elicitation completed: {}",
+            completed(answer)
+        )))
     }
 
-    /// Would ask the user to choose among enumerated options, titled and untitled, single and
-    /// multiple (SEP-1330); this server's tools cannot reach the client yet, so it answers
-    /// CLIENT_UNREACHABLE.
+    /// Asks the user to choose among enumerated options, titled and untitled, single and
+    /// multiple, and in the legacy form with `enumNames` (SEP-1330).
     #[action(read_only)]
-    async fn elicitation_sep1330_enums(&self) -> Result<Response, SuiteError> {
-        Err(SuiteError::ClientUnreachable {
-            what: "ask the user",
-        })
+    async fn elicitation_sep1330_enums(&self, f: Context) -> Result<Response, ToolError> {
+        let message = "Please select options from the enum fields";
+        let answer = f.elicit::<Choices>(message).await?;
+        Ok(Response::text(format!(
+            "Elicitation completed: {}",
+            completed(answer)
+        )))
     }
 }
 

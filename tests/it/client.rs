@@ -441,7 +441,7 @@ pub(crate) async fn stateless(server: Server, options: HttpOptions) -> String {
 #[tokio::test(flavor = "current_thread")]
 async fn rmcp_drives_the_rounds_of_a_2026_07_28_call() {
     let addr = stateless(notes(), HttpOptions::default()).await;
-    let person = Person::new(&["elicitation", "sampling"], Answer::Confirm);
+    let person = Person::new(&["elicitation", "sampling", "roots"], Answer::Confirm);
     let transport = mcp_fusion::rmcp::transport::StreamableHttpClientTransport::from_uri(format!(
         "http://{addr}/mcp"
     ));
@@ -463,6 +463,30 @@ async fn rmcp_drives_the_rounds_of_a_2026_07_28_call() {
     );
     // Three runs: asked the user; asked the model; answered.
     assert!(RUNS.load(Ordering::Relaxed) - runs >= 3);
+
+    // The roots, and a URL the user is sent to, by a round each.
+    let folders = client.call_tool(call("notes", json!({"action": "folders"})));
+    let folders = folders.await.expect("tools/call");
+    assert_eq!(text(&folders), "file:///work/a file:///work/b");
+    let paid = client.call_tool(call("notes", json!({"action": "pay"})));
+    assert_eq!(text(&paid.await.expect("tools/call")), "Paid");
+    assert_eq!(
+        person.asked()[2..],
+        ["roots", "url: https://pay.example/inv_1"]
+    );
+
+    // Log messages at the level the request carries (none without one), on the call's stream.
+    let chatty = client.call_tool(call("notes", json!({"action": "chatty"})));
+    assert_eq!(text(&chatty.await.expect("tools/call")), "sent 0");
+    let mut at_info = call("notes", json!({"action": "chatty"}));
+    let mut meta = RequestMetaObject::new();
+    meta.set_log_level(LoggingLevel::Info);
+    at_info.meta = Some(meta);
+    let chatty = client.call_tool(at_info).await.expect("tools/call");
+    assert_eq!(text(&chatty), "sent 2");
+    let logs = person.logs.lock().unwrap().clone();
+    let levels: Vec<_> = logs.iter().map(|l| l.level).collect();
+    assert_eq!(levels, [LoggingLevel::Info, LoggingLevel::Error]);
 }
 
 /// A 2026-07-28 `tools/call` as its client sends it over HTTP.

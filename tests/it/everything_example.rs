@@ -166,7 +166,8 @@ async fn prompts_resources_completion_and_tools_over_stdio() {
         .await
         .unwrap();
 
-    // The tools, beside them: progress reported, and what a tool cannot do yet said so.
+    // The tools, beside them: progress reported, log messages sent at the level set, and a
+    // client that declared no sampling is not asked.
     let mut call = CallToolRequestParams::new("test_tool_with_progress");
     call.meta = Some(RequestMetaObject::with_progress_token(ProgressToken(
         NumberOrString::Number(1),
@@ -180,6 +181,11 @@ async fn prompts_resources_completion_and_tools_over_stdio() {
     assert_eq!(refused.is_error, Some(true));
     assert_eq!(
         parse_envelope(text(&refused.content[0])).code,
-        "CLIENT_UNREACHABLE"
+        "CLIENT_UNSUPPORTED"
     );
+    let logged = client
+        .call_tool(CallToolRequestParams::new("test_tool_with_logging"))
+        .await
+        .unwrap();
+    assert_eq!(text(&logged.content[0]), "Done: 3 log messages sent.");
 }
