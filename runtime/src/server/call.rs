@@ -58,13 +58,13 @@ pub(crate) enum Called {
 pub(crate) trait Run: Sync {
     /// Completes the arguments of an admitted call before the middleware sees them (an
     /// action's fields only the user can give, asked of them through `client`); the answer
-    /// that ends the call instead.
+    /// that ends the call instead. `None` when there is nothing to complete (no future made).
     fn complete<'a>(
         &'a self,
         _args: &'a mut Value,
         _client: Option<&'a ClientAccess>,
-    ) -> BoxFuture<'a, Result<(), Answer>> {
-        Box::pin(std::future::ready(Ok(())))
+    ) -> Option<BoxFuture<'a, Result<(), Answer>>> {
+        None
     }
 
     fn run(&self, args: Value, context: Context) -> BoxFuture<'_, Result<CallToolResult, Failure>>;
@@ -127,19 +127,20 @@ pub(crate) async fn steps(
     // limits (a caller held back by them does not reach the user), before the middleware (which
     // sees the arguments whole) and the deadline (the server's `ask_timeout` bounds the wait).
     // From 2026-07-28 the ask ends the round, and the retried call finds the answer.
-    let completed = target.complete(&mut info.arguments, client.as_ref());
-    let completed = match &round {
-        None => Some(completed.await),
-        Some(round) => tokio::select! {
-            biased;
-            completed = completed => Some(completed),
-            () = round.ended() => None,
-        },
-    };
-    match completed {
-        None => return Ran::InputRequired(round.map(|r| r.asks()).unwrap_or_default()),
-        Some(Err(answer)) => return Ran::Unfinished(answer),
-        Some(Ok(())) => {}
+    if let Some(completed) = target.complete(&mut info.arguments, client.as_ref()) {
+        let completed = match &round {
+            None => Some(completed.await),
+            Some(round) => tokio::select! {
+                biased;
+                completed = completed => Some(completed),
+                () = round.ended() => None,
+            },
+        };
+        match completed {
+            None => return Ran::InputRequired(round.map(|r| r.asks()).unwrap_or_default()),
+            Some(Err(answer)) => return Ran::Unfinished(answer),
+            Some(Ok(())) => {}
+        }
     }
     let args = match plan.middleware.is_empty() {
         true => std::mem::take(&mut info.arguments),
@@ -258,12 +259,15 @@ impl Run for Action<'_> {
         &'a self,
         args: &'a mut Value,
         client: Option<&'a ClientAccess>,
-    ) -> BoxFuture<'a, Result<(), Answer>> {
+    ) -> Option<BoxFuture<'a, Result<(), Answer>>> {
+        if self.action.user_fields().is_empty() {
+            return None;
+        }
         let def = self.registered.tool.definition();
-        Box::pin(async move {
+        Some(Box::pin(async move {
             (ask_user(def, self.action, args, client).await)
                 .map_err(|rejection| self.registered.reject(rejection))
-        })
+        }))
     }
 
     fn run(&self, args: Value, context: Context) -> BoxFuture<'_, Result<CallToolResult, Failure>> {
