@@ -571,6 +571,50 @@ async fn per_caller_limits_on_redis_need_a_key_secret() {
     );
 }
 
+/// What a store and its builder print (`{:?}`, in a log or a panic) holds no credential: not
+/// the password of a Redis URL (its userinfo's, or a `pass` parameter), not the key secret.
+#[tokio::test]
+async fn a_store_and_its_builder_print_no_secret() {
+    use mcp_fusion::server::limits::RedisStore;
+    let secret = "a secret of more than sixteen bytes";
+    let bytes = format!("{:?}", secret.as_bytes());
+    let bytes = bytes.trim_matches(['[', ']']);
+    let builders = [
+        (
+            RedisStore::builder("redis://limits:hunter2@127.0.0.1:1/0"),
+            "redis://limits:",
+        ),
+        (
+            RedisStore::builder("redis+unix:///run/redis.sock?db=1&pass=hunter2"),
+            "/run/redis.sock?db=1&pass=",
+        ),
+        (
+            RedisStore::cluster([
+                "redis://:hunter2@10.0.0.5:6379",
+                "redis://:hunter2@10.0.0.6:6379",
+            ]),
+            "@10.0.0.5:6379",
+        ),
+        (
+            RedisStore::sentinel(["redis://sentinel:hunter2@10.0.0.5:26379"], "limits"),
+            "@10.0.0.5:26379",
+        ),
+    ];
+    for (builder, shown) in builders {
+        let builder = builder.key_secret(secret);
+        let printed = format!("{builder:?}");
+        for secret in ["hunter2", secret, bytes] {
+            assert!(!printed.contains(secret), "{printed}");
+        }
+        // What is not secret is still shown, to tell stores apart.
+        assert!(printed.contains(shown), "{printed}");
+        let store = format!("{:?}", builder.build().unwrap());
+        for secret in ["hunter2", secret, bytes] {
+            assert!(!store.contains(secret), "{store}");
+        }
+    }
+}
+
 /// Holds a slot of a concurrency limit without a deadline for 1.5 s.
 struct Hold;
 

@@ -95,8 +95,19 @@ const DEFAULT_LEASE_MARGIN: Duration = Duration::from_secs(5);
 const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 
 /// A [`RedisStore`] being described: the settings, then [`build`](Self::build), which makes
-/// the connection with them.
-#[derive(Debug, Clone)]
+/// the connection with them. Its `Debug` shows no credential: neither the password of a Redis
+/// URL nor the key secret.
+///
+/// ```
+/// use mcp_fusion::server::limits::RedisStore;
+///
+/// let builder = RedisStore::builder("redis://limits:hunter2@10.0.0.5:6379/0")
+///     .key_secret("a secret of 32 random bytes, say");
+/// let shown = format!("{builder:?}");
+/// assert!(shown.contains("redis://limits:<redacted>@10.0.0.5:6379/0"));
+/// assert!(!shown.contains("hunter2") && !shown.contains("random bytes"));
+/// ```
+#[derive(Clone)]
 #[must_use = "a store is described until it is built"]
 pub struct RedisStoreBuilder {
     target: Target,
@@ -107,6 +118,24 @@ pub struct RedisStoreBuilder {
     timeout: Duration,
     lease_margin: Duration,
     lease_without_deadline: Duration,
+}
+
+impl std::fmt::Debug for RedisStoreBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStoreBuilder")
+            .field("target", &self.target)
+            .field("prefix", &self.prefix)
+            .field(
+                "key_secret",
+                &self.key_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("replicas", &self.replicas)
+            .field("policy", &self.policy)
+            .field("timeout", &self.timeout)
+            .field("lease_margin", &self.lease_margin)
+            .field("lease_without_deadline", &self.lease_without_deadline)
+            .finish()
+    }
 }
 
 impl RedisStore {
