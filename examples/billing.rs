@@ -112,8 +112,9 @@ struct Args {
     #[arg(long, value_name = "P", default_value = "billing", requires = "store")]
     redis_prefix: String,
     /// The secret caller keys are hashed under in Redis (the same on every replica; needed
-    /// with `--rate-limit`, whose budgets are per customer). `MCP_FUSION_REDIS_KEY_SECRET` in
-    /// the environment does as well, without showing it in the process list.
+    /// with `--rate-limit`, whose budgets are per customer, and with `--oauth-issuer`, whose
+    /// are per verified subject). `MCP_FUSION_REDIS_KEY_SECRET` in the environment does as
+    /// well, without showing it in the process list.
     #[arg(
         long,
         value_name = "SECRET",

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use mcp_fusion::server::ServerBuilder;
 use mcp_fusion_drivers::raw_http;
 use mcp_fusion_drivers::redis_server;
 use raw_http::Billing;
@@ -569,6 +570,158 @@ async fn per_caller_limits_on_redis_need_a_key_secret() {
             .build()
             .is_err()
     );
+}
+
+/// A billing server whose default rate limit (`max` calls a minute) is kept in `store`, per
+/// `customer_email` when `keyed`.
+fn billing_on(
+    store: mcp_fusion::server::limits::RedisStore,
+    max: u64,
+    keyed: bool,
+) -> ServerBuilder {
+    let builder = mcp_fusion::Server::builder("billing-server", "1")
+        .tool(crate::support::billing::Billing::seeded())
+        .rate_limit(max, Duration::from_secs(60))
+        .limit_store(store);
+    match keyed {
+        true => builder.rate_limit_key(|call| {
+            Some(call.arguments().get("customer_email")?.as_str()?.to_owned())
+        }),
+        false => builder,
+    }
+}
+
+/// `list_invoices` of `customer`, as a client would call it.
+fn list_invoices(customer: &str) -> mcp_fusion::rmcp::model::CallToolRequestParams {
+    serde_json::from_value(json!({"name": "billing", "arguments":
+        {"action": "list_invoices", "customer_email": customer}}))
+    .unwrap()
+}
+
+/// `ok`, or the code of the envelope a call was answered with (`SERVER_BUSY (store)` when the
+/// store could not answer).
+fn code_of(result: Option<mcp_fusion::rmcp::model::CallToolResult>) -> String {
+    let result = result.expect("an answer");
+    if result.is_error != Some(true) {
+        return "ok".to_owned();
+    }
+    let text = result.content[0].as_text().unwrap().text.clone();
+    let code = text
+        .split("code=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("an envelope: {text}"));
+    match text.contains("cannot take calls right now") {
+        true => format!("{code} (store)"),
+        false => code.to_owned(),
+    }
+}
+
+/// The keys under `pattern`, as whoever reads Redis sees them.
+fn keys(redis: &RedisServer, pattern: &str) -> Vec<String> {
+    use redis::Commands;
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut connection = client.get_connection().unwrap();
+    let mut keys: Vec<String> = connection
+        .scan_match::<_, String>(pattern)
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    keys.sort();
+    keys
+}
+
+/// An OAuth resource server for these tests (nothing is verified before a request comes).
+fn with_oauth() -> mcp_fusion::server::HttpOptions {
+    use mcp_fusion::server::auth::{JwtVerifier, OAuth};
+    let mut options = mcp_fusion::server::HttpOptions::default();
+    options.stateless = true;
+    let verifier = JwtVerifier::new("https://auth.example.com", "https://mcp.example.com/mcp");
+    options.oauth = Some(OAuth::jwt(verifier));
+    options
+}
+
+/// A verified caller spends a budget of its own, named by its subject, as a `rate_limit_key`
+/// would: a server keeping rate limits in a Redis store without a key secret is refused when
+/// it is served with OAuth (the subjects would be stored as plain SHA-256, which whoever reads
+/// Redis can test guesses of an email against), and serves with one, or without OAuth.
+#[tokio::test]
+async fn verified_subjects_on_redis_need_a_key_secret() {
+    use mcp_fusion::server::limits::RedisStore;
+    // Connected lazily: nothing listens there, and nothing needs to.
+    let url = "redis://127.0.0.1:1";
+    let unkeyed = billing_on(RedisStore::builder(url).build().unwrap(), 4, false)
+        .build()
+        .unwrap();
+    let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        unkeyed.http_service(with_oauth())
+    }))
+    .expect_err("http_service refuses to serve verified callers' budgets unkeyed");
+    let refused = refused
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        refused.contains("HttpOptions::oauth") && refused.contains("key_secret"),
+        "{refused}"
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let served = unkeyed.clone().serve_http(listener, with_oauth());
+    let refused = tokio::time::timeout(PATIENCE, served.into_future())
+        .await
+        .expect("refused at once, not served")
+        .expect_err("refused");
+    let cause = std::error::Error::source(&refused).map(ToString::to_string);
+    assert!(
+        cause.as_deref().is_some_and(|c| c.contains("key_secret")),
+        "{refused}: {cause:?}"
+    );
+    // Without OAuth, the budgets are the limit's own, shared: nothing to key.
+    let _ = unkeyed.http_service(mcp_fusion::server::HttpOptions::default());
+    // With a secret, verified subjects are keyed.
+    let keyed = RedisStore::builder(url).key_secret(SECRET).build().unwrap();
+    let keyed = billing_on(keyed, 4, false).build().unwrap();
+    let _ = keyed.http_service(with_oauth());
+}
+
+/// A caller that reaches a store without a key secret some other way (a layer of the
+/// application putting a `Caller` on the request) is not stored in Redis as a plain hash:
+/// the call is answered as the store's fail policy says, and nothing names the caller.
+#[tokio::test]
+async fn a_caller_key_without_a_secret_is_never_stored() {
+    use mcp_fusion::server::limits::RedisStore;
+    use tower::ServiceExt;
+    let redis = redis();
+    let store = RedisStore::builder(redis.url())
+        .prefix("unkeyed")
+        .build()
+        .unwrap();
+    let server = billing_on(store, 4, false).build().unwrap();
+    let mut options = mcp_fusion::server::HttpOptions::default();
+    options.stateless = true;
+    let endpoint = server.http_service(options);
+    let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "billing", "arguments": {"action": "list_invoices"}}});
+    let mut request = axum::http::Request::post("/mcp")
+        .header("host", "127.0.0.1")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(axum::body::Body::from(message.to_string()))
+        .unwrap();
+    request
+        .extensions_mut()
+        .insert(mcp_fusion::tools::Caller::new(
+            "ada@example.com",
+            Vec::<String>::new(),
+        ));
+    let reply = endpoint.oneshot(request).await.unwrap();
+    let body = axum::body::to_bytes(axum::body::Body::new(reply.into_body()), usize::MAX)
+        .await
+        .unwrap();
+    let body = String::from_utf8_lossy(&body);
+    assert!(body.contains("cannot take calls right now"), "{body}");
+    assert_eq!(keys(&redis, "unkeyed:*"), Vec::<String>::new());
 }
 
 /// What a store and its builder print (`{:?}`, in a log or a panic) holds no credential: not

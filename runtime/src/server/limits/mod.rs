@@ -57,9 +57,11 @@ pub trait LimitStore: Send + Sync + 'static {
     fn concurrency(&self, spec: SlotSpec<'_>) -> Box<dyn ConcurrencyLimiter>;
 
     /// Why this store cannot keep rate limits per caller as it is set up (caller keys it would
-    /// store readable), one sentence naming the fix; `None` when it can. Asked when a server
-    /// with a [`rate_limit_key`](crate::server::ServerBuilder::rate_limit_key) is built, which
-    /// then fails with the reason.
+    /// store readable), one sentence naming the fix; `None` when it can. Asked of a store that
+    /// keeps rate limits when a server with a
+    /// [`rate_limit_key`](crate::server::ServerBuilder::rate_limit_key) is built, which then
+    /// fails with the reason, and when a server is served with OAuth (each verified caller
+    /// spends a budget named by its subject), which is then refused.
     fn refuses_caller_keys(&self) -> Option<String> {
         None
     }

@@ -26,7 +26,8 @@
 //! `{prefix}:slots:{limit}`; released leases are announced on `{prefix}:released`. A caller's
 //! key is stored only as the first 128 bits of its HMAC-SHA-256 under the operator's secret
 //! ([`RedisStoreBuilder::key_secret`]), so whoever reads Redis cannot test guesses of it (an
-//! email, a subject); without a secret, of its plain SHA-256, and the store says so once.
+//! email, a subject). Without a secret it is never stored: a server that would key budgets by
+//! caller is refused, and a call keyed anyway meets the fail policy.
 //!
 //! The files, from the top down: the store and its builder here; the two limiters, `rate.rs`
 //! and `slots.rs` (with `renewal.rs`, which keeps leases alive, and `listener.rs`, which hears
@@ -230,9 +231,14 @@ impl RedisStoreBuilder {
     }
 
     /// The secret caller keys are hashed under (HMAC-SHA-256) before they name a budget in
-    /// Redis: the same on every replica that shares the limits, and kept as secret as the
-    /// keys themselves. Required when limits are kept per caller (`ServerBuilder::build` says
-    /// so for a `rate_limit_key`; callers verified by OAuth are keyed by subject).
+    /// Redis: the same on every replica that shares the limits, at least 16 bytes (32 random
+    /// ones, say), and kept as secret as the keys themselves. Without it, no caller's key is
+    /// stored, so a server whose rate limits this store keeps may not key budgets by caller:
+    /// [`ServerBuilder::build`](crate::server::ServerBuilder::build) refuses one with a
+    /// `rate_limit_key`, and serving one with OAuth (`HttpOptions::oauth`: every verified
+    /// caller spends a budget named by its subject) is refused (`Server::serve_http` fails,
+    /// `Server::http_service` panics). A store keeping only shared budgets and concurrency
+    /// limits needs none.
     ///
     /// To rotate it, start the replicas with the new secret: each caller's budget starts full
     /// again under its new name (an old one expires once it would be full anyway), so during
@@ -314,7 +320,7 @@ impl RedisStoreBuilder {
 impl LimitStore for RedisStore {
     fn refuses_caller_keys(&self) -> Option<String> {
         self.inner.key_secret.is_none().then(|| {
-            "rate limits kept per caller in Redis need a secret to hash caller keys under, so that whoever reads Redis cannot test guesses of them; set RedisStoreBuilder::key_secret (the same on every replica)".to_owned()
+            "rate limits kept per caller in Redis need a secret to hash caller keys under, so that whoever reads Redis cannot test guesses of them (an email, a subject); set RedisStoreBuilder::key_secret (the same on every replica)".to_owned()
         })
     }
 

@@ -1,16 +1,15 @@
 //! One rate limit on Redis: GCRA, as in memory, one script call per spend. A caller's key
-//! names its bucket only as a hash, under the operator's secret when there is one, so whoever
-//! reads Redis cannot test guesses of it.
+//! names its bucket only as a hash under the operator's secret, so whoever reads Redis cannot
+//! test guesses of it; without a secret, it never reaches Redis.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 
 use super::super::{LimitStore, RateLimiter, RateSpec, Refusal};
 use super::scripts::SCRIPTS;
-use super::shared::Inner;
+use super::shared::{FailPolicy, Inner};
 use crate::tool::{BoxFuture, RateLimit};
 
 /// One rate limit on Redis.
@@ -48,41 +47,35 @@ impl RedisRate {
         }
     }
 
-    fn bucket(&self, key: Option<&str>) -> String {
-        match key {
-            None => self.key.clone(),
-            Some(key) => {
-                let hash: [u8; 32] = match &self.store.key_secret {
-                    Some(secret) => {
-                        use hmac::{KeyInit, Mac};
-                        let mut mac = hmac::Hmac::<Sha256>::new_from_slice(secret)
-                            .expect("HMAC takes a key of any length");
-                        mac.update(key.as_bytes());
-                        mac.finalize().into_bytes().into()
-                    }
-                    None => {
-                        if !self.store.unkeyed_said.swap(true, Ordering::Relaxed) {
-                            tracing::warn!(prefix = %self.store.prefix, "caller keys are stored in Redis as plain SHA-256 hashes, which whoever reads Redis can test guesses against; set RedisStoreBuilder::key_secret");
-                        }
-                        Sha256::digest(key.as_bytes()).into()
-                    }
-                };
-                let mut bucket = String::with_capacity(self.key.len() + 33);
-                bucket.push_str(&self.key);
-                bucket.push(':');
-                for byte in &hash[..16] {
-                    bucket.push_str(&format!("{byte:02x}"));
-                }
-                bucket
-            }
+    /// The bucket of `key` (the limit's shared one for `None`); `None` for a caller's key when
+    /// the store has no secret to hash it under: a plain hash could be tested against guesses.
+    fn bucket(&self, key: Option<&str>) -> Option<String> {
+        let Some(key) = key else {
+            return Some(self.key.clone());
+        };
+        use hmac::{KeyInit, Mac};
+        let secret = self.store.key_secret.as_deref()?;
+        let mut mac =
+            hmac::Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes a key of any length");
+        mac.update(key.as_bytes());
+        let hash: [u8; 32] = mac.finalize().into_bytes().into();
+        let mut bucket = String::with_capacity(self.key.len() + 33);
+        bucket.push_str(&self.key);
+        bucket.push(':');
+        for byte in &hash[..16] {
+            bucket.push_str(&format!("{byte:02x}"));
         }
+        Some(bucket)
     }
 }
 
 impl RateLimiter for RedisRate {
     fn spend<'a>(&'a self, key: Option<&'a str>) -> BoxFuture<'a, Result<(), Refusal>> {
         Box::pin(async move {
-            let bucket = self.bucket(key);
+            let Some(bucket) = self.bucket(key) else {
+                self.store.unkeyed()?;
+                return self.local.spend(key).await;
+            };
             let args = (self.interval, self.tolerance);
             match self.store.run::<u64>(&SCRIPTS.spend, &bucket, &args).await {
                 Ok(0) => Ok(()),
@@ -100,7 +93,12 @@ impl RateLimiter for RedisRate {
 
     fn refund<'a>(&'a self, key: Option<&'a str>) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            let bucket = self.bucket(key);
+            let Some(bucket) = self.bucket(key) else {
+                if self.store.policy == FailPolicy::Open {
+                    self.local.refund(key).await;
+                }
+                return;
+            };
             let args = self.interval;
             if let Err(failed) = self.store.run::<u64>(&SCRIPTS.refund, &bucket, &args).await
                 && self.store.failed(&failed).is_ok()

@@ -33,7 +33,8 @@ pub(super) struct Inner {
     pub(super) prefix: String,
     /// The operator's secret caller keys are hashed under.
     pub(super) key_secret: Option<Box<[u8]>>,
-    /// Whether a caller key was stored without a secret (said once).
+    /// Whether a call keyed by its caller came without a secret to hash the key under (said
+    /// once).
     pub(super) unkeyed_said: AtomicBool,
     /// Where the limits are kept while Redis cannot answer and the policy is open.
     pub(super) local: MemoryStore,
@@ -128,6 +129,35 @@ impl Inner {
         answer
     }
 
+    /// What a call keyed by its caller gets from a store without a key secret, which never
+    /// stores a caller's key (a plain hash could be tested against guesses): what the fail
+    /// policy says, logged once. Servers whose callers would be keyed are refused when built
+    /// or served; this is a caller that came another way (a `Caller` an application put on the
+    /// request itself).
+    pub(super) fn unkeyed(&self) -> Result<(), Refusal> {
+        if !self.unkeyed_said.swap(true, Ordering::Relaxed) {
+            tracing::error!(
+                prefix = %self.prefix,
+                policy = ?self.policy,
+                "a call keyed by its caller reached a Redis limit store without a key secret, \
+                 which never stores caller keys: such calls meet the fail policy; set \
+                 RedisStoreBuilder::key_secret"
+            );
+        }
+        self.policy()
+    }
+
+    /// What the fail policy answers a call the store cannot limit: admitted under this
+    /// replica's own limits (fail open) or SERVER_BUSY.
+    fn policy(&self) -> Result<(), Refusal> {
+        match self.policy {
+            FailPolicy::Open => Ok(()),
+            FailPolicy::Closed => Err(Refusal::Unavailable {
+                retry_after: Duration::from_secs(1),
+            }),
+        }
+    }
+
     /// What a call gets when Redis did not answer: admitted (fail open) or SERVER_BUSY.
     pub(super) fn failed(&self, failed: &Failed) -> Result<(), Refusal> {
         if !self.down.swap(true, Ordering::AcqRel) {
@@ -148,12 +178,7 @@ impl Inner {
                 ),
             }
         }
-        match self.policy {
-            FailPolicy::Open => Ok(()),
-            FailPolicy::Closed => Err(Refusal::Unavailable {
-                retry_after: Duration::from_secs(1),
-            }),
-        }
+        self.policy()
     }
 
     /// The channel released leases are announced on.
