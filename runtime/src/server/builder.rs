@@ -285,9 +285,10 @@ impl ServerBuilder {
     ///
     /// A caller verified by an OAuth resource server (streamable HTTP,
     /// [`HttpOptions::oauth`](crate::server::HttpOptions)) always spends its own budget, keyed
-    /// by its subject (`sub:{subject}`); this key, when it gives one, then divides that
-    /// subject's budget further (`sub:{subject}/{key}`), so no argument reaches another
-    /// subject's budget.
+    /// by its subject; this key, when it gives one, then divides that subject's budget further,
+    /// so no argument reaches another subject's budget. The two are joined unambiguously (the
+    /// subject length-prefixed: `sub:{bytes}:{subject}:{key}`), so no subject or key, whatever
+    /// it holds (`/`, `:`), names another's budget.
     pub fn rate_limit_key(
         mut self,
         key: impl Fn(&CallInfo) -> Option<String> + Send + Sync + 'static,
