@@ -724,6 +724,103 @@ async fn a_caller_key_without_a_secret_is_never_stored() {
     assert_eq!(keys(&redis, "unkeyed:*"), Vec::<String>::new());
 }
 
+/// Runs quickly, one at a time.
+struct Quick;
+
+/// Runs quickly.
+#[mcp_fusion::tool]
+impl Quick {
+    /// Answers at once; one call at a time, none waiting.
+    #[action(concurrency(max_active = 1, max_queued = 0))]
+    async fn run(&self) -> Result<(), mcp_fusion::ToolError> {
+        Ok(())
+    }
+}
+
+/// Subscribes to `channel` (raw RESP, a connection of its own); the returned future completes
+/// with the first message published on it.
+async fn first_message(redis: &RedisServer, channel: &str) -> impl Future<Output = String> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let stream = tokio::net::TcpStream::connect(("127.0.0.1", redis.port))
+        .await
+        .unwrap();
+    let mut stream = BufReader::new(stream);
+    let subscribe = format!(
+        "*2\r\n$9\r\nSUBSCRIBE\r\n${}\r\n{channel}\r\n",
+        channel.len()
+    );
+    stream
+        .get_mut()
+        .write_all(subscribe.as_bytes())
+        .await
+        .unwrap();
+    let mut line = String::new();
+    // Subscribed: `*3`, `$9`, `subscribe`, the channel's length and name, `:1`.
+    for _ in 0..6 {
+        line.clear();
+        stream.read_line(&mut line).await.unwrap();
+    }
+    assert_eq!(line.trim_end(), ":1");
+    async move {
+        let mut last = Vec::new();
+        loop {
+            line.clear();
+            assert_ne!(stream.read_line(&mut line).await.unwrap(), 0, "closed");
+            last.push(line.trim_end().to_owned());
+            // `*3`, `$7`, `message`, `$n`, channel, `$n`, payload.
+            if last.len() >= 7 && last[last.len() - 5] == "message" {
+                return last.pop().unwrap();
+            }
+        }
+    }
+}
+
+/// A lease taken by a script whose reply came after the store's timeout (Redis paused: the
+/// call was refused SERVER_BUSY meanwhile) is released once the script has run, not left to
+/// expire a minute later: the one slot is free for the next call.
+#[tokio::test]
+async fn a_lease_taken_after_the_timeout_is_released() {
+    let redis = redis();
+    let store = mcp_fusion::server::limits::RedisStore::builder(redis.url())
+        .prefix("late")
+        .timeout(Duration::from_millis(100))
+        .leases(Duration::from_millis(300), Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let server = mcp_fusion::Server::builder("quick", "1")
+        .tool(Quick)
+        .limit_store(store)
+        .build()
+        .unwrap();
+    let run = || -> mcp_fusion::rmcp::model::CallToolRequestParams {
+        serde_json::from_value(json!({"name": "quick", "arguments": {"action": "run"}})).unwrap()
+    };
+    // Connected, its scripts loaded, and its lease given back (announced before it is gone).
+    assert_eq!(code_of(server.call(run()).await), "ok");
+    let started = Instant::now();
+    while redis.integer(&["ZCARD", "late:slots:quick.run"]) > 0 {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "the lease was never given back"
+        );
+        sleep(Duration::from_millis(5)).await;
+    }
+    let released = first_message(&redis, "late:released").await;
+    // Every client's commands wait two seconds (Redis 7.0 cannot be told to stop earlier: its
+    // CLIENT UNPAUSE waits too); the call gives up after 100 ms, the script runs after that.
+    assert_eq!(
+        redis.command(&["CLIENT", "PAUSE", "2000", "ALL"]).unwrap(),
+        "+OK"
+    );
+    assert_eq!(code_of(server.call(run()).await), "SERVER_BUSY (store)");
+    let key = tokio::time::timeout(PATIENCE, released)
+        .await
+        .expect("the late lease is released, not left to expire");
+    assert_eq!(key, "late:slots:quick.run");
+    assert_eq!(redis.integer(&["ZCARD", "late:slots:quick.run"]), 0);
+    assert_eq!(code_of(server.call(run()).await), "ok");
+}
+
 /// What a store and its builder print (`{:?}`, in a log or a panic) holds no credential: not
 /// the password of a Redis URL (its userinfo's, or a `pass` parameter), not the key secret.
 #[tokio::test]

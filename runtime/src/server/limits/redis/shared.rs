@@ -12,6 +12,7 @@ use tokio::sync::Notify;
 
 use super::super::{MemoryStore, Refusal};
 use super::connection::Connection;
+use super::scripts::SCRIPTS;
 
 /// What a [`RedisStore`](crate::server::limits::RedisStore) does with a call when Redis
 /// cannot answer in time.
@@ -109,7 +110,7 @@ impl Inner {
         self.held.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Runs `source` on `key` with `args`, within the timeout.
+    /// Runs `script` on `key` with `args`, within the timeout.
     pub(super) async fn run<T: redis::FromRedisValue>(
         &self,
         script: &Script,
@@ -118,8 +119,16 @@ impl Inner {
     ) -> Result<T, Failed> {
         let mut invocation = script.key(key);
         invocation.arg(args);
-        let invoked = self.connection.invoke(&invocation);
-        let answer = tokio::time::timeout(self.timeout, invoked)
+        self.within(self.connection.invoke(&invocation)).await
+    }
+
+    /// The reply of a script, if it comes within the timeout; when it does not, `reply` is
+    /// dropped here unless it was borrowed (a lease being taken keeps waiting for its own).
+    pub(super) async fn within<T>(
+        &self,
+        reply: impl Future<Output = redis::RedisResult<T>>,
+    ) -> Result<T, Failed> {
+        let answer = tokio::time::timeout(self.timeout, reply)
             .await
             .map_err(|_| Failed::TimedOut)
             .and_then(|r| r.map_err(Failed::Redis));
@@ -127,6 +136,13 @@ impl Inner {
             tracing::info!(prefix = %self.prefix, "the Redis limit store answers again");
         }
         answer
+    }
+
+    /// Gives lease `id` of the sorted set `key` back and tells the waiters of every replica;
+    /// whether Redis said so (a lease that was not there is given back too).
+    pub(super) async fn release(&self, key: &str, id: &str) -> bool {
+        let args = (id, self.channel());
+        self.run::<i64>(&SCRIPTS.release, key, &args).await.is_ok()
     }
 
     /// What a call keyed by its caller gets from a store without a key secret, which never
