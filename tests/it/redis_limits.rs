@@ -724,6 +724,44 @@ async fn a_caller_key_without_a_secret_is_never_stored() {
     assert_eq!(keys(&redis, "unkeyed:*"), Vec::<String>::new());
 }
 
+/// The caller keys a replica creates in Redis for one limit are capped as in memory
+/// (`max_rate_limit_keys`): past the cap, calls under a key not yet tracked share one
+/// overflow budget, so a flood of made-up keys cannot fill Redis.
+#[tokio::test]
+async fn caller_keys_in_redis_are_capped_per_limit() {
+    use mcp_fusion::server::limits::RedisStore;
+    let redis = redis();
+    let store = RedisStore::builder(redis.url())
+        .prefix("cap")
+        .key_secret(SECRET)
+        .build()
+        .unwrap();
+    let server = billing_on(store, 1, true)
+        .max_rate_limit_keys(2)
+        .build()
+        .unwrap();
+    // Two callers tracked, each with a budget of its own.
+    assert_eq!(code_of(server.call(list_invoices("a@x.com")).await), "ok");
+    assert_eq!(code_of(server.call(list_invoices("b@x.com")).await), "ok");
+    assert_eq!(
+        code_of(server.call(list_invoices("a@x.com")).await),
+        "RATE_LIMITED"
+    );
+    // The rest share one budget: the first spends it, the others find it spent.
+    assert_eq!(code_of(server.call(list_invoices("c@x.com")).await), "ok");
+    for i in 0..20 {
+        let made_up = format!("flood-{i}@x.com");
+        assert_eq!(
+            code_of(server.call(list_invoices(&made_up)).await),
+            "RATE_LIMITED",
+            "{made_up}"
+        );
+    }
+    let stored = keys(&redis, "cap:rate:*");
+    assert_eq!(stored.len(), 3, "two callers and the overflow: {stored:?}");
+    assert_keys_unreadable(&redis, "cap", &["a@x.com".to_owned(), "b@x.com".to_owned()]);
+}
+
 /// Runs quickly, one at a time.
 struct Quick;
 

@@ -305,11 +305,12 @@ impl ServerBuilder {
     }
 
     /// How many distinct rate-limit keys each keyed limit tracks at once in memory (100,000 by
-    /// default, at most 64 bytes each; a Redis store keeps one key per caller, expiring once
-    /// the caller's budget is full again). Keys whose budget is back to full are forgotten;
-    /// past the cap, calls under a key not yet tracked share one overflow budget. Keys are those
-    /// of [`rate_limit_key`](Self::rate_limit_key) and the subjects of callers verified over
-    /// streamable HTTP (`HttpOptions::oauth`).
+    /// default, at most 64 bytes each), and each replica creates per limit in a Redis store
+    /// (one Redis key per caller, expiring once the caller's budget is full again; the replica
+    /// counts it until then, at most 80 bytes of its memory each). Keys whose budget is back to
+    /// full are forgotten; past the cap, calls under a key not yet tracked share one overflow
+    /// budget. Keys are those of [`rate_limit_key`](Self::rate_limit_key) and the subjects of
+    /// callers verified over streamable HTTP (`HttpOptions::oauth`).
     pub fn max_rate_limit_keys(mut self, max: usize) -> Self {
         self.rates.max_keys = max;
         self

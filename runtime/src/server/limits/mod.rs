@@ -84,7 +84,9 @@ pub struct RateSpec<'a> {
     pub name: &'a str,
     /// The limit.
     pub limit: RateLimit,
-    /// How many distinct caller keys a store that holds them in process tracks at once.
+    /// How many distinct caller keys a store that holds them in process tracks at once, and
+    /// a store shared by replicas lets each replica create per limit: past it, calls under a
+    /// key not tracked share one overflow budget.
     pub max_keys: usize,
 }
 

@@ -27,13 +27,16 @@
 //! key is stored only as the first 128 bits of its HMAC-SHA-256 under the operator's secret
 //! ([`RedisStoreBuilder::key_secret`]), so whoever reads Redis cannot test guesses of it (an
 //! email, a subject). Without a secret it is never stored: a server that would key budgets by
-//! caller is refused, and a call keyed anyway meets the fail policy.
+//! caller is refused, and a call keyed anyway meets the fail policy. Each replica puts at most
+//! `max_rate_limit_keys` caller keys per limit in Redis (counted until their buckets expire);
+//! past it, calls under other keys share one overflow bucket, `{prefix}:rate:{limit}:overflow`.
 //!
 //! The files, from the top down: the store and its builder here; the two limiters, `rate.rs`
 //! and `slots.rs` (with `renewal.rs`, which keeps leases alive, and `listener.rs`, which hears
 //! them released); `shared.rs`, the state they share and the fail policy; `scripts.rs`, the
 //! Lua; `connection.rs`, how Redis is reached.
 
+mod callers;
 mod connection;
 mod listener;
 mod rate;
