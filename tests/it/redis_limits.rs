@@ -724,6 +724,81 @@ async fn a_caller_key_without_a_secret_is_never_stored() {
     assert_eq!(keys(&redis, "unkeyed:*"), Vec::<String>::new());
 }
 
+/// Log lines written while a test runs, through a `tracing` subscriber of its own.
+#[derive(Clone, Default)]
+struct Lines(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Lines {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Lines {
+    /// What the test's own subscriber writes (this thread: a current-thread runtime).
+    fn capture(&self) -> tracing::subscriber::DefaultGuard {
+        let writer = self.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::set_default(subscriber)
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+/// A script Redis runs but fails (here the budget's key holds a hash, as a bug of ours or
+/// another program writing under the prefix would leave it) is not an outage: the call is
+/// answered as the fail policy says, the error is logged as the bug it is, and the store does
+/// not log an outage, nor its end when the next script succeeds.
+#[tokio::test(flavor = "current_thread")]
+async fn a_script_error_is_a_bug_not_an_outage() {
+    use mcp_fusion::server::limits::{FailPolicy, RedisStore};
+    let redis = redis();
+    let lines = Lines::default();
+    let _guard = lines.capture();
+    let store = |prefix: &str, policy| {
+        RedisStore::builder(redis.url())
+            .prefix(prefix)
+            .fail(policy)
+            .build()
+            .unwrap()
+    };
+    let open = billing_on(store("bug-open", FailPolicy::Open), 4, false)
+        .build()
+        .unwrap();
+    let closed = billing_on(store("bug-closed", FailPolicy::Closed), 4, false)
+        .build()
+        .unwrap();
+    for prefix in ["bug-open", "bug-closed"] {
+        let bucket = format!("{prefix}:rate:billing");
+        assert_eq!(redis.command(&["HSET", &bucket, "x", "1"]).unwrap(), ":1");
+    }
+    assert_eq!(code_of(open.call(list_invoices("a@x.com")).await), "ok");
+    assert_eq!(
+        code_of(closed.call(list_invoices("a@x.com")).await),
+        "SERVER_BUSY (store)"
+    );
+    for prefix in ["bug-open", "bug-closed"] {
+        redis
+            .command(&["DEL", &format!("{prefix}:rate:billing")])
+            .unwrap();
+    }
+    assert_eq!(code_of(open.call(list_invoices("a@x.com")).await), "ok");
+    assert_eq!(code_of(closed.call(list_invoices("a@x.com")).await), "ok");
+    let log = lines.text();
+    assert_eq!(log.matches("WRONGTYPE").count(), 2, "{log}");
+    assert!(!log.contains("cannot answer"), "{log}");
+    assert!(!log.contains("answers again"), "{log}");
+}
+
 /// The caller keys a replica creates in Redis for one limit are capped as in memory
 /// (`max_rate_limit_keys`): past the cap, calls under a key not yet tracked share one
 /// overflow budget, so a flood of made-up keys cannot fill Redis.

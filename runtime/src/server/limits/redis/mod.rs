@@ -13,7 +13,9 @@
 //! - **Outages**: every operation has a timeout; when Redis cannot answer, the store keeps the
 //!   limits in this replica's memory, each divided by the replicas ([`FailPolicy::Open`],
 //!   logged once per outage), or refuses the call with SERVER_BUSY ([`FailPolicy::Closed`]).
-//!   The connection is re-established in the background.
+//!   The connection is re-established in the background. An outage is Redis out of reach (no
+//!   connection, no answer in time, a node loading or failing over); a script Redis ran and
+//!   failed is a bug, logged at `error` each time, the call answered as the policy says.
 //! - **Failover** (a cluster's or Sentinel's): Redis replicates asynchronously, so what a
 //!   master acknowledged in its last moments may not have reached the replica that takes its
 //!   place. A lease lost that way is taken again by its replica's next renewal (within a third

@@ -1,6 +1,9 @@
 //! What every limiter of one store shares: the connection, the settings, and the outage state.
 //! Scripts run here within the timeout, and a call whose script got no answer meets the fail
-//! policy here, so an outage is logged once however many limiters see it.
+//! policy here, so an outage is logged once however many limiters see it. Only Redis out of
+//! reach (no connection, no answer in time, a node that cannot serve now) is an outage; a
+//! script Redis ran and failed is a bug, logged as one each time, the call answered as the
+//! fail policy says.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -88,8 +91,41 @@ impl Drop for Inner {
 
 /// Why an operation did not get an answer from Redis.
 pub(super) enum Failed {
+    /// An error: of the connection, of the node (an outage), or of the script (a bug).
     Redis(RedisError),
     TimedOut,
+}
+
+/// Whether `error` says Redis could not be reached or cannot serve now (an outage), rather
+/// than that it ran the script and the script failed, or answered what the script cannot
+/// return (a bug, of this crate or of another program writing under the prefix).
+fn is_outage(error: &RedisError) -> bool {
+    use redis::{ErrorKind, ServerErrorKind};
+    if error.is_io_error() || error.is_timeout() {
+        return true;
+    }
+    match error.kind() {
+        // Connections that could not be made or were lost.
+        ErrorKind::Parse
+        | ErrorKind::AuthenticationFailed
+        | ErrorKind::ClusterConnectionNotFound
+        | ErrorKind::MasterNameNotFoundBySentinel
+        | ErrorKind::NoValidReplicasFoundBySentinel => true,
+        // A node that cannot serve now: loading, a cluster or a failover in progress.
+        ErrorKind::Server(kind) => matches!(
+            kind,
+            ServerErrorKind::BusyLoading
+                | ServerErrorKind::TryAgain
+                | ServerErrorKind::ClusterDown
+                | ServerErrorKind::MasterDown
+                | ServerErrorKind::ReadOnly
+                | ServerErrorKind::Moved
+                | ServerErrorKind::Ask
+        ),
+        // Another script still running (`BUSY`).
+        ErrorKind::Extension => error.code() == Some("BUSY"),
+        _ => false,
+    }
 }
 
 impl std::fmt::Display for Failed {
@@ -174,8 +210,22 @@ impl Inner {
         }
     }
 
-    /// What a call gets when Redis did not answer: admitted (fail open) or SERVER_BUSY.
+    /// What a call gets when Redis did not answer: admitted (fail open) or SERVER_BUSY. An
+    /// outage is logged when it starts; a script that failed is logged each time, and is no
+    /// outage.
     pub(super) fn failed(&self, failed: &Failed) -> Result<(), Refusal> {
+        if let Failed::Redis(error) = failed
+            && !is_outage(error)
+        {
+            tracing::error!(
+                prefix = %self.prefix,
+                %error,
+                policy = ?self.policy,
+                "a Redis limit script failed: a bug (of mcp-fusion, or of another program writing \
+                 under the prefix), not an outage; the call is answered as the fail policy says"
+            );
+            return self.policy();
+        }
         if !self.down.swap(true, Ordering::AcqRel) {
             match self.policy {
                 FailPolicy::Open => tracing::error!(
