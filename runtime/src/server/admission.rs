@@ -243,18 +243,29 @@ pub(crate) fn limit_problems(def: &ToolDef, store: &dyn LimitStore) -> Vec<Strin
     let specs = std::iter::once(tool_slots(def))
         .chain(def.actions().iter().map(action_slots))
         .flatten();
-    let mut problems = Vec::new();
-    for spec in specs {
-        if spec.limit.max_active == 0 {
-            problems.push(format!(
-                "\"{}\": a concurrency limit of 0 calls at once lets no call run; allow at least 1 (#[action(concurrency(max = ..))], ActionDef::concurrency) or remove the limit",
-                spec.name
-            ));
-        } else if let Some(refused) = store.refuses(&spec) {
-            problems.push(format!("\"{}\": {refused}", spec.name));
-        }
+    let declared = "#[action(concurrency(max = ..))], ActionDef::concurrency";
+    specs
+        .filter_map(|spec| {
+            let problem = slot_problem(&spec, store, declared)?;
+            Some(format!("\"{}\": {problem}", spec.name))
+        })
+        .collect()
+}
+
+/// Why the concurrency limit `spec` cannot be kept by `store`, one sentence naming the fix
+/// (`declared`: where the limit is set): a limit of 0 calls at once, or one the store
+/// refuses (a Redis lease too short to be renewed).
+pub(crate) fn slot_problem(
+    spec: &SlotSpec<'_>,
+    store: &dyn LimitStore,
+    declared: &str,
+) -> Option<String> {
+    if spec.limit.max_active == 0 {
+        return Some(format!(
+            "a concurrency limit of 0 calls at once lets no call run; allow at least 1 ({declared}) or remove the limit"
+        ));
     }
-    problems
+    store.refuses(spec)
 }
 
 #[cfg(test)]
