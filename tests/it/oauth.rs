@@ -659,3 +659,38 @@ async fn a_mounted_tool_whose_scope_the_token_lacks_is_refused_403_unforwarded()
     let _ = std::fs::remove_file(&log);
     serving.abort();
 }
+
+/// The issuer's keys are fetched from where the verifier was told, never where a redirect
+/// points: an issuer whose metadata or keys redirect to another host (here another issuer, whose
+/// keys sign a token naming the first) cannot hand the verifier keys of someone else's, and a
+/// redirect to plain http is not followed either. The token is refused as one that cannot be
+/// checked now (503), never accepted.
+#[tokio::test]
+async fn the_issuer_keys_are_not_fetched_through_a_redirect() {
+    use mcp_fusion::server::auth::{TokenError, TokenVerifier};
+    let trusted = Issuer::start().await.unwrap();
+    let mallory = Issuer::start().await.unwrap();
+    // Mallory's key signs a token that names the trusted issuer.
+    let forged = mallory.sign(&trusted.claims(AUDIENCE, "mallory", "invoices:write"));
+    let discovered = || JwtVerifier::new(&trusted.url, AUDIENCE);
+    let given =
+        || JwtVerifier::new(&trusted.url, AUDIENCE).jwks_url(format!("{}/jwks", trusted.url));
+    // Where nothing redirects, the trusted issuer's own token is accepted, the forged one not.
+    let own = trusted.token(AUDIENCE, "alice", "");
+    for verifier in [discovered(), given()] {
+        assert_eq!(verifier.verify(&own).await.unwrap().subject(), "alice");
+        assert!(matches!(
+            verifier.verify(&forged).await,
+            Err(TokenError::Invalid(_))
+        ));
+    }
+    // Its metadata and its keys now redirect to Mallory's.
+    trusted.redirect_to(&mallory.url);
+    for verifier in [discovered(), given()] {
+        let refused = verifier.verify(&forged).await;
+        assert!(
+            matches!(&refused, Err(TokenError::Unavailable(why)) if why.contains("redirect")),
+            "{refused:?}"
+        );
+    }
+}

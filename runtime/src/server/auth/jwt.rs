@@ -22,6 +22,10 @@ use crate::tools::Caller;
 /// `max_key_age` and when a token names an unknown key id (at most once per
 /// `unknown_key_cooldown`).
 ///
+/// The metadata and the keys are fetched from where they were asked, following a redirect only
+/// to https on the same origin (at most 3): a redirect to another host or to plain http is not
+/// followed, and the token cannot be checked meanwhile (`503`).
+///
 /// Its scopes are the token's `scope` claim (space-separated), or `scp` (a list or a string).
 /// A token once accepted is taken again without a second check until it expires, for at most
 /// 5 minutes (4,096 tokens kept): a client sends the same token with each call.
@@ -414,13 +418,35 @@ fn refusal(kind: &jsonwebtoken::errors::ErrorKind) -> &'static str {
     }
 }
 
-/// GETs a JSON document within 10 s, at most 1 MiB.
+/// The most redirects followed to fetch one document.
+const MAX_REDIRECTS: usize = 3;
+
+/// Whether a redirect from `first` (the URL asked) to `to` is followed: only to https on the
+/// same origin (a path moved), so the keys that check tokens come from where the operator
+/// said, never from another host or over plain http.
+fn follows_redirect(first: &reqwest::Url, to: &reqwest::Url) -> bool {
+    first.scheme() == "https" && to.scheme() == "https" && first.origin() == to.origin()
+}
+
+/// GETs a JSON document within 10 s, at most 1 MiB, following at most [`MAX_REDIRECTS`]
+/// redirects, each to https on the origin asked ([`follows_redirect`]).
 async fn get_json<T: serde::de::DeserializeOwned>(url: &str) -> Result<T, String> {
     static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
     let client = CLIENT.get_or_init(|| {
+        let policy = reqwest::redirect::Policy::custom(|attempt| {
+            let previous = attempt.previous();
+            let follows = previous.len() <= MAX_REDIRECTS
+                && previous
+                    .first()
+                    .is_some_and(|first| follows_redirect(first, attempt.url()));
+            match follows {
+                true => attempt.follow(),
+                false => attempt.stop(),
+            }
+        });
         reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
-            .redirect(reqwest::redirect::Policy::limited(3))
+            .redirect(policy)
             .build()
             .unwrap_or_default()
     });
@@ -430,6 +456,16 @@ async fn get_json<T: serde::de::DeserializeOwned>(url: &str) -> Result<T, String
         .send()
         .await
         .map_err(|e| format!("GET {url}: {e}"))?;
+    if response.status().is_redirection() {
+        let to = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|to| to.to_str().ok())
+            .unwrap_or("elsewhere");
+        return Err(format!(
+            "GET {url}: redirected to {to}, which is not followed (only a redirect to https on the same origin is, at most {MAX_REDIRECTS})"
+        ));
+    }
     if !response.status().is_success() {
         return Err(format!("GET {url}: {}", response.status()));
     }
@@ -446,4 +482,35 @@ async fn get_json<T: serde::de::DeserializeOwned>(url: &str) -> Result<T, String
         body.extend_from_slice(&chunk);
     }
     serde_json::from_slice(&body).map_err(|e| format!("GET {url}: not the JSON expected: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::follows_redirect;
+
+    #[test]
+    fn only_redirects_to_https_on_the_same_origin_are_followed() {
+        let url = |u: &str| reqwest::Url::parse(u).expect("a URL");
+        let first = url("https://auth.example.com/.well-known/jwks.json");
+        for (to, follows) in [
+            ("https://auth.example.com/keys", true),
+            ("https://auth.example.com:443/keys", true),
+            ("http://auth.example.com/keys", false),
+            ("https://evil.example.com/keys", false),
+            ("https://auth.example.com:8443/keys", false),
+            ("https://sub.auth.example.com/keys", false),
+        ] {
+            assert_eq!(follows_redirect(&first, &url(to)), follows, "{to}");
+        }
+        // From plain http, nothing is followed: not even to https.
+        let plain = url("http://auth.example.com/jwks");
+        assert!(!follows_redirect(
+            &plain,
+            &url("https://auth.example.com/jwks")
+        ));
+        assert!(!follows_redirect(
+            &plain,
+            &url("http://auth.example.com/keys")
+        ));
+    }
 }
