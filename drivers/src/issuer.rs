@@ -42,10 +42,17 @@ impl SigningKey {
         }
     }
 
-    /// `claims` signed as a JWT (EdDSA, this key's id in the header).
+    /// `claims` signed as a JWT access token (EdDSA, this key's id and the type `at+jwt` in
+    /// the header, as RFC 9068 asks).
     pub fn sign(&self, claims: &Value) -> String {
+        self.sign_typed(claims, Some("at+jwt"))
+    }
+
+    /// `claims` signed with `typ` in the header (`JWT`, as many issuers write; none at all).
+    pub fn sign_typed(&self, claims: &Value, typ: Option<&str>) -> String {
         let mut header = Header::new(Algorithm::EdDSA);
         header.kid = Some(self.kid.clone());
+        header.typ = typ.map(str::to_owned);
         jsonwebtoken::encode(&header, claims, &self.encoding).expect("claims sign")
     }
 }

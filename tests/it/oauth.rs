@@ -694,3 +694,70 @@ async fn the_issuer_keys_are_not_fetched_through_a_redirect() {
         );
     }
 }
+
+/// An access token says it is one (RFC 9068 §4: the header's `typ` is `at+jwt`, or
+/// `application/at+jwt`, in any case): another JWT of the same issuer, for the same audience
+/// (an ID token, a token of another kind), is refused by default.
+#[tokio::test]
+async fn a_jwt_that_is_not_typed_as_an_access_token_is_refused() {
+    use mcp_fusion::server::auth::{TokenError, TokenVerifier};
+    let issuer = Issuer::start().await.unwrap();
+    let verifier = JwtVerifier::new(&issuer.url, AUDIENCE).jwks_url(format!("{}/jwks", issuer.url));
+    let claims = issuer.claims(AUDIENCE, "alice", "");
+    let key = issuer.signing_key();
+    for typ in [
+        "at+jwt",
+        "application/at+jwt",
+        "AT+JWT",
+        "Application/At+Jwt",
+    ] {
+        let token = key.sign_typed(&claims, Some(typ));
+        assert!(verifier.verify(&token).await.is_ok(), "{typ}");
+    }
+    for typ in [
+        Some("JWT"),
+        None,
+        Some("id_token+jwt"),
+        Some("at+jwt+other"),
+    ] {
+        let token = key.sign_typed(&claims, typ);
+        let refused = verifier.verify(&token).await;
+        assert!(
+            matches!(&refused, Err(TokenError::Invalid(why)) if why.contains("at+jwt")),
+            "{typ:?}: {refused:?}"
+        );
+    }
+}
+
+/// An issuer that does not type its access tokens (`JWT`, or no `typ`) is served with
+/// `require_at_jwt(false)`: its tokens are then checked as any other, and still refused when
+/// anything else is wrong.
+#[tokio::test]
+async fn an_issuer_that_does_not_type_its_tokens_is_served_when_told() {
+    use mcp_fusion::server::auth::{TokenError, TokenVerifier};
+    let issuer = Issuer::start().await.unwrap();
+    let verifier = JwtVerifier::new(&issuer.url, AUDIENCE)
+        .jwks_url(format!("{}/jwks", issuer.url))
+        .require_at_jwt(false);
+    let key = issuer.signing_key();
+    for typ in [Some("JWT"), None, Some("at+jwt")] {
+        let token = key.sign_typed(&issuer.claims(AUDIENCE, "alice", ""), typ);
+        let caller = verifier.verify(&token).await;
+        assert_eq!(
+            caller.map(|c| c.subject().to_owned()),
+            Ok("alice".to_owned()),
+            "{typ:?}"
+        );
+        let elsewhere = key.sign_typed(
+            &issuer.claims("https://other.example/mcp", "alice", ""),
+            typ,
+        );
+        assert!(
+            matches!(
+                verifier.verify(&elsewhere).await,
+                Err(TokenError::Invalid(_))
+            ),
+            "{typ:?}: for another audience"
+        );
+    }
+}

@@ -15,9 +15,10 @@ use super::well_known::split_url;
 use crate::tool::BoxFuture;
 use crate::tools::Caller;
 
-/// Checks JWT access tokens (RFC 9068): signed by one of the issuer's keys with an allowed
-/// algorithm, issued by `issuer` for `audience`, unexpired (within the leeway), naming a
-/// subject. The keys are the issuer's JWKS, at the URL given or at the `jwks_uri` of the
+/// Checks JWT access tokens (RFC 9068): typed as one (`typ` `at+jwt`, unless
+/// [`require_at_jwt(false)`](Self::require_at_jwt)), signed by one of the issuer's keys with an
+/// allowed algorithm, issued by `issuer` for `audience`, unexpired (within the leeway), naming
+/// a subject. The keys are the issuer's JWKS, at the URL given or at the `jwks_uri` of the
 /// issuer's metadata (RFC 8414, then OpenID Connect discovery), cached, fetched again after
 /// `max_key_age` and when a token names an unknown key id (at most once per
 /// `unknown_key_cooldown`).
@@ -48,6 +49,7 @@ pub struct JwtVerifier {
     audience: String,
     jwks_url: Option<String>,
     algorithms: Vec<Algorithm>,
+    at_jwt: bool,
     leeway: Duration,
     max_key_age: Duration,
     unknown_key_cooldown: Duration,
@@ -101,6 +103,7 @@ impl std::fmt::Debug for JwtVerifier {
             .field("audience", &self.audience)
             .field("jwks_url", &self.jwks_url)
             .field("algorithms", &self.algorithms)
+            .field("at_jwt", &self.at_jwt)
             .finish_non_exhaustive()
     }
 }
@@ -133,9 +136,9 @@ struct Key {
 
 impl JwtVerifier {
     /// Tokens issued by `issuer` (its `iss`) for `audience` (their `aud`: this server's
-    /// resource URI). Allowed algorithms: the asymmetric ones (RS*, PS*, ES256, ES384, EdDSA);
-    /// 60 s of leeway on `exp` and `nbf`; keys kept 10 minutes, an unknown key id fetched again
-    /// at most every 10 s.
+    /// resource URI), typed `at+jwt`. Allowed algorithms: the asymmetric ones (RS*, PS*,
+    /// ES256, ES384, EdDSA); 60 s of leeway on `exp` and `nbf`; keys kept 10 minutes, an
+    /// unknown key id fetched again at most every 10 s.
     pub fn new(issuer: impl Into<String>, audience: impl Into<String>) -> Self {
         JwtVerifier {
             issuer: issuer.into(),
@@ -152,6 +155,7 @@ impl JwtVerifier {
                 Algorithm::ES384,
                 Algorithm::EdDSA,
             ],
+            at_jwt: true,
             leeway: Duration::from_secs(60),
             max_key_age: Duration::from_secs(600),
             unknown_key_cooldown: Duration::from_secs(10),
@@ -173,6 +177,27 @@ impl JwtVerifier {
     pub fn algorithms(mut self, algorithms: impl IntoIterator<Item = Algorithm>) -> Self {
         self.checked = Arc::default();
         self.algorithms = algorithms.into_iter().collect();
+        self
+    }
+
+    /// Whether a token's header must say it is an access token: `typ` `at+jwt` (or
+    /// `application/at+jwt`, in any case), as RFC 9068 §4 asks of a resource server. `true` by
+    /// default, so that another JWT the issuer signs for the same audience (an ID token, say)
+    /// is not taken for an access token. `false` for an issuer that does not type its access
+    /// tokens so (many write `JWT`, or no `typ`): the issuer, audience, signature and expiry
+    /// are checked all the same.
+    ///
+    /// ```
+    /// use mcp_fusion::server::auth::JwtVerifier;
+    ///
+    /// // An issuer whose access tokens say `"typ": "JWT"`.
+    /// let verifier = JwtVerifier::new("https://auth.example.com", "https://mcp.example.com/mcp")
+    ///     .require_at_jwt(false);
+    /// # let _ = verifier;
+    /// ```
+    pub fn require_at_jwt(mut self, required: bool) -> Self {
+        self.checked = Arc::default();
+        self.at_jwt = required;
         self
     }
 
@@ -216,6 +241,11 @@ impl JwtVerifier {
             .map_err(|_| invalid("the token is not a JWT signed with a known algorithm"))?;
         if !self.algorithms.contains(&header.alg) {
             return Err(invalid("the token's signing algorithm is not accepted"));
+        }
+        if self.at_jwt && !is_access_token(header.typ.as_deref()) {
+            return Err(invalid(
+                "the token is not typed as an access token (its header's typ is not at+jwt)",
+            ));
         }
         let key = self.key(header.kid.as_deref(), header.alg).await?;
         let mut validation = Validation::new(header.alg);
@@ -393,6 +423,17 @@ impl Key {
             key: DecodingKey::from_jwk(jwk).ok()?,
         })
     }
+}
+
+/// Whether a JWT header's `typ` says an access token (RFC 9068 §4): `at+jwt`, or with its
+/// media type's `application/` (RFC 7515 §4.1.9), in any case.
+fn is_access_token(typ: Option<&str>) -> bool {
+    let Some(typ) = typ else { return false };
+    let typ = match typ.get(..12) {
+        Some(prefix) if prefix.eq_ignore_ascii_case("application/") => &typ[12..],
+        _ => typ,
+    };
+    typ.eq_ignore_ascii_case("at+jwt")
 }
 
 fn unknown_key() -> TokenError {
