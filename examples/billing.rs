@@ -70,6 +70,10 @@ struct Args {
     /// issuer's metadata].
     #[arg(long, value_name = "URL", requires = "oauth_issuer")]
     oauth_jwks: Option<String>,
+    /// HTTP: accept access tokens whose header does not say `"typ": "at+jwt"` (RFC 9068), for
+    /// an issuer that writes `JWT` or no type.
+    #[arg(long, requires = "oauth_issuer")]
+    oauth_untyped: bool,
     /// List each action as an MCP tool of its own (`billing_get_invoice`, ...).
     #[arg(long)]
     flat: bool,
@@ -112,8 +116,9 @@ struct Args {
     #[arg(long, value_name = "P", default_value = "billing", requires = "store")]
     redis_prefix: String,
     /// The secret caller keys are hashed under in Redis (the same on every replica; needed
-    /// with `--rate-limit`, whose budgets are per customer). `MCP_FUSION_REDIS_KEY_SECRET` in
-    /// the environment does as well, without showing it in the process list.
+    /// with `--rate-limit`, whose budgets are per customer, and with `--oauth-issuer`, whose
+    /// are per verified subject). `MCP_FUSION_REDIS_KEY_SECRET` in the environment does as
+    /// well, without showing it in the process list.
     #[arg(
         long,
         value_name = "SECRET",
@@ -307,6 +312,7 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
                 if let Some(jwks) = &args.oauth_jwks {
                     verifier = verifier.jwks_url(jwks);
                 }
+                verifier = verifier.require_at_jwt(!args.oauth_untyped);
                 eprintln!("billing: OAuth: tokens of {issuer} for {audience}");
                 options.oauth = Some(OAuth::jwt(verifier));
             }

@@ -1,7 +1,8 @@
 //! An authorization server of one's own on a free loopback port, as far as a resource server
 //! sees one: its metadata (RFC 8414, naming its `jwks_uri`) and its keys (a JWKS document),
 //! with Ed25519 signing keys generated here and JWT access tokens signed with them. Keys can be
-//! rotated, and every fetch of the keys is counted.
+//! rotated, every fetch of the keys is counted, and both documents can be moved elsewhere (a
+//! redirect, as a compromised or misconfigured host would answer).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -41,10 +42,17 @@ impl SigningKey {
         }
     }
 
-    /// `claims` signed as a JWT (EdDSA, this key's id in the header).
+    /// `claims` signed as a JWT access token (EdDSA, this key's id and the type `at+jwt` in
+    /// the header, as RFC 9068 asks).
     pub fn sign(&self, claims: &Value) -> String {
+        self.sign_typed(claims, Some("at+jwt"))
+    }
+
+    /// `claims` signed with `typ` in the header (`JWT`, as many issuers write; none at all).
+    pub fn sign_typed(&self, claims: &Value, typ: Option<&str>) -> String {
         let mut header = Header::new(Algorithm::EdDSA);
         header.kid = Some(self.kid.clone());
+        header.typ = typ.map(str::to_owned);
         jsonwebtoken::encode(&header, claims, &self.encoding).expect("claims sign")
     }
 }
@@ -72,6 +80,8 @@ pub struct Issuer {
     pub url: String,
     published: Arc<Mutex<Vec<Jwk>>>,
     fetches: Arc<AtomicUsize>,
+    /// Where its metadata and keys are redirected to, when they are.
+    moved: Arc<Mutex<Option<String>>>,
     signing: Mutex<SigningKey>,
     server: tokio::task::JoinHandle<()>,
 }
@@ -100,12 +110,16 @@ impl Issuer {
         });
         let keys = published.clone();
         let counted = fetches.clone();
+        let moved = Arc::new(Mutex::new(None::<String>));
+        let (metadata_moved, keys_moved) = (moved.clone(), moved.clone());
         let app = axum::Router::new()
             .route(
                 "/.well-known/oauth-authorization-server",
                 axum::routing::get(move || {
                     let metadata = metadata.clone();
-                    async move { axum::Json(metadata) }
+                    let moved =
+                        redirect(&metadata_moved, "/.well-known/oauth-authorization-server");
+                    async move { moved.ok_or(axum::Json(metadata)) }
                 }),
             )
             .route(
@@ -113,7 +127,8 @@ impl Issuer {
                 axum::routing::get(move || {
                     counted.fetch_add(1, Ordering::SeqCst);
                     let keys = keys.lock().unwrap_or_else(|p| p.into_inner()).clone();
-                    async move { axum::Json(JwkSet { keys }) }
+                    let moved = redirect(&keys_moved, "/jwks");
+                    async move { moved.ok_or(axum::Json(JwkSet { keys })) }
                 }),
             );
         let server = tokio::spawn(async move {
@@ -123,6 +138,7 @@ impl Issuer {
             url,
             published,
             fetches,
+            moved,
             signing: Mutex::new(key),
             server,
         })
@@ -173,10 +189,24 @@ impl Issuer {
         *self.signing.lock().unwrap_or_else(|p| p.into_inner()) = key;
     }
 
+    /// From now on, its metadata and its keys are answered `307 Temporary Redirect` to the
+    /// same path at `origin` (`http://127.0.0.1:PORT`, another issuer's, say).
+    pub fn redirect_to(&self, origin: &str) {
+        *self.moved.lock().unwrap_or_else(|p| p.into_inner()) = Some(origin.to_owned());
+    }
+
     /// How many times its keys were fetched.
     pub fn key_fetches(&self) -> usize {
         self.fetches.load(Ordering::SeqCst)
     }
+}
+
+/// The redirect of `path` to where `moved` says, if it says.
+fn redirect(moved: &Mutex<Option<String>>, path: &str) -> Option<axum::response::Redirect> {
+    let origin = moved.lock().unwrap_or_else(|p| p.into_inner()).clone()?;
+    Some(axum::response::Redirect::temporary(&format!(
+        "{origin}{path}"
+    )))
 }
 
 /// Seconds since the Unix epoch.

@@ -857,6 +857,52 @@ async fn the_gateways_own_limits_apply_before_a_call_is_forwarded() {
     assert!(text(&limited).contains("Rate limit exceeded: at most 3 calls per 10 minutes."));
 }
 
+/// A concurrency limit an upstream's calls could never pass is a build error naming the mount
+/// and the fix, as a tool's is: 0 calls at once, or leases a Redis store could not renew in
+/// time (the upstream's call timeout plus a margin shorter than three Redis timeouts).
+#[tokio::test]
+async fn an_upstream_limit_no_call_could_pass_is_a_build_error() {
+    use mcp_fusion::server::limits::RedisStore;
+    let crm = || Upstream::http("http://127.0.0.1:1/mcp");
+    let refused = Server::builder("front-desk", "1")
+        .mount("crm", crm().concurrency(0, 4))
+        .build()
+        .expect_err("no call could run");
+    assert_eq!(refused.problems().len(), 1, "{refused}");
+    let problem = &refused.problems()[0];
+    assert!(
+        problem.starts_with("mount \"crm\": a concurrency limit of 0 calls at once")
+            && problem.contains("Upstream::concurrency"),
+        "{problem}"
+    );
+    // Connected lazily: nothing listens there, and nothing needs to.
+    let store = RedisStore::builder("redis://127.0.0.1:1")
+        .leases(Duration::from_millis(10), Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let refused = Server::builder("front-desk", "1")
+        .mount(
+            "crm",
+            crm()
+                .concurrency(2, 0)
+                .call_timeout(Duration::from_millis(100)),
+        )
+        .limit_store(store)
+        .build()
+        .expect_err("leases too short to renew");
+    let problem = &refused.problems()[0];
+    assert!(
+        problem.starts_with("mount \"crm\": its Redis leases would last 110 ms"),
+        "{problem}"
+    );
+    assert!(
+        Server::builder("front-desk", "1")
+            .mount("crm", crm().concurrency(1, 0))
+            .build()
+            .is_ok()
+    );
+}
+
 #[tokio::test]
 async fn an_upstream_behind_oauth_is_reached_with_the_gateways_own_token() {
     use mcp_fusion_drivers::issuer::Issuer;

@@ -659,3 +659,105 @@ async fn a_mounted_tool_whose_scope_the_token_lacks_is_refused_403_unforwarded()
     let _ = std::fs::remove_file(&log);
     serving.abort();
 }
+
+/// The issuer's keys are fetched from where the verifier was told, never where a redirect
+/// points: an issuer whose metadata or keys redirect to another host (here another issuer, whose
+/// keys sign a token naming the first) cannot hand the verifier keys of someone else's, and a
+/// redirect to plain http is not followed either. The token is refused as one that cannot be
+/// checked now (503), never accepted.
+#[tokio::test]
+async fn the_issuer_keys_are_not_fetched_through_a_redirect() {
+    use mcp_fusion::server::auth::{TokenError, TokenVerifier};
+    let trusted = Issuer::start().await.unwrap();
+    let mallory = Issuer::start().await.unwrap();
+    // Mallory's key signs a token that names the trusted issuer.
+    let forged = mallory.sign(&trusted.claims(AUDIENCE, "mallory", "invoices:write"));
+    let discovered = || JwtVerifier::new(&trusted.url, AUDIENCE);
+    let given =
+        || JwtVerifier::new(&trusted.url, AUDIENCE).jwks_url(format!("{}/jwks", trusted.url));
+    // Where nothing redirects, the trusted issuer's own token is accepted, the forged one not.
+    let own = trusted.token(AUDIENCE, "alice", "");
+    for verifier in [discovered(), given()] {
+        assert_eq!(verifier.verify(&own).await.unwrap().subject(), "alice");
+        assert!(matches!(
+            verifier.verify(&forged).await,
+            Err(TokenError::Invalid(_))
+        ));
+    }
+    // Its metadata and its keys now redirect to Mallory's.
+    trusted.redirect_to(&mallory.url);
+    for verifier in [discovered(), given()] {
+        let refused = verifier.verify(&forged).await;
+        assert!(
+            matches!(&refused, Err(TokenError::Unavailable(why)) if why.contains("redirect")),
+            "{refused:?}"
+        );
+    }
+}
+
+/// An access token says it is one (RFC 9068 §4: the header's `typ` is `at+jwt`, or
+/// `application/at+jwt`, in any case): another JWT of the same issuer, for the same audience
+/// (an ID token, a token of another kind), is refused by default.
+#[tokio::test]
+async fn a_jwt_that_is_not_typed_as_an_access_token_is_refused() {
+    use mcp_fusion::server::auth::{TokenError, TokenVerifier};
+    let issuer = Issuer::start().await.unwrap();
+    let verifier = JwtVerifier::new(&issuer.url, AUDIENCE).jwks_url(format!("{}/jwks", issuer.url));
+    let claims = issuer.claims(AUDIENCE, "alice", "");
+    let key = issuer.signing_key();
+    for typ in [
+        "at+jwt",
+        "application/at+jwt",
+        "AT+JWT",
+        "Application/At+Jwt",
+    ] {
+        let token = key.sign_typed(&claims, Some(typ));
+        assert!(verifier.verify(&token).await.is_ok(), "{typ}");
+    }
+    for typ in [
+        Some("JWT"),
+        None,
+        Some("id_token+jwt"),
+        Some("at+jwt+other"),
+    ] {
+        let token = key.sign_typed(&claims, typ);
+        let refused = verifier.verify(&token).await;
+        assert!(
+            matches!(&refused, Err(TokenError::Invalid(why)) if why.contains("at+jwt")),
+            "{typ:?}: {refused:?}"
+        );
+    }
+}
+
+/// An issuer that does not type its access tokens (`JWT`, or no `typ`) is served with
+/// `require_at_jwt(false)`: its tokens are then checked as any other, and still refused when
+/// anything else is wrong.
+#[tokio::test]
+async fn an_issuer_that_does_not_type_its_tokens_is_served_when_told() {
+    use mcp_fusion::server::auth::{TokenError, TokenVerifier};
+    let issuer = Issuer::start().await.unwrap();
+    let verifier = JwtVerifier::new(&issuer.url, AUDIENCE)
+        .jwks_url(format!("{}/jwks", issuer.url))
+        .require_at_jwt(false);
+    let key = issuer.signing_key();
+    for typ in [Some("JWT"), None, Some("at+jwt")] {
+        let token = key.sign_typed(&issuer.claims(AUDIENCE, "alice", ""), typ);
+        let caller = verifier.verify(&token).await;
+        assert_eq!(
+            caller.map(|c| c.subject().to_owned()),
+            Ok("alice".to_owned()),
+            "{typ:?}"
+        );
+        let elsewhere = key.sign_typed(
+            &issuer.claims("https://other.example/mcp", "alice", ""),
+            typ,
+        );
+        assert!(
+            matches!(
+                verifier.verify(&elsewhere).await,
+                Err(TokenError::Invalid(_))
+            ),
+            "{typ:?}: for another audience"
+        );
+    }
+}

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use mcp_fusion::server::ServerBuilder;
 use mcp_fusion_drivers::raw_http;
 use mcp_fusion_drivers::redis_server;
 use raw_http::Billing;
@@ -569,6 +570,412 @@ async fn per_caller_limits_on_redis_need_a_key_secret() {
             .build()
             .is_err()
     );
+}
+
+/// A billing server whose default rate limit (`max` calls a minute) is kept in `store`, per
+/// `customer_email` when `keyed`.
+fn billing_on(
+    store: mcp_fusion::server::limits::RedisStore,
+    max: u64,
+    keyed: bool,
+) -> ServerBuilder {
+    let builder = mcp_fusion::Server::builder("billing-server", "1")
+        .tool(crate::support::billing::Billing::seeded())
+        .rate_limit(max, Duration::from_secs(60))
+        .limit_store(store);
+    match keyed {
+        true => builder.rate_limit_key(|call| {
+            Some(call.arguments().get("customer_email")?.as_str()?.to_owned())
+        }),
+        false => builder,
+    }
+}
+
+/// `list_invoices` of `customer`, as a client would call it.
+fn list_invoices(customer: &str) -> mcp_fusion::rmcp::model::CallToolRequestParams {
+    serde_json::from_value(json!({"name": "billing", "arguments":
+        {"action": "list_invoices", "customer_email": customer}}))
+    .unwrap()
+}
+
+/// `ok`, or the code of the envelope a call was answered with (`SERVER_BUSY (store)` when the
+/// store could not answer).
+fn code_of(result: Option<mcp_fusion::rmcp::model::CallToolResult>) -> String {
+    let result = result.expect("an answer");
+    if result.is_error != Some(true) {
+        return "ok".to_owned();
+    }
+    let text = result.content[0].as_text().unwrap().text.clone();
+    let code = text
+        .split("code=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("an envelope: {text}"));
+    match text.contains("cannot take calls right now") {
+        true => format!("{code} (store)"),
+        false => code.to_owned(),
+    }
+}
+
+/// The keys under `pattern`, as whoever reads Redis sees them.
+fn keys(redis: &RedisServer, pattern: &str) -> Vec<String> {
+    use redis::Commands;
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut connection = client.get_connection().unwrap();
+    let mut keys: Vec<String> = connection
+        .scan_match::<_, String>(pattern)
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    keys.sort();
+    keys
+}
+
+/// An OAuth resource server for these tests (nothing is verified before a request comes).
+fn with_oauth() -> mcp_fusion::server::HttpOptions {
+    use mcp_fusion::server::auth::{JwtVerifier, OAuth};
+    let mut options = mcp_fusion::server::HttpOptions::default();
+    options.stateless = true;
+    let verifier = JwtVerifier::new("https://auth.example.com", "https://mcp.example.com/mcp");
+    options.oauth = Some(OAuth::jwt(verifier));
+    options
+}
+
+/// A verified caller spends a budget of its own, named by its subject, as a `rate_limit_key`
+/// would: a server keeping rate limits in a Redis store without a key secret is refused when
+/// it is served with OAuth (the subjects would be stored as plain SHA-256, which whoever reads
+/// Redis can test guesses of an email against), and serves with one, or without OAuth.
+#[tokio::test]
+async fn verified_subjects_on_redis_need_a_key_secret() {
+    use mcp_fusion::server::limits::RedisStore;
+    // Connected lazily: nothing listens there, and nothing needs to.
+    let url = "redis://127.0.0.1:1";
+    let unkeyed = billing_on(RedisStore::builder(url).build().unwrap(), 4, false)
+        .build()
+        .unwrap();
+    let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        unkeyed.http_service(with_oauth())
+    }))
+    .expect_err("http_service refuses to serve verified callers' budgets unkeyed");
+    let refused = refused
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        refused.contains("HttpOptions::oauth") && refused.contains("key_secret"),
+        "{refused}"
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let served = unkeyed.clone().serve_http(listener, with_oauth());
+    let refused = tokio::time::timeout(PATIENCE, served.into_future())
+        .await
+        .expect("refused at once, not served")
+        .expect_err("refused");
+    let cause = std::error::Error::source(&refused).map(ToString::to_string);
+    assert!(
+        cause.as_deref().is_some_and(|c| c.contains("key_secret")),
+        "{refused}: {cause:?}"
+    );
+    // Without OAuth, the budgets are the limit's own, shared: nothing to key.
+    let _ = unkeyed.http_service(mcp_fusion::server::HttpOptions::default());
+    // With a secret, verified subjects are keyed.
+    let keyed = RedisStore::builder(url).key_secret(SECRET).build().unwrap();
+    let keyed = billing_on(keyed, 4, false).build().unwrap();
+    let _ = keyed.http_service(with_oauth());
+}
+
+/// A caller that reaches a store without a key secret some other way (a layer of the
+/// application putting a `Caller` on the request) is not stored in Redis as a plain hash:
+/// the call is answered as the store's fail policy says, and nothing names the caller.
+#[tokio::test]
+async fn a_caller_key_without_a_secret_is_never_stored() {
+    use mcp_fusion::server::limits::RedisStore;
+    use tower::ServiceExt;
+    let redis = redis();
+    let store = RedisStore::builder(redis.url())
+        .prefix("unkeyed")
+        .build()
+        .unwrap();
+    let server = billing_on(store, 4, false).build().unwrap();
+    let mut options = mcp_fusion::server::HttpOptions::default();
+    options.stateless = true;
+    let endpoint = server.http_service(options);
+    let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "billing", "arguments": {"action": "list_invoices"}}});
+    let mut request = axum::http::Request::post("/mcp")
+        .header("host", "127.0.0.1")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(axum::body::Body::from(message.to_string()))
+        .unwrap();
+    request
+        .extensions_mut()
+        .insert(mcp_fusion::tools::Caller::new(
+            "ada@example.com",
+            Vec::<String>::new(),
+        ));
+    let reply = endpoint.oneshot(request).await.unwrap();
+    let body = axum::body::to_bytes(axum::body::Body::new(reply.into_body()), usize::MAX)
+        .await
+        .unwrap();
+    let body = String::from_utf8_lossy(&body);
+    assert!(body.contains("cannot take calls right now"), "{body}");
+    assert_eq!(keys(&redis, "unkeyed:*"), Vec::<String>::new());
+}
+
+/// Log lines written while a test runs, through a `tracing` subscriber of its own.
+#[derive(Clone, Default)]
+struct Lines(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Lines {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Lines {
+    /// What the test's own subscriber writes (this thread: a current-thread runtime).
+    fn capture(&self) -> tracing::subscriber::DefaultGuard {
+        let writer = self.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::set_default(subscriber)
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+/// A script Redis runs but fails (here the budget's key holds a hash, as a bug of ours or
+/// another program writing under the prefix would leave it) is not an outage: the call is
+/// answered as the fail policy says, the error is logged as the bug it is, and the store does
+/// not log an outage, nor its end when the next script succeeds.
+#[tokio::test(flavor = "current_thread")]
+async fn a_script_error_is_a_bug_not_an_outage() {
+    use mcp_fusion::server::limits::{FailPolicy, RedisStore};
+    let redis = redis();
+    let lines = Lines::default();
+    let _guard = lines.capture();
+    let store = |prefix: &str, policy| {
+        RedisStore::builder(redis.url())
+            .prefix(prefix)
+            .fail(policy)
+            .build()
+            .unwrap()
+    };
+    let open = billing_on(store("bug-open", FailPolicy::Open), 4, false)
+        .build()
+        .unwrap();
+    let closed = billing_on(store("bug-closed", FailPolicy::Closed), 4, false)
+        .build()
+        .unwrap();
+    for prefix in ["bug-open", "bug-closed"] {
+        let bucket = format!("{prefix}:rate:billing");
+        assert_eq!(redis.command(&["HSET", &bucket, "x", "1"]).unwrap(), ":1");
+    }
+    assert_eq!(code_of(open.call(list_invoices("a@x.com")).await), "ok");
+    assert_eq!(
+        code_of(closed.call(list_invoices("a@x.com")).await),
+        "SERVER_BUSY (store)"
+    );
+    for prefix in ["bug-open", "bug-closed"] {
+        redis
+            .command(&["DEL", &format!("{prefix}:rate:billing")])
+            .unwrap();
+    }
+    assert_eq!(code_of(open.call(list_invoices("a@x.com")).await), "ok");
+    assert_eq!(code_of(closed.call(list_invoices("a@x.com")).await), "ok");
+    let log = lines.text();
+    assert_eq!(log.matches("WRONGTYPE").count(), 2, "{log}");
+    assert!(!log.contains("cannot answer"), "{log}");
+    assert!(!log.contains("answers again"), "{log}");
+}
+
+/// The caller keys a replica creates in Redis for one limit are capped as in memory
+/// (`max_rate_limit_keys`): past the cap, calls under a key not yet tracked share one
+/// overflow budget, so a flood of made-up keys cannot fill Redis.
+#[tokio::test]
+async fn caller_keys_in_redis_are_capped_per_limit() {
+    use mcp_fusion::server::limits::RedisStore;
+    let redis = redis();
+    let store = RedisStore::builder(redis.url())
+        .prefix("cap")
+        .key_secret(SECRET)
+        .build()
+        .unwrap();
+    let server = billing_on(store, 1, true)
+        .max_rate_limit_keys(2)
+        .build()
+        .unwrap();
+    // Two callers tracked, each with a budget of its own.
+    assert_eq!(code_of(server.call(list_invoices("a@x.com")).await), "ok");
+    assert_eq!(code_of(server.call(list_invoices("b@x.com")).await), "ok");
+    assert_eq!(
+        code_of(server.call(list_invoices("a@x.com")).await),
+        "RATE_LIMITED"
+    );
+    // The rest share one budget: the first spends it, the others find it spent.
+    assert_eq!(code_of(server.call(list_invoices("c@x.com")).await), "ok");
+    for i in 0..20 {
+        let made_up = format!("flood-{i}@x.com");
+        assert_eq!(
+            code_of(server.call(list_invoices(&made_up)).await),
+            "RATE_LIMITED",
+            "{made_up}"
+        );
+    }
+    let stored = keys(&redis, "cap:rate:*");
+    assert_eq!(stored.len(), 3, "two callers and the overflow: {stored:?}");
+    assert_keys_unreadable(&redis, "cap", &["a@x.com".to_owned(), "b@x.com".to_owned()]);
+}
+
+/// Runs quickly, one at a time.
+struct Quick;
+
+/// Runs quickly.
+#[mcp_fusion::tool]
+impl Quick {
+    /// Answers at once; one call at a time, none waiting.
+    #[action(concurrency(max_active = 1, max_queued = 0))]
+    async fn run(&self) -> Result<(), mcp_fusion::ToolError> {
+        Ok(())
+    }
+}
+
+/// Subscribes to `channel` (raw RESP, a connection of its own); the returned future completes
+/// with the first message published on it.
+async fn first_message(redis: &RedisServer, channel: &str) -> impl Future<Output = String> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let stream = tokio::net::TcpStream::connect(("127.0.0.1", redis.port))
+        .await
+        .unwrap();
+    let mut stream = BufReader::new(stream);
+    let subscribe = format!(
+        "*2\r\n$9\r\nSUBSCRIBE\r\n${}\r\n{channel}\r\n",
+        channel.len()
+    );
+    stream
+        .get_mut()
+        .write_all(subscribe.as_bytes())
+        .await
+        .unwrap();
+    let mut line = String::new();
+    // Subscribed: `*3`, `$9`, `subscribe`, the channel's length and name, `:1`.
+    for _ in 0..6 {
+        line.clear();
+        stream.read_line(&mut line).await.unwrap();
+    }
+    assert_eq!(line.trim_end(), ":1");
+    async move {
+        let mut last = Vec::new();
+        loop {
+            line.clear();
+            assert_ne!(stream.read_line(&mut line).await.unwrap(), 0, "closed");
+            last.push(line.trim_end().to_owned());
+            // `*3`, `$7`, `message`, `$n`, channel, `$n`, payload.
+            if last.len() >= 7 && last[last.len() - 5] == "message" {
+                return last.pop().unwrap();
+            }
+        }
+    }
+}
+
+/// A lease taken by a script whose reply came after the store's timeout (Redis paused: the
+/// call was refused SERVER_BUSY meanwhile) is released once the script has run, not left to
+/// expire a minute later: the one slot is free for the next call.
+#[tokio::test]
+async fn a_lease_taken_after_the_timeout_is_released() {
+    let redis = redis();
+    let store = mcp_fusion::server::limits::RedisStore::builder(redis.url())
+        .prefix("late")
+        .timeout(Duration::from_millis(100))
+        .leases(Duration::from_millis(300), Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let server = mcp_fusion::Server::builder("quick", "1")
+        .tool(Quick)
+        .limit_store(store)
+        .build()
+        .unwrap();
+    let run = || -> mcp_fusion::rmcp::model::CallToolRequestParams {
+        serde_json::from_value(json!({"name": "quick", "arguments": {"action": "run"}})).unwrap()
+    };
+    // Connected, its scripts loaded, and its lease given back (announced before it is gone).
+    assert_eq!(code_of(server.call(run()).await), "ok");
+    let started = Instant::now();
+    while redis.integer(&["ZCARD", "late:slots:quick.run"]) > 0 {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "the lease was never given back"
+        );
+        sleep(Duration::from_millis(5)).await;
+    }
+    let released = first_message(&redis, "late:released").await;
+    // Every client's commands wait two seconds (Redis 7.0 cannot be told to stop earlier: its
+    // CLIENT UNPAUSE waits too); the call gives up after 100 ms, the script runs after that.
+    assert_eq!(
+        redis.command(&["CLIENT", "PAUSE", "2000", "ALL"]).unwrap(),
+        "+OK"
+    );
+    assert_eq!(code_of(server.call(run()).await), "SERVER_BUSY (store)");
+    let key = tokio::time::timeout(PATIENCE, released)
+        .await
+        .expect("the late lease is released, not left to expire");
+    assert_eq!(key, "late:slots:quick.run");
+    assert_eq!(redis.integer(&["ZCARD", "late:slots:quick.run"]), 0);
+    assert_eq!(code_of(server.call(run()).await), "ok");
+}
+
+/// What a store and its builder print (`{:?}`, in a log or a panic) holds no credential: not
+/// the password of a Redis URL (its userinfo's, or a `pass` parameter), not the key secret.
+#[tokio::test]
+async fn a_store_and_its_builder_print_no_secret() {
+    use mcp_fusion::server::limits::RedisStore;
+    let secret = "a secret of more than sixteen bytes";
+    let bytes = format!("{:?}", secret.as_bytes());
+    let bytes = bytes.trim_matches(['[', ']']);
+    let builders = [
+        (
+            RedisStore::builder("redis://limits:hunter2@127.0.0.1:1/0"),
+            "redis://limits:",
+        ),
+        (
+            RedisStore::builder("redis+unix:///run/redis.sock?db=1&pass=hunter2"),
+            "/run/redis.sock?db=1&pass=",
+        ),
+        (
+            RedisStore::cluster([
+                "redis://:hunter2@10.0.0.5:6379",
+                "redis://:hunter2@10.0.0.6:6379",
+            ]),
+            "@10.0.0.5:6379",
+        ),
+        (
+            RedisStore::sentinel(["redis://sentinel:hunter2@10.0.0.5:26379"], "limits"),
+            "@10.0.0.5:26379",
+        ),
+    ];
+    for (builder, shown) in builders {
+        let builder = builder.key_secret(secret);
+        let printed = format!("{builder:?}");
+        for secret in ["hunter2", secret, bytes] {
+            assert!(!printed.contains(secret), "{printed}");
+        }
+        // What is not secret is still shown, to tell stores apart.
+        assert!(printed.contains(shown), "{printed}");
+        let store = format!("{:?}", builder.build().unwrap());
+        for secret in ["hunter2", secret, bytes] {
+            assert!(!store.contains(secret), "{store}");
+        }
+    }
 }
 
 /// Holds a slot of a concurrency limit without a deadline for 1.5 s.

@@ -240,23 +240,46 @@ impl Client {
         I: IntoIterator<Item = (S, Value)>,
         S: Into<String>,
     {
-        let mut set = tokio::task::JoinSet::new();
-        for (i, (target, arguments)) in calls.into_iter().enumerate() {
+        let calls = calls.into_iter().map(|(target, arguments)| {
             let client = self.clone();
             let target: String = target.into();
-            set.spawn(async move { (i, client.call_raw(&target, arguments).await) });
-        }
-        let mut outcomes: Vec<(usize, Result<CallToolResult, ClientError>)> = Vec::new();
-        while let Some(joined) = set.join_next().await {
-            match joined {
-                Ok(outcome) => outcomes.push(outcome),
-                // A call's task only ends early by panicking inside rmcp; keep its place.
-                Err(e) => outcomes.push((usize::MAX, Err(ClientError::transport(e)))),
-            }
-        }
-        outcomes.sort_by_key(|(i, _)| *i);
-        outcomes.into_iter().map(|(_, outcome)| outcome).collect()
+            async move { client.call_raw(&target, arguments).await }
+        });
+        let joined = in_order(calls).await;
+        // A call's task only ends early by panicking inside rmcp: its place holds the panic.
+        let outcomes = joined
+            .into_iter()
+            .map(|outcome| outcome.unwrap_or_else(|e| Err(ClientError::transport(e))));
+        outcomes.collect()
     }
+}
+
+/// Runs each future as a task of its own, all at once: their outcomes in the order given, a
+/// task that panicked in its own place.
+async fn in_order<F>(
+    futures: impl IntoIterator<Item = F>,
+) -> Vec<Result<F::Output, tokio::task::JoinError>>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let mut set = tokio::task::JoinSet::new();
+    let mut places = std::collections::HashMap::new();
+    for (place, future) in futures.into_iter().enumerate() {
+        places.insert(set.spawn(future).id(), place);
+    }
+    let mut outcomes: Vec<_> = std::iter::repeat_with(|| None).take(places.len()).collect();
+    while let Some(joined) = set.join_next_with_id().await {
+        let (id, outcome) = match joined {
+            Ok((id, output)) => (id, Ok(output)),
+            Err(e) => (e.id(), Err(e)),
+        };
+        outcomes[places[&id]] = Some(outcome);
+    }
+    outcomes
+        .into_iter()
+        .map(|o| o.expect("every task is joined"))
+        .collect()
 }
 
 /// The warnings of a successful result (a deprecated action, a partial result), in order:
@@ -427,5 +450,25 @@ impl std::error::Error for ClientError {
             ClientError::Decode(e) => Some(e),
             ClientError::Tool(_) | ClientError::Arguments { .. } => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A task that panics keeps its place, whatever order the tasks end in (before, it was
+    /// put last and every later outcome moved up one).
+    #[tokio::test(start_paused = true)]
+    async fn a_panicking_call_keeps_its_place_in_a_batch() {
+        let tasks = [(30, false), (10, true), (20, false)].map(|(ms, panics)| async move {
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+            assert!(!panics, "the call panicked");
+            ms
+        });
+        let outcomes = in_order(tasks).await;
+        assert_eq!(outcomes[0].as_ref().ok(), Some(&30));
+        assert!(outcomes[1].as_ref().is_err_and(|e| e.is_panic()));
+        assert_eq!(outcomes[2].as_ref().ok(), Some(&20));
     }
 }

@@ -24,12 +24,24 @@ pub type RateLimitKey = Arc<dyn Fn(&CallInfo) -> Option<String> + Send + Sync>;
 /// Whose budget a call spends: a verified caller's own (its subject, subdivided by the
 /// server's key when it has one, so no argument can reach another subject's budget), else the
 /// server's key, else the limit's shared budget.
+///
+/// The key is unambiguous whatever the subject and the chosen key hold: the subject is
+/// length-prefixed (`sub:{bytes}:{subject}`, then `:{chosen}`), and a key chosen for a caller
+/// nobody verified is apart (`key:{chosen}`), so subject `a/b` is not subject `a` keyed `b`, nor
+/// is a chosen `sub:…` a subject's budget.
 pub(crate) fn rate_key(key: Option<&RateLimitKey>, info: &CallInfo) -> Option<String> {
     let chosen = key.and_then(|key| key(info));
     match (info.caller(), chosen) {
-        (Some(caller), None) => Some(format!("sub:{}", caller.subject())),
-        (Some(caller), Some(chosen)) => Some(format!("sub:{}/{chosen}", caller.subject())),
-        (None, chosen) => chosen,
+        (Some(caller), chosen) => {
+            let subject = caller.subject();
+            let mut key = format!("sub:{}:{subject}", subject.len());
+            if let Some(chosen) = chosen {
+                key.push(':');
+                key.push_str(&chosen);
+            }
+            Some(key)
+        }
+        (None, chosen) => Some(format!("key:{}", chosen?)),
     }
 }
 
@@ -231,18 +243,29 @@ pub(crate) fn limit_problems(def: &ToolDef, store: &dyn LimitStore) -> Vec<Strin
     let specs = std::iter::once(tool_slots(def))
         .chain(def.actions().iter().map(action_slots))
         .flatten();
-    let mut problems = Vec::new();
-    for spec in specs {
-        if spec.limit.max_active == 0 {
-            problems.push(format!(
-                "\"{}\": a concurrency limit of 0 calls at once lets no call run; allow at least 1 (#[action(concurrency(max = ..))], ActionDef::concurrency) or remove the limit",
-                spec.name
-            ));
-        } else if let Some(refused) = store.refuses(&spec) {
-            problems.push(format!("\"{}\": {refused}", spec.name));
-        }
+    let declared = "#[action(concurrency(max = ..))], ActionDef::concurrency";
+    specs
+        .filter_map(|spec| {
+            let problem = slot_problem(&spec, store, declared)?;
+            Some(format!("\"{}\": {problem}", spec.name))
+        })
+        .collect()
+}
+
+/// Why the concurrency limit `spec` cannot be kept by `store`, one sentence naming the fix
+/// (`declared`: where the limit is set): a limit of 0 calls at once, or one the store
+/// refuses (a Redis lease too short to be renewed).
+pub(crate) fn slot_problem(
+    spec: &SlotSpec<'_>,
+    store: &dyn LimitStore,
+    declared: &str,
+) -> Option<String> {
+    if spec.limit.max_active == 0 {
+        return Some(format!(
+            "a concurrency limit of 0 calls at once lets no call run; allow at least 1 ({declared}) or remove the limit"
+        ));
     }
-    problems
+    store.refuses(spec)
 }
 
 #[cfg(test)]
@@ -253,6 +276,41 @@ mod tests {
 
     fn store() -> MemoryStore {
         MemoryStore::new()
+    }
+
+    /// Whose budget a call spends is told apart however subjects and chosen keys are spelt:
+    /// subject `a/b` is not subject `a` keyed `b`, nor a caller nobody verified whose chosen
+    /// key looks like a subject's.
+    #[test]
+    fn budget_keys_never_collide() {
+        use crate::middleware::CallInfo;
+        use crate::tools::Caller;
+        let chosen =
+            |key: &'static str| -> RateLimitKey { Arc::new(move |_| Some(key.to_owned())) };
+        let key = |subject: Option<&str>, chosen: Option<&RateLimitKey>| {
+            let mut info = CallInfo::new("t", "t.a", serde_json::json!({}));
+            if let Some(subject) = subject {
+                info = info.with_extension(Caller::new(subject, Vec::<String>::new()));
+            }
+            rate_key(chosen, &info)
+        };
+        let (b, sub_a) = (chosen("b"), chosen("sub:a"));
+        let (empty, slash_b) = (chosen(""), chosen("/b"));
+        let keys = [
+            key(Some("a/b"), None),
+            key(Some("a"), Some(&b)),
+            key(Some("a"), None),
+            key(None, Some(&sub_a)),
+            key(Some("a"), Some(&empty)),
+            key(Some("a/"), Some(&b)),
+            key(Some("a"), Some(&slash_b)),
+            key(None, None),
+        ];
+        for (i, one) in keys.iter().enumerate() {
+            for other in &keys[i + 1..] {
+                assert_ne!(one, other, "two budgets share a key: {keys:?}");
+            }
+        }
     }
 
     /// A call refused at any step spends nothing: a full line gives back the budget the rate

@@ -49,16 +49,6 @@ impl ServerBuilder {
                     def.name()
                 ));
             }
-            if let Some(own) = &settings.store
-                && self.rates.key.is_some()
-                && (self.rates.default.is_some() || has_rate_limits(def))
-                && let Some(refused) = own.refuses_caller_keys()
-            {
-                problems.push(format!(
-                    "tool \"{}\": rate_limit_key, kept in its own store (ToolSettings::limit_store): {refused}",
-                    def.name()
-                ));
-            }
             let listed = def.listed(exposition);
             let flat = def.discriminator().is_some() && exposition == Exposition::Flat;
             let names: Vec<(String, Option<usize>)> = match flat {
@@ -105,6 +95,14 @@ impl ServerBuilder {
                 None
             }
         };
+        let unkeyed = self.stores_refusing_caller_keys();
+        if self.rates.key.is_some() {
+            problems.extend(
+                unkeyed
+                    .iter()
+                    .map(|refused| format!("rate_limit_key: {refused}")),
+            );
+        }
         let handler: Arc<dyn UserHandler> = self.handler.unwrap_or_else(|| Arc::new(NoHandler));
         problems.extend(super::user::problem(&handler.info()));
         let diff = self.locked.as_ref().map(|locked| {
@@ -189,6 +187,7 @@ impl ServerBuilder {
                 ask_timeout: self.ask_timeout,
                 levels: Default::default(),
                 rounds: rounds.expect("a build with a problem returned above"),
+                unkeyed,
                 listing: Default::default(),
                 validating: tokio::sync::Semaphore::new(1),
                 #[cfg(feature = "otel")]
@@ -214,20 +213,9 @@ impl ServerBuilder {
             .map(|(t, _)| t.definition());
         let limited = self.rates.default.is_some() || kept.clone().any(has_limits);
         let limited = limited || self.sources.iter().any(|s| s.limits().1);
-        // Keyed budgets the server's store keeps (those of tools with a store of their own are
-        // checked with that store).
-        let keyed_kept = sources_rate_limited
-            || kept.clone().next().is_some()
-                && (self.rates.default.is_some() || kept.clone().any(has_rate_limits));
         let mut problems = Vec::new();
         if self.rates.key.is_some() && !rate_limited {
             problems.push("rate_limit_key: no tool has a rate limit, so no call would be keyed; declare one (#[tool(rate_limit(..))], ServerBuilder::rate_limit) or remove the key".to_owned());
-        }
-        if self.rates.key.is_some()
-            && keyed_kept
-            && let Some(refused) = self.rates.store.refuses_caller_keys()
-        {
-            problems.push(format!("rate_limit_key: {refused}"));
         }
         if self.store_given && !limited {
             problems.push("limit_store: no tool has a rate or concurrency limit to keep in it; declare one or remove the store".to_owned());
@@ -236,6 +224,38 @@ impl ServerBuilder {
             problems.push("max_contract_changes: there is no contract lockfile whose changes it would count; set contract_lock or remove it".to_owned());
         }
         problems
+    }
+
+    /// Why budgets kept per caller could not be kept as set up: each store holding rate limits
+    /// that would keep caller keys readable (`LimitStore::refuses_caller_keys`). A call is kept
+    /// per caller with a `rate_limit_key`, and whenever its caller is verified (its subject),
+    /// so this is asked when the server is built with a key and when it is served with OAuth.
+    fn stores_refusing_caller_keys(&self) -> Vec<String> {
+        let mut refused = Vec::new();
+        let sources_rate_limited = self.sources.iter().any(|s| s.limits().0);
+        // The rate limits the server's store keeps: its default, its sources', and those of
+        // the tools without a store of their own.
+        let kept = self.tools.iter().filter(|(_, s)| s.store.is_none());
+        let keyed_kept = sources_rate_limited
+            || kept.clone().next().is_some()
+                && (self.rates.default.is_some()
+                    || kept.clone().any(|(t, _)| has_rate_limits(t.definition())));
+        if keyed_kept && let Some(why) = self.rates.store.refuses_caller_keys() {
+            refused.push(why);
+        }
+        for (tool, settings) in &self.tools {
+            let def = tool.definition();
+            if let Some(own) = &settings.store
+                && (self.rates.default.is_some() || has_rate_limits(def))
+                && let Some(why) = own.refuses_caller_keys()
+            {
+                refused.push(format!(
+                    "tool \"{}\", kept in its own store (ToolSettings::limit_store): {why}",
+                    def.name()
+                ));
+            }
+        }
+        refused
     }
 }
 

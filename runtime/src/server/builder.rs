@@ -349,9 +349,10 @@ impl ServerBuilder {
     ///
     /// A caller verified by an OAuth resource server (streamable HTTP,
     /// [`HttpOptions::oauth`](crate::server::HttpOptions)) always spends its own budget, keyed
-    /// by its subject (`sub:{subject}`); this key, when it gives one, then divides that
-    /// subject's budget further (`sub:{subject}/{key}`), so no argument reaches another
-    /// subject's budget.
+    /// by its subject; this key, when it gives one, then divides that subject's budget further,
+    /// so no argument reaches another subject's budget. The two are joined unambiguously (the
+    /// subject length-prefixed: `sub:{bytes}:{subject}:{key}`), so no subject or key, whatever
+    /// it holds (`/`, `:`), names another's budget.
     pub fn rate_limit_key(
         mut self,
         key: impl Fn(&CallInfo) -> Option<String> + Send + Sync + 'static,
@@ -368,11 +369,12 @@ impl ServerBuilder {
     }
 
     /// How many distinct rate-limit keys each keyed limit tracks at once in memory (100,000 by
-    /// default, at most 64 bytes each; a Redis store keeps one key per caller, expiring once
-    /// the caller's budget is full again). Keys whose budget is back to full are forgotten;
-    /// past the cap, calls under a key not yet tracked share one overflow budget. Keys are those
-    /// of [`rate_limit_key`](Self::rate_limit_key) and the subjects of callers verified over
-    /// streamable HTTP (`HttpOptions::oauth`).
+    /// default, at most 64 bytes each), and each replica creates per limit in a Redis store
+    /// (one Redis key per caller, expiring once the caller's budget is full again; the replica
+    /// counts it until then, at most 80 bytes of its memory each). Keys whose budget is back to
+    /// full are forgotten; past the cap, calls under a key not yet tracked share one overflow
+    /// budget. Keys are those of [`rate_limit_key`](Self::rate_limit_key) and the subjects of
+    /// callers verified over streamable HTTP (`HttpOptions::oauth`).
     pub fn max_rate_limit_keys(mut self, max: usize) -> Self {
         self.rates.max_keys = max;
         self

@@ -56,6 +56,10 @@ pub(crate) struct Inner {
     pub(crate) levels: super::client::Levels,
     /// The rounds of 2026-07-28 calls that ask their client.
     pub(crate) rounds: super::rounds::Rounds,
+    /// Why budgets of verified callers (each its subject's) could not be kept as set up: the
+    /// stores that would keep caller keys readable. Serving with OAuth is refused for them.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) unkeyed: Vec<String>,
     /// `tools/list`'s answer as JSON for each `Shape` (with id 0), made the first time a
     /// transport answers it itself; only when no source lists tools that may change.
     #[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]

@@ -15,12 +15,17 @@ use super::well_known::split_url;
 use crate::tool::BoxFuture;
 use crate::tools::Caller;
 
-/// Checks JWT access tokens (RFC 9068): signed by one of the issuer's keys with an allowed
-/// algorithm, issued by `issuer` for `audience`, unexpired (within the leeway), naming a
-/// subject. The keys are the issuer's JWKS, at the URL given or at the `jwks_uri` of the
+/// Checks JWT access tokens (RFC 9068): typed as one (`typ` `at+jwt`, unless
+/// [`require_at_jwt(false)`](Self::require_at_jwt)), signed by one of the issuer's keys with an
+/// allowed algorithm, issued by `issuer` for `audience`, unexpired (within the leeway), naming
+/// a subject. The keys are the issuer's JWKS, at the URL given or at the `jwks_uri` of the
 /// issuer's metadata (RFC 8414, then OpenID Connect discovery), cached, fetched again after
 /// `max_key_age` and when a token names an unknown key id (at most once per
 /// `unknown_key_cooldown`).
+///
+/// The metadata and the keys are fetched from where they were asked, following a redirect only
+/// to https on the same origin (at most 3): a redirect to another host or to plain http is not
+/// followed, and the token cannot be checked meanwhile (`503`).
 ///
 /// Its scopes are the token's `scope` claim (space-separated), or `scp` (a list or a string).
 /// A token once accepted is taken again without a second check until it expires, for at most
@@ -44,6 +49,7 @@ pub struct JwtVerifier {
     audience: String,
     jwks_url: Option<String>,
     algorithms: Vec<Algorithm>,
+    at_jwt: bool,
     leeway: Duration,
     max_key_age: Duration,
     unknown_key_cooldown: Duration,
@@ -97,6 +103,7 @@ impl std::fmt::Debug for JwtVerifier {
             .field("audience", &self.audience)
             .field("jwks_url", &self.jwks_url)
             .field("algorithms", &self.algorithms)
+            .field("at_jwt", &self.at_jwt)
             .finish_non_exhaustive()
     }
 }
@@ -129,9 +136,9 @@ struct Key {
 
 impl JwtVerifier {
     /// Tokens issued by `issuer` (its `iss`) for `audience` (their `aud`: this server's
-    /// resource URI). Allowed algorithms: the asymmetric ones (RS*, PS*, ES256, ES384, EdDSA);
-    /// 60 s of leeway on `exp` and `nbf`; keys kept 10 minutes, an unknown key id fetched again
-    /// at most every 10 s.
+    /// resource URI), typed `at+jwt`. Allowed algorithms: the asymmetric ones (RS*, PS*,
+    /// ES256, ES384, EdDSA); 60 s of leeway on `exp` and `nbf`; keys kept 10 minutes, an
+    /// unknown key id fetched again at most every 10 s.
     pub fn new(issuer: impl Into<String>, audience: impl Into<String>) -> Self {
         JwtVerifier {
             issuer: issuer.into(),
@@ -148,6 +155,7 @@ impl JwtVerifier {
                 Algorithm::ES384,
                 Algorithm::EdDSA,
             ],
+            at_jwt: true,
             leeway: Duration::from_secs(60),
             max_key_age: Duration::from_secs(600),
             unknown_key_cooldown: Duration::from_secs(10),
@@ -169,6 +177,27 @@ impl JwtVerifier {
     pub fn algorithms(mut self, algorithms: impl IntoIterator<Item = Algorithm>) -> Self {
         self.checked = Arc::default();
         self.algorithms = algorithms.into_iter().collect();
+        self
+    }
+
+    /// Whether a token's header must say it is an access token: `typ` `at+jwt` (or
+    /// `application/at+jwt`, in any case), as RFC 9068 §4 asks of a resource server. `true` by
+    /// default, so that another JWT the issuer signs for the same audience (an ID token, say)
+    /// is not taken for an access token. `false` for an issuer that does not type its access
+    /// tokens so (many write `JWT`, or no `typ`): the issuer, audience, signature and expiry
+    /// are checked all the same.
+    ///
+    /// ```
+    /// use mcp_fusion::server::auth::JwtVerifier;
+    ///
+    /// // An issuer whose access tokens say `"typ": "JWT"`.
+    /// let verifier = JwtVerifier::new("https://auth.example.com", "https://mcp.example.com/mcp")
+    ///     .require_at_jwt(false);
+    /// # let _ = verifier;
+    /// ```
+    pub fn require_at_jwt(mut self, required: bool) -> Self {
+        self.checked = Arc::default();
+        self.at_jwt = required;
         self
     }
 
@@ -212,6 +241,11 @@ impl JwtVerifier {
             .map_err(|_| invalid("the token is not a JWT signed with a known algorithm"))?;
         if !self.algorithms.contains(&header.alg) {
             return Err(invalid("the token's signing algorithm is not accepted"));
+        }
+        if self.at_jwt && !is_access_token(header.typ.as_deref()) {
+            return Err(invalid(
+                "the token is not typed as an access token (its header's typ is not at+jwt)",
+            ));
         }
         let key = self.key(header.kid.as_deref(), header.alg).await?;
         let mut validation = Validation::new(header.alg);
@@ -391,6 +425,17 @@ impl Key {
     }
 }
 
+/// Whether a JWT header's `typ` says an access token (RFC 9068 §4): `at+jwt`, or with its
+/// media type's `application/` (RFC 7515 §4.1.9), in any case.
+fn is_access_token(typ: Option<&str>) -> bool {
+    let Some(typ) = typ else { return false };
+    let typ = match typ.get(..12) {
+        Some(prefix) if prefix.eq_ignore_ascii_case("application/") => &typ[12..],
+        _ => typ,
+    };
+    typ.eq_ignore_ascii_case("at+jwt")
+}
+
 fn unknown_key() -> TokenError {
     TokenError::Invalid("the token was not signed by a key of its issuer".into())
 }
@@ -414,13 +459,35 @@ fn refusal(kind: &jsonwebtoken::errors::ErrorKind) -> &'static str {
     }
 }
 
-/// GETs a JSON document within 10 s, at most 1 MiB.
+/// The most redirects followed to fetch one document.
+const MAX_REDIRECTS: usize = 3;
+
+/// Whether a redirect from `first` (the URL asked) to `to` is followed: only to https on the
+/// same origin (a path moved), so the keys that check tokens come from where the operator
+/// said, never from another host or over plain http.
+fn follows_redirect(first: &reqwest::Url, to: &reqwest::Url) -> bool {
+    first.scheme() == "https" && to.scheme() == "https" && first.origin() == to.origin()
+}
+
+/// GETs a JSON document within 10 s, at most 1 MiB, following at most [`MAX_REDIRECTS`]
+/// redirects, each to https on the origin asked ([`follows_redirect`]).
 async fn get_json<T: serde::de::DeserializeOwned>(url: &str) -> Result<T, String> {
     static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
     let client = CLIENT.get_or_init(|| {
+        let policy = reqwest::redirect::Policy::custom(|attempt| {
+            let previous = attempt.previous();
+            let follows = previous.len() <= MAX_REDIRECTS
+                && previous
+                    .first()
+                    .is_some_and(|first| follows_redirect(first, attempt.url()));
+            match follows {
+                true => attempt.follow(),
+                false => attempt.stop(),
+            }
+        });
         reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
-            .redirect(reqwest::redirect::Policy::limited(3))
+            .redirect(policy)
             .build()
             .unwrap_or_default()
     });
@@ -430,6 +497,16 @@ async fn get_json<T: serde::de::DeserializeOwned>(url: &str) -> Result<T, String
         .send()
         .await
         .map_err(|e| format!("GET {url}: {e}"))?;
+    if response.status().is_redirection() {
+        let to = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|to| to.to_str().ok())
+            .unwrap_or("elsewhere");
+        return Err(format!(
+            "GET {url}: redirected to {to}, which is not followed (only a redirect to https on the same origin is, at most {MAX_REDIRECTS})"
+        ));
+    }
     if !response.status().is_success() {
         return Err(format!("GET {url}: {}", response.status()));
     }
@@ -446,4 +523,35 @@ async fn get_json<T: serde::de::DeserializeOwned>(url: &str) -> Result<T, String
         body.extend_from_slice(&chunk);
     }
     serde_json::from_slice(&body).map_err(|e| format!("GET {url}: not the JSON expected: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::follows_redirect;
+
+    #[test]
+    fn only_redirects_to_https_on_the_same_origin_are_followed() {
+        let url = |u: &str| reqwest::Url::parse(u).expect("a URL");
+        let first = url("https://auth.example.com/.well-known/jwks.json");
+        for (to, follows) in [
+            ("https://auth.example.com/keys", true),
+            ("https://auth.example.com:443/keys", true),
+            ("http://auth.example.com/keys", false),
+            ("https://evil.example.com/keys", false),
+            ("https://auth.example.com:8443/keys", false),
+            ("https://sub.auth.example.com/keys", false),
+        ] {
+            assert_eq!(follows_redirect(&first, &url(to)), follows, "{to}");
+        }
+        // From plain http, nothing is followed: not even to https.
+        let plain = url("http://auth.example.com/jwks");
+        assert!(!follows_redirect(
+            &plain,
+            &url("https://auth.example.com/jwks")
+        ));
+        assert!(!follows_redirect(
+            &plain,
+            &url("http://auth.example.com/keys")
+        ));
+    }
 }

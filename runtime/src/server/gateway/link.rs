@@ -104,6 +104,16 @@ impl Drop for Link {
     }
 }
 
+/// The concurrency limit of the upstream mounted under `namespace`, if it has one: its calls
+/// last at most the call timeout.
+pub(super) fn slot_spec<'a>(namespace: &'a str, upstream: &Upstream) -> Option<SlotSpec<'a>> {
+    Some(SlotSpec {
+        name: namespace,
+        limit: upstream.concurrency?,
+        deadline: Some(upstream.call_timeout),
+    })
+}
+
 impl Link {
     pub(crate) fn new(
         namespace: String,
@@ -120,13 +130,7 @@ impl Link {
                 max_keys,
             })
         });
-        let slots = upstream.concurrency.map(|limit| {
-            store.concurrency(SlotSpec {
-                name: &namespace,
-                limit,
-                deadline: Some(upstream.call_timeout),
-            })
-        });
+        let slots = slot_spec(&namespace, &upstream).map(|spec| store.concurrency(spec));
         Arc::new(Link {
             rate,
             slots,

@@ -181,7 +181,20 @@ impl Upstream {
     }
 
     /// At most `max_active` calls to this upstream at once, `max_queued` more waiting, in the
-    /// server's limit store: beyond them, SERVER_BUSY.
+    /// server's limit store: beyond them, SERVER_BUSY. A limit no call could pass (0 at once, or
+    /// leases a Redis store could not renew within the call timeout) is a build error naming
+    /// the mount.
+    ///
+    /// ```
+    /// use mcp_fusion::Server;
+    /// use mcp_fusion::gateway::Upstream;
+    ///
+    /// let crm = Upstream::http("http://10.0.0.7:8080/mcp").concurrency(8, 32);
+    /// assert!(Server::builder("front-desk", "1").mount("crm", crm).build().is_ok());
+    /// let none = Upstream::http("http://10.0.0.7:8080/mcp").concurrency(0, 32);
+    /// let refused = Server::builder("front-desk", "1").mount("crm", none).build().unwrap_err();
+    /// assert!(refused.problems()[0].starts_with("mount \"crm\": a concurrency limit of 0"));
+    /// ```
     pub fn concurrency(mut self, max_active: usize, max_queued: usize) -> Self {
         self.concurrency = Some(crate::tools::Concurrency {
             max_active,

@@ -11,13 +11,13 @@ use rmcp::service::SubscriptionSink;
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 
-use super::link::{Link, Open};
+use super::link::{self, Link, Open};
 use super::subscribers::Subscribers;
 use super::{SEPARATOR, Upstream, valid_namespace};
 use crate::ToolError;
 use crate::contract::UpstreamContract;
 use crate::middleware::{CallInfo, Middleware};
-use crate::server::admission::{RateLimitKey, rate_key};
+use crate::server::admission::{RateLimitKey, rate_key, slot_problem};
 use crate::server::builder::ServerBuilder;
 use crate::server::call::{Plan, Ran, Run, steps};
 use crate::server::core::Server;
@@ -109,7 +109,7 @@ impl PendingSource for PendingMounts {
         settings: &SourceSettings<'_>,
     ) -> Result<Arc<dyn ToolSource>, Vec<String>> {
         let mut problems = Vec::new();
-        for (i, (namespace, _)) in self.0.iter().enumerate() {
+        for (i, (namespace, upstream)) in self.0.iter().enumerate() {
             if !valid_namespace(namespace) {
                 problems.push(format!(
                     "mount \"{namespace}\": a namespace is lowercase ASCII letters, digits and '-', starting with a letter, at most 32 characters"
@@ -124,6 +124,12 @@ impl PendingSource for PendingMounts {
                 problems.push(format!(
                     "mount \"{namespace}\": the tool \"{name}\" is listed under this namespace's prefix, so calls could not be told apart; rename the tool or choose another namespace"
                 ));
+            }
+            if let Some(spec) = link::slot_spec(namespace, upstream)
+                && let Some(problem) =
+                    slot_problem(&spec, &*settings.rates.store, "Upstream::concurrency")
+            {
+                problems.push(format!("mount \"{namespace}\": {problem}"));
             }
         }
         if !problems.is_empty() {

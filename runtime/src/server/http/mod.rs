@@ -34,6 +34,10 @@ impl Server {
     /// rmcp's reader cannot hold are repaired or answered as on stdio, and a call whose client
     /// goes away is stopped.
     ///
+    /// Fails at once, serving nothing, with `options.oauth` set when a store keeping rate limits
+    /// would keep verified callers' keys readable (a `RedisStore` without a key secret): each
+    /// verified caller spends a budget named by its subject.
+    ///
     /// ```no_run
     /// # async fn run(server: mcp_fusion::Server) -> Result<(), Box<dyn std::error::Error>> {
     /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
@@ -44,6 +48,10 @@ impl Server {
     pub fn serve_http(self, listener: tokio::net::TcpListener, options: HttpOptions) -> Serve {
         Serve::new(move |shutdown| {
             Box::pin(async move {
+                if let Some(refused) = self.refuses_to_serve(&options) {
+                    let refused = std::io::Error::new(std::io::ErrorKind::InvalidInput, refused);
+                    return Err(ServeError::new("it is refused as set up", refused));
+                }
                 self.start_sources();
                 let drain = options.drain.unwrap_or_else(|| self.longest_deadline());
                 let endpoint = self.endpoint(&options, Some(options.path.clone()));

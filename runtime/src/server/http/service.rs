@@ -128,8 +128,35 @@ where
 impl Server {
     /// The streamable HTTP endpoint as a service to mount in an application (see
     /// [`HttpService`]): the same server, answering with `options`.
+    ///
+    /// # Panics
+    ///
+    /// With `options.oauth` set, when a store keeping rate limits would keep verified callers'
+    /// keys readable (a `RedisStore` without a key secret): each verified caller spends a
+    /// budget named by its subject. [`serve_http`](Server::serve_http) returns the same reason
+    /// as an error.
     pub fn http_service(&self, options: HttpOptions) -> HttpService {
+        if let Some(refused) = self.refuses_to_serve(&options) {
+            panic!("{refused}");
+        }
         self.endpoint(&options, None)
+    }
+
+    /// Why the server cannot be served with `options`: with OAuth, each verified caller spends
+    /// a budget of its own, named by its subject, which a store keeping rate limits must not
+    /// keep readable.
+    pub(super) fn refuses_to_serve(&self, options: &HttpOptions) -> Option<String> {
+        if !self.has_oauth(options) || self.inner.unkeyed.is_empty() {
+            return None;
+        }
+        let mut refused = "cannot serve with HttpOptions::oauth: each verified caller spends a \
+            rate-limit budget of its own, named by its subject, but"
+            .to_owned();
+        for (i, why) in self.inner.unkeyed.iter().enumerate() {
+            refused.push_str(if i == 0 { " " } else { "; and " });
+            refused.push_str(why);
+        }
+        Some(refused)
     }
 
     /// The stack of layers for `options`; `path`, when the server owns the whole HTTP server.

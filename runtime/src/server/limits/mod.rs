@@ -57,9 +57,11 @@ pub trait LimitStore: Send + Sync + 'static {
     fn concurrency(&self, spec: SlotSpec<'_>) -> Box<dyn ConcurrencyLimiter>;
 
     /// Why this store cannot keep rate limits per caller as it is set up (caller keys it would
-    /// store readable), one sentence naming the fix; `None` when it can. Asked when a server
-    /// with a [`rate_limit_key`](crate::server::ServerBuilder::rate_limit_key) is built, which
-    /// then fails with the reason.
+    /// store readable), one sentence naming the fix; `None` when it can. Asked of a store that
+    /// keeps rate limits when a server with a
+    /// [`rate_limit_key`](crate::server::ServerBuilder::rate_limit_key) is built, which then
+    /// fails with the reason, and when a server is served with OAuth (each verified caller
+    /// spends a budget named by its subject), which is then refused.
     fn refuses_caller_keys(&self) -> Option<String> {
         None
     }
@@ -82,7 +84,9 @@ pub struct RateSpec<'a> {
     pub name: &'a str,
     /// The limit.
     pub limit: RateLimit,
-    /// How many distinct caller keys a store that holds them in process tracks at once.
+    /// How many distinct caller keys a store that holds them in process tracks at once, and
+    /// a store shared by replicas lets each replica create per limit: past it, calls under a
+    /// key not tracked share one overflow budget.
     pub max_keys: usize,
 }
 

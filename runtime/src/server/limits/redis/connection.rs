@@ -10,7 +10,7 @@ use redis::sentinel::{SentinelClient, SentinelServerType};
 use redis::{AsyncConnectionConfig, Client, RedisError, RedisResult};
 
 /// Which Redis a store is built for.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(super) enum Target {
     Node(String),
     Cluster(Vec<String>),
@@ -18,6 +18,69 @@ pub(super) enum Target {
         sentinels: Vec<String>,
         name: String,
     },
+}
+
+/// Each URL without its password: what a log line or a panic may show.
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let all = |urls: &[String]| urls.iter().map(|u| redacted(u)).collect::<Vec<_>>();
+        match self {
+            Target::Node(url) => f.debug_tuple("Node").field(&redacted(url)).finish(),
+            Target::Cluster(nodes) => f.debug_tuple("Cluster").field(&all(nodes)).finish(),
+            Target::Sentinel { sentinels, name } => f
+                .debug_struct("Sentinel")
+                .field("sentinels", &all(sentinels))
+                .field("name", name)
+                .finish(),
+        }
+    }
+}
+
+/// `url` with its password replaced by `<redacted>`: the userinfo's
+/// (`redis://user:<redacted>@host`) and a `pass` or `password` query parameter's (a Unix
+/// socket's `redis+unix:///run/redis.sock?pass=<redacted>`). The rest, which tells stores
+/// apart, is kept; when in doubt (an `@` in the query), more is hidden, never less.
+pub(super) fn redacted(url: &str) -> String {
+    const HIDDEN: &str = "<redacted>";
+    let (scheme, rest) = url.split_at(url.find("://").map_or(0, |i| i + 3));
+    let mut out = String::with_capacity(url.len());
+    out.push_str(scheme);
+    // The userinfo ends at the last `@`: a password may hold any character.
+    let rest = match rest.rfind('@') {
+        Some(at) if !rest.starts_with('/') => {
+            let (user, password) = rest[..at].split_once(':').unzip();
+            out.push_str(user.unwrap_or(&rest[..at]));
+            if password.is_some() {
+                out.push(':');
+                out.push_str(HIDDEN);
+            }
+            out.push('@');
+            &rest[at + 1..]
+        }
+        _ => rest,
+    };
+    let Some((before, query)) = rest.split_once('?') else {
+        out.push_str(rest);
+        return out;
+    };
+    out.push_str(before);
+    out.push('?');
+    for (i, pair) in query.split('&').enumerate() {
+        if i > 0 {
+            out.push('&');
+        }
+        match pair.split_once('=') {
+            Some((name, _))
+                if name.eq_ignore_ascii_case("pass") || name.eq_ignore_ascii_case("password") =>
+            {
+                out.push_str(name);
+                out.push('=');
+                out.push_str(HIDDEN);
+            }
+            _ => out.push_str(pair),
+        }
+    }
+    out
 }
 
 /// Where the limits are kept, each with the client released leases are announced through:
@@ -191,4 +254,37 @@ fn lost_master(error: &RedisError) -> bool {
         || error.is_timeout()
         || error.is_unrecoverable_error()
         || error.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::ReadOnly)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redacted;
+
+    #[test]
+    fn passwords_are_redacted_wherever_they_are() {
+        for (url, shown) in [
+            ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"),
+            ("redis://ada@10.0.0.5", "redis://ada@10.0.0.5"),
+            (
+                "redis://ada:s3cret@10.0.0.5:6379/2",
+                "redis://ada:<redacted>@10.0.0.5:6379/2",
+            ),
+            ("rediss://:s3cret@host", "rediss://:<redacted>@host"),
+            (
+                "redis://ada:s3@c/r#et@host/0",
+                "redis://ada:<redacted>@host/0",
+            ),
+            (
+                "redis+unix:///run/redis.sock?db=1&pass=s3cret&user=ada",
+                "redis+unix:///run/redis.sock?db=1&pass=<redacted>&user=ada",
+            ),
+            (
+                "redis://host/0?Password=s3cret",
+                "redis://host/0?Password=<redacted>",
+            ),
+            ("ada:s3cret@host", "ada:<redacted>@host"),
+        ] {
+            assert_eq!(redacted(url), shown, "{url}");
+        }
+    }
 }

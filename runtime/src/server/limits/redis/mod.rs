@@ -13,7 +13,9 @@
 //! - **Outages**: every operation has a timeout; when Redis cannot answer, the store keeps the
 //!   limits in this replica's memory, each divided by the replicas ([`FailPolicy::Open`],
 //!   logged once per outage), or refuses the call with SERVER_BUSY ([`FailPolicy::Closed`]).
-//!   The connection is re-established in the background.
+//!   The connection is re-established in the background. An outage is Redis out of reach (no
+//!   connection, no answer in time, a node loading or failing over); a script Redis ran and
+//!   failed is a bug, logged at `error` each time, the call answered as the policy says.
 //! - **Failover** (a cluster's or Sentinel's): Redis replicates asynchronously, so what a
 //!   master acknowledged in its last moments may not have reached the replica that takes its
 //!   place. A lease lost that way is taken again by its replica's next renewal (within a third
@@ -26,13 +28,17 @@
 //! `{prefix}:slots:{limit}`; released leases are announced on `{prefix}:released`. A caller's
 //! key is stored only as the first 128 bits of its HMAC-SHA-256 under the operator's secret
 //! ([`RedisStoreBuilder::key_secret`]), so whoever reads Redis cannot test guesses of it (an
-//! email, a subject); without a secret, of its plain SHA-256, and the store says so once.
+//! email, a subject). Without a secret it is never stored: a server that would key budgets by
+//! caller is refused, and a call keyed anyway meets the fail policy. Each replica puts at most
+//! `max_rate_limit_keys` caller keys per limit in Redis (counted until their buckets expire);
+//! past it, calls under other keys share one overflow bucket, `{prefix}:rate:{limit}:overflow`.
 //!
 //! The files, from the top down: the store and its builder here; the two limiters, `rate.rs`
 //! and `slots.rs` (with `renewal.rs`, which keeps leases alive, and `listener.rs`, which hears
 //! them released); `shared.rs`, the state they share and the fail policy; `scripts.rs`, the
 //! Lua; `connection.rs`, how Redis is reached.
 
+mod callers;
 mod connection;
 mod listener;
 mod rate;
@@ -95,8 +101,19 @@ const DEFAULT_LEASE_MARGIN: Duration = Duration::from_secs(5);
 const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 
 /// A [`RedisStore`] being described: the settings, then [`build`](Self::build), which makes
-/// the connection with them.
-#[derive(Debug, Clone)]
+/// the connection with them. Its `Debug` shows no credential: neither the password of a Redis
+/// URL nor the key secret.
+///
+/// ```
+/// use mcp_fusion::server::limits::RedisStore;
+///
+/// let builder = RedisStore::builder("redis://limits:hunter2@10.0.0.5:6379/0")
+///     .key_secret("a secret of 32 random bytes, say");
+/// let shown = format!("{builder:?}");
+/// assert!(shown.contains("redis://limits:<redacted>@10.0.0.5:6379/0"));
+/// assert!(!shown.contains("hunter2") && !shown.contains("random bytes"));
+/// ```
+#[derive(Clone)]
 #[must_use = "a store is described until it is built"]
 pub struct RedisStoreBuilder {
     target: Target,
@@ -107,6 +124,24 @@ pub struct RedisStoreBuilder {
     timeout: Duration,
     lease_margin: Duration,
     lease_without_deadline: Duration,
+}
+
+impl std::fmt::Debug for RedisStoreBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStoreBuilder")
+            .field("target", &self.target)
+            .field("prefix", &self.prefix)
+            .field(
+                "key_secret",
+                &self.key_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("replicas", &self.replicas)
+            .field("policy", &self.policy)
+            .field("timeout", &self.timeout)
+            .field("lease_margin", &self.lease_margin)
+            .field("lease_without_deadline", &self.lease_without_deadline)
+            .finish()
+    }
 }
 
 impl RedisStore {
@@ -201,9 +236,14 @@ impl RedisStoreBuilder {
     }
 
     /// The secret caller keys are hashed under (HMAC-SHA-256) before they name a budget in
-    /// Redis: the same on every replica that shares the limits, and kept as secret as the
-    /// keys themselves. Required when limits are kept per caller (`ServerBuilder::build` says
-    /// so for a `rate_limit_key`; callers verified by OAuth are keyed by subject).
+    /// Redis: the same on every replica that shares the limits, at least 16 bytes (32 random
+    /// ones, say), and kept as secret as the keys themselves. Without it, no caller's key is
+    /// stored, so a server whose rate limits this store keeps may not key budgets by caller:
+    /// [`ServerBuilder::build`](crate::server::ServerBuilder::build) refuses one with a
+    /// `rate_limit_key`, and serving one with OAuth (`HttpOptions::oauth`: every verified
+    /// caller spends a budget named by its subject) is refused (`Server::serve_http` fails,
+    /// `Server::http_service` panics). A store keeping only shared budgets and concurrency
+    /// limits needs none.
     ///
     /// To rotate it, start the replicas with the new secret: each caller's budget starts full
     /// again under its new name (an old one expires once it would be full anyway), so during
@@ -285,7 +325,7 @@ impl RedisStoreBuilder {
 impl LimitStore for RedisStore {
     fn refuses_caller_keys(&self) -> Option<String> {
         self.inner.key_secret.is_none().then(|| {
-            "rate limits kept per caller in Redis need a secret to hash caller keys under, so that whoever reads Redis cannot test guesses of them; set RedisStoreBuilder::key_secret (the same on every replica)".to_owned()
+            "rate limits kept per caller in Redis need a secret to hash caller keys under, so that whoever reads Redis cannot test guesses of them (an email, a subject); set RedisStoreBuilder::key_secret (the same on every replica)".to_owned()
         })
     }
 

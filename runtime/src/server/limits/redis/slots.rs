@@ -1,6 +1,10 @@
 //! One concurrency limit on Redis: a sorted set of leases scored by their expiry, taken by one
 //! script call. A call that finds none free waits in this replica's line (`max_queued` is per
 //! replica), whose head asks again when a lease is released anywhere and at least every 50 ms.
+//!
+//! A call that stops waiting for the script's reply (the store's timeout, or the call dropped)
+//! may still get a lease: Redis runs the script when it can. Its reply is then awaited in the
+//! background and a lease it took released at once, not left to expire.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -73,14 +77,20 @@ impl RedisSlots {
     async fn attempt(&self, ttl: Duration) -> Result<Attempt, Failed> {
         let n = self.store.leases.fetch_add(1, Ordering::Relaxed);
         let id = format!("{:016x}{n:x}", self.store.lease_seed);
-        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
-        let max = self.limit.max_active as u64;
-        let args = (&id, ttl_ms, max);
-        match self
-            .store
-            .run::<i64>(&SCRIPTS.acquire, &self.key, &args)
-            .await?
-        {
+        let mut taking = Taking::start(self, id.clone(), ttl);
+        let reply = taking.reply.as_mut().expect("sent, not answered yet");
+        let reply = self.store.within(reply).await;
+        match &reply {
+            // Still in flight: awaited in the background when `taking` is dropped.
+            Err(Failed::TimedOut) => {}
+            Ok(_) => taking.reply = None,
+            Err(Failed::Redis(error)) => {
+                taking.reply = None;
+                taking.release = !error.is_connection_refusal();
+            }
+        }
+        drop(taking);
+        match reply? {
             -1 => Ok(Attempt::Taken(id)),
             wait => {
                 let wait = wait.max(0).unsigned_abs();
@@ -156,6 +166,76 @@ impl ConcurrencyLimiter for RedisSlots {
     }
 }
 
+/// A lease being taken: the script's reply until it comes. Dropped before (the store's
+/// timeout, or the call dropped while it waits), the reply is awaited in the background, at
+/// most the lease's time to live, and a lease it may have taken is released; dropped after an
+/// error that leaves it unknown whether the script ran, the lease is released too.
+struct Taking {
+    store: Arc<Inner>,
+    key: String,
+    id: String,
+    ttl: Duration,
+    reply: Option<BoxFuture<'static, redis::RedisResult<i64>>>,
+    /// Whether to release the lease once dropped, its reply come.
+    release: bool,
+    wake: Arc<Notify>,
+}
+
+impl Taking {
+    /// Sends the script that takes lease `id` of `slots` for `ttl`.
+    fn start(slots: &RedisSlots, id: String, ttl: Duration) -> Self {
+        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        let args = (id.clone(), ttl_ms, slots.limit.max_active as u64);
+        let (store, key) = (Arc::clone(&slots.store), slots.key.clone());
+        let reply = Box::pin(async move {
+            let mut invocation = SCRIPTS.acquire.key(&key);
+            invocation.arg(&args);
+            store.connection.invoke::<i64>(&invocation).await
+        });
+        Taking {
+            store: Arc::clone(&slots.store),
+            key: slots.key.clone(),
+            id,
+            ttl,
+            reply: Some(reply),
+            release: false,
+            wake: Arc::clone(&slots.wake),
+        }
+    }
+}
+
+impl Drop for Taking {
+    fn drop(&mut self) {
+        let (reply, release) = (self.reply.take(), self.release);
+        if reply.is_none() && !release {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (store, key, id) = (
+            Arc::clone(&self.store),
+            std::mem::take(&mut self.key),
+            std::mem::take(&mut self.id),
+        );
+        let (ttl, wake) = (self.ttl, Arc::clone(&self.wake));
+        runtime.spawn(async move {
+            if let Some(reply) = reply {
+                // No lease was taken when every one was (a wait), nor when the script never
+                // reached Redis; otherwise one was, or may have been (no reply at all).
+                match tokio::time::timeout(ttl, reply).await {
+                    Ok(Ok(wait)) if wait >= 0 => return,
+                    Ok(Err(error)) if error.is_connection_refusal() => return,
+                    _ => {}
+                }
+            }
+            if store.release(&key, &id).await {
+                wake.notify_waiters();
+            }
+        });
+    }
+}
+
 /// A place in this replica's line, given back however the wait ends.
 struct InLine<'a>(&'a AtomicUsize);
 
@@ -188,14 +268,8 @@ impl Drop for Lease {
         );
         let wake = Arc::clone(&self.wake);
         runtime.spawn(async move {
-            let channel = store.channel();
-            let args = (&id, &channel);
             // Not released (Redis unreachable): the lease expires on its own.
-            if store
-                .run::<i64>(&SCRIPTS.release, &key, &args)
-                .await
-                .is_ok()
-            {
+            if store.release(&key, &id).await {
                 wake.notify_waiters();
             }
         });
