@@ -18,8 +18,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rmcp::model::{
-    ClientCapabilities, CreateMessageRequest, ElicitRequest, ElicitRequestParams, InputRequest,
-    InputRequests, InputResponses, ListRootsRequest, LoggingLevel, LoggingMessageNotificationParam,
+    ClientCapabilities, CreateMessageRequest, ElicitRequest, InputRequest, InputRequests,
+    InputResponses, ListRootsRequest, LoggingLevel, LoggingMessageNotificationParam,
 };
 use rmcp::service::ServiceError;
 use rmcp::{Peer, RoleServer};
@@ -42,26 +42,6 @@ fn rank(level: LoggingLevel) -> u8 {
         LoggingLevel::Critical => 5,
         LoggingLevel::Alert => 6,
         LoggingLevel::Emergency => 7,
-    }
-}
-
-/// Whether the client supports `ask`, by what it declared.
-fn declared(capabilities: &ClientCapabilities, ask: Ask) -> bool {
-    match ask {
-        Ask::User => capabilities.elicitation.is_some(),
-        Ask::Model => capabilities.sampling.is_some(),
-        Ask::Roots => capabilities.roots.is_some(),
-    }
-}
-
-/// Whether the client supports this request (a URL elicitation needs the `url` mode).
-fn supports_request(capabilities: &ClientCapabilities, request: &ClientRequestKind) -> bool {
-    match request {
-        ClientRequestKind::Elicit(ElicitRequestParams::UrlElicitationParams { .. }) => capabilities
-            .elicitation
-            .as_ref()
-            .is_some_and(|e| e.url.is_some()),
-        other => declared(capabilities, other.ask()),
     }
 }
 
@@ -153,15 +133,12 @@ fn failed(ask: Ask, error: ServiceError) -> ClientError {
 }
 
 impl ClientLink for SessionLink {
-    fn supports(&self, ask: Ask) -> bool {
-        declared(&self.capabilities, ask)
+    fn capabilities(&self) -> &ClientCapabilities {
+        &self.capabilities
     }
 
     fn request(&self, request: ClientRequestKind) -> BoxFuture<'_, Result<Value, ClientError>> {
         let ask = request.ask();
-        if !supports_request(&self.capabilities, &request) {
-            return Box::pin(std::future::ready(Err(ClientError::NotSupported { ask })));
-        }
         Box::pin(async move {
             let to_value = |v: Result<Value, serde_json::Error>| {
                 v.map_err(|e| ClientError::Failed {
@@ -281,15 +258,11 @@ fn key(request: &ClientRequestKind, n: usize) -> String {
 }
 
 impl ClientLink for RoundLink {
-    fn supports(&self, ask: Ask) -> bool {
-        declared(&self.capabilities, ask)
+    fn capabilities(&self) -> &ClientCapabilities {
+        &self.capabilities
     }
 
     fn request(&self, request: ClientRequestKind) -> BoxFuture<'_, Result<Value, ClientError>> {
-        let ask = request.ask();
-        if !supports_request(&self.capabilities, &request) {
-            return Box::pin(std::future::ready(Err(ClientError::NotSupported { ask })));
-        }
         let key = key(&request, self.asked.fetch_add(1, Ordering::Relaxed) + 1);
         if let Some(answer) = self.answers.get(&key) {
             return Box::pin(std::future::ready(Ok(answer.clone())));

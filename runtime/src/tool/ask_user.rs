@@ -92,7 +92,7 @@ mod tests {
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
 
-    use rmcp::model::LoggingLevel;
+    use rmcp::model::{ClientCapabilities, LoggingLevel};
     use serde_json::json;
 
     use super::*;
@@ -118,14 +118,14 @@ mod tests {
     /// A client that answers every form with `answer`, recording what it was asked.
     #[derive(Debug)]
     struct Answering {
-        elicitation: bool,
+        capabilities: ClientCapabilities,
         answer: Value,
         asked: Mutex<Vec<Value>>,
     }
 
     impl ClientLink for Answering {
-        fn supports(&self, ask: Ask) -> bool {
-            ask == Ask::User && self.elicitation
+        fn capabilities(&self) -> &ClientCapabilities {
+            &self.capabilities
         }
 
         fn request(&self, request: ClientRequestKind) -> BoxFuture<'_, Result<Value, ClientError>> {
@@ -142,8 +142,12 @@ mod tests {
     }
 
     fn client(elicitation: bool, answer: Value) -> (ClientAccess, Arc<Answering>) {
+        let mut capabilities = ClientCapabilities::default();
+        if elicitation {
+            capabilities.elicitation = Some(Default::default());
+        }
         let link = Arc::new(Answering {
-            elicitation,
+            capabilities,
             answer,
             asked: Mutex::default(),
         });

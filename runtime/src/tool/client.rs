@@ -16,8 +16,8 @@
 use std::time::Duration;
 
 use rmcp::model::{
-    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ElicitationSchema, ListRootsResult, LoggingLevel, ModelHint,
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ElicitationSchema, ListRootsResult, LoggingLevel, ModelHint,
     ModelPreferences, SamplingMessage,
 };
 use serde::de::DeserializeOwned;
@@ -333,8 +333,29 @@ impl From<ClientError> for super::Failure {
 /// The way from a call to its client, as the server made it for the call's transport and
 /// protocol era.
 pub(crate) trait ClientLink: Send + Sync + std::fmt::Debug {
-    /// Whether the client can be asked this.
-    fn supports(&self, ask: Ask) -> bool;
+    /// What the client declared it can be asked.
+    fn capabilities(&self) -> &ClientCapabilities;
+
+    /// Whether the client can be asked this, by what it declared.
+    fn supports(&self, ask: Ask) -> bool {
+        let declared = self.capabilities();
+        match ask {
+            Ask::User => declared.elicitation.is_some(),
+            Ask::Model => declared.sampling.is_some(),
+            Ask::Roots => declared.roots.is_some(),
+        }
+    }
+
+    /// Whether the client can be sent this request (a URL elicitation needs the `url` mode).
+    fn supports_request(&self, request: &ClientRequestKind) -> bool {
+        match request {
+            ClientRequestKind::Elicit(ElicitRequestParams::UrlElicitationParams { .. }) => {
+                let elicitation = self.capabilities().elicitation.as_ref();
+                elicitation.is_some_and(|e| e.url.is_some())
+            }
+            other => self.supports(other.ask()),
+        }
+    }
 
     /// Sends a request to the client and waits for its answer (its result as JSON); from
     /// 2026-07-28, the answer the client gave in this round, or the end of the round.
@@ -590,7 +611,7 @@ impl ClientAccess {
     /// there is none (a client that did not declare the capability is not asked).
     pub(crate) async fn ask(&self, request: ClientRequestKind) -> Result<Value, ClientError> {
         let ask = request.ask();
-        if !self.link.supports(ask) {
+        if !self.link.supports_request(&request) {
             return Err(ClientError::NotSupported { ask });
         }
         let waited = self.ask_timeout;
