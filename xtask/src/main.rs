@@ -257,6 +257,7 @@ fn package() -> Result<(), Error> {
         command.args(["package", "--allow-dirty"]);
         command
     };
+    forget_overlay_sources(&crates)?;
     run(package().args(["-p", crates[0], "-p", crates[1]]))?;
     for krate in crates {
         let list = output(package().args(["--list", "--quiet", "-p", krate]))?;
@@ -289,6 +290,44 @@ fn package() -> Result<(), Error> {
             return Err(format!("{krate} would ship {stray}: not source, docs or licence").into());
         }
         println!("{krate}: {} files\n  {}", files.len(), files.join("\n  "));
+    }
+    Ok(())
+}
+
+/// Removes what an earlier `cargo package` unpacked of our own crates from its overlay registry.
+///
+/// Packaging a workspace verifies the runtime against the macros' `.crate` through a temporary
+/// registry, and Cargo unpacks a crate of a local registry only when its directory under
+/// `$CARGO_HOME/registry/src` does not exist yet (rust-lang/cargo#13926, local registry
+/// sources). A machine that kept its Cargo home from an earlier run would verify the runtime
+/// against that run's macros: a derive added since then is reported missing.
+fn forget_overlay_sources(crates: &[&str]) -> Result<(), Error> {
+    let home = match std::env::var_os("CARGO_HOME") {
+        Some(home) => PathBuf::from(home),
+        None => match std::env::var_os("HOME") {
+            Some(home) => Path::new(&home).join(".cargo"),
+            None => return Ok(()),
+        },
+    };
+    let Ok(sources) = std::fs::read_dir(home.join("registry").join("src")) else {
+        return Ok(());
+    };
+    for source in sources.flatten() {
+        // crates.io's own sources stay; the overlay is the registry without a name.
+        if source.file_name().to_string_lossy().starts_with("index.") {
+            continue;
+        }
+        for unpacked in std::fs::read_dir(source.path())?.flatten() {
+            let name = unpacked.file_name().to_string_lossy().into_owned();
+            let ours = crates.iter().any(|krate| {
+                name.strip_prefix(krate)
+                    .and_then(|rest| rest.strip_prefix('-'))
+                    .is_some_and(|version| version.starts_with(|c: char| c.is_ascii_digit()))
+            });
+            if ours {
+                std::fs::remove_dir_all(unpacked.path())?;
+            }
+        }
     }
     Ok(())
 }
