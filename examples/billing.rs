@@ -32,6 +32,8 @@
 mod billing;
 #[path = "common/cli.rs"]
 mod cli;
+#[path = "common/contract_flags.rs"]
+mod contract_flags;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,8 +44,8 @@ use cli::seconds;
 use mcp_fusion::Server;
 use mcp_fusion::contract::Contract;
 use mcp_fusion::middleware::Audit;
-use mcp_fusion::server::auth::{JwtVerifier, OAuth};
 use mcp_fusion::server::limits::{FailPolicy, RedisStore};
+use mcp_fusion::server::oauth::{JwtVerifier, OAuth};
 use mcp_fusion::server::{HttpOptions, ServerBuilder, StdioOptions};
 use mcp_fusion::tools::Exposition;
 
@@ -275,7 +277,11 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
     let args = Args::parse();
     cli::log_to_stderr();
     let server = describe(&args)?;
-    if let Some(status) = mcp_fusion::contract::command(&server, std::env::args()) {
+    if let Some(status) = contract_flags::run(
+        &server,
+        args.contract_diff.as_deref(),
+        args.contract_write.as_deref(),
+    ) {
         return Ok(status);
     }
     let server = server.build()?;

@@ -19,13 +19,15 @@
 
 #[path = "common/cli.rs"]
 mod cli;
+#[path = "common/contract_flags.rs"]
+mod contract_flags;
 
 use std::time::Duration;
 
 use clap::Parser;
 use cli::seconds;
 use mcp_fusion::contract::Contract;
-use mcp_fusion::gateway::Upstream;
+use mcp_fusion::server::gateway::Upstream;
 use mcp_fusion::server::{HttpOptions, StdioOptions};
 use mcp_fusion::{Server, ToolError, tool};
 
@@ -132,7 +134,11 @@ async fn main() -> Result<std::process::ExitCode, Box<dyn std::error::Error>> {
             );
             return Ok(std::process::ExitCode::from(2));
         }
-        if let Some(status) = mcp_fusion::contract::command(&server, std::env::args()) {
+        if let Some(status) = contract_flags::run(
+            &server,
+            args.contract_diff.as_deref(),
+            args.contract_write.as_deref(),
+        ) {
             return Ok(status);
         }
     }

@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use mcp_fusion::client::{MIRROR_KEY, ParsedError, parse_envelope};
 use mcp_fusion::contract::{ChangeSeverity, ContractChange, inject_contract_awareness};
 use mcp_fusion::rmcp::model::CallToolResult;
-use mcp_fusion::router::Router;
+use mcp_fusion::router::ActionRouter;
 use mcp_fusion::validate::Schema;
 use mcp_fusion::{ErrorCode, Severity, ToolError};
 use serde_json::{Value, json};
@@ -247,7 +247,7 @@ fn names(list: &Value) -> Vec<String> {
 
 fn routing(input: &Value, mirrors: &mut Mirrors) -> Value {
     let actions = names(&input["actions"]);
-    let mut router = Router::new(str_of(&input["tool"]), actions.clone())
+    let mut router = ActionRouter::new(str_of(&input["tool"]), actions.clone())
         .discriminator(str_of(&input["discriminator"]));
     // Version 3: each action's argument schema, by its bare name (ERRORS.md §11.1).
     if let Some(schemas) = input["schemas"].as_object() {

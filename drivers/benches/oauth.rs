@@ -8,7 +8,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
-use mcp_fusion::server::auth::{JwtVerifier, TokenVerifier};
+use mcp_fusion::server::oauth::{JwtVerifier, TokenVerifier};
 use mcp_fusion_drivers::issuer::Issuer;
 use serde_json::{Map, Value};
 

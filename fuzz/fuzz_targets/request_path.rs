@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use mcp_fusion::server::{Server, StdioOptions};
+use mcp_fusion::Server;
+use mcp_fusion::server::StdioOptions;
 use mcp_fusion::{ToolError, tool};
 use mcp_fusion_fuzz::{JsonBuilder, text};
 use schemars::JsonSchema;

@@ -25,13 +25,13 @@ pub fn derive_tool_errors(input: TokenStream) -> TokenStream {
     common::debug::dump("ToolErrors", tool_errors::expand(input.into())).into()
 }
 
-/// See `mcp_fusion::ElicitForm`.
+/// See `mcp_fusion::tools::ElicitForm`.
 #[proc_macro_derive(ElicitForm, attributes(form))]
 pub fn derive_elicit_form(input: TokenStream) -> TokenStream {
     common::debug::dump("ElicitForm", elicit::expand_form(input.into())).into()
 }
 
-/// See `mcp_fusion::ElicitChoice`.
+/// See `mcp_fusion::tools::ElicitChoice`.
 #[proc_macro_derive(ElicitChoice, attributes(choice))]
 pub fn derive_elicit_choice(input: TokenStream) -> TokenStream {
     common::debug::dump("ElicitChoice", elicit::expand_choice(input.into())).into()

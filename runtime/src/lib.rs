@@ -167,7 +167,8 @@
 //! and what a form cannot show is refused when the crate compiles, on the field's type.
 //!
 //! ```
-//! use mcp_fusion::{Context, ElicitChoice, ElicitForm, ToolError};
+//! use mcp_fusion::{Context, ToolError};
+//! use mcp_fusion::tools::{ElicitChoice, ElicitForm};
 //!
 //! /// How often to send the report.
 //! #[derive(serde::Deserialize, ElicitChoice)]
@@ -282,28 +283,39 @@
 //! # });
 //! ```
 //!
-//! # The pieces
+//! # The map
 //!
-//! - The envelope: [`ToolError`] (its own builder), [`ErrorCode`], [`Severity`], the rest in
-//!   [`errors`]; [`validate`] (schemas, problems, `<validation_error>`);
-//!   [`client::parse_envelope`] (reading one back).
-//! - Tools: [`Tool`] (a definition and a way to run each action; `#[tool]` implements it, or
-//!   write it by hand), [`Context`], and in [`tools`] what definitions are made of
-//!   ([`ToolDef`](tools::ToolDef), [`ActionDef`](tools::ActionDef)); [`router`] (the
-//!   discriminator).
-//! - Serving: [`server::Server`] on rmcp (stdio with feature `stdio`, streamable HTTP with
-//!   `http`; both on by default), which runs its policy (rate limit, concurrency,
-//!   [`middleware`], deadline, panic catching) around every tool.
-//! - Who calls: `server::auth` (feature `oauth`), MCP authorization over streamable HTTP (an
-//!   OAuth resource server, per-action scopes), and the verified [`Caller`](tools::Caller) a
-//!   handler reads with [`Context::caller`].
-//! - Calling: `client::Client` (feature `client`), which turns envelopes back into Rust errors
-//!   (the generic [`ParsedError`](client::ParsedError), or the caller's own through
-//!   [`FromEnvelope`](client::FromEnvelope)), read from the mirror every envelope carries in
-//!   `_meta` ([`MIRROR_KEY`](client::MIRROR_KEY), ERRORS.md §9) or from its text.
-//! - Change: [`contract`] (the lockfile, classified diffs, and
-//!   [`inject_contract_awareness`](contract::inject_contract_awareness): what changed, told to
-//!   the model).
+//! The root holds what every server names, each for one reason:
+//!
+//! | root item | why it is here |
+//! |---|---|
+//! | [`tool`] | writes a [`Tool`] from an impl block or an async fn |
+//! | [`ToolErrors`] | maps a domain error enum to envelopes |
+//! | [`ToolError`], [`ErrorCode`], [`Severity`] | what a handler returns when a call fails |
+//! | [`Context`] | what a handler gets besides its arguments: errors, progress, the client |
+//! | [`Tool`] | what the server lists and calls; `#[tool]` implements it, or write it by hand |
+//! | [`Server`] | serves tools (and your own rmcp handler's prompts and resources) |
+//! | [`rmcp`] | the SDK underneath, re-exported so versions always match |
+//!
+//! Everything else has one path, in the module that owns it:
+//!
+//! - [`errors`]: the rest of building an envelope (the builder's argument types, custom codes,
+//!   a warning on a successful result).
+//! - [`tools`]: what definitions are made of ([`ToolDef`](tools::ToolDef),
+//!   [`ActionDef`](tools::ActionDef)), what an action returns, and what it asks of the client
+//!   (forms with [`ElicitForm`](tools::ElicitForm), sampling, roots, log levels).
+//! - [`validate`]: schemas, problems and `<validation_error>`; [`router`]: the discriminator
+//!   ([`ActionRouter`](router::ActionRouter)).
+//! - [`middleware`]: code around every call ([`AuthCheck`](middleware::AuthCheck),
+//!   [`Audit`](middleware::Audit)).
+//! - [`server`]: the builder, stdio (feature `stdio`) and streamable HTTP (`http`) options, the
+//!   limit stores (`server::limits`), MCP authorization (`server::oauth`, feature `oauth`) and
+//!   the gateway (`server::gateway`, feature `gateway`).
+//! - [`client`]: reading an envelope back ([`parse_envelope`](client::parse_envelope),
+//!   [`FromEnvelope`](client::FromEnvelope), the `_meta` mirror), and with feature `client` a
+//!   typed client that does it for every result.
+//! - [`contract`]: the lockfile, classified diffs, and what changed told to the model
+//!   ([`inject_contract_awareness`](contract::inject_contract_awareness)).
 #![warn(missing_docs)]
 // docs.rs (`--cfg docsrs`, nightly): each item behind a feature is labelled with it.
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -320,39 +332,51 @@ pub mod contract;
 mod envelope;
 mod error;
 mod hash;
-#[cfg(feature = "gateway")]
-pub use server::gateway;
 pub mod middleware;
 pub mod router;
 pub mod server;
 mod tool;
 pub mod validate;
 
-/// The envelope a handler returns, and what building one takes: [`ToolError`] (also at the
-/// root) with [`ErrorCode`] and [`Severity`]; [`Text`](errors::Text) and
+/// What building an envelope takes besides [`ToolError`], [`ErrorCode`] and [`Severity`] (at
+/// the root, where every handler names them): [`Text`](errors::Text) and
 /// [`RetryAfter`](errors::RetryAfter), the types its builder takes;
 /// [`InvalidCode`](errors::InvalidCode), a custom code that is not `[A-Z][A-Z0-9_]*`;
 /// [`with_warning`](errors::with_warning), a warning appended to a successful result.
 pub mod errors {
     pub use crate::call_result::with_warning;
-    pub use crate::envelope::{RetryAfter, Text, ToolError};
-    pub use crate::error::{ErrorCode, InvalidCode, Severity};
+    pub use crate::envelope::{RetryAfter, Text};
+    pub use crate::error::InvalidCode;
 }
 
-/// What a tool is made of, for tools written by hand and for reading definitions: [`Tool`]
-/// (also at the root), [`ToolDef`](tools::ToolDef) and [`ActionDef`](tools::ActionDef) with
-/// their builders, what an action returns ([`Response`](tools::Response),
-/// [`IntoOutput`](tools::IntoOutput), [`Failure`](tools::Failure)) and gets ([`Context`], also
-/// at the root, with the client's [`TraceContext`](tools::TraceContext) and the verified
-/// [`Caller`](tools::Caller)).
+/// What a tool is made of besides [`Tool`] and [`Context`] (at the root), for tools written by
+/// hand and for reading definitions: [`ToolDef`](tools::ToolDef) and
+/// [`ActionDef`](tools::ActionDef) with their builders; what an action returns
+/// ([`Response`](tools::Response), [`IntoOutput`](tools::IntoOutput),
+/// [`Failure`](tools::Failure)) and reads ([`TraceContext`](tools::TraceContext), the verified
+/// [`Caller`](tools::Caller)); and what it asks of the client through [`Context`]: a form
+/// ([`ElicitForm`](tools::ElicitForm) and [`ElicitChoice`](tools::ElicitChoice), each a trait
+/// and its derive at one path, as serde's `Serialize`), a URL, the client's model
+/// ([`Sampling`](tools::Sampling)), its roots, a log line at a [`LogLevel`](tools::LogLevel).
 pub mod tools {
     pub use crate::tool::{
         ActionDef, ActionDefBuilder, ActionRef, Annotations, Answer, Ask, BoxFuture, Caller,
-        Choice, ClientError, Concurrency, Context, Deprecation, ElicitChoice, ElicitForm, Elicited,
+        Choice, ClientError, Concurrency, Deprecation, ElicitChoice, ElicitForm, Elicited,
         Exposition, Failure, IntoOutput, LogLevel, RateLimit, Response, Root, SCOPES_KEY, Sampled,
-        Sampling, SingleToolDefBuilder, Tool, ToolDef, ToolDefBuilder, TraceContext,
+        Sampling, SingleToolDefBuilder, ToolDef, ToolDefBuilder, TraceContext,
     };
+    /// Implements [`ElicitChoice`] for an enum of unit variants: a choice in a form (or
+    /// several, as a `Vec`); see the [crate docs](crate#asking-the-user-deriveelicitform).
+    pub use mcp_fusion_macros::ElicitChoice;
+    /// Implements [`ElicitForm`] for a struct: the form [`Context::elicit`](crate::Context::elicit)
+    /// asks the user to fill in, checked at compile time; see the
+    /// [crate docs](crate#asking-the-user-deriveelicitform).
+    pub use mcp_fusion_macros::ElicitForm;
 }
+
+// The root holds what every server names: the two macros, the error a handler returns with its
+// code and severity, what a handler gets, the trait a tool implements, the server, and rmcp.
+// Everything else has one path, in the module that owns it.
 
 /// The error a handler returns, rendered as `<tool_error>`: built with [`ToolError::new`] (or
 /// [`Context::error`] in a handler), then `.suggest(..)`, `.actions(..)`, `.details(..)`,
@@ -362,12 +386,6 @@ pub use envelope::ToolError;
 pub use error::ErrorCode;
 /// `warning`, `error` or `critical`: whether the call fails, and how hard.
 pub use error::Severity;
-/// Implements [`tools::ElicitChoice`] for an enum of unit variants: a choice in a form (or
-/// several, as a `Vec`); see the [crate docs](crate#asking-the-user-deriveelicitform).
-pub use mcp_fusion_macros::ElicitChoice;
-/// Implements [`tools::ElicitForm`] for a struct: the form [`Context::elicit`] asks the user to
-/// fill in, checked at compile time; see the [crate docs](crate#asking-the-user-deriveelicitform).
-pub use mcp_fusion_macros::ElicitForm;
 /// Maps a domain error enum to codes, messages and recovery hints; see the
 /// [crate docs](crate#domain-errors-derivetoolerrors).
 pub use mcp_fusion_macros::ToolErrors;
@@ -376,8 +394,10 @@ pub use mcp_fusion_macros::ToolErrors;
 pub use mcp_fusion_macros::tool;
 /// The official Rust MCP SDK this crate plugs into, re-exported so versions always match.
 pub use rmcp;
-/// The MCP server that serves tools: [`Server::builder`], then stdio or streamable HTTP.
-pub use server::Server;
+/// The MCP server that serves tools (and, beside them, your own rmcp handler's prompts and
+/// resources): [`Server::builder`], then stdio or streamable HTTP; the rest of serving is in
+/// [`server`].
+pub use server::core::Server;
 /// What an action's handler gets besides its arguments (`f: Context`).
 pub use tool::Context;
 /// A tool an MCP server can list and call; `#[tool]` implements it.

@@ -1,5 +1,5 @@
 //! Middleware: async code around each call, after the limits and before the handler, under
-//! the same error rule as handlers. Two ship with the crate: [`Auth`] and [`Audit`].
+//! the same error rule as handlers. Two ship with the crate: [`AuthCheck`] and [`Audit`].
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -52,8 +52,8 @@ impl CallInfo {
 
     /// The verified caller (over streamable HTTP with an OAuth resource server); `None` where
     /// no caller is verified.
-    pub fn caller(&self) -> Option<&crate::tools::Caller> {
-        crate::tools::Caller::of(&self.extensions)
+    pub fn caller(&self) -> Option<&crate::tool::Caller> {
+        crate::tool::Caller::of(&self.extensions)
     }
 
     /// The validated arguments, discriminator removed.
@@ -154,28 +154,28 @@ pub enum AuthDecision {
 /// `oauth`), whose refusals cost nothing.
 ///
 /// ```
-/// use mcp_fusion::middleware::{Auth, AuthDecision};
-/// let auth = Auth::new(|info| match info.extensions().get::<String>() {
+/// use mcp_fusion::middleware::{AuthCheck, AuthDecision};
+/// let auth = AuthCheck::new(|info| match info.extensions().get::<String>() {
 ///     Some(token) if token == "let-me-in" => AuthDecision::Allow,
 ///     Some(_) => AuthDecision::Refused("The token has expired.".into()),
 ///     None => AuthDecision::Required,
 /// });
 /// # let _ = auth;
 /// ```
-pub struct Auth {
+pub struct AuthCheck {
     check: Box<dyn Fn(&CallInfo) -> AuthDecision + Send + Sync>,
 }
 
-impl Auth {
+impl AuthCheck {
     /// Authentication with `check`.
     pub fn new(check: impl Fn(&CallInfo) -> AuthDecision + Send + Sync + 'static) -> Self {
-        Auth {
+        AuthCheck {
             check: Box::new(check),
         }
     }
 }
 
-impl Middleware for Auth {
+impl Middleware for AuthCheck {
     fn handle<'a>(
         &'a self,
         info: &'a CallInfo,
@@ -216,7 +216,7 @@ impl Middleware for Audit {
                 Err(Failure::Invalid(_)) => "VALIDATION_ERROR",
                 Err(Failure::Internal(_)) => "INTERNAL_ERROR",
             };
-            let subject = info.caller().map(crate::tools::Caller::subject);
+            let subject = info.caller().map(crate::tool::Caller::subject);
             tracing::info!(target: "mcp_fusion::audit", tool = %info.tool, action = %info.action, subject, result, micros, "tool call");
             outcome
         })

@@ -16,7 +16,7 @@ pub use core;
 pub use rmcp::model::{CallToolResult, ElicitationSchema};
 pub use serde_json::{Map, Value};
 
-pub use crate::envelope::{FromEnvelope, ParsedError};
+pub use crate::client::{FromEnvelope, ParsedError};
 pub use crate::tool::{
     ActionDef, ActionDefBuilder, ActionRef, BoxFuture, Choice, Context, ElicitChoice, ElicitForm,
     Exposition, Failure, IntoOutput, Tool, ToolDef,
@@ -24,7 +24,7 @@ pub use crate::tool::{
 pub use crate::{ErrorCode, Severity, ToolError};
 
 /// Starts an error of a `ToolErrors` variant.
-pub fn error(code: ErrorCode, message: impl Into<crate::errors::Text>) -> ToolError {
+pub fn error(code: ErrorCode, message: impl Into<crate::envelope::Text>) -> ToolError {
     ToolError::new(code, message)
 }
 
@@ -40,7 +40,7 @@ pub mod form {
 
 /// What `#[tool_error(from_envelope)]` reads an envelope with.
 pub mod reverse {
-    pub use crate::envelope::reverse::{Piece, detail, is, matching, read};
+    pub use crate::client::reverse::{Piece, detail, is, matching, read};
 }
 
 /// The arguments of an action: decoded from JSON, described by a JSON Schema.
@@ -81,8 +81,8 @@ pub fn with_output<T: OutputSchema>(action: ActionDefBuilder) -> ActionDefBuilde
 /// The result of an action that declares its output: its value as text and as structured
 /// content.
 pub fn structured_output<T: StructuredOutput>(value: T) -> Result<CallToolResult, Failure> {
-    crate::tools::Response::structured(&value)
-        .map(crate::tools::Response::into_result)
+    crate::tool::Response::structured(&value)
+        .map(crate::tool::Response::into_result)
         .map_err(|e| Failure::Internal(Box::new(e)))
 }
 

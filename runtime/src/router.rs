@@ -10,25 +10,25 @@ use serde_json::{Map, Value};
 
 use crate::ToolError;
 use crate::closest::Names;
+use crate::envelope::Text;
 use crate::envelope::{ActionList, Envelope, RouteText, UnknownTail, fitting_sentence};
-use crate::errors::Text;
 use crate::hash::FoldState;
 use fields::Takes;
 
 /// The actions of a grouped tool and the field that selects one.
 ///
 /// ```
-/// use mcp_fusion::router::{Router, RouteError};
+/// use mcp_fusion::router::{ActionRouter, RouteError};
 /// use serde_json::json;
 ///
-/// let router = Router::new("billing", ["list_invoices", "get_invoice"]);
+/// let router = ActionRouter::new("billing", ["list_invoices", "get_invoice"]);
 /// assert_eq!(router.route(Some(&json!({"action": "billing.get_invoice"}))), Ok(1));
 /// let err = router.route(Some(&json!({"action": "get_invoise"}))).unwrap_err();
 /// assert_eq!(err, RouteError::UnknownAction { value: "get_invoise".into(), closest: Some(1), fields: vec![] });
 /// assert_eq!(router.error(&err).recovery(), Some("Did you mean \"billing.get_invoice\"? Choose one of the available actions and call the tool again."));
 /// ```
 #[derive(Debug, Clone)]
-pub struct Router {
+pub struct ActionRouter {
     tool: String,
     discriminator: String,
     /// The bare names, prepared for the closest-name search.
@@ -41,7 +41,7 @@ pub struct Router {
     /// What follows the value in an UNKNOWN_ACTION head, suggesting each action (then none),
     /// made the first time it is needed.
     unknown: Arc<[OnceLock<UnknownTail>]>,
-    /// The fields each action takes, when its schema was given ([`Router::schemas`]).
+    /// The fields each action takes, when its schema was given ([`ActionRouter::schemas`]).
     takes: Option<Arc<[Takes]>>,
 }
 
@@ -91,7 +91,7 @@ enum Sent<'v> {
     Names(&'v [String]),
 }
 
-impl Router {
+impl ActionRouter {
     /// A tool's actions (bare names, in declaration order), selected by the field `action`.
     pub fn new<I>(tool: impl Into<String>, actions: I) -> Self
     where
@@ -109,7 +109,7 @@ impl Router {
             // The first of two equal names wins, as a search in declaration order would.
             index.entry(action.clone()).or_insert(i);
         }
-        Router {
+        ActionRouter {
             unknown: (0..=actions.len()).map(|_| OnceLock::new()).collect(),
             tool,
             discriminator: "action".into(),
@@ -128,12 +128,12 @@ impl Router {
     /// them the router does not know, and says nothing of the fields.
     ///
     /// ```
-    /// use mcp_fusion::router::Router;
+    /// use mcp_fusion::router::ActionRouter;
     /// use serde_json::json;
     ///
     /// let id = json!({"type": "object", "properties": {"id": {"type": "string"}}});
     /// let list = json!({"type": "object", "properties": {"limit": {"type": "integer"}}});
-    /// let router = Router::new("billing", ["list_invoices", "get_invoice"]).schemas([&list, &id]);
+    /// let router = ActionRouter::new("billing", ["list_invoices", "get_invoice"]).schemas([&list, &id]);
     /// let err = router.route(Some(&json!({"id": "inv_1"}))).unwrap_err();
     /// assert_eq!(
     ///     router.error(&err).recovery(),
@@ -151,7 +151,7 @@ impl Router {
     /// Renames the discriminator field.
     ///
     /// ```
-    /// let router = mcp_fusion::router::Router::new("deploy", ["start"]).discriminator("operation");
+    /// let router = mcp_fusion::router::ActionRouter::new("deploy", ["start"]).discriminator("operation");
     /// assert_eq!(router.route(Some(&serde_json::json!({"operation": "start"}))), Ok(0));
     /// ```
     pub fn discriminator(mut self, name: impl Into<String>) -> Self {
@@ -188,7 +188,7 @@ impl Router {
     /// for a call that sent no other field.
     ///
     /// ```
-    /// let router = mcp_fusion::router::Router::new("billing", ["list_invoices"]);
+    /// let router = mcp_fusion::router::ActionRouter::new("billing", ["list_invoices"]);
     /// assert_eq!(router.route_value(Some(&serde_json::json!("list_invoices"))), Ok(0));
     /// ```
     pub fn route_value(&self, discriminator: Option<&Value>) -> Result<usize, RouteError> {
@@ -211,8 +211,8 @@ impl Router {
         }
     }
 
-    /// [`Router::route`] of a call's arguments, or the envelope explaining the failure (the
-    /// same as [`Router::error`]'s, made without a [`ToolError`] or a copy of what was sent).
+    /// [`ActionRouter::route`] of a call's arguments, or the envelope explaining the failure (the
+    /// same as [`ActionRouter::error`]'s, made without a [`ToolError`] or a copy of what was sent).
     pub(crate) fn route_or_render(
         &self,
         arguments: &Map<String, Value>,
@@ -344,13 +344,13 @@ impl Router {
         }
     }
 
-    /// The text of [`Router::error`]'s envelope, for code that routes calls itself and sends
+    /// The text of [`ActionRouter::error`]'s envelope, for code that routes calls itself and sends
     /// the text.
     ///
     /// ```
-    /// use mcp_fusion::router::{Router, RouteError};
+    /// use mcp_fusion::router::{ActionRouter, RouteError};
     ///
-    /// let router = Router::new("billing", ["get_invoice"]);
+    /// let router = ActionRouter::new("billing", ["get_invoice"]);
     /// let err = RouteError::UnknownAction { value: "get_invoise".into(), closest: Some(0), fields: vec![] };
     /// assert_eq!(router.render_error(&err), router.error(&err).render());
     /// ```

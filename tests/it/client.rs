@@ -10,11 +10,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_fusion::Server;
 use mcp_fusion::client::parse_envelope;
 use mcp_fusion::rmcp::model::*;
 use mcp_fusion::rmcp::service::{NotificationContext, RequestContext, RunningService};
 use mcp_fusion::rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
-use mcp_fusion::server::{HttpOptions, Server, StdioOptions};
+use mcp_fusion::server::{HttpOptions, StdioOptions};
 use mcp_fusion::tools::{ElicitForm, LogLevel, Sampling};
 use mcp_fusion::{Context, ToolError, tool};
 use mcp_fusion_drivers::raw_http;
@@ -587,7 +588,7 @@ async fn a_round_trip_and_the_states_it_refuses() {
 /// A round's state is bound to the verified caller: another subject's token cannot carry it on.
 #[tokio::test(flavor = "current_thread")]
 async fn another_subjects_state_is_refused() {
-    use mcp_fusion::server::auth::{JwtVerifier, OAuth};
+    use mcp_fusion::server::oauth::{JwtVerifier, OAuth};
     use mcp_fusion_drivers::issuer::Issuer;
 
     const AUDIENCE: &str = "https://notes.example/mcp";

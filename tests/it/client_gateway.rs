@@ -6,11 +6,12 @@
 
 #![allow(deprecated)] // Sampling and roots are legacy in rmcp (SEP-2577); still served.
 
+use mcp_fusion::Server;
 use mcp_fusion::rmcp::model::*;
 use mcp_fusion::rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use mcp_fusion::rmcp::transport::StreamableHttpClientTransport;
+use mcp_fusion::server::HttpOptions;
 use mcp_fusion::server::gateway::Upstream;
-use mcp_fusion::server::{HttpOptions, Server};
 use serde_json::json;
 
 use crate::client::{Answer, Person, call, envelope, notes, over_http, over_stdio, text};

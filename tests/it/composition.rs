@@ -7,11 +7,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_fusion::Server;
 use mcp_fusion::rmcp::model::*;
 use mcp_fusion::rmcp::service::RequestContext;
 use mcp_fusion::rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
-use mcp_fusion::server::auth::{JwtVerifier, OAuth};
-use mcp_fusion::server::{HttpOptions, Server, StdioOptions};
+use mcp_fusion::server::oauth::{JwtVerifier, OAuth};
+use mcp_fusion::server::{HttpOptions, StdioOptions};
 use mcp_fusion::{ToolError, tool};
 use mcp_fusion_drivers::issuer::Issuer;
 use mcp_fusion_drivers::raw_http;

@@ -35,7 +35,7 @@ fn codes_messages_and_hints() {
         Some("List invoices first, then retry with a real ID")
     );
     assert_eq!(
-        err.detail_pairs().collect::<Vec<_>>(),
+        err.get_details().collect::<Vec<_>>(),
         [("requestedId", "inv_9")]
     );
 
@@ -43,18 +43,18 @@ fn codes_messages_and_hints() {
         reason: "expired".into(),
     });
     assert_eq!(err.code().as_str(), "PAYMENT_DECLINED");
-    assert_eq!(err.severity_level(), Severity::Critical);
+    assert_eq!(err.get_severity(), Severity::Critical);
 
     let err = ToolError::from(BillingError::TooFast(12, 1.25));
     assert_eq!(err.message(), "Slow down: 12 calls in 1.2s");
-    assert_eq!(err.retry_after_secs(), Some(30));
+    assert_eq!(err.get_retry_after(), Some(30));
 
     let err = ToolError::from(BillingError::Busy {
         id: "inv_1".into(),
         status: "paid",
         wait: 5,
     });
-    assert_eq!(err.retry_after_secs(), Some(5));
+    assert_eq!(err.get_retry_after(), Some(5));
     assert!(!err.is_error());
 
     assert_eq!(BillingError::Unit.to_string(), "{braces} stay");

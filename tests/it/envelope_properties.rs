@@ -3,7 +3,7 @@
 
 use mcp_fusion::client::{ParsedError, ParsedKind, parse_envelope};
 use mcp_fusion::contract::{ChangeSeverity, ContractChange, inject_contract_awareness};
-use mcp_fusion::router::{RouteError, Router};
+use mcp_fusion::router::{ActionRouter, RouteError};
 use mcp_fusion::validate::{FieldPath, PathSegment, Problem, ProblemKind, Schema, ValidationError};
 use mcp_fusion::{ErrorCode, Severity, ToolError};
 use proptest::collection::vec;
@@ -214,7 +214,7 @@ proptest! {
         let doc = Document::parse(&text).expect("well-formed");
         let root = doc.root_element();
         prop_assert_eq!(attr(root, "code"), err.code().as_str());
-        prop_assert_eq!(attr(root, "severity"), err.severity_level().as_str());
+        prop_assert_eq!(attr(root, "severity"), err.get_severity().as_str());
         prop_assert_eq!(text_of(child(root, "message").expect("a message")), replaced(err.message()));
         prop_assert_eq!(child(root, "recovery").map(text_of), err.recovery().map(replaced));
         let actions: Vec<String> = child(root, "available_actions")
@@ -228,7 +228,7 @@ proptest! {
             .flat_map(|list| elements(list, "detail"))
             .map(|d| (attr(d, "key"), text_of(d)))
             .collect();
-        let expected: Vec<(String, String)> = err.detail_pairs().map(|(k, v)| (replaced(k), replaced(v))).collect();
+        let expected: Vec<(String, String)> = err.get_details().map(|(k, v)| (replaced(k), replaced(v))).collect();
         prop_assert_eq!(details, expected);
     }
 
@@ -292,13 +292,13 @@ proptest! {
 
     #[test]
     fn unknown_action_echoes_the_value(value in hostile()) {
-        let router = Router::new("billing", ACTIONS);
+        let router = ActionRouter::new("billing", ACTIONS);
         match router.route(Some(&json!({"action": value}))) {
             Err(route @ RouteError::UnknownAction { .. }) => {
                 let text = router.error(&route).render();
                 // The prepared UNKNOWN_ACTION the server sends is the same text, byte for byte.
                 prop_assert_eq!(&router.render_error(&route), &text);
-                let hostile_tool = Router::new(value.as_str(), ACTIONS);
+                let hostile_tool = ActionRouter::new(value.as_str(), ACTIONS);
                 let suggested = RouteError::UnknownAction { value: value.clone(), closest: Some(1), fields: vec![] };
                 prop_assert_eq!(hostile_tool.render_error(&suggested), hostile_tool.error(&suggested).render());
                 let doc = Document::parse(&text).map_err(|e| TestCaseError::fail(format!("{e}: {text}")))?;

@@ -344,7 +344,7 @@ fn a_reference_that_is_no_json_pointer_is_refused_when_the_server_is_built() {
 /// `_`) are the only ones a gateway is built with.
 #[tokio::test(flavor = "current_thread")]
 async fn namespaces_version_3_does_not_allow_are_refused_when_the_server_is_built() {
-    use mcp_fusion::gateway::Upstream;
+    use mcp_fusion::server::gateway::Upstream;
 
     let upstream = || Upstream::command("billing-server", ["--stdio"]);
     let long = "a".repeat(33);

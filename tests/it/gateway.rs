@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use mcp_fusion::contract::{ChangeSeverity, Contract, Diff, LockfileError, UpstreamContract};
-use mcp_fusion::gateway::Upstream;
 use mcp_fusion::middleware::{CallInfo, Middleware, Next};
 use mcp_fusion::rmcp::model::{CallToolResult, ContentBlock};
 use mcp_fusion::server::StdioOptions;
+use mcp_fusion::server::gateway::Upstream;
 use mcp_fusion::tools::{BoxFuture, Failure};
 use mcp_fusion::{Server, ToolError, tool};
 use mcp_fusion_drivers::artifacts;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use mcp_fusion::Server;
 use mcp_fusion::client::parse_envelope;
-use mcp_fusion::middleware::{Auth, AuthDecision};
+use mcp_fusion::middleware::{AuthCheck, AuthDecision};
 use mcp_fusion::rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
 use mcp_fusion::tools::{ActionDef, BoxFuture, Failure, ToolDef};
 use mcp_fusion::{Context, Tool};
@@ -89,7 +89,7 @@ async fn middleware_refuses_before_the_hand_written_action_runs() {
     let tool = Manual::new(|d| d);
     let ran = tool.ran.clone();
     let server = Server::builder("s", "1")
-        .middleware(Auth::new(|_| {
+        .middleware(AuthCheck::new(|_| {
             AuthDecision::Refused("The token has expired.".into())
         }))
         .tool(tool)

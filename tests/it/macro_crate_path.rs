@@ -33,7 +33,7 @@ enum Problem {
 }
 
 /// A choice reached through the shim.
-#[derive(serde::Deserialize, shim::ElicitChoice)]
+#[derive(serde::Deserialize, shim::tools::ElicitChoice)]
 #[choice(crate = shim)]
 enum Answer {
     /// Yes.
@@ -43,7 +43,7 @@ enum Answer {
 }
 
 /// A form reached through the shim.
-#[derive(serde::Deserialize, shim::ElicitForm)]
+#[derive(serde::Deserialize, shim::tools::ElicitForm)]
 #[form(crate = shim)]
 struct Confirm {
     /// Go ahead.
@@ -69,7 +69,7 @@ impl Renamed {
 #[test]
 fn the_derive_goes_through_the_given_path() {
     let err = shim::ToolError::from(Problem::Busy);
-    assert_eq!(err.detail_pairs().collect::<Vec<_>>(), [("via", "shim")]);
+    assert_eq!(err.get_details().collect::<Vec<_>>(), [("via", "shim")]);
 }
 
 #[tokio::test]

@@ -5,9 +5,9 @@
 //! struct. And `#[action(ask_user(..))]`: the field is marked on the action's definition, and a
 //! server refuses to build when it is not an optional field a form can show.
 
-use mcp_fusion::server::Server;
-use mcp_fusion::tools::{ElicitChoice as _, ElicitForm as _};
-use mcp_fusion::{ElicitChoice, ElicitForm, Tool as _, ToolError, tool};
+use mcp_fusion::Server;
+use mcp_fusion::tools::{ElicitChoice, ElicitForm};
+use mcp_fusion::{Tool as _, ToolError, tool};
 use serde_json::{Value, json};
 
 /// The plan, as the user picks it.

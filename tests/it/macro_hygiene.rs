@@ -97,7 +97,7 @@ impl Shadows {
 }
 
 /// A choice in a hostile namespace.
-#[derive(::serde::Deserialize, ::mcp_fusion::ElicitChoice)]
+#[derive(::serde::Deserialize, ::mcp_fusion::tools::ElicitChoice)]
 enum Pick {
     /// The first.
     First,
@@ -107,7 +107,7 @@ enum Pick {
 }
 
 /// A form in a hostile namespace, one option of each kind.
-#[derive(::serde::Deserialize, ::mcp_fusion::ElicitForm)]
+#[derive(::serde::Deserialize, ::mcp_fusion::tools::ElicitForm)]
 #[serde(rename_all = "camelCase")]
 struct Ask {
     /// Who.

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use mcp_fusion::server::HttpOptions;
-use mcp_fusion::server::auth::{JwtVerifier, OAuth};
+use mcp_fusion::server::oauth::{JwtVerifier, OAuth};
 use mcp_fusion::{Context, Server, ToolError, tool};
 use mcp_fusion_drivers::issuer::{Issuer, SigningKey, now};
 use mcp_fusion_drivers::raw_http::{self, Billing, Reply};
@@ -571,7 +571,7 @@ async fn a_token_that_cannot_be_checked_now_is_503_not_401() {
 /// token may not make is refused `403 insufficient_scope` before anything is forwarded.
 #[tokio::test]
 async fn a_mounted_tool_whose_scope_the_token_lacks_is_refused_403_unforwarded() {
-    use mcp_fusion::gateway::Upstream;
+    use mcp_fusion::server::gateway::Upstream;
     use mcp_fusion_drivers::artifacts;
 
     let issuer = Issuer::start().await.unwrap();
@@ -667,7 +667,7 @@ async fn a_mounted_tool_whose_scope_the_token_lacks_is_refused_403_unforwarded()
 /// checked now (503), never accepted.
 #[tokio::test]
 async fn the_issuer_keys_are_not_fetched_through_a_redirect() {
-    use mcp_fusion::server::auth::{TokenError, TokenVerifier};
+    use mcp_fusion::server::oauth::{TokenError, TokenVerifier};
     let trusted = Issuer::start().await.unwrap();
     let mallory = Issuer::start().await.unwrap();
     // Mallory's key signs a token that names the trusted issuer.
@@ -700,7 +700,7 @@ async fn the_issuer_keys_are_not_fetched_through_a_redirect() {
 /// (an ID token, a token of another kind), is refused by default.
 #[tokio::test]
 async fn a_jwt_that_is_not_typed_as_an_access_token_is_refused() {
-    use mcp_fusion::server::auth::{TokenError, TokenVerifier};
+    use mcp_fusion::server::oauth::{TokenError, TokenVerifier};
     let issuer = Issuer::start().await.unwrap();
     let verifier = JwtVerifier::new(&issuer.url, AUDIENCE).jwks_url(format!("{}/jwks", issuer.url));
     let claims = issuer.claims(AUDIENCE, "alice", "");
@@ -734,7 +734,7 @@ async fn a_jwt_that_is_not_typed_as_an_access_token_is_refused() {
 /// anything else is wrong.
 #[tokio::test]
 async fn an_issuer_that_does_not_type_its_tokens_is_served_when_told() {
-    use mcp_fusion::server::auth::{TokenError, TokenVerifier};
+    use mcp_fusion::server::oauth::{TokenError, TokenVerifier};
     let issuer = Issuer::start().await.unwrap();
     let verifier = JwtVerifier::new(&issuer.url, AUDIENCE)
         .jwks_url(format!("{}/jwks", issuer.url))

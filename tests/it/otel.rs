@@ -104,7 +104,7 @@ async fn spans_attributes_and_metrics_follow_the_conventions() {
     let gateway = Server::builder("gateway", "1")
         .mount(
             "t",
-            mcp_fusion::gateway::Upstream::command(upstream.to_string_lossy(), [""; 0]),
+            mcp_fusion::server::gateway::Upstream::command(upstream.to_string_lossy(), [""; 0]),
         )
         .build()
         .unwrap();

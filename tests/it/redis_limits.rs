@@ -633,7 +633,7 @@ fn keys(redis: &RedisServer, pattern: &str) -> Vec<String> {
 
 /// An OAuth resource server for these tests (nothing is verified before a request comes).
 fn with_oauth() -> mcp_fusion::server::HttpOptions {
-    use mcp_fusion::server::auth::{JwtVerifier, OAuth};
+    use mcp_fusion::server::oauth::{JwtVerifier, OAuth};
     let mut options = mcp_fusion::server::HttpOptions::default();
     options.stateless = true;
     let verifier = JwtVerifier::new("https://auth.example.com", "https://mcp.example.com/mcp");

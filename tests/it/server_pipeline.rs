@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use mcp_fusion::Server;
 use mcp_fusion::client::parse_envelope;
-use mcp_fusion::middleware::{Audit, Auth, AuthDecision};
+use mcp_fusion::middleware::{Audit, AuthCheck, AuthDecision};
 use mcp_fusion::rmcp::model::{CallToolRequestParams, CallToolResult};
 use mcp_fusion::{ToolError, tool};
 use serde_json::{Value, json};
@@ -346,7 +346,7 @@ async fn a_call_refused_by_the_action_budget_leaves_the_tool_budget_whole() {
 async fn auth_middleware_refuses_before_the_handler() {
     let server = Server::builder("t", "1")
         .middleware(Audit)
-        .middleware(Auth::new(|_| AuthDecision::Required))
+        .middleware(AuthCheck::new(|_| AuthDecision::Required))
         .tool(Limited)
         .build()
         .unwrap();
@@ -358,7 +358,7 @@ async fn auth_middleware_refuses_before_the_handler() {
     ));
     assert_eq!(parsed.code, "AUTH_REQUIRED");
     let server = Server::builder("t", "1")
-        .middleware(Auth::new(|_| {
+        .middleware(AuthCheck::new(|_| {
             AuthDecision::Refused("The token expired.".into())
         }))
         .tool(Limited)

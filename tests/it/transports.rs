@@ -5,10 +5,11 @@
 
 use std::time::Duration;
 
+use mcp_fusion::Server;
 use mcp_fusion::client::{Client, Connection, ToolCallError};
 use mcp_fusion::rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use mcp_fusion::rmcp::{ServerHandler, ServiceExt};
-use mcp_fusion::server::{HttpOptions, Server};
+use mcp_fusion::server::HttpOptions;
 use mcp_fusion::{ToolError, tool};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

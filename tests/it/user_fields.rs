@@ -8,11 +8,12 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use mcp_fusion::Server;
 use mcp_fusion::client::parse_envelope;
 use mcp_fusion::rmcp::model::*;
 use mcp_fusion::rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use mcp_fusion::rmcp::transport::StreamableHttpClientTransport;
-use mcp_fusion::server::{HttpOptions, Server};
+use mcp_fusion::server::HttpOptions;
 use mcp_fusion::{Tool, ToolError, tool};
 use mcp_fusion_drivers::raw_http;
 use serde_json::{Value, json};

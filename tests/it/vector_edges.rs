@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use mcp_fusion::errors::with_warning;
 use mcp_fusion::rmcp::model::{CallToolResult, ContentBlock};
-use mcp_fusion::router::Router;
+use mcp_fusion::router::ActionRouter;
 use mcp_fusion::validate::{FieldPath, Problem, Schema, ValidationError};
 use mcp_fusion::{ErrorCode, Severity, ToolError};
 use serde_json::{Map, Value, json};
@@ -83,7 +83,7 @@ fn sent_strings_are_cut_after_fifty_scalar_values() {
 
 #[test]
 fn unknown_action_value_is_cut_after_fifty_characters() {
-    let router = Router::new("billing", ["list"]);
+    let router = ActionRouter::new("billing", ["list"]);
     let cases = [
         ("z".repeat(50), "z".repeat(50)),
         ("z".repeat(51), format!("{}...", "z".repeat(47))),
@@ -601,7 +601,7 @@ fn builder_details_keep_first_position_and_last_value() {
 
 #[test]
 fn builder_retry_after_bounds() {
-    let secs = |err: ToolError| err.retry_after_secs();
+    let secs = |err: ToolError| err.get_retry_after();
     let base = || ToolError::new(ErrorCode::RATE_LIMITED, "m");
     assert_eq!(secs(base().retry_after(0)), None);
     assert_eq!(secs(base().retry_after(-1)), None);

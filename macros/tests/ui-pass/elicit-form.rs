@@ -3,8 +3,8 @@
 //! titled by doc comments and by `title`, and an action with `ask_user` that asks for the form,
 //! compiled under `deny(warnings, missing_docs, unused_qualifications)`.
 
-use mcp_fusion::tools::{ElicitChoice as _, ElicitForm as _};
-use mcp_fusion::{Context, ElicitChoice, ElicitForm, ToolError, tool};
+use mcp_fusion::tools::{ElicitChoice, ElicitForm};
+use mcp_fusion::{Context, ToolError, tool};
 
 /// The plan to start on.
 #[derive(Debug, serde::Deserialize, ElicitChoice)]

@@ -62,15 +62,15 @@ fn main() {
 
     let err = ToolError::from(ExportError::TooFast(12, 1.25));
     assert_eq!(err.message(), "Slow down: 12 exports in 1.2s");
-    assert_eq!(err.retry_after_secs(), Some(30));
+    assert_eq!(err.get_retry_after(), Some(30));
 
     let err = ToolError::from(ExportError::Pending {
         id: "exp_1".into(),
         wait: 5,
     });
     assert_eq!(err.code().as_str(), "EXPORT_PENDING");
-    assert_eq!(err.severity_level(), Severity::Warning);
-    assert_eq!(err.retry_after_secs(), Some(5));
+    assert_eq!(err.get_severity(), Severity::Warning);
+    assert_eq!(err.get_retry_after(), Some(5));
 
     assert_eq!(
         ExportError::Down.to_string(),

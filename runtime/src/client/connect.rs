@@ -7,7 +7,8 @@ use rmcp::service::{Peer, RunningService};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value};
 
-use crate::envelope::{FromEnvelope, ParsedError, ParsedKind, mirror_entries, parse_envelope};
+use super::{FromEnvelope, ParsedError, ParsedKind, parse_envelope};
+use crate::envelope::mirror_entries;
 
 /// A client of an MCP server built with this crate (or any MCP server).
 ///

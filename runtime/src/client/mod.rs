@@ -19,6 +19,9 @@ mod connect;
 #[cfg(feature = "client")]
 pub use connect::{CallError, Client, ClientError, Connection, ToolCallError, warnings};
 
-pub use crate::envelope::{
-    FromEnvelope, MIRROR_KEY, ParsedError, ParsedField, ParsedKind, parse_envelope,
-};
+mod parse;
+pub(crate) mod reverse;
+
+pub use crate::envelope::MIRROR_KEY;
+pub use parse::{ParsedError, ParsedField, ParsedKind, parse_envelope};
+pub use reverse::FromEnvelope;

@@ -53,6 +53,7 @@
 //!
 //! [`ServerBuilder::contract_lock`]: crate::server::ServerBuilder::contract_lock
 
+mod awareness;
 mod classify;
 
 pub(crate) use classify::OUTPUT;
@@ -67,9 +68,10 @@ use serde_json::Value;
 
 use crate::tool::{Annotations, Deprecation, ToolDef};
 
-pub use crate::envelope::{
+pub use awareness::{
     ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES, inject_contract_awareness,
 };
+pub(crate) use awareness::{awareness_of_invalid, inject_removed_action};
 pub use lockfile::{LockfileError, MAX_LOCKFILE_BYTES};
 
 /// The environment variable that makes [`assert_lockfile`] write the lockfile instead of
@@ -181,7 +183,7 @@ pub struct ActionContract {
     pub output_schema: Option<Value>,
 }
 
-/// Whatever holds tool definitions: a [`Server`](crate::server::Server) (its registered
+/// Whatever holds tool definitions: a [`Server`](crate::Server) (its registered
 /// tools), or a list of definitions. The contract is taken of definitions only.
 ///
 /// ```
@@ -608,70 +610,5 @@ pub fn verify_lockfile<S: ToolSet + ?Sized>(
         path: path.to_path_buf(),
         report: format!("{changes}\n{}", lines::diff(&found, &expected)),
         unreadable,
-    })
-}
-
-/// The contract flags of a server built with this library, for its `main`:
-/// `--contract-diff PATH` prints what changed since the lockfile at `PATH` (exit status 1 when
-/// something did), `--contract-write PATH` writes the lockfile. `None` when neither was given.
-///
-/// ```no_run
-/// # fn server() -> mcp_fusion::Server { unimplemented!() }
-/// fn main() -> std::process::ExitCode {
-///     if let Some(status) = mcp_fusion::contract::command(&server(), std::env::args()) {
-///         return status;
-///     }
-///     // ... serve
-/// #   std::process::ExitCode::SUCCESS
-/// }
-/// ```
-pub fn command<S: ToolSet + ?Sized>(
-    server: &S,
-    args: impl IntoIterator<Item = String>,
-) -> Option<std::process::ExitCode> {
-    use std::process::ExitCode;
-
-    let args: Vec<String> = args.into_iter().collect();
-    let value = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .map(|i| args.get(i + 1).map_or("mcp-fusion.lock", String::as_str))
-    };
-    if let Some(path) = value("--contract-write") {
-        return Some(
-            match std::fs::write(path, Contract::of(server).to_lockfile()) {
-                Ok(()) => {
-                    println!("wrote {path}");
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("cannot write {path}: {e}");
-                    ExitCode::from(2)
-                }
-            },
-        );
-    }
-    let path = value("--contract-diff")?;
-    Some(match Contract::read(path) {
-        Ok(locked) => {
-            let diff = Diff::between(&locked, &Contract::of(server));
-            print!("{diff}");
-            if diff.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            }
-        }
-        Err(e) => {
-            // The error, then each of its causes.
-            let mut line = e.to_string();
-            let mut source = std::error::Error::source(&e);
-            while let Some(cause) = source {
-                line.push_str(&format!(": {cause}"));
-                source = cause.source();
-            }
-            eprintln!("{line}");
-            ExitCode::from(2)
-        }
     })
 }

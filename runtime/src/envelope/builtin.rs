@@ -306,7 +306,7 @@ impl ToolError {
         RouteText::unknown(tool, value, closest).into_error(actions)
     }
 
-    /// AUTH_REQUIRED: the call presented no credentials ([`crate::middleware::Auth`]).
+    /// AUTH_REQUIRED: the call presented no credentials ([`crate::middleware::AuthCheck`]).
     ///
     /// ```
     /// let err = mcp_fusion::ToolError::auth_required("billing.get_invoice");
@@ -353,7 +353,7 @@ impl ToolError {
     /// ```
     /// let err = mcp_fusion::ToolError::internal("billing.get_invoice", "inc_42", None);
     /// assert_eq!(err.message(), "The action \"billing.get_invoice\" failed unexpectedly.");
-    /// assert_eq!(err.detail_pairs().collect::<Vec<_>>(), [("incident", "inc_42")]);
+    /// assert_eq!(err.get_details().collect::<Vec<_>>(), [("incident", "inc_42")]);
     /// ```
     pub fn internal(qualified_action: &str, incident: &str, cause: Option<&str>) -> Self {
         let err = ToolError::new(
@@ -375,12 +375,12 @@ impl ToolError {
     /// ```
     /// let err = mcp_fusion::ToolError::server_busy("billing", 2, 2, 1);
     /// assert_eq!(err.message(), "Tool \"billing\" is at capacity (2 active, 2 queued).");
-    /// assert_eq!(err.retry_after_secs(), Some(1));
+    /// assert_eq!(err.get_retry_after(), Some(1));
     /// ```
-    pub fn server_busy(tool: &str, active: usize, queued: usize, retry_after_secs: u32) -> Self {
+    pub fn server_busy(tool: &str, active: usize, queued: usize, get_retry_after: u32) -> Self {
         ToolError::new(ErrorCode::SERVER_BUSY, format!("Tool \"{tool}\" is at capacity ({active} active, {queued} queued)."))
             .suggest("Send fewer calls at once: wait for pending calls to finish, then retry sequentially or in smaller batches.")
-            .retry_after(retry_after_secs.max(1))
+            .retry_after(get_retry_after.max(1))
     }
 
     /// SERVER_BUSY: the store that keeps the limits cannot answer and the server fails closed.
@@ -388,15 +388,15 @@ impl ToolError {
     /// ```
     /// let err = mcp_fusion::ToolError::limits_unavailable("billing", 1);
     /// assert_eq!(err.message(), "Tool \"billing\" cannot take calls right now.");
-    /// assert_eq!(err.retry_after_secs(), Some(1));
+    /// assert_eq!(err.get_retry_after(), Some(1));
     /// ```
-    pub fn limits_unavailable(tool: &str, retry_after_secs: u32) -> Self {
+    pub fn limits_unavailable(tool: &str, get_retry_after: u32) -> Self {
         ToolError::new(
             ErrorCode::SERVER_BUSY,
             format!("Tool \"{tool}\" cannot take calls right now."),
         )
         .suggest("Wait, then call the tool again. If it keeps failing, tell the user.")
-        .retry_after(retry_after_secs.max(1))
+        .retry_after(get_retry_after.max(1))
     }
 
     /// RATE_LIMITED: at most `max` calls per `window`; the caller may retry after `wait`
@@ -695,6 +695,6 @@ mod tests {
             err.recovery(),
             Some("Wait 1 second before calling this tool again.")
         );
-        assert_eq!(err.retry_after_secs(), Some(1));
+        assert_eq!(err.get_retry_after(), Some(1));
     }
 }

@@ -59,7 +59,7 @@ impl serde::Serialize for ErrorMirror<'_> {
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("kind", "tool_error")?;
         map.serialize_entry("code", err.code().as_str())?;
-        map.serialize_entry("severity", err.severity_level().as_str())?;
+        map.serialize_entry("severity", err.get_severity().as_str())?;
         map.serialize_entry("message", err.message())?;
         if let Some(recovery) = err.recovery() {
             map.serialize_entry("recovery", recovery)?;
@@ -67,10 +67,10 @@ impl serde::Serialize for ErrorMirror<'_> {
         if err.available_actions().len() > 0 {
             map.serialize_entry("actions", &Seq(|| err.available_actions()))?;
         }
-        if err.detail_pairs().len() > 0 {
-            map.serialize_entry("details", &Seq(|| err.detail_pairs()))?;
+        if err.get_details().len() > 0 {
+            map.serialize_entry("details", &Seq(|| err.get_details()))?;
         }
-        if let Some(secs) = err.retry_after_secs() {
+        if let Some(secs) = err.get_retry_after() {
             map.serialize_entry("retry_after", &secs)?;
         }
         if let Some(changes) = contract_changes {
@@ -518,7 +518,7 @@ impl Envelope {
                 out.extend_from_slice(br#"{"kind":"tool_error","code":"#);
                 string(out, err.code().as_str());
                 key(out, "severity");
-                string(out, err.severity_level().as_str());
+                string(out, err.get_severity().as_str());
                 key(out, "message");
                 string(out, err.message());
                 if let Some(recovery) = err.recovery() {
@@ -536,10 +536,10 @@ impl Envelope {
                     }
                     out.push(b']');
                 }
-                if err.detail_pairs().len() > 0 {
+                if err.get_details().len() > 0 {
                     key(out, "details");
                     out.push(b'[');
-                    for (i, (k, v)) in err.detail_pairs().enumerate() {
+                    for (i, (k, v)) in err.get_details().enumerate() {
                         out.extend_from_slice(if i > 0 { b",[" } else { b"[" });
                         string(out, k);
                         out.push(b',');
@@ -548,7 +548,7 @@ impl Envelope {
                     }
                     out.push(b']');
                 }
-                if let Some(secs) = err.retry_after_secs() {
+                if let Some(secs) = err.get_retry_after() {
                     key(out, "retry_after");
                     number(out, u64::from(secs));
                 }

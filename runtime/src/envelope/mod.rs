@@ -1,14 +1,11 @@
 //! The `<tool_error>` envelope: its structure, its fluent builder and its wire text.
 
 mod asked;
-mod awareness;
 mod builtin;
 mod escape;
 mod json;
 mod mirror;
-mod parse;
 mod render;
-pub(crate) mod reverse;
 pub(crate) mod text;
 
 use std::borrow::Cow;
@@ -18,10 +15,6 @@ use std::time::Duration;
 
 use crate::{ErrorCode, Severity};
 
-pub use awareness::{
-    ChangeSeverity, ContractChange, DEFAULT_MAX_CHANGES, inject_contract_awareness,
-};
-pub(crate) use awareness::{awareness_of_invalid, inject_removed_action};
 pub(crate) use builtin::new_incident_id;
 pub(crate) use builtin::{Instead, RouteText, UnknownTail, fitting_sentence, unknown_tool};
 pub(crate) use escape::{attr as escape_attr, replace_forbidden, text as escape_text};
@@ -31,15 +24,13 @@ pub(crate) use mirror::entries as mirror_entries;
 pub(crate) use mirror::{
     Envelope, FieldLines, FieldsMirror, Mirror, VALIDATION_RECOVERY, push as push_mirror,
 };
-pub use parse::{ParsedError, ParsedField, ParsedKind, parse_envelope};
 pub(crate) use render::itoa;
-pub use reverse::FromEnvelope;
 
 /// Text that is usually a literal: borrowed when it can be, owned when it must. Public because
 /// the builder methods take `impl Into<Text>` (a `&'static str`, a `String`, an [`ActionRef`])
 /// and helpers of your own may pass such values on.
 ///
-/// [`ActionRef`]: crate::tools::ActionRef
+/// [`ActionRef`]: crate::tool::ActionRef
 ///
 /// ```
 /// fn not_found(what: impl Into<mcp_fusion::errors::Text>) -> mcp_fusion::ToolError {
@@ -55,6 +46,14 @@ pub type Text = Cow<'static, str>;
 /// There is no `.build()`. A handler returns it as its error value (`Err(..)`, `?`, or
 /// `.into()` straight into a `Result`); it has no `Serialize` impl, so it can never be sent as
 /// success data by mistake.
+///
+/// Each part is read back by a getter named for its element: [`code`](ToolError::code),
+/// [`message`](ToolError::message), [`recovery`](ToolError::recovery),
+/// [`available_actions`](ToolError::available_actions). Where a builder word already holds
+/// the name (`.severity(..)`, `.details(..)`, `.retry_after(..)`), the getter takes the `get_`
+/// form, as `std::process::Command` does beside its own builder methods:
+/// [`get_severity`](ToolError::get_severity), [`get_details`](ToolError::get_details),
+/// [`get_retry_after`](ToolError::get_retry_after).
 ///
 /// ```
 /// use mcp_fusion::{ErrorCode, ToolError};
@@ -83,6 +82,7 @@ pub type Text = Cow<'static, str>;
 /// </details>
 /// </tool_error>");
 /// assert!(err.is_error());
+/// assert_eq!(err.get_details().collect::<Vec<_>>(), [("project_id", "proj_8f3a2c")]);
 /// ```
 #[derive(Clone, PartialEq, Eq)]
 #[must_use = "a ToolError does nothing until it is returned"]
@@ -175,7 +175,7 @@ impl ToolError {
     /// ```
     /// let err = mcp_fusion::ToolError::new(mcp_fusion::ErrorCode::CONFLICT, "Busy.")
     ///     .detail("a", "1").detail("b", "2").detail("a", "3");
-    /// assert_eq!(err.detail_pairs().collect::<Vec<_>>(), [("a", "3"), ("b", "2")]);
+    /// assert_eq!(err.get_details().collect::<Vec<_>>(), [("a", "3"), ("b", "2")]);
     /// ```
     pub fn detail(mut self, key: impl Into<Text>, value: impl Into<Text>) -> Self {
         let (key, value) = (key.into(), value.into());
@@ -191,7 +191,7 @@ impl ToolError {
     /// ```
     /// let err = mcp_fusion::ToolError::new(mcp_fusion::ErrorCode::CONFLICT, "Busy.")
     ///     .details([("invoice_id", "inv_1"), ("status", "paid")]);
-    /// assert_eq!(err.detail_pairs().count(), 2);
+    /// assert_eq!(err.get_details().count(), 2);
     /// ```
     pub fn details<I, K, V>(self, details: I) -> Self
     where
@@ -210,9 +210,9 @@ impl ToolError {
     /// ```
     /// use std::time::Duration;
     /// use mcp_fusion::{ErrorCode, ToolError};
-    /// assert_eq!(ToolError::new(ErrorCode::RATE_LIMITED, "Slow down.").retry_after(1.2).retry_after_secs(), Some(2));
-    /// assert_eq!(ToolError::new(ErrorCode::RATE_LIMITED, "Slow down.").retry_after(Duration::from_millis(1500)).retry_after_secs(), Some(2));
-    /// assert_eq!(ToolError::new(ErrorCode::RATE_LIMITED, "Slow down.").retry_after(0).retry_after_secs(), None);
+    /// assert_eq!(ToolError::new(ErrorCode::RATE_LIMITED, "Slow down.").retry_after(1.2).get_retry_after(), Some(2));
+    /// assert_eq!(ToolError::new(ErrorCode::RATE_LIMITED, "Slow down.").retry_after(Duration::from_millis(1500)).get_retry_after(), Some(2));
+    /// assert_eq!(ToolError::new(ErrorCode::RATE_LIMITED, "Slow down.").retry_after(0).get_retry_after(), None);
     /// ```
     pub fn retry_after(mut self, after: impl RetryAfter) -> Self {
         self.0.retry_after = after.whole_seconds();
@@ -223,7 +223,7 @@ impl ToolError {
     ///
     /// ```
     /// use mcp_fusion::{ErrorCode, Severity, ToolError};
-    /// assert_eq!(ToolError::new(ErrorCode::CONFLICT, "x").severity(Severity::Critical).severity_level(), Severity::Critical);
+    /// assert_eq!(ToolError::new(ErrorCode::CONFLICT, "x").severity(Severity::Critical).get_severity(), Severity::Critical);
     /// ```
     pub fn severity(mut self, severity: Severity) -> Self {
         self.0.severity = severity;
@@ -254,7 +254,7 @@ impl ToolError {
     }
 
     /// The severity.
-    pub fn severity_level(&self) -> Severity {
+    pub fn get_severity(&self) -> Severity {
         self.0.severity
     }
 
@@ -297,12 +297,12 @@ impl ToolError {
     }
 
     /// The details, in insertion order.
-    pub fn detail_pairs(&self) -> impl ExactSizeIterator<Item = (&str, &str)> {
+    pub fn get_details(&self) -> impl ExactSizeIterator<Item = (&str, &str)> {
         self.0.details.iter().map(|(k, v)| (&**k, &**v))
     }
 
     /// The retry delay in whole seconds, if one is set.
-    pub fn retry_after_secs(&self) -> Option<u32> {
+    pub fn get_retry_after(&self) -> Option<u32> {
         self.0.retry_after
     }
 

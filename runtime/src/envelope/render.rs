@@ -159,7 +159,7 @@ mod tests {
         let secs = |x: f64| {
             ToolError::new(ErrorCode::RATE_LIMITED, "m")
                 .retry_after(x)
-                .retry_after_secs()
+                .get_retry_after()
         };
         assert_eq!(secs(0.0), None);
         assert_eq!(secs(-1.0), None);

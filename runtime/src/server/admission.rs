@@ -284,7 +284,7 @@ mod tests {
     #[test]
     fn budget_keys_never_collide() {
         use crate::middleware::CallInfo;
-        use crate::tools::Caller;
+        use crate::tool::Caller;
         let chosen =
             |key: &'static str| -> RateLimitKey { Arc::new(move |_| Some(key.to_owned())) };
         let key = |subject: Option<&str>, chosen: Option<&RateLimitKey>| {

@@ -15,21 +15,21 @@
 //! - `call`, `admission`, `progress`, `span`: the one call pipeline.
 //! - `core`, `registry`, `source`: the server itself, its tools, the sources beside them.
 //! - `builder`, `build`: describing and building a server; `serve`: serving in progress.
-//! - `limits/`, `auth/`, `gateway/`, `otel`: the limit stores, OAuth, the gateway (a source of
+//! - `limits/`, `oauth/`, `gateway/`, `otel`: the limit stores, OAuth, the gateway (a source of
 //!   tools), OpenTelemetry.
 
-#[cfg(feature = "oauth")]
-pub mod auth;
 #[cfg(feature = "gateway")]
 pub mod gateway;
 pub mod limits;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 
 mod admission;
 mod build;
 mod builder;
 mod call;
 mod client;
-mod core;
+pub(crate) mod core;
 mod dispatch;
 #[cfg(feature = "http")]
 mod http;
@@ -54,7 +54,6 @@ mod user;
 pub use admission::RateLimitKey;
 pub use build::BuildError;
 pub use builder::{ServerBuilder, ToolSettings};
-pub use core::Server;
 #[cfg(feature = "http")]
 pub use http::{ConnectionOptions, HttpOptions, HttpService};
 pub use serve::{Serve, ServeError};

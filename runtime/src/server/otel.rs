@@ -16,7 +16,7 @@ use opentelemetry::metrics::{Counter, Histogram};
 use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-use crate::tools::TraceContext;
+use crate::tool::TraceContext;
 
 /// The instruments of one server.
 pub(crate) struct Instruments {
@@ -81,7 +81,7 @@ pub(crate) fn finish(
     span: &tracing::Span,
     tool: &str,
     action: Option<&str>,
-    result: &crate::tools::Answer,
+    result: &crate::tool::Answer,
     elapsed: Duration,
 ) {
     let failed = result.is_error();

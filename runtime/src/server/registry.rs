@@ -8,7 +8,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::contract::ContractChange;
-use crate::envelope::{Envelope, awareness_of_invalid, inject_removed_action};
+use crate::contract::{awareness_of_invalid, inject_removed_action};
+use crate::envelope::Envelope;
 use crate::middleware::Middleware;
 use crate::tool::{Answer, Callable, Rejection, Route, Tool, ToolDef};
 use crate::validate::ValidationError;

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use super::Failure;
 use super::decode::{Decoder, value_at};
 use super::schema::bound_integers;
-use crate::errors::Text;
+use crate::envelope::Text;
 use crate::validate::{FieldPath, Problem, ProblemKind, Schema, SchemaError, ValidationError};
 
 /// A qualified action name (`billing.list_invoices`), as `#[tool]` generates them for
@@ -392,7 +392,7 @@ impl ActionDefBuilder {
 
     /// The OAuth scopes a caller's token must grant to call this action, besides the tool's
     /// (`#[action(scopes("invoices:write"))]` in the macro). Checked over streamable HTTP with
-    /// an [`OAuth`](crate::server::auth::OAuth) resource server, after routing and validation
+    /// an [`OAuth`](crate::server::oauth::OAuth) resource server, after routing and validation
     /// and before the limits; a caller without them is answered 403 `insufficient_scope`. On
     /// stdio, where no token is presented, scopes do not apply.
     ///

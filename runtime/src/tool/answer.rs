@@ -166,7 +166,7 @@ mod tests {
 
     use super::*;
     use crate::envelope::Envelope;
-    use crate::router::Router;
+    use crate::router::ActionRouter;
     use crate::validate::Schema;
     use crate::{ErrorCode, Severity};
 
@@ -214,8 +214,8 @@ mod tests {
             json!({}),
         ];
         let hostile =
-            Router::new("t<&>", ["a\"b", "c]]>d\u{1}", "\u{fffe}"]).schemas(schemas.iter());
-        let empty = Router::new("t", std::iter::empty::<String>());
+            ActionRouter::new("t<&>", ["a\"b", "c]]>d\u{1}", "\u{fffe}"]).schemas(schemas.iter());
+        let empty = ActionRouter::new("t", std::iter::empty::<String>());
         let sent = [
             json!(null),
             json!(""),

@@ -178,7 +178,7 @@ pub(crate) fn is_scope_token(scope: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::tools::{ActionDef, ToolDef};
+    use crate::tool::{ActionDef, ToolDef};
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     #[serde(tag = "kind", rename_all = "snake_case")]

@@ -466,7 +466,8 @@ impl Context {
     ///
     /// ```
     /// use mcp_fusion::tools::{ClientError, Elicited};
-    /// use mcp_fusion::{Context, ElicitForm, ToolError};
+    /// use mcp_fusion::{Context, ToolError};
+    /// use mcp_fusion::tools::ElicitForm;
     ///
     /// /// Confirm the deletion.
     /// #[derive(serde::Deserialize, ElicitForm)]
@@ -489,7 +490,6 @@ impl Context {
     ///     }
     /// }
     /// # let _ = delete;
-    /// # use mcp_fusion::tools::ElicitForm as _;
     /// # assert_eq!(serde_json::to_value(Confirm::schema()).unwrap(), serde_json::json!({
     /// #     "type": "object",
     /// #     "properties": {

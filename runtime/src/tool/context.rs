@@ -5,7 +5,7 @@ use std::sync::Arc;
 use super::call::{Progress, Reporter, TraceContext};
 use super::caller::Caller;
 use crate::ToolError;
-use crate::errors::Text;
+use crate::envelope::Text;
 
 /// What an action's handler gets besides its arguments: the action it runs as, and helpers
 /// that build its errors and warnings.

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::action::{ActionDef, ActionDefBuilder, Concurrency, RateLimit};
 use super::schema::{grouped_schema, object_schema};
-use crate::router::Router;
+use crate::router::ActionRouter;
 
 /// A tool's definition: what `tools/list` shows and what `tools/call` routes on.
 ///
@@ -29,7 +29,7 @@ pub struct ToolDef {
     pub(super) title: Option<String>,
     pub(super) discriminator: Option<Cow<'static, str>>,
     pub(super) actions: Vec<ActionDef>,
-    pub(super) router: Router,
+    pub(super) router: ActionRouter,
     pub(super) input_schema: Arc<Map<String, Value>>,
     pub(super) concurrency: Option<Concurrency>,
     pub(super) rate_limit: Option<RateLimit>,
@@ -185,7 +185,7 @@ impl ToolDef {
     }
 
     /// The router over the actions.
-    pub(crate) fn router(&self) -> &Router {
+    pub(crate) fn router(&self) -> &ActionRouter {
         &self.router
     }
 
@@ -272,7 +272,7 @@ impl ToolDefBuilder {
 
     /// The OAuth scopes a caller's token must grant to call any action of this tool (each
     /// action may need more of its own, [`ActionDefBuilder::scopes`]); `#[tool(scopes(..))]` in
-    /// the macro. Checked over streamable HTTP with an [`OAuth`](crate::server::auth::OAuth)
+    /// the macro. Checked over streamable HTTP with an [`OAuth`](crate::server::oauth::OAuth)
     /// resource server; on stdio, where no token is presented, scopes do not apply.
     ///
     /// ```
@@ -324,7 +324,7 @@ impl ToolDefBuilder {
                 .map_or_else(Map::new, |a| object_schema(&a.schema_value)),
             Some(field) => grouped_schema(field, &actions),
         };
-        let router = Router::new(
+        let router = ActionRouter::new(
             self.name.clone(),
             actions.iter().map(|a| a.name.to_string()),
         )

@@ -15,8 +15,8 @@ use serde_json::{Map, Value};
 
 use super::{ActionDef, Answer, BoxFuture, ClientAccess, Context, Tool, ToolDef};
 use crate::ToolError;
+use crate::call_result::with_warning;
 use crate::envelope::{Envelope, new_incident_id};
-use crate::errors::with_warning;
 use crate::validate::ValidationError;
 
 /// Why a handler did not produce a result.
@@ -52,7 +52,7 @@ impl Response {
     }
 
     /// A JSON result for an action that declares its output
-    /// ([`ActionDefBuilder::output`](crate::tools::ActionDefBuilder::output)): the value as a text block, and as
+    /// ([`ActionDefBuilder::output`](crate::tool::ActionDefBuilder::output)): the value as a text block, and as
     /// `structuredContent` (MCP 2026-07-28: any JSON value, described by the tool's
     /// `outputSchema`). A value whose JSON is a string is its text as it is, not JSON-encoded.
     ///

@@ -52,7 +52,7 @@ pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a
 /// A tool an MCP server can list and call: its definition, and a way to run each action.
 /// `#[tool]` implements it; it can be written by hand too. Routing, validation, the deprecation
 /// warning, panic catching and the envelopes are not the tool's job: [`Tool::call`] does them
-/// in process, and a [`crate::server::Server`] does them with its limits and middleware around
+/// in process, and a [`Server`](crate::Server) does them with its limits and middleware around
 /// [`Tool::invoke`], for every registered tool alike.
 ///
 /// ```

@@ -290,7 +290,7 @@ mod tests {
     }
 
     fn args() -> Value {
-        crate::tools::ActionDef::new::<Args>("a")
+        crate::tool::ActionDef::new::<Args>("a")
             .build()
             .schema()
             .clone()

@@ -255,7 +255,7 @@ impl ProblemKind {
     }
 
     /// The name, owned only for a generic keyword.
-    pub(crate) fn row(&self) -> crate::errors::Text {
+    pub(crate) fn row(&self) -> crate::envelope::Text {
         match self.fixed_name() {
             Some(name) => name.into(),
             None => self.name().to_owned().into(),

@@ -1,4 +1,4 @@
-use mcp_fusion::ElicitChoice;
+use mcp_fusion::tools::ElicitChoice;
 
 #[derive(serde::Deserialize, ElicitChoice)]
 enum Plan {

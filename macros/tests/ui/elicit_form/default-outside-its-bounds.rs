@@ -1,4 +1,4 @@
-use mcp_fusion::ElicitForm;
+use mcp_fusion::tools::ElicitForm;
 
 #[derive(serde::Deserialize, ElicitForm)]
 struct Order {

@@ -1,6 +1,6 @@
 use std::collections::HashMap;
 
-use mcp_fusion::ElicitForm;
+use mcp_fusion::tools::ElicitForm;
 
 #[derive(serde::Deserialize, ElicitForm)]
 struct Labels {

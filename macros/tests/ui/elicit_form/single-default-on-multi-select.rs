@@ -1,4 +1,4 @@
-use mcp_fusion::{ElicitChoice, ElicitForm};
+use mcp_fusion::tools::{ElicitChoice, ElicitForm};
 
 #[derive(serde::Deserialize, ElicitChoice)]
 enum Topic {

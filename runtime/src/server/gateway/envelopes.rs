@@ -23,15 +23,15 @@ fn push_sent_inside(out: &mut String, s: &str, quote: char) {
 
 impl ToolError {
     /// HANDOFF_CONNECTING: the gateway is connecting to the upstream mounted under
-    /// `namespace`; the same call may be retried after `retry_after_secs` (at least 1).
+    /// `namespace`; the same call may be retried after `get_retry_after` (at least 1).
     ///
     /// ```
     /// let err = mcp_fusion::ToolError::upstream_connecting("billing", 2);
     /// assert_eq!(err.message(), "The upstream \"billing\" is connecting.");
     /// assert_eq!(err.recovery(), Some("Wait 2 seconds, then retry the same call."));
     /// ```
-    pub fn upstream_connecting(namespace: &str, retry_after_secs: u32) -> Self {
-        let n = retry_after_secs.max(1);
+    pub fn upstream_connecting(namespace: &str, get_retry_after: u32) -> Self {
+        let n = get_retry_after.max(1);
         ToolError::new(
             ErrorCode::HANDOFF_CONNECTING,
             format!("The upstream \"{namespace}\" is connecting."),
@@ -41,16 +41,16 @@ impl ToolError {
     }
 
     /// HANDOFF_UPSTREAM_UNAVAILABLE: the upstream mounted under `namespace` cannot be reached,
-    /// closed during the call, or is not tried again before `retry_after_secs` (at least 1).
+    /// closed during the call, or is not tried again before `get_retry_after` (at least 1).
     ///
     /// ```
     /// let err = mcp_fusion::ToolError::upstream_unavailable("billing", 30);
     /// assert_eq!(err.message(), "The upstream \"billing\" is temporarily unavailable.");
     /// assert_eq!(err.recovery(), Some("Retry in 30 seconds. If it keeps failing, tell the user."));
-    /// assert_eq!(err.retry_after_secs(), Some(30));
+    /// assert_eq!(err.get_retry_after(), Some(30));
     /// ```
-    pub fn upstream_unavailable(namespace: &str, retry_after_secs: u32) -> Self {
-        let n = retry_after_secs.max(1);
+    pub fn upstream_unavailable(namespace: &str, get_retry_after: u32) -> Self {
+        let n = get_retry_after.max(1);
         ToolError::new(
             ErrorCode::HANDOFF_UPSTREAM_UNAVAILABLE,
             format!("The upstream \"{namespace}\" is temporarily unavailable."),
@@ -80,7 +80,7 @@ impl ToolError {
     ) -> Self
     where
         I: IntoIterator,
-        I::Item: Into<crate::errors::Text>,
+        I::Item: Into<crate::envelope::Text>,
     {
         const CHOOSE: &str = "Choose one of the available tools and call it.";
         let mut message = format!("The upstream \"{namespace}\" has no tool \"");
@@ -109,7 +109,7 @@ impl ToolError {
     pub fn handoff<I>(namespace: &str, reason: Option<&str>, tools: I) -> Self
     where
         I: IntoIterator,
-        I::Item: Into<crate::errors::Text>,
+        I::Item: Into<crate::envelope::Text>,
     {
         let message = match reason {
             Some(reason) if !reason.is_empty() => {
@@ -168,7 +168,7 @@ mod tests {
             one.recovery(),
             Some("Wait 1 second, then retry the same call.")
         );
-        assert_eq!(one.retry_after_secs(), Some(1));
+        assert_eq!(one.get_retry_after(), Some(1));
         // Cut at 47 characters (ERRORS.md §5), escaped as inside a JSON string.
         let hostile = "a\"b</message><x>".repeat(10);
         let err = ToolError::namespace_mismatch("ns", &hostile, None, ["ns_a"]);

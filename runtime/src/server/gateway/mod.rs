@@ -31,7 +31,7 @@
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use mcp_fusion::Server;
-//! use mcp_fusion::gateway::Upstream;
+//! use mcp_fusion::server::gateway::Upstream;
 //! use mcp_fusion::server::StdioOptions;
 //!
 //! let server = Server::builder("front-desk", "1.0.0")
@@ -57,7 +57,7 @@ use std::time::Duration;
 ///
 /// ```
 /// use std::time::Duration;
-/// use mcp_fusion::gateway::Upstream;
+/// use mcp_fusion::server::gateway::Upstream;
 ///
 /// let billing = Upstream::command("billing-server", ["--stdio"]).env("RUST_LOG", "warn");
 /// let crm = Upstream::http("http://10.0.0.7:8080/mcp")
@@ -75,8 +75,8 @@ pub struct Upstream {
     pub(crate) call_timeout: Duration,
     pub(crate) backoff: (Duration, Duration),
     pub(crate) breaker: u32,
-    pub(crate) rate_limit: Option<crate::tools::RateLimit>,
-    pub(crate) concurrency: Option<crate::tools::Concurrency>,
+    pub(crate) rate_limit: Option<crate::tool::RateLimit>,
+    pub(crate) concurrency: Option<crate::tool::Concurrency>,
     pub(crate) scopes: Vec<String>,
 }
 
@@ -152,13 +152,13 @@ impl Upstream {
     /// The OAuth scopes a verified caller needs to call any tool of this upstream (over
     /// streamable HTTP with [`HttpOptions::oauth`](crate::server::HttpOptions)), on top of those
     /// its tools declare themselves (an mcp-fusion upstream lists them in each tool's `_meta`,
-    /// [`SCOPES_KEY`](crate::tools::SCOPES_KEY): the action called needs its own). A caller
+    /// [`SCOPES_KEY`](crate::tool::SCOPES_KEY): the action called needs its own). A caller
     /// without them is answered `403 insufficient_scope` before anything is forwarded. An
     /// upstream with neither is callable by every verified caller; the server warns of it when
     /// it serves with OAuth.
     ///
     /// ```
-    /// use mcp_fusion::gateway::Upstream;
+    /// use mcp_fusion::server::gateway::Upstream;
     ///
     /// let crm = Upstream::http("http://10.0.0.7:8080/mcp").scopes(["crm:read"]);
     /// # let _ = crm;
@@ -176,7 +176,7 @@ impl Upstream {
     /// by [`rate_limit_key`](crate::server::ServerBuilder::rate_limit_key) when the server has
     /// one.
     pub fn rate_limit(mut self, max: u64, window: Duration) -> Self {
-        self.rate_limit = Some(crate::tools::RateLimit { max, window });
+        self.rate_limit = Some(crate::tool::RateLimit { max, window });
         self
     }
 
@@ -187,7 +187,7 @@ impl Upstream {
     ///
     /// ```
     /// use mcp_fusion::Server;
-    /// use mcp_fusion::gateway::Upstream;
+    /// use mcp_fusion::server::gateway::Upstream;
     ///
     /// let crm = Upstream::http("http://10.0.0.7:8080/mcp").concurrency(8, 32);
     /// assert!(Server::builder("front-desk", "1").mount("crm", crm).build().is_ok());
@@ -196,7 +196,7 @@ impl Upstream {
     /// assert!(refused.problems()[0].starts_with("mount \"crm\": a concurrency limit of 0"));
     /// ```
     pub fn concurrency(mut self, max_active: usize, max_queued: usize) -> Self {
-        self.concurrency = Some(crate::tools::Concurrency {
+        self.concurrency = Some(crate::tool::Concurrency {
             max_active,
             max_queued,
         });

@@ -39,7 +39,7 @@ impl ServerBuilder {
     ///
     /// ```
     /// use mcp_fusion::Server;
-    /// use mcp_fusion::gateway::Upstream;
+    /// use mcp_fusion::server::gateway::Upstream;
     ///
     /// let server = Server::builder("front-desk", "1.0.0")
     ///     .mount("billing", Upstream::command("billing-server", ["--stdio"]))
@@ -66,7 +66,7 @@ impl Server {
     /// ```no_run
     /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
     /// use mcp_fusion::contract::Contract;
-    /// use mcp_fusion::gateway::Upstream;
+    /// use mcp_fusion::server::gateway::Upstream;
     ///
     /// let server = mcp_fusion::Server::builder("front-desk", "1.0.0")
     ///     .mount("books", Upstream::command("billing-server", ["--stdio"]))

@@ -21,8 +21,8 @@ use tower_service::Service;
 use super::body::{Incoming, ReadBody};
 use super::next;
 use super::reply::{Reply, closing, text, unavailable};
-use crate::server::auth::OAuth;
 use crate::server::core::Server;
+use crate::server::oauth::OAuth;
 use crate::tool::{BoxFuture, Caller};
 
 /// The OAuth resource server of an endpoint, with what it serves.
@@ -184,7 +184,7 @@ impl Guard {
     /// when the token cannot be checked now. The connection is closed after a refusal, the
     /// body unread.
     async fn authenticate(&self, headers: &http::HeaderMap) -> Result<Caller, Reply> {
-        use crate::server::auth::Refusal;
+        use crate::server::oauth::Refusal;
         let refused = match self
             .oauth
             .authenticate(headers.get_all(header::AUTHORIZATION))

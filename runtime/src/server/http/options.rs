@@ -75,9 +75,9 @@ pub struct HttpOptions {
     /// request must then carry a bearer token its verifier accepts (else `401`, before the
     /// body is read), its Protected Resource Metadata is served at the well-known paths, and
     /// a call of an action (or a mounted tool) whose scopes the token lacks is answered `403`
-    /// `insufficient_scope` (see [`auth`](crate::server::auth)). `None` by default.
+    /// `insufficient_scope` (see [`oauth`](crate::server::oauth)). `None` by default.
     #[cfg(feature = "oauth")]
-    pub oauth: Option<crate::server::auth::OAuth>,
+    pub oauth: Option<crate::server::oauth::OAuth>,
     /// The connections of the crate's own HTTP server ([`Server::serve_http`](crate::Server::serve_http));
     /// a mounted service leaves them to its application's server.
     pub connections: ConnectionOptions,

@@ -29,7 +29,7 @@ impl Server {
     ///
     /// There is no access token on stdio (MCP authorization is for HTTP: the client that
     /// starts the server is trusted with it), so actions' OAuth scopes do not apply and
-    /// handlers see no [`Caller`](crate::tools::Caller).
+    /// handlers see no [`Caller`](crate::tool::Caller).
     ///
     /// When stdin/stdout are pipes (as when a client starts the server), they are read and
     /// written without tokio's blocking thread pool: several times the throughput with calls in

@@ -466,7 +466,7 @@ fn duplicate(id: &RequestId) -> ErrorData {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::Server;
+    use crate::Server;
     use crate::{ToolError, tool};
     use rmcp::ServiceExt;
     use serde_json::{Value, json};

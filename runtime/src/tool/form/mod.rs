@@ -29,8 +29,7 @@ pub use layout::{Field, Form, field};
 /// lists the bare values.
 ///
 /// ```
-/// use mcp_fusion::ElicitChoice;
-/// use mcp_fusion::tools::ElicitChoice as _;
+/// use mcp_fusion::tools::ElicitChoice;
 ///
 /// #[derive(serde::Deserialize, ElicitChoice)]
 /// #[serde(rename_all = "snake_case")]
@@ -48,7 +47,7 @@ pub use layout::{Field, Form, field};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a choice a form can offer",
     label = "a list in a form is a choice of several of an enum's values",
-    note = "derive `ElicitChoice` on an enum of unit variants (`#[derive(serde::Deserialize, mcp_fusion::ElicitChoice)]`) and make this a `Vec` of it",
+    note = "derive `ElicitChoice` on an enum of unit variants (`#[derive(serde::Deserialize, mcp_fusion::tools::ElicitChoice)]`) and make this a `Vec` of it",
     note = "a form cannot show a list of free text or numbers: ask for it as one text field, or as separate fields"
 )]
 pub trait ElicitChoice: Sized {

@@ -18,7 +18,7 @@
 //!
 //! ```
 //! use mcp_fusion::server::HttpOptions;
-//! use mcp_fusion::server::auth::{JwtVerifier, OAuth};
+//! use mcp_fusion::server::oauth::{JwtVerifier, OAuth};
 //!
 //! let verifier = JwtVerifier::new("https://auth.example.com", "https://mcp.example.com/mcp")
 //!     .jwks_url("https://auth.example.com/.well-known/jwks.json");
@@ -44,7 +44,7 @@ pub use jwt::JwtVerifier;
 pub use verifier::{TokenError, TokenVerifier};
 use well_known::{WELL_KNOWN, split_url};
 
-use crate::tools::Caller;
+use crate::tool::Caller;
 
 /// The server as an OAuth resource server: which resource it is, which authorization server
 /// issues its tokens, and how a token is checked. Set it in
@@ -84,7 +84,7 @@ impl OAuth {
     /// name), whose tokens `authorization_server` issues and `verifier` checks.
     ///
     /// ```
-    /// use mcp_fusion::server::auth::{JwtVerifier, OAuth};
+    /// use mcp_fusion::server::oauth::{JwtVerifier, OAuth};
     /// let verifier = JwtVerifier::new("https://auth.example.com", "https://mcp.example.com/mcp");
     /// let oauth = OAuth::new("https://mcp.example.com/mcp", "https://auth.example.com", verifier);
     /// assert_eq!(oauth.metadata_url().as_deref(), Some("https://mcp.example.com/.well-known/oauth-protected-resource/mcp"));

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use super::verifier::{TokenError, TokenVerifier};
 use super::well_known::split_url;
 use crate::tool::BoxFuture;
-use crate::tools::Caller;
+use crate::tool::Caller;
 
 /// Checks JWT access tokens (RFC 9068): typed as one (`typ` `at+jwt`, unless
 /// [`require_at_jwt(false)`](Self::require_at_jwt)), signed by one of the issuer's keys with an
@@ -35,7 +35,7 @@ use crate::tools::Caller;
 ///
 /// ```
 /// use std::time::Duration;
-/// use mcp_fusion::server::auth::{Algorithm, JwtVerifier};
+/// use mcp_fusion::server::oauth::{Algorithm, JwtVerifier};
 ///
 /// let verifier = JwtVerifier::new("https://auth.example.com", "https://mcp.example.com/mcp")
 ///     .jwks_url("https://auth.example.com/jwks")
@@ -188,7 +188,7 @@ impl JwtVerifier {
     /// are checked all the same.
     ///
     /// ```
-    /// use mcp_fusion::server::auth::JwtVerifier;
+    /// use mcp_fusion::server::oauth::JwtVerifier;
     ///
     /// // An issuer whose access tokens say `"typ": "JWT"`.
     /// let verifier = JwtVerifier::new("https://auth.example.com", "https://mcp.example.com/mcp")

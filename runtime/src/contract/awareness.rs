@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::escape::{attr, text};
+use crate::envelope::{escape_attr as attr, escape_text as text};
 
 /// How much a contract change can break a caller that learned the old contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -4,7 +4,8 @@ use roxmltree::{Document, Node, ParsingOptions};
 
 use crate::Severity;
 
-use super::ToolError;
+use crate::ToolError;
+use crate::envelope::replace_forbidden;
 
 /// What kind of text [`parse_envelope`] was given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -372,33 +373,19 @@ fn attribute<'a>(node: Node<'a, '_>, name: &str) -> Parsed<&'a str> {
 impl From<&ToolError> for ParsedError {
     /// What [`parse_envelope`] gives back for this error's rendered text.
     fn from(err: &ToolError) -> Self {
-        let e = &*err.0;
+        let clean = |text: &str| replace_forbidden(text).into_owned();
         ParsedError {
             kind: ParsedKind::ToolError,
-            code: e.code.as_str().to_owned(),
-            severity: e.severity,
-            message: super::replace_forbidden(&e.message).into_owned(),
-            recovery: e
-                .recovery
-                .as_deref()
-                .map(|r| super::replace_forbidden(r).into_owned()),
-            actions: e
-                .actions
-                .names()
-                .iter()
-                .map(|a| super::replace_forbidden(a).into_owned())
+            code: err.code().as_str().to_owned(),
+            severity: err.get_severity(),
+            message: clean(err.message()),
+            recovery: err.recovery().map(clean),
+            actions: err.available_actions().map(clean).collect(),
+            details: err
+                .get_details()
+                .map(|(k, v)| (clean(k), clean(v)))
                 .collect(),
-            details: e
-                .details
-                .iter()
-                .map(|(k, v)| {
-                    (
-                        super::replace_forbidden(k).into_owned(),
-                        super::replace_forbidden(v).into_owned(),
-                    )
-                })
-                .collect(),
-            retry_after: e.retry_after.map(u64::from),
+            retry_after: err.get_retry_after().map(u64::from),
             action: None,
             fields: Vec::new(),
             more: None,

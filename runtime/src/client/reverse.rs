@@ -3,8 +3,9 @@
 
 use std::str::FromStr;
 
-use super::{ParsedError, ParsedKind, ToolError};
+use super::{ParsedError, ParsedKind};
 use crate::ErrorCode;
+use crate::ToolError;
 
 /// An error type a client can make from an envelope it received: the inverse of
 /// `Into<ToolError>`, for callers of a tool. `#[derive(ToolErrors)]` implements it with

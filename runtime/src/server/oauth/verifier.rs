@@ -2,14 +2,14 @@
 //! why it is refused. `OAuth` asks one; `jwt.rs` holds the one that ships.
 
 use crate::tool::BoxFuture;
-use crate::tools::Caller;
+use crate::tool::Caller;
 
 /// Checks an access token and says who presented it.
-/// [`JwtVerifier`](crate::server::auth::JwtVerifier) ships; implement it for other kinds of
+/// [`JwtVerifier`](crate::server::oauth::JwtVerifier) ships; implement it for other kinds of
 /// tokens (token introspection, RFC 7662, say).
 ///
 /// ```
-/// use mcp_fusion::server::auth::{TokenError, TokenVerifier};
+/// use mcp_fusion::server::oauth::{TokenError, TokenVerifier};
 /// use mcp_fusion::tools::{BoxFuture, Caller};
 ///
 /// /// One fixed token, for a development server.
