@@ -27,3 +27,31 @@ impl mcp_fusion::Tool for Defined {
         Box::pin(async { Ok(mcp_fusion::rmcp::model::CallToolResult::success(vec![])) })
     }
 }
+
+/// How long [`eventually`] polls before it fails: it turns a hang into a failure and claims no
+/// speed (real time, so a loaded machine does not fail a test that would pass).
+pub const PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Polls `check` until it gives `Some`, and gives that; fails naming `what` once [`PATIENCE`]
+/// has passed. The first polls only yield to the runtime (enough for what runs in process);
+/// later ones wait 10 ms between polls, for a condition a child process or the network makes
+/// true. On a paused tokio clock, those waits advance the clock (only when every task waits).
+pub async fn eventually<T>(what: &str, mut check: impl AsyncFnMut() -> Option<T>) -> T {
+    let started = std::time::Instant::now();
+    let mut polls = 0u32;
+    loop {
+        if let Some(found) = check().await {
+            return found;
+        }
+        polls += 1;
+        assert!(
+            started.elapsed() < PATIENCE,
+            "waited {PATIENCE:?} ({polls} polls) for {what}, in vain"
+        );
+        if polls < 100 {
+            tokio::task::yield_now().await;
+        } else {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+}
