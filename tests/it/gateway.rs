@@ -852,8 +852,10 @@ async fn the_gateways_own_limits_apply_before_a_call_is_forwarded() {
     assert_eq!(code(&busy), "SERVER_BUSY", "{busy}");
     assert!(text(&busy).contains("Tool \"t_echo\" is at capacity (1 active, 0 queued)."));
     gateway
-        .send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                     "params": {"requestId": 100}}))
+        .send(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": 100}}),
+        )
         .await;
     // The busy calls spent nothing: once the place is free, two more fit in the budget of 3.
     let mut id = 101;

@@ -340,9 +340,10 @@ async fn stateless_http_stops_the_handler_when_the_client_goes() {
     .await;
     assert_eq!(STOPPED.load(std::sync::atomic::Ordering::SeqCst), 0);
     drop(stream);
-    eventually("the handler to be stopped when the client went", async || {
-        (STOPPED.load(std::sync::atomic::Ordering::SeqCst) > 0).then_some(())
-    })
+    eventually(
+        "the handler to be stopped when the client went",
+        async || (STOPPED.load(std::sync::atomic::Ordering::SeqCst) > 0).then_some(()),
+    )
     .await;
 }
 
