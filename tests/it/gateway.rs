@@ -23,7 +23,8 @@ use crate::support::eventually;
 
 use crate::hostile_upstream::{FLOOD, Hostile};
 
-/// The most pages of `tools/list` a gateway reads of one upstream (`gateway/listing.rs`).
+/// The most pages of `tools/list` a gateway reads of one upstream
+/// (`runtime/src/server/gateway/listing.rs`).
 const MAX_PAGES: usize = 64;
 
 /// Far above what any machine needs; never a claim about speed.

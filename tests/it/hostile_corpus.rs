@@ -260,7 +260,7 @@ impl Server {
     /// Starts the server and does the MCP handshake by hand.
     async fn start() -> Server {
         // Lines up to rmcp's own limit, 16 MiB: the corpus's 1 MiB strings escape to more than
-        // the 1 MiB the server reads by default (`tests/serving.rs` covers that refusal).
+        // the 1 MiB the server reads by default (`tests/it/stdio_serving.rs` covers that refusal).
         let mut child = Command::new(mcp_fusion_drivers::artifacts::billing())
             .args(["--max-line-bytes", "16777216"])
             .stdin(Stdio::piped())
