@@ -350,35 +350,10 @@ async fn the_billing_example_stops_gracefully_on_sigterm() {
     let export = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "billing", "arguments": {"action": "export_invoices", "format": "csv"},
                    "_meta": {"progressToken": "export"}}});
-    let mut stream = tokio::net::TcpStream::connect(&billing.addr).await.unwrap();
-    let body = export.to_string();
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
-         Connection: close\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut streamed = Vec::new();
-    while !String::from_utf8_lossy(&streamed).contains("notifications/progress") {
-        let mut chunk = [0u8; 4096];
-        let n = timeout(HUNG, tokio::io::AsyncReadExt::read(&mut stream, &mut chunk))
-            .await
-            .expect("the export streams its progress")
-            .unwrap();
-        assert!(n > 0, "closed: {}", String::from_utf8_lossy(&streamed));
-        streamed.extend_from_slice(&chunk[..n]);
-    }
-    let slow = tokio::spawn(async move {
-        let mut rest = Vec::new();
-        let _ = timeout(
-            HUNG,
-            tokio::io::AsyncReadExt::read_to_end(&mut stream, &mut rest),
-        )
-        .await;
-        streamed.extend_from_slice(&rest);
-        String::from_utf8_lossy(&streamed).into_owned()
-    });
+    let (stream, streamed) =
+        crate::support::post_streaming_until(&billing.addr, &[], &export, "notifications/progress")
+            .await;
+    let slow = tokio::spawn(crate::support::rest_of_reply(stream, streamed));
     let pid = billing.child.id().expect("a pid");
     let killed = std::process::Command::new("kill")
         .args(["-TERM", &pid.to_string()])
