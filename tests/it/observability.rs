@@ -90,14 +90,16 @@ async fn progress_goes_only_to_a_request_that_asked_for_it() {
             .unwrap();
     let export = raw_stdio::call(1, "export_invoices", json!({"format": "json"}));
     billing.send(&export).await.unwrap();
-    let messages = billing.receive_all(Duration::from_millis(400)).await;
+    let messages = until_answered(&mut billing, 1).await;
     assert_eq!(messages.len(), 1, "the answer alone: {messages:?}");
     assert_eq!(messages[0]["id"], 1);
 
     let mut asked = raw_stdio::call(2, "export_invoices", json!({"format": "json"}));
     asked["params"]["_meta"] = json!({"progressToken": "export-2"});
     billing.send(&asked).await.unwrap();
-    let messages = billing.receive_all(Duration::from_millis(400)).await;
+    // A notification of the first call that came after its answer would show up here, and fail
+    // the token's check.
+    let messages = until_answered(&mut billing, 2).await;
     let (answer, notes) = messages.split_last().expect("messages");
     assert_eq!(
         answer["id"], 2,
@@ -113,6 +115,22 @@ async fn progress_goes_only_to_a_request_that_asked_for_it() {
         last = progress;
     }
     assert_eq!(last, 5.0);
+}
+
+/// The messages read up to the answer to `id`, that answer last.
+async fn until_answered(billing: &mut raw_stdio::Billing, id: u64) -> Vec<Value> {
+    let mut messages = Vec::new();
+    loop {
+        let message = billing
+            .receive(crate::support::PATIENCE)
+            .await
+            .unwrap_or_else(|| panic!("no answer to {id}: {messages:?}"));
+        let answered = message["id"] == id;
+        messages.push(message);
+        if answered {
+            return messages;
+        }
+    }
 }
 
 struct Slow;
