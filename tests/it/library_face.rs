@@ -661,14 +661,14 @@ async fn the_billing_example_over_stdio_stops_gracefully_on_sigterm() {
         }
     })
     .await;
-    if !answers.contains_key(&1) {
+    if let std::collections::btree_map::Entry::Vacant(first) = answers.entry(1) {
         let answer = loop {
             let message = billing.receive(HUNG).await.expect("answered in time");
             if message["id"] == 1 {
                 break message;
             }
         };
-        answers.insert(1, raw_stdio::outcome(&answer));
+        first.insert(raw_stdio::outcome(&answer));
     }
     assert_eq!(answers[&1], "ok");
     assert!(
