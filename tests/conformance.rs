@@ -8,7 +8,7 @@
 //! Every envelope a case makes also travels as a result, and its `_meta` mirror (ERRORS.md §9)
 //! must tell a client what the text tells it: the two readings are compared. (A
 //! `contract_awareness` case starts from an envelope's text, which has no mirror: the mirror of
-//! that block is checked through a server in `tests/contract.rs`.)
+//! that block is checked through a server in `tests/it/lockfile.rs`.)
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

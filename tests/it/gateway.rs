@@ -17,11 +17,14 @@ use mcp_fusion_drivers::artifacts;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, WriteHalf};
 use tokio::sync::mpsc;
-use tokio::time::{Instant, sleep, timeout};
+use tokio::time::{Instant, timeout};
+
+use crate::support::eventually;
 
 use crate::hostile_upstream::{FLOOD, Hostile};
 
-/// The most pages of `tools/list` a gateway reads of one upstream (`gateway/listing.rs`).
+/// The most pages of `tools/list` a gateway reads of one upstream
+/// (`runtime/src/server/gateway/listing.rs`).
 const MAX_PAGES: usize = 64;
 
 /// Far above what any machine needs; never a claim about speed.
@@ -201,18 +204,20 @@ impl Gateway {
         name: &str,
         args: Value,
     ) -> Vec<String> {
-        let started = Instant::now();
+        let mut ids = ids;
         let mut met = Vec::new();
-        for id in ids {
-            let result = self.call(id, name, args.clone()).await;
+        eventually(&format!("a call to {name} to be served"), async || {
+            let result = self.call(ids.next()?, name, args.clone()).await;
             match code(&result).as_str() {
-                "ok" => return met,
-                other => met.push(other.to_owned()),
+                "ok" => Some(()),
+                other => {
+                    met.push(other.to_owned());
+                    None
+                }
             }
-            assert!(started.elapsed() < PATIENCE, "never served: {met:?}");
-            sleep(Duration::from_millis(100)).await;
-        }
-        unreachable!()
+        })
+        .await;
+        met
     }
 }
 
@@ -282,19 +287,12 @@ async fn told_list_changed(gateway: &mut Gateway) {
 
 /// Waits until the gateway lists `name`.
 async fn listed(gateway: &mut Gateway, ids: std::ops::RangeFrom<u64>, name: &str) -> Vec<String> {
-    let started = Instant::now();
-    for id in ids {
-        let names = gateway.list(id).await;
-        if names.iter().any(|n| n == name) {
-            return names;
-        }
-        assert!(
-            started.elapsed() < PATIENCE,
-            "{name} never listed: {names:?}"
-        );
-        sleep(Duration::from_millis(50)).await;
-    }
-    unreachable!()
+    let mut ids = ids;
+    eventually(&format!("{name} to be listed"), async || {
+        let names = gateway.list(ids.next()?).await;
+        names.iter().any(|n| n == name).then_some(names)
+    })
+    .await
 }
 
 #[tokio::test]
@@ -453,11 +451,10 @@ async fn every_call_gets_one_answer_whatever_the_upstream_does() {
     let silent = gateway.call(102, "t_silent", json!({})).await;
     assert_eq!(code(&silent), "TIMEOUT", "{silent}");
     assert!(text(&silent).contains("The action \"t_silent\" did not finish within 1 second."));
-    let started = Instant::now();
-    while !log.read().contains("cancelled") {
-        assert!(started.elapsed() < PATIENCE, "the upstream was never told");
-        sleep(Duration::from_millis(20)).await;
-    }
+    eventually("the upstream to be told of the cancellation", async || {
+        log.read().contains("cancelled").then_some(())
+    })
+    .await;
 
     // Answered twice: one answer; the next call is served.
     let twice = gateway.call(103, "t_twice", json!({})).await;
@@ -520,24 +517,27 @@ async fn progress_and_cancellation_go_through() {
         .collect();
     assert!(ticks.windows(2).all(|w| w[0] < w[1]), "in order: {ticks:?}");
 
+    // Cancelled once the upstream runs it: once it reports progress.
     gateway
-        .send(call(101, "t_slow", json!({"ms": 20_000})))
+        .send(json!({"jsonrpc": "2.0", "id": 101, "method": "tools/call",
+            "params": {"name": "t_slow", "arguments": {"ms": 20_000},
+                       "_meta": {"progressToken": "held"}}}))
         .await;
-    sleep(Duration::from_millis(200)).await;
+    gateway
+        .wait_for(|l| {
+            l["method"] == "notifications/progress" && l["params"]["progressToken"] == "held"
+        })
+        .await;
     gateway
         .send(
             json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                      "params": {"requestId": 101}}),
         )
         .await;
-    let started = Instant::now();
-    while !log.read().contains("cancelled") {
-        assert!(
-            started.elapsed() < PATIENCE,
-            "the cancellation never reached the upstream"
-        );
-        sleep(Duration::from_millis(20)).await;
-    }
+    eventually("the cancellation to reach the upstream", async || {
+        log.read().contains("cancelled").then_some(())
+    })
+    .await;
     assert!(
         !gateway
             .answered_within(101, Duration::from_millis(200))
@@ -639,9 +639,9 @@ async fn the_example_gateway_fronts_billing_on_stdio_and_over_http() {
     )
     .await
     .unwrap();
-    let started = Instant::now();
-    let mut id = 1;
-    loop {
+    let mut id = 0;
+    eventually("the gateway to list both upstreams' tools", async || {
+        id += 1;
         gateway
             .send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}))
             .await
@@ -653,13 +653,9 @@ async fn the_example_gateway_fronts_billing_on_stdio_and_over_http() {
             .iter()
             .map(|t| t["name"].as_str().unwrap())
             .collect();
-        if names == ["desk", "books_billing", "crm_billing"] {
-            break;
-        }
-        assert!(started.elapsed() < PATIENCE, "{names:?}");
-        sleep(Duration::from_millis(100)).await;
-        id += 1;
-    }
+        (names == ["desk", "books_billing", "crm_billing"]).then_some(())
+    })
+    .await;
     for (id, name) in [(100, "books_billing"), (101, "crm_billing")] {
         gateway
             .send(&call(
@@ -841,18 +837,42 @@ async fn the_gateways_own_limits_apply_before_a_call_is_forwarded() {
             .concurrency(1, 0),
     )
     .await;
-    gateway.send(call(100, "t_slow", json!({"ms": 1000}))).await;
-    sleep(Duration::from_millis(200)).await;
+    // A call that holds the one place until cancelled; running once the upstream reports
+    // progress.
+    gateway
+        .send(json!({"jsonrpc": "2.0", "id": 100, "method": "tools/call",
+            "params": {"name": "t_slow", "arguments": {"ms": 20_000},
+                       "_meta": {"progressToken": "held"}}}))
+        .await;
+    gateway
+        .wait_for(|l| {
+            l["method"] == "notifications/progress" && l["params"]["progressToken"] == "held"
+        })
+        .await;
     let busy = gateway.call(101, "t_echo", json!({"text": "hi"})).await;
     assert_eq!(code(&busy), "SERVER_BUSY", "{busy}");
     assert!(text(&busy).contains("Tool \"t_echo\" is at capacity (1 active, 0 queued)."));
-    assert_eq!(text(&gateway.answer(100).await["result"]), "slept");
-    // The busy call spent nothing: two more fit in the budget of 3.
-    for id in [102, 103] {
-        let ok = gateway.call(id, "t_echo", json!({"text": "hi"})).await;
-        assert_eq!(code(&ok), "ok");
-    }
-    let limited = gateway.call(104, "t_echo", json!({"text": "hi"})).await;
+    gateway
+        .send(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": 100}}),
+        )
+        .await;
+    // The busy calls spent nothing: once the place is free, two more fit in the budget of 3.
+    let mut id = 101;
+    eventually("the cancelled call to free its place", async || {
+        id += 1;
+        let answered = gateway.call(id, "t_echo", json!({"text": "hi"})).await;
+        match code(&answered).as_str() {
+            "ok" => Some(()),
+            "SERVER_BUSY" => None,
+            other => panic!("{other}: {answered}"),
+        }
+    })
+    .await;
+    let ok = gateway.call(id + 1, "t_echo", json!({"text": "hi"})).await;
+    assert_eq!(code(&ok), "ok");
+    let limited = gateway.call(id + 2, "t_echo", json!({"text": "hi"})).await;
     assert_eq!(code(&limited), "RATE_LIMITED", "{limited}");
     assert!(text(&limited).contains("Rate limit exceeded: at most 3 calls per 10 minutes."));
 }
@@ -946,17 +966,15 @@ async fn an_upstream_behind_oauth_is_reached_with_the_gateways_own_token() {
         "the gateway's token grants the scope: {created}"
     );
     // Without a token of its own, the upstream refuses the gateway (401): unavailable.
-    let started = Instant::now();
-    let refused = loop {
+    let mut id = 100;
+    let refused = eventually("nobody_billing to be past connecting", async || {
+        id += 1;
         let result = gateway
-            .call(101, "nobody_billing", json!({"action": "get_invoice"}))
+            .call(id, "nobody_billing", json!({"action": "get_invoice"}))
             .await;
-        if code(&result) != "HANDOFF_CONNECTING" {
-            break result;
-        }
-        assert!(started.elapsed() < PATIENCE, "{result}");
-        sleep(Duration::from_millis(50)).await;
-    };
+        (code(&result) != "HANDOFF_CONNECTING").then_some(result)
+    })
+    .await;
     assert_eq!(code(&refused), "HANDOFF_UPSTREAM_UNAVAILABLE", "{refused}");
     assert!(retry_after(&refused) > 30, "the backoff: {refused}");
 }
@@ -1194,7 +1212,6 @@ async fn a_2026_client_listening_for_tools_is_told_on_its_stream() {
             "params": {"_meta": meta, "notifications": {"toolsListChanged": true, "promptsListChanged": true}}}))
         .await;
     // Acknowledged with what the gateway tells: tools listing changes, nothing else.
-    let started = Instant::now();
     let acknowledged = gateway
         .wait_for(|l| l["method"] == "notifications/subscriptions/acknowledged")
         .await;
@@ -1204,20 +1221,17 @@ async fn a_2026_client_listening_for_tools_is_told_on_its_stream() {
         "{acknowledged}"
     );
     // The upstream grows a tool: the stream is told, under its id.
-    let mut id = 1;
-    loop {
+    let mut id = 0;
+    eventually("t_grow to be served", async || {
+        id += 1;
         gateway
             .send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                 "params": {"name": "t_grow", "arguments": {}, "_meta": meta}}))
             .await;
         let result = gateway.answer(id).await["result"].clone();
-        if code(&result) == "ok" {
-            break;
-        }
-        assert!(started.elapsed() < PATIENCE, "{result}");
-        sleep(Duration::from_millis(100)).await;
-        id += 1;
-    }
+        (code(&result) == "ok").then_some(())
+    })
+    .await;
     let told = |l: &Value| {
         l["method"] == "notifications/tools/list_changed"
             && l["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "listen-1"

@@ -14,7 +14,7 @@ use mcp_fusion::tools::{ActionDef, BoxFuture, Failure, ToolDef};
 use mcp_fusion::{Context, Tool};
 use serde_json::{Value, json};
 
-/// Four actions: `echo` answers, `boom` panics, `slow` sleeps a minute, `eager` panics before
+/// Four actions: `echo` answers, `boom` panics, `slow` never finishes, `eager` panics before
 /// it returns its future.
 struct Manual {
     def: ToolDef,
@@ -62,7 +62,7 @@ impl Tool for Manual {
                 )])),
                 1 => panic!("hand-written bug with secret=hunter2"),
                 _ => {
-                    tokio::time::sleep(Duration::from_secs(60)).await;
+                    std::future::pending::<()>().await;
                     Ok(CallToolResult::success(vec![]))
                 }
             }

@@ -5,7 +5,6 @@
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
 
 use mcp_fusion::Server;
 use mcp_fusion::client::{Client, Connection};
@@ -59,7 +58,7 @@ impl Vault {
     #[action(timeout = "20ms")]
     async fn stall(&self) -> Result<String, ToolError> {
         let secret = format!("password={PASSWORD}");
-        tokio::time::sleep(Duration::from_secs(30)).await;
+        std::future::pending::<()>().await;
         Ok(secret)
     }
 

@@ -46,11 +46,9 @@ const LINE_MAX_BYTES: usize = 1024;
 /// value, a fixed recovery, at most 7 actions and one detail) stays far below.
 const ENVELOPE_MAX_BYTES: usize = 24 * LINE_MAX_BYTES;
 
-/// How long one case may take before the server counts as hung.
-const CASE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How long an answer may trail the answers to the requests sent after it.
-const ANSWER_GRACE: Duration = Duration::from_millis(250);
+/// How long one case may take before the server counts as hung: a hang becomes a failure,
+/// however loaded the machine; no case is expected to come anywhere near it.
+const CASE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// One line of the corpus: one input and the answer it must get.
 ///
@@ -262,7 +260,7 @@ impl Server {
     /// Starts the server and does the MCP handshake by hand.
     async fn start() -> Server {
         // Lines up to rmcp's own limit, 16 MiB: the corpus's 1 MiB strings escape to more than
-        // the 1 MiB the server reads by default (`tests/serving.rs` covers that refusal).
+        // the 1 MiB the server reads by default (`tests/it/stdio_serving.rs` covers that refusal).
         let mut child = Command::new(mcp_fusion_drivers::artifacts::billing())
             .args(["--max-line-bytes", "16777216"])
             .stdin(Stdio::piped())
@@ -358,9 +356,11 @@ struct Exchange {
 /// Sends a case, then a `ping` and a `list_invoices` call behind it, and reads until both of
 /// those are answered.
 ///
-/// The server reads lines in order and starts requests in order, so once the call behind the
-/// case is answered, an answer to the case that has not come is almost surely never coming:
-/// it gets [`ANSWER_GRACE`] more, not [`CASE_TIMEOUT`].
+/// A case that must be answered and is not answered by then is read on until its answer comes
+/// (or [`CASE_TIMEOUT`]): the server handles requests concurrently, so under load the case's
+/// answer may trail the two behind it, and how long it trails is no criterion. A case that must
+/// not be answered is not waited on: an answer that comes late shows up among the next case's
+/// answers (or the final empty line's), and fails there.
 async fn exchange(
     server: &mut Server,
     line: &[u8],
@@ -392,8 +392,7 @@ async fn exchange(
         }
     }
     if answered && answers.is_empty() {
-        let until = deadline.min(Instant::now() + ANSWER_GRACE);
-        answers.extend(server.receive(until).await?);
+        answers.extend(server.receive(deadline).await?);
     }
     Ok(Exchange {
         answers,

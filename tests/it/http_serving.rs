@@ -206,12 +206,21 @@ async fn idle_and_slow_connections_are_closed_and_capped() {
         stream.write_all(head.as_bytes()).await.unwrap();
         busy.push(stream);
     }
+    // Real clock, no event: a connection counts as busy once the server has read its head, and
+    // nothing outside shows that but a request, which would take the place of a connection not
+    // yet read (idle until then). 100 ms for the server to read twenty heads.
     tokio::time::sleep(Duration::from_millis(100)).await;
     let refused = billing.post_json(&[], &get_invoice(1)).await;
     assert_eq!(refused.status, 503);
     assert_eq!(refused.header("retry-after"), Some("1"));
     drop(busy);
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Their places given back: a request is served again.
+    let mut id = 10;
+    crate::support::eventually("a place given back", async || {
+        id += 1;
+        (billing.post_json(&[], &get_invoice(id)).await.status == 200).then_some(())
+    })
+    .await;
 
     // Twenty connections that send half a request line and stop are idle: a new connection
     // takes the place of one of them, and past the header timeout all are closed.
@@ -221,13 +230,15 @@ async fn idle_and_slow_connections_are_closed_and_capped() {
         stream.write_all(b"POST /mcp HTT").await.unwrap();
         slow.push(stream);
     }
+    // Real clock, no event, as above: 100 ms for the server to take the twenty connections.
     tokio::time::sleep(Duration::from_millis(100)).await;
     let served = billing.post_json(&[], &get_invoice(2)).await;
     assert_eq!(served.status, 200, "{}", served.body);
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    // Each closed by the server, at the header timeout (0.5 s); PATIENCE only turns a
+    // connection never closed into a failure.
     for stream in &mut slow {
         let mut rest = Vec::new();
-        let closed = timeout(Duration::from_secs(2), stream.read_to_end(&mut rest)).await;
+        let closed = timeout(crate::support::PATIENCE, stream.read_to_end(&mut rest)).await;
         assert!(closed.is_ok(), "a slow connection is still open");
     }
     let served = billing.post_json(&[], &get_invoice(3)).await;
@@ -322,17 +333,19 @@ async fn the_same_id_twice_in_a_session_gets_two_answers() {
     let session = billing.open_session().await.expect("a session");
     let headers = raw_http::session_headers(&session);
     let slow = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-        "params": {"name": "billing", "arguments": {"action": "export_invoices", "format": "csv"}}});
+        "params": {"name": "billing", "arguments": {"action": "export_invoices", "format": "csv"},
+                   "_meta": {"progressToken": "export"}}});
     let fast = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
         "params": {"name": "billing", "arguments": {"action": "list_invoices"}}});
-    let first = {
-        let (addr, session) = (billing.addr.clone(), session.clone());
-        tokio::spawn(async move {
-            let headers = raw_http::session_headers(&session);
-            post(&addr, &headers, slow.to_string().as_bytes()).await
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // In flight once its first progress is streamed (five parts of 40 ms).
+    let (stream, streamed) = crate::support::post_streaming_until(
+        &billing.addr,
+        &headers,
+        &slow,
+        "notifications/progress",
+    )
+    .await;
+    let first = tokio::spawn(crate::support::rest_of_reply(stream, streamed));
     let second = billing.post_json(&headers, &fast).await;
     let refused = second.message();
     assert_eq!(
@@ -349,9 +362,10 @@ async fn the_same_id_twice_in_a_session_gets_two_answers() {
         .await
         .unwrap()
         .unwrap();
-    let answered = first.message();
-    assert_eq!(answered["id"], 7, "{answered}");
-    assert_eq!(answered["result"]["isError"], false, "{answered}");
+    // The export's stream: its progress, then its answer, under the same id, a success.
+    assert!(first.starts_with("HTTP/1.1 200"), "{first}");
+    assert!(first.contains(r#""id":7,"result""#), "{first}");
+    assert!(first.contains(r#""isError":false"#), "{first}");
     // Answered: the id may be used again.
     let again = billing.post_json(&headers, &fast).await.message();
     assert_eq!(again["result"]["isError"], false, "{again}");

@@ -1,6 +1,7 @@
 //! `crate = path` on the macros: the runtime reached through a re-export. The shim's
 //! `__private` is a decoy whose `error` and `docs` mark what they build, proving the generated
-//! code goes through the path given (serde's trick in `test_serde_path.rs`).
+//! code goes through the path given (serde's trick, in its repository:
+//! serde-rs/serde `test_suite/tests/test_serde_path.rs`).
 
 mod shim {
     pub use ::mcp_fusion::*;

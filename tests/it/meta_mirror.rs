@@ -56,7 +56,7 @@ impl Faults {
     /// Takes longer than its deadline.
     #[action(timeout = "100ms")]
     async fn slow(&self) -> Result<(), ToolError> {
-        tokio::time::sleep(Duration::from_secs(5)).await;
+        std::future::pending::<()>().await;
         Ok(())
     }
 
@@ -162,7 +162,7 @@ async fn failed(client: &Client, target: &str, arguments: Value) -> ParsedError 
     read.remove(0)
 }
 
-#[tokio::test(flavor = "current_thread")]
+#[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn every_envelope_reads_the_same_from_meta_and_from_its_text() {
     let (client, _connection) = Client::in_memory(server()).await.expect("connected");
     let mut codes = Vec::new();
@@ -195,6 +195,7 @@ async fn every_envelope_reads_the_same_from_meta_and_from_its_text() {
 
     codes.push(failed(&client, "faults.slow", json!({})).await.code);
 
+    // On the paused clock: the second call comes 100 ms into the first one's 500.
     let (first, second) = tokio::join!(client.call_raw("faults.single", json!({})), async {
         tokio::time::sleep(Duration::from_millis(100)).await;
         failed(&client, "faults.single", json!({})).await

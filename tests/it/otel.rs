@@ -3,8 +3,6 @@
 //! attributed per the semantic conventions for MCP; its incident id names that span; the
 //! duration histogram and the error counter record each call.
 
-use std::time::Duration;
-
 use mcp_fusion::Server;
 use mcp_fusion::rmcp::ServiceExt;
 use mcp_fusion::rmcp::model::{CallToolRequestParams, RequestMetaObject};
@@ -122,20 +120,16 @@ async fn spans_attributes_and_metrics_follow_the_conventions() {
         (Some(true), Some(false), Some(false))
     );
     client.cancel().await.unwrap();
-    // A span ends when its call's future is dropped, after the answer: wait for the three,
-    // with a patience that claims no speed.
-    let patience = std::time::Instant::now() + Duration::from_secs(30);
-    let finished = loop {
+    // A span ends when its call's future is dropped, after the answer: wait for the three.
+    let finished = crate::support::eventually("the three calls' spans to end", async || {
         let finished = spans.get_finished_spans().unwrap();
         let ended = finished
             .iter()
             .filter(|s| s.name == "tools/call ledger")
             .count();
-        if ended >= 3 || std::time::Instant::now() > patience {
-            break finished;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
+        (ended >= 3).then_some(finished)
+    })
+    .await;
     let calls: Vec<&SpanData> = finished
         .iter()
         .filter(|s| s.name == "tools/call ledger")

@@ -10,9 +10,10 @@ use mcp_fusion::server::limits::RedisStore;
 use mcp_fusion_drivers::raw_http::Billing;
 use mcp_fusion_drivers::redis_server::{self, RedisSentinel};
 use serde_json::json;
-use tokio::time::{Instant, sleep};
 
-use crate::redis_limits::{PATIENCE, all_at_once, count, create_invoice};
+use crate::support::eventually;
+
+use crate::redis_limits::{all_at_once, count, create_invoice};
 
 fn sentinel() -> RedisSentinel {
     RedisSentinel::start()
@@ -25,10 +26,11 @@ struct Long;
 /// Holds slots.
 #[mcp_fusion::tool]
 impl Long {
-    /// Holds a slot for 8 s.
+    /// Holds a slot for 8 s: real time, for the leases it holds live in Redis, on Redis's
+    /// clock (the workload, not a wait of the test's).
     #[action(concurrency(max_active = 2, max_queued = 0))]
     async fn hold(&self) -> Result<(), mcp_fusion::ToolError> {
-        sleep(Duration::from_secs(8)).await;
+        tokio::time::sleep(Duration::from_secs(8)).await;
         Ok(())
     }
 }
@@ -80,44 +82,46 @@ async fn a_master_killed_under_held_leases_fails_over_losing_none() {
         [a.unwrap(), b.unwrap()].map(|r| outcome(&r))
     };
     let scenario = async {
-        let started = Instant::now();
         // Both leases taken, and on the replica too.
-        while redis.nodes[1].integer(&["ZCARD", SLOTS]) < 2 {
-            assert!(started.elapsed() < PATIENCE, "leases never replicated");
-            sleep(Duration::from_millis(10)).await;
-        }
+        eventually("both leases on the replica", async || {
+            (redis.nodes[1].integer(&["ZCARD", SLOTS]) == 2).then_some(())
+        })
+        .await;
         let third = server.call(hold_call()).await.unwrap();
         assert_eq!(outcome(&third), "SERVER_BUSY", "both slots are held");
 
         redis.nodes[0].stop();
-        let killed = Instant::now();
-        while redis.master_port() != Some(new) {
-            assert!(
-                killed.elapsed() < PATIENCE,
-                "the Sentinel never promoted the replica"
-            );
-            sleep(Duration::from_millis(50)).await;
-        }
+        eventually("the Sentinel to promote the replica", async || {
+            (redis.master_port() == Some(new)).then_some(())
+        })
+        .await;
         // Refused while no master answers (fail closed), then refused because the promoted
         // replica has both leases: never admitted.
-        let mut refusals = Vec::new();
-        let after = loop {
+        let after = eventually("the store to find the new master", async || {
             let result = server.call(hold_call()).await.unwrap();
             match outcome(&result).as_str() {
-                "SERVER_BUSY (store)" => refusals.push(result),
-                other => break other.to_owned(),
+                "SERVER_BUSY (store)" => None,
+                other => Some(other.to_owned()),
             }
-            assert!(
-                killed.elapsed() < PATIENCE,
-                "the store never found the new master"
-            );
-            sleep(Duration::from_millis(50)).await;
-        };
+        })
+        .await;
         assert_eq!(after, "SERVER_BUSY", "the leases came through the failover");
-        // Past the leases' first time to live, they are alive on the new master: renewed there.
-        sleep((started + Duration::from_millis(6500)).saturating_duration_since(Instant::now()))
-            .await;
-        assert_eq!(redis.nodes[1].integer(&["ZCARD", SLOTS]), 2);
+        // The leases are renewed on the new master: each expiry (its score) moves past the
+        // latest one it had once the store found that master.
+        let reply =
+            redis_server::query(&redis.nodes[1], &["ZRANGE", SLOTS, "0", "-1", "WITHSCORES"])
+                .unwrap();
+        let latest = reply
+            .split(',')
+            .skip(1)
+            .step_by(2)
+            .map(|score| score.parse::<f64>().unwrap_or_else(|_| panic!("{reply}")))
+            .fold(0.0, f64::max);
+        let later = format!("({latest:.0}");
+        eventually("both leases renewed on the new master", async || {
+            (redis.nodes[1].integer(&["ZCOUNT", SLOTS, &later, "+inf"]) == 2).then_some(())
+        })
+        .await;
     };
     let (held, ()) = tokio::join!(holders, scenario);
     assert_eq!(
@@ -126,22 +130,14 @@ async fn a_master_killed_under_held_leases_fails_over_losing_none() {
         "the calls holding the leases ran to the end"
     );
     // Their leases given back on the new master as the calls end: a call runs again.
-    let ended = Instant::now();
-    while redis.nodes[1].integer(&["ZCARD", SLOTS]) > 0 {
-        assert!(ended.elapsed() < PATIENCE, "leases never given back");
-        sleep(Duration::from_millis(10)).await;
-    }
+    eventually("the leases given back", async || {
+        (redis.nodes[1].integer(&["ZCARD", SLOTS]) == 0).then_some(())
+    })
+    .await;
     let again = server.call(hold_call());
-    let watch = async {
-        let since = Instant::now();
-        while redis.nodes[1].integer(&["ZCARD", SLOTS]) < 1 {
-            assert!(
-                since.elapsed() < PATIENCE,
-                "no lease taken after the failover"
-            );
-            sleep(Duration::from_millis(10)).await;
-        }
-    };
+    let watch = eventually("a lease taken after the failover", async || {
+        (redis.nodes[1].integer(&["ZCARD", SLOTS]) >= 1).then_some(())
+    });
     let (again, ()) = tokio::join!(again, watch);
     assert_eq!(outcome(&again.unwrap()), "ok");
     redis.nodes[1].stop();

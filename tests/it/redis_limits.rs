@@ -11,7 +11,9 @@ use raw_http::Billing;
 use redis_server::RedisServer;
 use serde_json::{Value, json};
 use sha2::Digest;
-use tokio::time::{Instant, sleep};
+use tokio::time::Instant;
+
+use crate::support::eventually;
 
 /// The secret the replicas hash caller keys under.
 const SECRET: &str = "a test secret of more than sixteen bytes";
@@ -130,11 +132,10 @@ async fn kill_holding_leases(redis: &RedisServer, replica: &mut Billing, first_i
     let holding: Vec<_> = (0..2)
         .map(|i| tokio::spawn(hold(replica.addr.clone(), export(first_id + i))))
         .collect();
-    let started = Instant::now();
-    while redis.integer(&["ZCARD", EXPORT_SLOTS]) < 2 {
-        assert!(started.elapsed() < PATIENCE, "leases never taken");
-        sleep(Duration::from_millis(5)).await;
-    }
+    eventually("both exports' leases in Redis", async || {
+        (redis.integer(&["ZCARD", EXPORT_SLOTS]) >= 2).then_some(())
+    })
+    .await;
     replica.child.kill().await.unwrap();
     let killed = Instant::now();
     for call in holding {
@@ -399,15 +400,11 @@ async fn a_redis_outage_refuses_or_serves_as_configured_and_recovers() {
 
     redis.restart().expect("Redis starts again");
     // Both recover once Redis answers again: limited calls run, under the limits again.
-    let started = Instant::now();
-    loop {
+    eventually("the closed replica to recover", async || {
         id += 1;
-        if outcome(c.clone(), create_invoice(id)).await == "ok" {
-            break;
-        }
-        assert!(started.elapsed() < PATIENCE, "never recovered");
-        sleep(Duration::from_millis(100)).await;
-    }
+        (outcome(c.clone(), create_invoice(id)).await == "ok").then_some(())
+    })
+    .await;
     assert_eq!(
         redis.integer(&["EXISTS", "billing:rate:billing.create_invoice"]),
         1,
@@ -415,14 +412,16 @@ async fn a_redis_outage_refuses_or_serves_as_configured_and_recovers() {
     );
     // A replica that fails open serves either way (its own share spent, it refuses as the limit
     // does): it is back once its budget is in Redis.
-    let started = Instant::now();
-    while redis.integer(&["EXISTS", "open:rate:billing.create_invoice"]) == 0 {
+    eventually("the open replica's budget in Redis again", async || {
+        if redis.integer(&["EXISTS", "open:rate:billing.create_invoice"]) == 1 {
+            return Some(());
+        }
         id += 1;
         let served = outcome(o.clone(), create_invoice(id)).await;
         assert!(served == "ok" || served == "RATE_LIMITED", "{served}");
-        assert!(started.elapsed() < PATIENCE, "never recovered");
-        sleep(Duration::from_millis(100)).await;
-    }
+        None
+    })
+    .await;
 
     // The open replica logged the outage once, and its end.
     open.child.kill().await.unwrap();
@@ -910,14 +909,10 @@ async fn a_lease_taken_after_the_timeout_is_released() {
     };
     // Connected, its scripts loaded, and its lease given back (announced before it is gone).
     assert_eq!(code_of(server.call(run()).await), "ok");
-    let started = Instant::now();
-    while redis.integer(&["ZCARD", "late:slots:quick.run"]) > 0 {
-        assert!(
-            started.elapsed() < PATIENCE,
-            "the lease was never given back"
-        );
-        sleep(Duration::from_millis(5)).await;
-    }
+    eventually("the lease given back", async || {
+        (redis.integer(&["ZCARD", "late:slots:quick.run"]) == 0).then_some(())
+    })
+    .await;
     let released = first_message(&redis, "late:released").await;
     // Every client's commands wait two seconds (Redis 7.0 cannot be told to stop earlier: its
     // CLIENT UNPAUSE waits too); the call gives up after 100 ms, the script runs after that.
@@ -984,10 +979,11 @@ struct Hold;
 /// Holds slots.
 #[mcp_fusion::tool]
 impl Hold {
-    /// Holds a slot for 1.5 s.
+    /// Holds a slot for 1.5 s: real time, for the leases it holds live in Redis, on Redis's
+    /// clock (the workload, not a wait of the test's).
     #[action(concurrency(max_active = 20, max_queued = 0))]
     async fn hold(&self) -> Result<(), mcp_fusion::ToolError> {
-        sleep(Duration::from_millis(1500)).await;
+        tokio::time::sleep(Duration::from_millis(1500)).await;
         Ok(())
     }
 }
@@ -1041,19 +1037,34 @@ async fn one_task_renews_every_lease_of_a_replica() {
     let metrics = tokio::runtime::Handle::current().metrics();
     let before = metrics.num_alive_tasks();
     let calls = (0..20).map(|_| server.call(hold_call())).collect();
+    let key = "renew:slots:hold.hold";
+    // Once every lease is taken, until every one is renewed (its expiry moved past the latest
+    // any had when all were taken): the leases alive, and the tasks alive, then.
     let watch = async {
-        sleep(Duration::from_millis(1200)).await;
-        (
-            redis.integer(&["ZCARD", "renew:slots:hold.hold"]),
-            metrics.num_alive_tasks(),
-        )
+        eventually("every lease taken", async || {
+            (redis.integer(&["ZCARD", key]) == 20).then_some(())
+        })
+        .await;
+        let reply = redis_server::query(&redis, &["ZRANGE", key, "0", "-1", "WITHSCORES"]).unwrap();
+        let latest = reply
+            .split(',')
+            .skip(1)
+            .step_by(2)
+            .map(|score| score.parse::<f64>().unwrap_or_else(|_| panic!("{reply}")))
+            .fold(0.0, f64::max);
+        let later = format!("({latest:.0}");
+        eventually("every lease renewed", async || {
+            (redis.integer(&["ZCOUNT", key, &later, "+inf"]) == 20).then_some(())
+        })
+        .await;
+        (redis.integer(&["ZCARD", key]), metrics.num_alive_tasks())
     };
     let (results, (live, tasks)) = tokio::join!(join_all(calls), watch);
     for result in results {
         let result = result.unwrap();
         assert_eq!(result.is_error, Some(false), "{result:?}");
     }
-    assert_eq!(live, 20, "every lease is alive past its first time to live");
+    assert_eq!(live, 20, "every lease is alive, renewed");
     assert!(
         tasks <= before + 1,
         "one renewer for 20 leases: {before} tasks before, {tasks} while held"
@@ -1069,32 +1080,26 @@ async fn leases_gone_from_redis_are_put_back_while_their_calls_run() {
     // The set lost, as when a master dies before its replica had it: the next renewal puts
     // both leases back.
     let watch = async {
-        let started = Instant::now();
-        while redis.integer(&["ZCARD", key]) < 2 {
-            assert!(started.elapsed() < PATIENCE, "leases never taken");
-            sleep(Duration::from_millis(5)).await;
-        }
+        eventually("both leases taken", async || {
+            (redis.integer(&["ZCARD", key]) == 2).then_some(())
+        })
+        .await;
         redis.command(&["DEL", key]).unwrap();
         assert_eq!(redis.integer(&["ZCARD", key]), 0);
-        let lost = Instant::now();
-        while redis.integer(&["ZCARD", key]) < 2 {
-            assert!(
-                lost.elapsed() < PATIENCE,
-                "the lost leases were never put back"
-            );
-            sleep(Duration::from_millis(5)).await;
-        }
+        eventually("the lost leases put back", async || {
+            (redis.integer(&["ZCARD", key]) == 2).then_some(())
+        })
+        .await;
     };
     let (results, ()) = tokio::join!(calls, watch);
     for result in results {
         assert_eq!(result.unwrap().is_error, Some(false));
     }
     // Released as the calls end, not left to expire.
-    let ended = Instant::now();
-    while redis.integer(&["ZCARD", key]) > 0 {
-        assert!(ended.elapsed() < PATIENCE, "leases never given back");
-        sleep(Duration::from_millis(5)).await;
-    }
+    eventually("the leases given back", async || {
+        (redis.integer(&["ZCARD", key]) == 0).then_some(())
+    })
+    .await;
 }
 
 /// `count` replicas keeping their limits in `cluster`, each with `args`.

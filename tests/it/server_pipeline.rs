@@ -35,7 +35,7 @@ impl Slow {
     /// Takes too long.
     #[action(timeout = "50ms")]
     async fn stuck(&self) -> Result<u32, ToolError> {
-        tokio::time::sleep(Duration::from_secs(30)).await;
+        std::future::pending::<()>().await;
         Ok(0)
     }
 

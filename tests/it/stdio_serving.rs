@@ -5,8 +5,8 @@
 //! a request reusing an id in flight is refused; a cancelled call stops and frees its slot;
 //! messages before `initialize` do not stop the server; rate limits are per caller; and memory
 //! stays bounded (read from `/proc/PID/status` on Linux) under floods, a client that never
-//! reads stdout, and lines of the smallest JSON values. `examples/stdio_limits.rs` runs the same
-//! at length.
+//! reads stdout, and lines of the smallest JSON values. `drivers/src/bin/stdio_limits.rs` runs
+//! the same at length.
 
 use std::time::Duration;
 

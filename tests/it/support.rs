@@ -27,3 +27,82 @@ impl mcp_fusion::Tool for Defined {
         Box::pin(async { Ok(mcp_fusion::rmcp::model::CallToolResult::success(vec![])) })
     }
 }
+
+/// How long [`eventually`] polls before it fails: it turns a hang into a failure and claims no
+/// speed (real time, so a loaded machine does not fail a test that would pass).
+pub const PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Polls `check` until it gives `Some`, and gives that; fails naming `what` once [`PATIENCE`]
+/// has passed. The first polls only yield to the runtime (enough for what runs in process);
+/// later ones wait 10 ms between polls, for a condition a child process or the network makes
+/// true. On a paused tokio clock, those waits advance the clock (only when every task waits).
+pub async fn eventually<T>(what: &str, mut check: impl AsyncFnMut() -> Option<T>) -> T {
+    let started = std::time::Instant::now();
+    let mut polls = 0u32;
+    loop {
+        if let Some(found) = check().await {
+            return found;
+        }
+        polls += 1;
+        assert!(
+            started.elapsed() < PATIENCE,
+            "waited {PATIENCE:?} ({polls} polls) for {what}, in vain"
+        );
+        if polls < 100 {
+            tokio::task::yield_now().await;
+        } else {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+}
+
+/// A POST to `/mcp` at `addr` whose reply is streamed: sent, then read until `marker` has come
+/// (`notifications/progress`: the call is running). The stream, and what was read of it.
+pub async fn post_streaming_until(
+    addr: &str,
+    headers: &[(&str, &str)],
+    body: &serde_json::Value,
+    marker: &str,
+) -> (tokio::net::TcpStream, Vec<u8>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = body.to_string();
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+         Connection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut read = Vec::new();
+    while !String::from_utf8_lossy(&read).contains(marker) {
+        let mut chunk = [0u8; 4096];
+        let n = tokio::time::timeout(PATIENCE, stream.read(&mut chunk))
+            .await
+            .unwrap_or_else(|_| panic!("waited {PATIENCE:?} for {marker}"))
+            .unwrap();
+        assert!(
+            n > 0,
+            "closed before {marker}: {}",
+            String::from_utf8_lossy(&read)
+        );
+        read.extend_from_slice(&chunk[..n]);
+    }
+    (stream, read)
+}
+
+/// The rest of a reply [`post_streaming_until`] began, read until the server closes it: the
+/// whole reply as text.
+pub async fn rest_of_reply(mut stream: tokio::net::TcpStream, mut read: Vec<u8>) -> String {
+    use tokio::io::AsyncReadExt;
+    tokio::time::timeout(PATIENCE, stream.read_to_end(&mut read))
+        .await
+        .expect("the reply ends")
+        .unwrap();
+    String::from_utf8_lossy(&read).into_owned()
+}

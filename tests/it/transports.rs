@@ -14,6 +14,8 @@ use mcp_fusion::{ToolError, tool};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::support::eventually;
+
 struct Work;
 
 /// A tool with a tight limit.
@@ -38,7 +40,7 @@ impl Work {
     /// Never finishes in time.
     #[action(timeout = "10ms")]
     async fn stuck(&self) -> Result<&'static str, ToolError> {
-        tokio::time::sleep(Duration::from_secs(30)).await;
+        std::future::pending::<()>().await;
         Ok("late")
     }
 
@@ -85,7 +87,8 @@ async fn over_duplex() -> (Client, Connection) {
     (client, connection)
 }
 
-#[tokio::test(flavor = "current_thread")]
+/// On the paused clock (all in process): the handlers' 20 ms pass only when every task waits.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_thousand_calls_are_each_answered_once() {
     let (client, _connection) = over_duplex().await;
     let outcomes = client
@@ -330,25 +333,22 @@ async fn stateless_http_stops_the_handler_when_the_client_goes() {
     );
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     stream.write_all(request.as_bytes()).await.unwrap();
-    let waited = tokio::time::timeout(Duration::from_secs(5), async {
-        while !HANGING.load(std::sync::atomic::Ordering::SeqCst) {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    });
-    waited.await.expect("the handler started");
+    eventually("the handler to start", async || {
+        HANGING
+            .load(std::sync::atomic::Ordering::SeqCst)
+            .then_some(())
+    })
+    .await;
     assert_eq!(STOPPED.load(std::sync::atomic::Ordering::SeqCst), 0);
     drop(stream);
-    let stopped = tokio::time::timeout(Duration::from_secs(5), async {
-        while STOPPED.load(std::sync::atomic::Ordering::SeqCst) == 0 {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    });
-    stopped
-        .await
-        .expect("the handler was stopped when the client went");
+    eventually(
+        "the handler to be stopped when the client went",
+        async || (STOPPED.load(std::sync::atomic::Ordering::SeqCst) > 0).then_some(()),
+    )
+    .await;
 }
 
-#[tokio::test(flavor = "current_thread")]
+#[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn the_runtime_envelopes_over_a_transport() {
     let (client, _connection) = over_duplex().await;
     let code =

@@ -1,12 +1,15 @@
 //! The project's automation: `cargo xtask <task>`.
 //!
-//! - `test [ARGS]`: installs what the test suite needs when it is missing (`redis-server` for
+//! - `test [ARGS]`: checks that every path a comment names exists (`paths`, first: it needs
+//!   no build), installs what the test suite needs when it is missing (`redis-server` for
 //!   the limits shared on Redis, `faketime` for replicas with skewed clocks, Node.js and npm
 //!   for the official TypeScript MCP SDK client and the MCP conformance suite, then each of
 //!   those from its lockfile with `npm ci`), saying what it installs, then runs the whole suite:
 //!   `cargo test --workspace [ARGS]`, then (without ARGS) `conformance`.
 //! - `conformance`: the official MCP conformance suite against `examples/everything`, its
 //!   known failures in `tests/conformance-suite/expected-failures.yml` (`conformance.rs`).
+//! - `paths`: every path of this repository that a comment or a Markdown file names exists
+//!   (`paths.rs`).
 //! - `setup`: only the installs.
 //! - `package`: packages the two published crates (`cargo package`, which also builds them
 //!   from the package alone) and checks what each ships.
@@ -19,16 +22,18 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 mod conformance;
+mod paths;
 
 type Error = Box<dyn std::error::Error>;
 
 const USAGE: &str = "usage: cargo xtask <task>
 
 tasks:
-  test [ARGS]   install what the tests need when missing, then `cargo test --workspace [ARGS]`
-                and, without ARGS, `conformance`
+  test [ARGS]   `paths`, install what the tests need when missing, then
+                `cargo test --workspace [ARGS]` and, without ARGS, `conformance`
   conformance   the official MCP conformance suite against examples/everything (installed
                 when missing), its known failures in tests/conformance-suite/expected-failures.yml
+  paths         check that every path a comment or Markdown file names exists
   setup         only install what the tests need
   package       `cargo package` the published crates and check the files they ship";
 
@@ -37,7 +42,8 @@ fn main() -> ExitCode {
     let task = args.next();
     let rest: Vec<OsString> = args.collect();
     let outcome = match task.as_ref().and_then(|t| t.to_str()) {
-        Some("test") => setup().and_then(|()| test(&rest)),
+        Some("test") => paths().and_then(|()| setup()).and_then(|()| test(&rest)),
+        Some("paths") => paths(),
         Some("conformance") => conformance(),
         Some("setup") => setup(),
         Some("package") => package(),
@@ -238,6 +244,13 @@ fn conformance() -> Result<(), Error> {
 }
 
 /// The whole suite, then (unless ARGS chose a part of it) the MCP conformance suite.
+/// Every path a comment names exists (`paths.rs`).
+fn paths() -> Result<(), Error> {
+    paths::run(&workspace())?;
+    eprintln!("xtask: every path the comments name exists");
+    Ok(())
+}
+
 fn test(args: &[OsString]) -> Result<(), Error> {
     run(cargo().args(["test", "--workspace"]).args(args))?;
     match args.is_empty() {

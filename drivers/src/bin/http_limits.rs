@@ -1,5 +1,5 @@
 //! The streamable HTTP server tried as a hostile client would, at length: the long variants of
-//! `tests/http_serving.rs`, one row each, with the server's peak memory (`VmHWM`). Linux only.
+//! `tests/it/http_serving.rs`, one row each, with the server's peak memory (`VmHWM`). Linux only.
 //!
 //! ```text
 //! cargo run --release -p mcp-fusion-drivers --bin http_limits [-- --server PATH]

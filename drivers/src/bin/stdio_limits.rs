@@ -1,5 +1,6 @@
 //! The stdio server tried as a hostile or careless client would, at length: the long variants
-//! of `tests/serving.rs`, one row each, with the server's peak memory (`VmHWM`). Linux only.
+//! of `tests/it/stdio_serving.rs`, one row each, with the server's peak memory (`VmHWM`).
+//! Linux only.
 //!
 //! ```text
 //! cargo run --release -p mcp-fusion-drivers --bin stdio_limits [-- --server PATH] [--seconds 5]

@@ -2,19 +2,23 @@
 //! answers a request itself (the plain requests of `plain`, on stdio and on stateless
 //! streamable HTTP), its answer must be the one rmcp's path would give, byte for byte and
 //! status for status, and it may take only requests rmcp would accept as they are. Each rule
-//! names where rmcp keeps it; the differential tests (`tests/it/fast_path.rs`: the same
-//! requests through both paths, one variant per refusal) are the contract that holds them
-//! when rmcp moves.
+//! names where rmcp keeps it (in its repository, modelcontextprotocol/rust-sdk, under
+//! `crates/rmcp/src/`); the differential tests (`tests/it/fast_path.rs`: the same requests
+//! through both paths, one variant per refusal) are the contract that holds them when rmcp
+//! moves.
 //!
-//! - **Result shaping** ([`Shape`]): rmcp's `ServerHandler` (`handler/server.rs`) shapes a
-//!   result for the negotiated version.
+//! - **Result shaping** ([`Shape`]): rmcp's `ServerHandler`
+//!   (modelcontextprotocol/rust-sdk `crates/rmcp/src/handler/server.rs`) shapes a result for
+//!   the negotiated version.
 //! - **HTTP acceptance** ([`PlainHeaders`], feature `http`): rmcp's streamable HTTP service
-//!   (`transport/streamable_http_server/tower.rs`, `transport/common/mcp_headers.rs`) checks
-//!   `Host`, `Origin`, `Accept`, `Content-Type`, the protocol version header and, from
+//!   (modelcontextprotocol/rust-sdk `crates/rmcp/src/transport/streamable_http_server/tower.rs`
+//!   and modelcontextprotocol/rust-sdk `crates/rmcp/src/transport/common/mcp_headers.rs`)
+//!   checks `Host`, `Origin`, `Accept`, `Content-Type`, the protocol version header and, from
 //!   2026-07-28, the SEP-2243 headers against the body.
 //! - **Parsing**: rmcp's service reads a POST body whole, parses it, and drops the body before
-//!   it awaits anything else (`transport/common/server_side_http.rs`, `expect_json`); the HTTP
-//!   body layer lends each body its parse permit until it is dropped, so the permit covers
+//!   it awaits anything else (`expect_json` in
+//!   modelcontextprotocol/rust-sdk `crates/rmcp/src/transport/common/server_side_http.rs`); the
+//!   HTTP body layer lends each body its parse permit until it is dropped, so the permit covers
 //!   rmcp's parse and nothing after it.
 
 // Without a transport, nothing answers a request itself.

@@ -3,10 +3,11 @@
 //! them with a `progressToken`.
 
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use tokio::sync::Notify;
+use tokio::time::Instant;
 
 /// A W3C trace context (`traceparent`, and `tracestate` when valid), as MCP carries it in a
 /// request's `_meta` (2026-07-28 revision, SEP-414). Parsed strictly: anything malformed is

@@ -24,8 +24,8 @@ pub struct StdioOptions {
     /// values (`[0,0,…]`): 40 bytes of `serde_json` value per 2-byte `0,`, and rmcp's message
     /// types buffer the message several times over before that. The worst case is about 130
     /// times the line: a 1 MiB line of zeros takes the server from 10 to 136 MiB at its peak
-    /// (`tests/serving.rs`, on Linux), freed once read. Lines are read one at a time, so this
-    /// is the bound for the whole input.
+    /// (`tests/it/stdio_serving.rs`, on Linux), freed once read. Lines are read one at a time,
+    /// so this is the bound for the whole input.
     pub max_line_bytes: usize,
     /// How many requests may wait for their answer to be written (64 by default): calls
     /// running and answers waiting for stdout. Reading pauses while that many are pending, so
