@@ -27,7 +27,6 @@ mod handler_faults;
 mod held_requests;
 mod hostile_corpus;
 mod http_serving;
-mod layering;
 mod library_face;
 mod lockfile;
 mod macro_codes;

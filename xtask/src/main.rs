@@ -7,6 +7,9 @@
 //!   `cargo test --workspace [ARGS]`, then (without ARGS) `conformance`.
 //! - `conformance`: the official MCP conformance suite against `examples/everything`, its
 //!   known failures in `tests/conformance-suite/expected-failures.yml` (`conformance.rs`).
+//! - `structure [--sizes]`: the sources' layout (`structure.rs`): no import circle among the
+//!   files or top-level modules of a published crate, no file over 600 lines of code. Needs
+//!   no build; `test` runs it first.
 //! - `setup`: only the installs.
 //! - `package`: packages the two published crates (`cargo package`, which also builds them
 //!   from the package alone) and checks what each ships.
@@ -19,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 mod conformance;
+mod structure;
 
 type Error = Box<dyn std::error::Error>;
 
@@ -29,6 +33,10 @@ tasks:
                 and, without ARGS, `conformance`
   conformance   the official MCP conformance suite against examples/everything (installed
                 when missing), its known failures in tests/conformance-suite/expected-failures.yml
+  structure [--sizes]
+                the sources' layout, without building them: no import circle among the files
+                or top-level modules of a crate, no file over 600 lines of code; --sizes
+                prints every file's lines of code, largest first
   setup         only install what the tests need
   package       `cargo package` the published crates and check the files they ship";
 
@@ -37,7 +45,10 @@ fn main() -> ExitCode {
     let task = args.next();
     let rest: Vec<OsString> = args.collect();
     let outcome = match task.as_ref().and_then(|t| t.to_str()) {
-        Some("test") => setup().and_then(|()| test(&rest)),
+        Some("test") => structure::run(&workspace(), &[])
+            .and_then(|()| setup())
+            .and_then(|()| test(&rest)),
+        Some("structure") => structure::run(&workspace(), &rest),
         Some("conformance") => conformance(),
         Some("setup") => setup(),
         Some("package") => package(),
