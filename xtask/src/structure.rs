@@ -14,7 +14,8 @@
 //! not a use; a file that re-exports a name and also uses it does use it. Comments, strings and
 //! character literals are not code and are skipped.
 //!
-//! `cargo xtask structure --sizes` also prints every file with its count, largest first.
+//! `cargo xtask structure --sizes` also prints every file with its count, largest first;
+//! `--edges` prints every dependency between files, with the paths that make it.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
@@ -31,8 +32,9 @@ const CRATES: [&str; 3] = ["rules/src", "macros/src", "runtime/src"];
 /// Runs the check over the workspace's published crates; `args` may hold `--sizes`.
 pub fn run(workspace: &Path, args: &[std::ffi::OsString]) -> Result<(), Error> {
     let sizes = args.iter().any(|a| a == "--sizes");
-    if let Some(other) = args.iter().find(|a| *a != "--sizes") {
-        return Err(format!("structure: unknown argument {other:?} (only --sizes)").into());
+    let edges = args.iter().any(|a| a == "--edges");
+    if let Some(other) = args.iter().find(|a| *a != "--sizes" && *a != "--edges") {
+        return Err(format!("structure: unknown argument {other:?} (--sizes, --edges)").into());
     }
     let mut problems = String::new();
     let mut all_sizes = Vec::new();
@@ -46,6 +48,14 @@ pub fn run(workspace: &Path, args: &[std::ffi::OsString]) -> Result<(), Error> {
             all_sizes.push((*lines, format!("{krate}/{file}")));
         }
         problems.push_str(&report.render(krate));
+        if edges {
+            for (from, targets) in &report.files {
+                for (to, how) in targets {
+                    let how: Vec<&str> = how.iter().map(String::as_str).collect();
+                    println!("{krate}/{from} -> {to}: {}", how.join(", "));
+                }
+            }
+        }
     }
     if sizes {
         all_sizes.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
@@ -80,6 +90,8 @@ pub struct Report {
     pub module_circles: Vec<Vec<(String, String)>>,
     /// Every file (from `src/`) and its lines of code.
     pub sizes: Vec<(String, usize)>,
+    /// Every dependency between files.
+    pub files: Graph,
 }
 
 impl Report {
@@ -187,6 +199,7 @@ pub fn check(src: &Path) -> Result<Report, Error> {
     Ok(Report {
         file_circles: circles(&file_graph),
         file_tangles: tangles(&file_graph),
+        files: file_graph,
         module_circles: circles(&module_graph),
         sizes,
     })
@@ -636,7 +649,7 @@ fn resolve<'a>(
 }
 
 /// From → to → how (the paths used), for every dependency.
-type Graph = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
+pub type Graph = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
 
 /// One circle per tangle (a strongly connected group of two or more): the shortest chain from
 /// its first member back to it, each step with the first path it uses of the next.
