@@ -3,6 +3,7 @@
 //! own for flat object schemas), kept as typed problems (`path`, `problem`) and written as one
 //! `<validation_error>` by the §5 message table (`message`), ERRORS.md §5.
 
+mod compile;
 mod copy;
 mod detect;
 mod flat;
@@ -13,12 +14,13 @@ mod mirror;
 mod path;
 pub(crate) mod pointer;
 mod problem;
+mod schema;
 
-pub use detect::{Schema, SchemaError};
 pub use group::Field;
 pub use path::{FieldPath, PathSegment};
 pub(crate) use pointer::invalid_references;
 pub use problem::{Format, JsonType, Problem, ProblemKind, ValidationError};
+pub use schema::{Schema, SchemaError};
 
 /// At most this many `<field>` lines (a line for several elements of one array counts once);
 /// the problems of the others are counted in a `(more)` line.
