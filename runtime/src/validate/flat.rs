@@ -14,7 +14,8 @@ use serde_json::{Map, Value};
 
 use super::compile::Options;
 use super::copy::STASH;
-use super::layout::{Layout, Node, is_annotation};
+use super::keywords::is_annotation;
+use super::layout::{Layout, Node};
 use super::pointer::of_reference;
 use super::problem::Sent;
 use super::{FieldPath, Format, Problem, ProblemKind};

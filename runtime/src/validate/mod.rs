@@ -8,6 +8,7 @@ mod copy;
 mod detect;
 mod flat;
 mod group;
+mod keywords;
 mod layout;
 mod message;
 mod mirror;
@@ -15,12 +16,14 @@ mod path;
 pub(crate) mod pointer;
 mod problem;
 mod schema;
+mod validation_error;
 
 pub use group::Field;
 pub use path::{FieldPath, PathSegment};
 pub(crate) use pointer::invalid_references;
-pub use problem::{Format, JsonType, Problem, ProblemKind, ValidationError};
+pub use problem::{Format, JsonType, Problem, ProblemKind};
 pub use schema::{Schema, SchemaError};
+pub use validation_error::ValidationError;
 
 /// At most this many `<field>` lines (a line for several elements of one array counts once);
 /// the problems of the others are counted in a `(more)` line.
