@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::definition::{Exposition, ToolDef};
-use super::schema::shapes;
+use super::object_schema::shapes;
 use super::user_field::{self, Unfit};
 
 impl ToolDef {

@@ -8,7 +8,7 @@ use rmcp::model::ElicitationSchema;
 use serde_json::{Map, Value};
 
 use super::form::{Choice, Form, Format, Number, Options, Preset, Shape};
-use super::schema::shapes;
+use super::object_schema::shapes;
 use crate::closest::Names;
 
 /// Why a user field does not fit the arguments.
