@@ -67,5 +67,6 @@ pub use check::{LockfileMismatch, UPDATE_ENV, assert_lockfile, command, verify_l
 pub(crate) use classify::OUTPUT;
 pub use diff::Diff;
 pub use lockfile::{LockfileError, MAX_LOCKFILE_BYTES};
+#[cfg(feature = "gateway")]
 pub(crate) use model::SEPARATOR;
 pub use model::{ActionContract, Contract, ToolContract, ToolSet, UpstreamContract};
