@@ -11,7 +11,7 @@
 //!   files or top-level modules of a published crate, no file over 600 lines of code. Needs
 //!   no build; `test` runs it first.
 //! - `setup`: only the installs.
-//! - `package`: packages the two published crates (`cargo package`, which also builds them
+//! - `package`: packages the three published crates (`cargo package`, which also builds them
 //!   from the package alone) and checks what each ships.
 //!
 //! Installs use the system's package manager: `apt-get` on Debian and Ubuntu (through `sudo`
@@ -257,19 +257,24 @@ fn test(args: &[OsString]) -> Result<(), Error> {
     }
 }
 
-/// The two published crates, packaged and built from their packages, and their file lists.
+/// The three published crates, packaged and built from their packages, and their file lists.
 fn package() -> Result<(), Error> {
-    // Packaged together, so that the runtime builds against the macros' package (not yet on
+    // Packaged together, so that each builds against the packages of the others (not yet on
     // crates.io) rather than the registry's. A working copy with changes is packaged as it is:
-    // this checks the packages, it does not publish them.
-    let crates = ["mcp-fusion-macros", "mcp-fusion"];
+    // this checks the packages, it does not publish them. In dependency order: the rules, the
+    // macros (which use them), the runtime (which uses both).
+    let crates = ["mcp-fusion-rules", "mcp-fusion-macros", "mcp-fusion"];
     let package = || {
         let mut command = cargo();
         command.args(["package", "--allow-dirty"]);
         command
     };
     forget_overlay_sources(&crates)?;
-    run(package().args(["-p", crates[0], "-p", crates[1]]))?;
+    let mut all = package();
+    for krate in crates {
+        all.args(["-p", krate]);
+    }
+    run(&mut all)?;
     for krate in crates {
         let list = output(package().args(["--list", "--quiet", "-p", krate]))?;
         let files: Vec<&str> = list.lines().collect();

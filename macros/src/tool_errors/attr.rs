@@ -172,7 +172,9 @@ impl VariantAttr {
                 if let Some(first) = strings.ok().and_then(|s| s.into_iter().next()) {
                     let value = first.value();
                     let example = match value.split_once('.') {
-                        Some((tool, action)) => format!("{}::{action}", upper_camel(tool)),
+                        Some((tool, action)) => {
+                            format!("{}::{action}", mcp_fusion_rules::case::upper_camel(tool))
+                        }
                         None => format!("Tool::{value}"),
                     };
                     return Err(darling::Error::custom(format!(
@@ -217,19 +219,6 @@ impl VariantAttr {
             _ => Err(unknown_key(&key, &list.path)),
         }
     }
-}
-
-/// `billing_admin` → `BillingAdmin`, for the example of a path.
-fn upper_camel(snake: &str) -> String {
-    snake
-        .split('_')
-        .map(|part| {
-            let mut chars = part.chars();
-            chars.next().map_or_else(String::new, |first| {
-                first.to_uppercase().chain(chars).collect()
-            })
-        })
-        .collect()
 }
 
 fn key_of(path: &syn::Path) -> darling::Result<String> {

@@ -6,7 +6,10 @@ use syn::spanned::Spanned;
 
 use super::attr::{self, Code};
 use super::model::Severity;
-use crate::common::diag::{CANONICAL_CODES, is_close_to_any, is_valid_code, unknown};
+use mcp_fusion_rules::close::closest;
+use mcp_fusion_rules::codes::{CANONICAL_CODES, is_canonical, is_valid_code};
+
+use crate::common::diag::unknown;
 
 const SEVERITIES: [&str; 3] = ["warning", "error", "critical"];
 
@@ -85,12 +88,19 @@ pub(super) fn code(
         }
         Some(Code::Canonical(ident)) => {
             let name = ident.to_string();
-            if CANONICAL_CODES.contains(&name.as_str()) {
+            if is_canonical(&name) {
                 Some(Code::Canonical(ident.clone()))
             } else {
                 // One error: the closest canonical code if one is close, else how to write a
                 // custom code.
-                let err = if is_close_to_any(&name, &CANONICAL_CODES) || !is_valid_code(&name) {
+                // The suggestion is the runtime's own "close" rule (containment and
+                // abbreviation included), not only darling's similarity.
+                let err = if let Some(best) = closest(&name, &CANONICAL_CODES) {
+                    darling::Error::custom(format!(
+                        "Unknown value: `{name}`. Did you mean `{best}`?"
+                    ))
+                    .with_span(ident)
+                } else if !is_valid_code(&name) {
                     unknown("code", &name, &CANONICAL_CODES, ident.span())
                 } else {
                     darling::Error::custom(format!(
