@@ -1,4 +1,7 @@
-//! The "close" rule shared by did-you-mean suggestions (ERRORS.md §4, "Close").
+//! The "close" rule shared by did-you-mean suggestions (ERRORS.md §4, "Close"): the rule
+//! itself is `mcp_fusion_rules::close`; this is its index over many names.
+
+use mcp_fusion_rules::close::{abbreviates, capped_distance, distance_if_close};
 
 /// Names searched for the one closest to a value (a router's actions, an object's declared
 /// fields), prepared once: ASCII names are lowercased ahead, and those of at most eight bytes
@@ -141,13 +144,7 @@ impl Names {
             if name.first != Some(first) {
                 continue;
             }
-            let abbreviates = match &name.lowered {
-                Some(lowered) if value.is_ascii() => {
-                    abbreviates(value.bytes(), lowered.iter().copied())
-                }
-                _ => abbreviates(value.chars(), name.name.chars()),
-            };
-            if abbreviates {
+            if abbreviates(value, &name.name) {
                 if found.is_some() {
                     return None;
                 }
@@ -180,7 +177,6 @@ impl Names {
         }
         let mut buffer = [0; 64];
         let probe = Probe::new(value, &mut buffer);
-        let mut row = Vec::new();
         for (index, name) in self.names.iter().enumerate() {
             // What the name's distance is at least: a name of a short value's length is 2 when
             // more than two bytes differ (and was counted above otherwise); any other, the
@@ -197,7 +193,7 @@ impl Names {
             if best.is_some_and(|b| (at_least, index) > b) {
                 continue;
             }
-            let Some(d) = probe.distance(name, &mut row) else {
+            let Some(d) = probe.distance(name) else {
                 continue;
             };
             if best.is_none_or(|b| (d, index) < b) {
@@ -374,7 +370,7 @@ impl<'a> Probe<'a> {
     /// The distance to `name` when it is close, by the rule. Kept out of the search's loop,
     /// which it would otherwise crowd.
     #[inline(never)]
-    fn distance(&self, name: &Name, row: &mut Vec<usize>) -> Option<usize> {
+    fn distance(&self, name: &Name) -> Option<usize> {
         match (self.lowered, &name.lowered) {
             (Some(v), Some(n)) if v.len() == n.len() => {
                 // Equal lengths: within 2 edits exactly when within 2 substitutions, but for
@@ -385,49 +381,12 @@ impl<'a> Probe<'a> {
                 } else if outside(v, name.letters) > 2 {
                     None
                 } else {
-                    let d = levenshtein_ascii(v, n);
+                    let d = capped_distance(v, n);
                     (d <= 2).then_some(d)
                 }
             }
-            _ => distance_if_close(self.value, self.chars, &name.name, name.chars, row),
+            _ => distance_if_close(self.value, &name.name),
         }
-    }
-}
-
-/// Whether `value` abbreviates `name` (ERRORS.md §11.2), ASCII case ignored: it is not empty,
-/// its first character is the name's first, and its characters occur in the name in the same
-/// order. Linear in the name, whatever the value's length.
-fn abbreviates<C, V, N>(value: V, name: N) -> bool
-where
-    C: Fold,
-    V: IntoIterator<Item = C>,
-    N: IntoIterator<Item = C>,
-{
-    let mut value = value.into_iter().map(Fold::fold);
-    let mut name = name.into_iter().map(Fold::fold);
-    let Some(first) = value.next() else {
-        return false;
-    };
-    if name.next() != Some(first) {
-        return false;
-    }
-    value.all(|wanted| name.any(|c| c == wanted))
-}
-
-/// ASCII lowercasing, of bytes and of characters alike.
-trait Fold: PartialEq + Copy {
-    fn fold(self) -> Self;
-}
-
-impl Fold for u8 {
-    fn fold(self) -> Self {
-        self.to_ascii_lowercase()
-    }
-}
-
-impl Fold for char {
-    fn fold(self) -> Self {
-        self.to_ascii_lowercase()
     }
 }
 
@@ -440,100 +399,6 @@ fn char_len(s: &str) -> usize {
     }
 }
 
-/// The distance between `a` and `b`, ASCII case ignored, when they are close; else `None`.
-/// Never quadratic in a long input: edit distance is only computed when the lengths differ by
-/// at most 2, and the names compared against are short.
-fn distance_if_close(
-    a: &str,
-    a_len: usize,
-    b: &str,
-    b_len: usize,
-    row: &mut Vec<usize>,
-) -> Option<usize> {
-    if contains_ignore_case(a, b) || contains_ignore_case(b, a) {
-        // One contains the other, so the distance is exactly the insertions that tell them apart.
-        return Some(a_len.abs_diff(b_len));
-    }
-    if a_len.abs_diff(b_len) > 2 {
-        return None;
-    }
-    let d = if a.is_ascii() && b.is_ascii() {
-        levenshtein_ascii(a.as_bytes(), b.as_bytes())
-    } else {
-        levenshtein(a, b, b_len, row)
-    };
-    (d <= 2).then_some(d)
-}
-
-/// Whether non-empty `needle` occurs in `haystack`, ASCII case ignored.
-fn contains_ignore_case(haystack: &str, needle: &str) -> bool {
-    let (h, n) = (haystack.as_bytes(), needle.as_bytes());
-    // A byte-wise match that starts and ends on character boundaries of both is a match of
-    // characters, since UTF-8 is self-synchronising and ASCII folding keeps non-ASCII bytes.
-    !n.is_empty() && h.len() >= n.len() && h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
-}
-
-/// Levenshtein distance over Unicode scalar values, ASCII case ignored, with one reused row.
-fn levenshtein(a: &str, b: &str, b_len: usize, row: &mut Vec<usize>) -> usize {
-    row.clear();
-    row.extend(0..=b_len);
-    for (i, ca) in a.chars().map(|c| c.to_ascii_lowercase()).enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.chars().map(|c| c.to_ascii_lowercase()).enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != cb));
-            diagonal = above;
-        }
-    }
-    row[b_len]
-}
-
-/// Any distance above 2: only "at most 2, and which" matters to the rule.
-const FAR: u8 = 3;
-
-/// The same over bytes, for the usual case of ASCII names, counted only up to [`FAR`]: every
-/// cell is capped at 3 (the capped table is the true one capped, as each cell only adds to the
-/// cells before it), a row on the stack for names of up to 63 bytes, and the search stops at
-/// the first row all of whose cells are 3, since no later cell can be smaller.
-fn levenshtein_ascii(a: &[u8], b: &[u8]) -> usize {
-    if a.len().abs_diff(b.len()) > 2 {
-        return usize::from(FAR);
-    }
-    let mut stack = [0u8; 64];
-    let mut heap = Vec::new();
-    let row: &mut [u8] = if b.len() < stack.len() {
-        &mut stack[..=b.len()]
-    } else {
-        heap.resize(b.len() + 1, 0);
-        &mut heap
-    };
-    for (j, cell) in row.iter_mut().enumerate() {
-        *cell = j.min(usize::from(FAR)) as u8;
-    }
-    for (i, ca) in a.iter().map(u8::to_ascii_lowercase).enumerate() {
-        let mut diagonal = row[0];
-        row[0] = (i + 1).min(usize::from(FAR)) as u8;
-        let mut smallest = row[0];
-        for (j, cb) in b.iter().map(u8::to_ascii_lowercase).enumerate() {
-            let above = row[j + 1];
-            let cell = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + u8::from(ca != cb))
-                .min(FAR);
-            row[j + 1] = cell;
-            smallest = smallest.min(cell);
-            diagonal = above;
-        }
-        if smallest >= FAR {
-            return usize::from(FAR);
-        }
-    }
-    usize::from(row[b.len()])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -542,15 +407,6 @@ mod tests {
     fn closest<'a, const N: usize>(value: &str, names: [&'a str; N]) -> Option<&'a str> {
         let owned: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
         Names::new(&owned).closest(value).map(|i| names[i])
-    }
-
-    #[test]
-    fn edit_distance() {
-        let d = |a: &str, b: &str| levenshtein(a, b, char_len(b), &mut Vec::new());
-        assert_eq!(d("kitten", "sitting"), 3);
-        assert_eq!(d("", "abc"), 3);
-        assert_eq!(d("caf\u{e9}", "cafe"), 1);
-        assert_eq!(d("GET", "get"), 0);
     }
 
     /// The rule as ERRORS.md words it, cell by cell, to hold the fast paths against.
@@ -600,14 +456,6 @@ mod tests {
     }
 
     proptest::proptest! {
-        #[test]
-        fn capped_distance_is_the_distance_capped(
-            a in "[a-cA-C_]{0,12}|[ab]{60,70}",
-            b in "[a-cA-C_]{0,12}|[ab]{60,70}",
-        ) {
-            let exact = levenshtein(&a, &b, char_len(&b), &mut Vec::new());
-            proptest::prop_assert_eq!(levenshtein_ascii(a.as_bytes(), b.as_bytes()), exact.min(3));
-        }
 
         #[test]
         fn prepared_names_pick_what_the_rule_picks(

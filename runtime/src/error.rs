@@ -3,6 +3,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use mcp_fusion_rules::codes::is_valid_code;
+
 /// The `code` of a `<tool_error>`: one of the canonical codes, or a custom one.
 ///
 /// The canonical codes are associated constants, so an editor completes them; a custom code is
@@ -84,7 +86,7 @@ impl ErrorCode {
     /// ```
     pub fn custom(code: impl Into<Cow<'static, str>>) -> Result<Self, InvalidCode> {
         let code = code.into();
-        if is_valid_code(code.as_bytes()) {
+        if is_valid_code(&code) {
             Ok(ErrorCode(code))
         } else {
             Err(InvalidCode(code.into_owned()))
@@ -102,10 +104,7 @@ impl ErrorCode {
     /// assert_eq!(QUOTA.as_str(), "QUOTA_EXCEEDED");
     /// ```
     pub const fn from_static(code: &'static str) -> Self {
-        assert!(
-            is_valid_code(code.as_bytes()),
-            "error codes match [A-Z][A-Z0-9_]*"
-        );
+        assert!(is_valid_code(code), "error codes match [A-Z][A-Z0-9_]*");
         ErrorCode(Cow::Borrowed(code))
     }
 
@@ -125,23 +124,8 @@ impl ErrorCode {
     /// assert!(ErrorCode::custom("NOT_FOUND").unwrap().is_canonical());
     /// ```
     pub fn is_canonical(&self) -> bool {
-        Self::CANONICAL.iter().any(|c| c.0 == self.0)
+        mcp_fusion_rules::codes::is_canonical(&self.0)
     }
-}
-
-const fn is_valid_code(code: &[u8]) -> bool {
-    if code.is_empty() || !code[0].is_ascii_uppercase() {
-        return false;
-    }
-    let mut i = 1;
-    while i < code.len() {
-        let b = code[i];
-        if !(b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_') {
-            return false;
-        }
-        i += 1;
-    }
-    true
 }
 
 impl fmt::Display for ErrorCode {
@@ -261,8 +245,11 @@ mod tests {
     #[test]
     fn seventeen_canonical_codes_all_valid() {
         assert_eq!(ErrorCode::CANONICAL.len(), 17);
+        // The constants are the shared list (`mcp_fusion_rules`), in its order.
+        let names: Vec<&str> = ErrorCode::CANONICAL.iter().map(ErrorCode::as_str).collect();
+        assert_eq!(names, mcp_fusion_rules::codes::CANONICAL_CODES);
         for code in ErrorCode::CANONICAL {
-            assert!(is_valid_code(code.as_str().as_bytes()), "{code}");
+            assert!(is_valid_code(code.as_str()), "{code}");
             assert_eq!(code.as_str().parse::<ErrorCode>().as_ref(), Ok(code));
         }
     }

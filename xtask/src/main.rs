@@ -1,7 +1,7 @@
 //! The project's automation: `cargo xtask <task>`.
 //!
-//! - `test [ARGS]`: checks that every path a comment names exists (`paths`, first: it needs
-//!   no build), installs what the test suite needs when it is missing (`redis-server` for
+//! - `test [ARGS]`: checks the sources' layout and that every path a comment names exists
+//!   (`structure`, then `paths`: they need no build), installs what the test suite needs when it is missing (`redis-server` for
 //!   the limits shared on Redis, `faketime` for replicas with skewed clocks, Node.js and npm
 //!   for the official TypeScript MCP SDK client and the MCP conformance suite, then each of
 //!   those from its lockfile with `npm ci`), saying what it installs, then runs the whole suite:
@@ -10,8 +10,11 @@
 //!   known failures in `tests/conformance-suite/expected-failures.yml` (`conformance.rs`).
 //! - `paths`: every path of this repository that a comment or a Markdown file names exists
 //!   (`paths.rs`).
+//! - `structure [--sizes]`: the sources' layout (`structure.rs`): no import circle among the
+//!   files or top-level modules of a published crate, no file over 600 lines of code. Needs
+//!   no build; `test` runs it first.
 //! - `setup`: only the installs.
-//! - `package`: packages the two published crates (`cargo package`, which also builds them
+//! - `package`: packages the three published crates (`cargo package`, which also builds them
 //!   from the package alone) and checks what each ships.
 //!
 //! Installs use the system's package manager: `apt-get` on Debian and Ubuntu (through `sudo`
@@ -23,17 +26,22 @@ use std::process::{Command, ExitCode};
 
 mod conformance;
 mod paths;
+mod structure;
 
 type Error = Box<dyn std::error::Error>;
 
 const USAGE: &str = "usage: cargo xtask <task>
 
 tasks:
-  test [ARGS]   `paths`, install what the tests need when missing, then
+  test [ARGS]   `structure`, `paths`, install what the tests need when missing, then
                 `cargo test --workspace [ARGS]` and, without ARGS, `conformance`
   conformance   the official MCP conformance suite against examples/everything (installed
                 when missing), its known failures in tests/conformance-suite/expected-failures.yml
   paths         check that every path a comment or Markdown file names exists
+  structure [--sizes]
+                the sources' layout, without building them: no import circle among the files
+                or top-level modules of a crate, no file over 600 lines of code; --sizes
+                prints every file's lines of code, largest first
   setup         only install what the tests need
   package       `cargo package` the published crates and check the files they ship";
 
@@ -42,7 +50,11 @@ fn main() -> ExitCode {
     let task = args.next();
     let rest: Vec<OsString> = args.collect();
     let outcome = match task.as_ref().and_then(|t| t.to_str()) {
-        Some("test") => paths().and_then(|()| setup()).and_then(|()| test(&rest)),
+        Some("test") => structure::run(&workspace(), &[])
+            .and_then(|()| paths())
+            .and_then(|()| setup())
+            .and_then(|()| test(&rest)),
+        Some("structure") => structure::run(&workspace(), &rest),
         Some("paths") => paths(),
         Some("conformance") => conformance(),
         Some("setup") => setup(),
@@ -259,19 +271,24 @@ fn test(args: &[OsString]) -> Result<(), Error> {
     }
 }
 
-/// The two published crates, packaged and built from their packages, and their file lists.
+/// The three published crates, packaged and built from their packages, and their file lists.
 fn package() -> Result<(), Error> {
-    // Packaged together, so that the runtime builds against the macros' package (not yet on
+    // Packaged together, so that each builds against the packages of the others (not yet on
     // crates.io) rather than the registry's. A working copy with changes is packaged as it is:
-    // this checks the packages, it does not publish them.
-    let crates = ["mcp-fusion-macros", "mcp-fusion"];
+    // this checks the packages, it does not publish them. In dependency order: the rules, the
+    // macros (which use them), the runtime (which uses both).
+    let crates = ["mcp-fusion-rules", "mcp-fusion-macros", "mcp-fusion"];
     let package = || {
         let mut command = cargo();
         command.args(["package", "--allow-dirty"]);
         command
     };
     forget_overlay_sources(&crates)?;
-    run(package().args(["-p", crates[0], "-p", crates[1]]))?;
+    let mut all = package();
+    for krate in crates {
+        all.args(["-p", krate]);
+    }
+    run(&mut all)?;
     for krate in crates {
         let list = output(package().args(["--list", "--quiet", "-p", krate]))?;
         let files: Vec<&str> = list.lines().collect();

@@ -2,6 +2,7 @@
 //! actions, parameters, limits), every mistake reported at once.
 
 use darling::FromMeta;
+use mcp_fusion_rules::case::{snake_case, upper_camel};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::spanned::Spanned;
@@ -119,10 +120,10 @@ pub(super) fn group(
         );
         return None;
     };
-    let name = args
-        .name
-        .as_ref()
-        .map_or_else(|| snake(&self_ident.to_string()), |n| n.as_ref().clone());
+    let name = args.name.as_ref().map_or_else(
+        || snake_case(&self_ident.to_string()),
+        |n| n.as_ref().clone(),
+    );
     // Before the methods', so that its mistakes are reported in the order they are written.
     let tool_scopes = scopes(args.scopes.as_ref(), errors);
     let mut actions = Vec::new();
@@ -509,37 +510,6 @@ fn scopes(
             }
         })
         .collect()
-}
-
-/// `list_invoices` → `ListInvoices`.
-pub(super) fn upper_camel(snake: &str) -> String {
-    snake
-        .trim_start_matches("r#")
-        .split('_')
-        .filter(|part| !part.is_empty())
-        .map(|part| {
-            let mut chars = part.chars();
-            chars.next().map_or_else(String::new, |first| {
-                first.to_uppercase().chain(chars).collect()
-            })
-        })
-        .collect()
-}
-
-/// `UserAdmin` → `user_admin`.
-pub(super) fn snake(camel: &str) -> String {
-    let mut out = String::with_capacity(camel.len() + 4);
-    for (i, c) in camel.chars().enumerate() {
-        if c.is_uppercase() {
-            if i > 0 {
-                out.push('_');
-            }
-            out.extend(c.to_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// The error of a tool or action without a description: the model would see only its name.

@@ -78,9 +78,9 @@ fn item_span(item: &syn::Item) -> Span {
 
 #[cfg(test)]
 mod tests {
-    use super::lower::{snake, upper_camel};
     use super::model::Tool;
     use super::*;
+    use mcp_fusion_rules::case::{snake_case as snake, upper_camel};
 
     fn model(args: TokenStream, item: TokenStream) -> (Option<Tool>, usize) {
         let mut errors = darling::Error::accumulator();

@@ -4,7 +4,9 @@
 use syn::spanned::Spanned;
 
 use super::model::Tool;
-use crate::common::diag::{SCOPE_HINT, is_scope_token};
+use mcp_fusion_rules::scope::is_scope_token;
+
+use crate::common::diag::SCOPE_HINT;
 
 /// What a signature's parameters are, once checked.
 pub(super) struct Params {

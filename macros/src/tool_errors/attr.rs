@@ -172,7 +172,9 @@ impl VariantAttr {
                 if let Some(first) = strings.ok().and_then(|s| s.into_iter().next()) {
                     let value = first.value();
                     let example = match value.split_once('.') {
-                        Some((tool, action)) => format!("{}::{action}", upper_camel(tool)),
+                        Some((tool, action)) => {
+                            format!("{}::{action}", mcp_fusion_rules::case::upper_camel(tool))
+                        }
                         None => format!("Tool::{value}"),
                     };
                     return Err(darling::Error::custom(format!(
@@ -217,19 +219,6 @@ impl VariantAttr {
             _ => Err(unknown_key(&key, &list.path)),
         }
     }
-}
-
-/// `billing_admin` → `BillingAdmin`, for the example of a path.
-fn upper_camel(snake: &str) -> String {
-    snake
-        .split('_')
-        .map(|part| {
-            let mut chars = part.chars();
-            chars.next().map_or_else(String::new, |first| {
-                first.to_uppercase().chain(chars).collect()
-            })
-        })
-        .collect()
 }
 
 fn key_of(path: &syn::Path) -> darling::Result<String> {
@@ -301,4 +290,24 @@ pub(super) fn variant_attr(
         );
     }
     errors.handle(VariantAttr::from_meta(&first.meta).map_err(|e| e.with_span(&first.span())))
+}
+
+/// `crate = path` from the enum's attributes, read on its own for the stubs of a failed
+/// expansion.
+pub(super) fn crate_path(attrs: &[syn::Attribute]) -> Option<syn::Path> {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("tool_error"))
+        .find_map(|attr| {
+            let list = attr.parse_args_with(
+                syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
+            );
+            list.ok()?.into_iter().find_map(|meta| match meta {
+                syn::Meta::NameValue(nv) if nv.path.is_ident("crate") => match nv.value {
+                    syn::Expr::Path(p) => Some(p.path),
+                    _ => None,
+                },
+                _ => None,
+            })
+        })
 }

@@ -6,7 +6,7 @@ use quote::quote;
 
 use super::attr::Code;
 use super::fmt::Piece;
-use super::{Delay, FieldText, Kind, Model, Readback, Severity, Variant};
+use super::model::{Delay, FieldText, Kind, Model, Readback, Severity, Variant};
 
 pub(super) fn expand(model: &Model) -> TokenStream {
     let Model {

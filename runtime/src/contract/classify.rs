@@ -8,67 +8,17 @@ use serde_json::{Map, Value};
 
 use super::{ActionContract, ToolContract};
 use crate::contract::{ChangeSeverity, ContractChange};
-use crate::validate::pointer::of_reference;
 
 use ChangeSeverity::{Breaking, Cosmetic, Risky, Safe};
 
 mod output;
+mod walk;
 
 pub(crate) use output::OUTPUT;
-
-/// How deep `$ref`s and nesting are followed; deeper schemas are compared as a whole.
-const MAX_DEPTH: usize = 32;
-
-/// Changes are collected for one owner: an action, or the tool (`action: None`).
-struct Sink<'a> {
-    out: &'a mut Vec<ContractChange>,
-    action: Option<&'a str>,
-    /// The `$ref` pairs being compared along the current path.
-    following: Vec<(String, String)>,
-}
-
-impl Sink<'_> {
-    fn push(&mut self, severity: ChangeSeverity, field: &str, description: String) {
-        self.push_values(severity, field, description, None, None);
-    }
-
-    /// A changed description or title of `owner`: COSMETIC, with both texts.
-    fn wording(
-        &mut self,
-        owner: &str,
-        what: &str,
-        before: &Option<String>,
-        after: &Option<String>,
-    ) {
-        if before != after {
-            self.push_values(
-                Cosmetic,
-                &format!("({what})"),
-                format!("The {what} of {owner} changed."),
-                before.clone(),
-                after.clone(),
-            );
-        }
-    }
-
-    fn push_values(
-        &mut self,
-        severity: ChangeSeverity,
-        field: &str,
-        description: String,
-        before: Option<String>,
-        after: Option<String>,
-    ) {
-        self.out.push(ContractChange {
-            severity,
-            field: field.to_owned(),
-            description,
-            before,
-            after,
-            action: self.action.map(str::to_owned),
-        });
-    }
-}
+use walk::{
+    MAX_DEPTH, Roots, Sink, capital, child, compact, followed, list, properties_of, quoted,
+    required_set, shown, types, values,
+};
 
 pub(super) fn tool(
     locked: Option<&ToolContract>,
@@ -239,102 +189,11 @@ fn action(old: &ActionContract, new: &ActionContract, sink: &mut Sink) {
     );
 }
 
-/// The two whole schemas, for `$ref`s.
-#[derive(Clone, Copy)]
-struct Roots<'a> {
-    old: &'a Value,
-    new: &'a Value,
-    /// Whether their definitions are equal: then equal nodes are equal whatever they refer to.
-    same_defs: bool,
-}
-
-impl<'a> Roots<'a> {
-    fn of(old: &'a Value, new: &'a Value) -> Self {
-        let defs = |v: &Value| (v.get("$defs").cloned(), v.get("definitions").cloned());
-        Roots {
-            old,
-            new,
-            same_defs: defs(old) == defs(new),
-        }
-    }
-}
-
-/// Follows `#/...` references within `root`; the node, and the last reference followed.
-fn resolve<'a>(root: &'a Value, mut node: &'a Value) -> (&'a Value, Option<&'a str>) {
-    let mut via = None;
-    for _ in 0..MAX_DEPTH {
-        let Some(reference) = node.get("$ref").and_then(Value::as_str) else {
-            break;
-        };
-        match of_reference(reference).and_then(|p| root.pointer(&p)) {
-            Some(target) => {
-                node = target;
-                via = Some(reference);
-            }
-            None => break,
-        }
-    }
-    (node, via)
-}
-
-/// How a field is named in a change: `(root)`, `currency`, `lines[].quantity`.
-fn shown(path: &str) -> &str {
-    if path.is_empty() { "(root)" } else { path }
-}
-
-fn quoted(path: &str) -> String {
-    if path.is_empty() {
-        "the arguments".to_owned()
-    } else {
-        format!("\"{path}\"")
-    }
-}
-
-fn child(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{path}.{key}")
-    }
-}
-
-fn compact(value: &Value) -> String {
-    value.to_string()
-}
-
 /// Compares two schema nodes at `path`.
 fn schema(roots: Roots, old: &Value, new: &Value, path: &str, depth: usize, sink: &mut Sink) {
     followed(roots, old, new, sink, |old, new, sink| {
         compare(roots, old, new, path, depth, sink);
     });
-}
-
-/// Runs `compare` on the nodes `old` and `new` point to through their `$ref`s, unless they are
-/// equal (with equal definitions), and once per pair of references along a path: a recursive
-/// definition is compared once.
-fn followed(
-    roots: Roots,
-    old: &Value,
-    new: &Value,
-    sink: &mut Sink,
-    compare: impl FnOnce(&Value, &Value, &mut Sink),
-) {
-    let (old, old_ref) = resolve(roots.old, old);
-    let (new, new_ref) = resolve(roots.new, new);
-    if old == new && roots.same_defs {
-        return;
-    }
-    if let (Some(a), Some(b)) = (old_ref, new_ref) {
-        let pair = (a.to_owned(), b.to_owned());
-        if sink.following.contains(&pair) {
-            return;
-        }
-        sink.following.push(pair);
-        compare(old, new, sink);
-        sink.following.pop();
-    } else {
-        compare(old, new, sink);
-    }
 }
 
 /// [`schema`] once references are followed.
@@ -689,162 +548,5 @@ fn bound(
     );
 }
 
-/// An object schema's `properties`.
-fn properties_of(schema: &Map<String, Value>) -> Option<&Map<String, Value>> {
-    schema.get("properties").and_then(Value::as_object)
-}
-
-/// An object schema's `required` names, as a set.
-fn required_set(schema: &Map<String, Value>) -> BTreeSet<String> {
-    schema
-        .get("required")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_owned)
-        .collect()
-}
-
-/// The `type` keyword as a set (empty: any type).
-fn types(value: Option<&Value>) -> BTreeSet<String> {
-    match value {
-        Some(Value::String(t)) => BTreeSet::from([t.clone()]),
-        Some(Value::Array(ts)) => ts
-            .iter()
-            .filter_map(Value::as_str)
-            .map(str::to_owned)
-            .collect(),
-        _ => BTreeSet::new(),
-    }
-}
-
-fn list(types: &BTreeSet<String>) -> String {
-    if types.is_empty() {
-        "any".to_owned()
-    } else {
-        types.iter().cloned().collect::<Vec<_>>().join(" | ")
-    }
-}
-
-/// Enum values as ERRORS.md writes them: strings single-quoted, others as JSON.
-fn values<'a>(values: impl Iterator<Item = &'a Value>) -> String {
-    values
-        .map(|v| match v {
-            Value::String(s) => format!("'{s}'"),
-            other => other.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn capital(text: &str) -> String {
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use crate::contract::{ChangeSeverity, Contract, ContractChange, Diff};
-    use crate::tool::{ActionDef, ToolDef};
-
-    use super::{Breaking, Safe};
-
-    /// `billing.create_invoice` needing these scopes (`tool_scopes` given on the tool).
-    fn billing(tool_scopes: &[&str], scopes: &[&str]) -> Contract {
-        let tool = ToolDef::new("billing")
-            .description("Invoices.")
-            .scopes(tool_scopes.iter().copied())
-            .action(
-                ActionDef::without_arguments("create_invoice")
-                    .description("Creates an invoice.")
-                    .scopes(scopes.iter().copied()),
-            )
-            .build();
-        Contract::of_tools([&tool])
-    }
-
-    fn changes(before: &Contract, after: &Contract) -> Vec<ContractChange> {
-        Diff::between(before, after)
-            .iter()
-            .map(|(_, change)| change.clone())
-            .collect()
-    }
-
-    fn scope_change(severity: ChangeSeverity, description: &str) -> ContractChange {
-        ContractChange {
-            severity,
-            field: "(scopes)".to_owned(),
-            description: description.to_owned(),
-            before: None,
-            after: None,
-            action: Some("billing.create_invoice".to_owned()),
-        }
-    }
-
-    #[test]
-    fn a_scope_added_is_breaking() {
-        let diff = Diff::between(&billing(&[], &[]), &billing(&[], &["invoices:write"]));
-        assert_eq!(diff.max_severity(), Some(Breaking));
-        assert_eq!(
-            diff.tool("billing"),
-            [scope_change(
-                Breaking,
-                "\"billing.create_invoice\" now needs the scope \"invoices:write\"."
-            )]
-        );
-        assert_eq!(
-            diff.to_string(),
-            "billing.create_invoice\n  BREAKING  (scopes): \"billing.create_invoice\" now needs the scope \"invoices:write\".\n"
-        );
-    }
-
-    #[test]
-    fn a_scope_removed_is_safe() {
-        let diff = Diff::between(&billing(&[], &["invoices:write"]), &billing(&[], &[]));
-        assert_eq!(diff.max_severity(), Some(Safe));
-        assert_eq!(
-            diff.tool("billing"),
-            [scope_change(
-                Safe,
-                "\"billing.create_invoice\" no longer needs the scope \"invoices:write\"."
-            )]
-        );
-    }
-
-    #[test]
-    fn one_change_per_scope() {
-        let before = billing(&["invoices:read"], &["invoices:write"]);
-        let after = billing(&[], &["invoices:admin", "invoices:audit", "invoices:write"]);
-        assert_eq!(
-            changes(&before, &after),
-            [
-                scope_change(
-                    Breaking,
-                    "\"billing.create_invoice\" now needs the scope \"invoices:admin\"."
-                ),
-                scope_change(
-                    Breaking,
-                    "\"billing.create_invoice\" now needs the scope \"invoices:audit\"."
-                ),
-                scope_change(
-                    Safe,
-                    "\"billing.create_invoice\" no longer needs the scope \"invoices:read\"."
-                ),
-            ]
-        );
-    }
-
-    #[test]
-    fn unchanged_scopes_are_no_change() {
-        let scoped = billing(&[], &["invoices:read", "invoices:write"]);
-        assert!(changes(&scoped, &scoped).is_empty());
-        // Where a scope is declared (the tool or the action) is not the action's contract.
-        let moved = billing(&["invoices:read"], &["invoices:write", "invoices:read"]);
-        assert_eq!(moved, scoped);
-        assert!(changes(&scoped, &moved).is_empty());
-    }
-}
+mod tests;

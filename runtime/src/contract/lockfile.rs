@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::{ActionContract, Contract, ToolContract, UpstreamContract, canonical};
+use std::path::Path;
+
+use super::model::{ActionContract, Contract, ToolContract, UpstreamContract, canonical};
 use crate::tool::{Annotations, Deprecation};
 
 /// The layout version written in every lockfile.
@@ -350,7 +352,7 @@ pub(super) fn read(text: &str) -> Result<Contract, LockfileError> {
         } in upstream.tools
         {
             let hand_edited = || LockfileError::Digest {
-                action: format!("{}{}{name}", upstream.namespace, super::SEPARATOR),
+                action: format!("{}{}{name}", upstream.namespace, super::model::SEPARATOR),
             };
             if digest != digest_of(&name, &listed) {
                 return Err(hand_edited());
@@ -366,6 +368,31 @@ pub(super) fn read(text: &str) -> Result<Contract, LockfileError> {
     }
     upstreams.sort_by(|a, b| a.namespace.cmp(&b.namespace));
     Ok(Contract { tools, upstreams })
+}
+
+impl Contract {
+    /// Reads a lockfile from disk.
+    pub fn read(path: impl AsRef<Path>) -> Result<Contract, LockfileError> {
+        Contract::from_lockfile(&read_file(path.as_ref())?)
+    }
+
+    /// The lockfile's text: JSON, two-space indented, every list and key in a stable order,
+    /// with a digest per action.
+    pub fn to_lockfile(&self) -> String {
+        write(self)
+    }
+
+    /// Reads a lockfile's text, checking each action's digest.
+    pub fn from_lockfile(text: &str) -> Result<Contract, LockfileError> {
+        read(text)
+    }
+}
+
+impl ActionContract {
+    /// `sha256:` and the hex SHA-256 of the action's canonical JSON (everything but the digest).
+    pub fn digest(&self) -> String {
+        digest(self)
+    }
 }
 
 #[cfg(test)]

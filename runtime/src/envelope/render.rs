@@ -1,7 +1,10 @@
 //! Lays out `<tool_error>` (ERRORS.md §3). All escaping goes through `escape`.
 
+use super::actions::{Actions, write_actions};
 use super::escape::{attr, text};
-use super::{Actions, RouteText, Text, ToolError};
+use super::itoa::itoa;
+use super::route::RouteText;
+use super::tool_error::ToolError;
 
 /// Writes one `<tool_error>` into a buffer sized up front.
 pub(crate) fn tool_error(err: &ToolError) -> String {
@@ -45,6 +48,19 @@ pub(crate) fn tool_error(err: &ToolError) -> String {
     out
 }
 
+impl ToolError {
+    /// The envelope's text, exactly as ERRORS.md §3 lays it out.
+    ///
+    /// ```
+    /// use mcp_fusion::{ErrorCode, ToolError};
+    /// let text = ToolError::new(ErrorCode::RATE_LIMITED, "Too fast.").retry_after(1).render();
+    /// assert!(text.ends_with("<retry_after>1 second</retry_after>\n</tool_error>"));
+    /// ```
+    pub fn render(&self) -> String {
+        tool_error(self)
+    }
+}
+
 /// The text of a routing failure's envelope up to its `<available_actions>` block, which its
 /// router rendered once (then comes [`ROUTE_TAIL`]): laid out as [`tool_error`] lays it out.
 pub(crate) fn route_head(route: &RouteText) -> String {
@@ -69,27 +85,6 @@ pub(crate) fn route_head(route: &RouteText) -> String {
 /// What follows the `<available_actions>` block of a routing failure's envelope.
 pub(crate) const ROUTE_TAIL: &str = "</tool_error>";
 
-/// The `<available_actions>` block (nothing for no actions).
-fn write_actions(out: &mut String, names: &[Text]) {
-    if names.is_empty() {
-        return;
-    }
-    out.push_str("<available_actions>\n");
-    for action in names {
-        out.push_str("  <action>");
-        text(out, action);
-        out.push_str("</action>\n");
-    }
-    out.push_str("</available_actions>\n");
-}
-
-/// The block of a list of actions, rendered once for a router.
-pub(crate) fn actions_block(names: &[Text]) -> String {
-    let mut out = String::with_capacity(names.iter().map(|a| a.len() + 20).sum::<usize>() + 44);
-    write_actions(&mut out, names);
-    out
-}
-
 /// The unescaped length plus the fixed markup, with a little room for entities; a shared
 /// `<available_actions>` block, copied as it is, counts its exact length. (A buffer that is not
 /// much larger than the text also stays among the sizes the allocator serves fastest.)
@@ -113,23 +108,67 @@ fn size_hint(err: &ToolError) -> usize {
     fixed + actions + content + content / 8
 }
 
-/// Formats an integer without going through `fmt`.
-pub(crate) fn itoa(mut n: u64, buf: &mut [u8; 20]) -> &str {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    std::str::from_utf8(&buf[i..]).expect("ASCII digits")
-}
-
 #[cfg(test)]
 mod tests {
+    use serde_json::Value;
+
+    use super::super::route::{RouteText, UnknownTail};
     use crate::{ErrorCode, ToolError};
+
+    /// A routing failure's head, written as it is when only fixed wording and plain pieces
+    /// make it, is the head every byte of which went through the escaper.
+    #[test]
+    fn plain_routing_text_is_written_as_it_is() {
+        let hostile = [
+            "a<b",
+            "x]]>",
+            "&amp;",
+            "tab\there",
+            "nul\u{0}",
+            "\u{FFFE}",
+            "r\rn",
+        ];
+        let plain = [
+            "deploy",
+            "op99",
+            "billing.get_invoice",
+            "caf\u{e9} \"quoted\" 'a' >",
+        ];
+        let mut texts = Vec::new();
+        for a in plain.iter().chain(&hostile) {
+            for b in plain.iter().chain(&hostile) {
+                let tails = [UnknownTail::new(a, Some(b)), UnknownTail::new(a, None)];
+                for (tail, fit) in tails.iter().zip([None, Some(*b)]) {
+                    texts.push(RouteText::unknown_before(b, tail, fit));
+                }
+                texts.push(RouteText::unknown(a, b, None));
+                texts.push(RouteText::missing(a, None));
+                texts.push(RouteText::missing(a, Some(b)));
+                texts.push(RouteText::not_a_string(a, &Value::from(*b), Some(a)));
+            }
+        }
+        let escaped = |s: &str| {
+            let mut out = String::new();
+            super::text(&mut out, s);
+            out
+        };
+        let mut written_as_is = 0;
+        for route in &texts {
+            let expected = format!(
+                "<tool_error code=\"{}\" severity=\"error\">\n<message>{}</message>\n<recovery>{}</recovery>\n",
+                route.code().as_str(),
+                escaped(route.message()),
+                escaped(route.recovery()),
+            );
+            assert_eq!(super::route_head(route), expected);
+            if let Some(head) = route.plain_head() {
+                assert_eq!(head, expected);
+            }
+            written_as_is += usize::from(!route.needs_escape());
+        }
+        // Both ways were taken: plain pieces only, and a hostile one.
+        assert!(written_as_is > 0 && written_as_is < texts.len());
+    }
 
     #[test]
     fn full_layout() {

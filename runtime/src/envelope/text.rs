@@ -6,6 +6,20 @@ use std::fmt::Write;
 
 use serde_json::{Number, Value};
 
+/// Text that is usually a literal: borrowed when it can be, owned when it must. Public because
+/// the builder methods take `impl Into<Text>` (a `&'static str`, a `String`, an [`ActionRef`])
+/// and helpers of your own may pass such values on.
+///
+/// [`ActionRef`]: crate::tool::ActionRef
+///
+/// ```
+/// fn not_found(what: impl Into<mcp_fusion::errors::Text>) -> mcp_fusion::ToolError {
+///     mcp_fusion::ToolError::new(mcp_fusion::ErrorCode::NOT_FOUND, what)
+/// }
+/// assert_eq!(not_found("No such invoice.").message(), "No such invoice.");
+/// ```
+pub type Text = Cow<'static, str>;
+
 /// Longest sent string (in Unicode scalar values) shown whole; longer ones keep 47 and `...`.
 const CUT: usize = 50;
 const KEEP: usize = 47;

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::Failure;
 use super::decode::{Decoder, value_at};
-use super::schema::bound_integers;
+use super::object_schema::bound_integers;
 use crate::envelope::Text;
 use crate::validate::{FieldPath, Problem, ProblemKind, Schema, SchemaError, ValidationError};
 
@@ -183,7 +183,7 @@ impl ActionDef {
     /// ```
     pub fn with_schema(name: impl Into<Cow<'static, str>>, schema: Value) -> ActionDefBuilder {
         let mut closed = schema.clone();
-        let (schema, as_written) = match super::schema::close(&mut closed) {
+        let (schema, as_written) = match super::object_schema::close(&mut closed) {
             true => (closed, Some(Box::new(schema))),
             false => (schema, None),
         };
@@ -490,7 +490,7 @@ impl ActionDef {
 
     /// Whether fields the arguments do not declare are accepted.
     pub fn accepts_unknown_fields(&self) -> bool {
-        super::schema::is_open(&self.schema_value)
+        super::object_schema::is_open(&self.schema_value)
     }
 
     /// The OAuth scopes a caller's token must grant to call this action: the tool's and the

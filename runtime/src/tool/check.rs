@@ -1,10 +1,11 @@
 //! What a tool definition must satisfy to be served faithfully, checked once when a server
 //! registers it: what `tools/list` advertises must be what validation enforces.
 
+use mcp_fusion_rules::scope::is_scope_token;
 use serde_json::{Map, Value};
 
 use super::definition::{Exposition, ToolDef};
-use super::schema::shapes;
+use super::object_schema::shapes;
 use super::user_field::{self, Unfit};
 
 impl ToolDef {
@@ -166,14 +167,6 @@ fn describe(schema: &Value) -> String {
         }
     }
     "a schema without properties".to_owned()
-}
-
-/// Whether `scope` is one `scope-token` of RFC 6749 §3.3: `1*( %x21 / %x23-5B / %x5D-7E )`.
-pub(crate) fn is_scope_token(scope: &str) -> bool {
-    !scope.is_empty()
-        && scope
-            .bytes()
-            .all(|b| matches!(b, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
 }
 
 #[cfg(test)]

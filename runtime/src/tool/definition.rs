@@ -7,7 +7,8 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::action::{ActionDef, ActionDefBuilder, Concurrency, RateLimit};
-use super::schema::{grouped_schema, object_schema};
+use super::object_schema::object_schema;
+use super::schema::grouped_schema;
 use crate::router::ActionRouter;
 
 /// A tool's definition: what `tools/list` shows and what `tools/call` routes on.

@@ -13,28 +13,13 @@ use std::task::{Context as TaskContext, Poll};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
-use super::{ActionDef, Answer, BoxFuture, ClientAccess, Context, Tool, ToolDef};
+use super::failure::Failure;
+use super::future::BoxFuture;
+use super::{ActionDef, Answer, ClientAccess, Context, ToolDef};
 use crate::ToolError;
 use crate::call_result::with_warning;
 use crate::envelope::{Envelope, new_incident_id};
 use crate::validate::ValidationError;
-
-/// Why a handler did not produce a result.
-#[derive(Debug)]
-pub enum Failure {
-    /// A tool error: sent intact.
-    Tool(ToolError),
-    /// Arguments that passed the schema but not the handler's own decoding.
-    Invalid(ValidationError),
-    /// Anything else: sent as INTERNAL_ERROR, the cause kept for the log.
-    Internal(Box<dyn StdError + Send + Sync>),
-}
-
-impl From<ToolError> for Failure {
-    fn from(err: ToolError) -> Self {
-        Failure::Tool(err)
-    }
-}
 
 /// A successful result other than serialized data: text, or a whole `CallToolResult`.
 ///
@@ -489,5 +474,69 @@ impl fmt::Display for PanicMessage {
             .copied()
             .or_else(|| self.0.downcast_ref::<String>().map(String::as_str));
         write!(f, "panic: {}", text.unwrap_or("(no message)"))
+    }
+}
+
+/// A tool an MCP server can list and call: its definition, and a way to run each action.
+/// `#[tool]` implements it; it can be written by hand too. Routing, validation, the deprecation
+/// warning, panic catching and the envelopes are not the tool's job: [`Tool::call`] does them
+/// in process, and a [`Server`](crate::Server) does them with its limits and middleware around
+/// [`Tool::invoke`], for every registered tool alike.
+///
+/// ```
+/// use mcp_fusion::rmcp::model::{CallToolResult, ContentBlock};
+/// use mcp_fusion::{Context, Tool};
+/// use mcp_fusion::tools::{ActionDef, BoxFuture, Failure, ToolDef};
+/// use serde_json::Value;
+///
+/// struct Ping(ToolDef);
+///
+/// impl Tool for Ping {
+///     fn definition(&self) -> &ToolDef {
+///         &self.0
+///     }
+///
+///     fn invoke(&self, _action: usize, _args: Value, _cx: Context) -> BoxFuture<'_, Result<CallToolResult, Failure>> {
+///         Box::pin(async { Ok(CallToolResult::success(vec![ContentBlock::text("pong")])) })
+///     }
+/// }
+///
+/// let ping = Ping(ToolDef::single(ActionDef::without_arguments("ping").description("Pings.")).build());
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let result = ping.call(None).await;
+/// assert_eq!(result.text(), "pong");
+/// # });
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an MCP tool",
+    label = "not a tool",
+    note = "put `#[mcp_fusion::tool]` on an `impl {Self}` block of async actions, or on an async fn"
+)]
+pub trait Tool: Send + Sync + 'static {
+    /// The tool's definition: name, actions, schemas. Built once.
+    fn definition(&self) -> &ToolDef;
+
+    /// Runs the action at `index` of [`Tool::definition`]'s actions with its arguments
+    /// (discriminator removed, already validated against the action's schema) and the call's
+    /// context. Decoding the arguments into the action's type is the tool's, where the types
+    /// are ([`ActionDef::decode`]).
+    fn invoke(
+        &self,
+        index: usize,
+        args: Value,
+        context: Context,
+    ) -> BoxFuture<'_, Result<CallToolResult, Failure>>;
+
+    /// Runs one call in process: routing, validation, the deprecation warning, the action with
+    /// its panic caught, and every failure as its envelope; no limits or middleware.
+    ///
+    /// # Panics
+    ///
+    /// When the tool cannot be served as it describes itself (no description, a field named
+    /// like the discriminator, arguments that are no object, a schema that does not compile):
+    /// the message names each problem and its fix, as
+    /// [`ServerBuilder::build`](crate::server::ServerBuilder::build) reports them.
+    fn call(&self, arguments: Option<Map<String, Value>>) -> BoxFuture<'_, Answer> {
+        Box::pin(in_process(self, arguments))
     }
 }

@@ -9,7 +9,7 @@ use rmcp::model::ToolAnnotations;
 use super::action::{ActionDef, Annotations};
 use super::definition::{Exposition, ToolDef};
 use super::invoke::Callable;
-use super::schema::object_schema;
+use super::object_schema::object_schema;
 
 impl ToolDef {
     /// The MCP tools `tools/list` shows for this tool in `exposition`: the tool itself

@@ -8,7 +8,7 @@ use rmcp::model::ElicitationSchema;
 use serde_json::{Map, Value};
 
 use super::form::{Choice, Form, Format, Number, Options, Preset, Shape};
-use super::schema::shapes;
+use super::object_schema::shapes;
 use crate::closest::Names;
 
 /// Why a user field does not fit the arguments.
@@ -289,11 +289,16 @@ mod tests {
         tags: Option<Vec<String>>,
     }
 
+    /// `Args`'s schema as `ActionDef::new` lists it (integer bounds, closed objects), made
+    /// here so that these tests do not depend on the action's definition, which depends on
+    /// this file.
     fn args() -> Value {
-        crate::tool::ActionDef::new::<Args>("a")
-            .build()
-            .schema()
-            .clone()
+        let mut schema = schemars::SchemaGenerator::default()
+            .into_root_schema_for::<Args>()
+            .to_value();
+        super::super::object_schema::bound_integers(&mut schema);
+        super::super::object_schema::close(&mut schema);
+        schema
     }
 
     fn checked(name: &str) -> Result<(), Unfit> {

@@ -17,7 +17,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::layout::{NAMED_SUBSCHEMAS, SINGLE_SUBSCHEMAS, constants, is_annotation, nullable};
+use super::keywords::{NAMED_SUBSCHEMAS, SINGLE_SUBSCHEMAS, constants, is_annotation, nullable};
 use super::pointer::{of_reference, to_reference, unescape};
 
 /// Where the copy keeps alternatives of constants (`x-mcp-fusion-anyOf`): a keyword no

@@ -2,187 +2,30 @@
 //! [`ProblemKind`] at a [`FieldPath`] and puts them in the contract's order.
 
 use std::collections::{BinaryHeap, HashMap, HashSet};
-use std::fmt;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use jsonschema::error::{ValidationError as Failure, ValidationErrorKind as K};
 use serde_json::{Map, Number, Value};
 
-use super::copy::for_validator;
-use super::flat::Flat;
+use super::flat::entry;
 use super::group::{Groups, merge};
 use super::layout::{Layout, Node};
 use super::pointer::unescape;
 use super::problem::Sent;
-use super::{
-    Field, FieldPath, Format, MAX_FIELDS, PathSegment, Problem, ProblemKind, ValidationError,
-};
+use super::{Field, FieldPath, Format, MAX_FIELDS, Problem, ProblemKind};
 use crate::hash::FoldState;
 
-/// An action's input schema, compiled once and used for every call.
-///
-/// ```
-/// use mcp_fusion::validate::Schema;
-/// use serde_json::json;
-///
-/// let schema = Schema::new(&json!({"type": "object", "properties": {"id": {"type": "string"}}})).unwrap();
-/// assert!(schema.problems(&json!({"id": "inv_1"})).is_empty());
-/// let problems = schema.problems(&json!({"id": 7}));
-/// assert_eq!(problems[0].line(), "Invalid type. You sent: 7. Expected a string.");
-/// ```
-pub struct Schema {
-    validator: jsonschema::Validator,
-    schema: Value,
-    layout: Layout,
-    /// A walk of our own, when the schema is a flat object (see [`Flat`]).
-    flat: Option<Flat>,
+/// Finds the problems of arguments from the crate's list of failing keywords, over one
+/// schema's validator and layout.
+pub(super) struct Detector<'s> {
+    pub(super) validator: &'s jsonschema::Validator,
+    pub(super) layout: &'s Layout,
 }
 
-/// How every validator of a schema is compiled: draft 2020-12, the contract's formats asserted,
-/// `multipleOf` as the contract defines it.
-pub(super) type Options = jsonschema::ValidationOptions<'static>;
-
-impl fmt::Debug for Schema {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Schema")
-            .field("schema", &self.schema)
-            .finish_non_exhaustive()
-    }
-}
-
-/// A schema the validator cannot compile.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SchemaError(String);
-
-impl fmt::Display for SchemaError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid JSON Schema: {}", self.0)
-    }
-}
-
-impl std::error::Error for SchemaError {}
-
-impl Schema {
-    /// Compiles a JSON Schema (draft 2020-12) with the contract's rules: `format` asserted for
-    /// email, uri, uuid, date-time, date, ipv4 and ipv6; `multipleOf` exact for integers.
-    ///
-    /// ```
-    /// use mcp_fusion::validate::Schema;
-    /// assert!(Schema::new(&serde_json::json!({"type": "object"})).is_ok());
-    /// assert!(Schema::new(&serde_json::json!({"type": 12})).is_err());
-    /// // A `$ref` must be a JSON Pointer into the schema (`~` written `~0`).
-    /// let coord = serde_json::json!({"properties": {"at": {"$ref": "#/$defs/Coord~Inner"}},
-    ///                                "$defs": {"Coord~Inner": {"type": "string"}}});
-    /// assert!(Schema::new(&coord).is_err());
-    /// ```
-    pub fn new(schema: &Value) -> Result<Self, SchemaError> {
-        // A reference that is no JSON Pointer would be followed by the validator, but not
-        // described: the same field checked against its target and described as `a value`.
-        if let Some((reference, why)) = super::pointer::invalid_references(schema).first() {
-            return Err(SchemaError(format!(
-                "the $ref {reference:?} is no JSON Pointer: {why}"
-            )));
-        }
-        let options = jsonschema::options()
-            .with_draft(jsonschema::Draft::Draft202012)
-            .should_validate_formats(true)
-            .with_keyword("multipleOf", multiple_of::keyword);
-        let copy = for_validator(schema);
-        let validator = options
-            .build(&copy)
-            .map_err(|e| SchemaError(e.to_string()))?;
-        let accepts = |holder: &Map<String, Value>, example: &str| {
-            accepts_example(&options, schema, holder, example)
-        };
-        let layout = Layout::new(schema, &accepts);
-        Ok(Schema {
-            validator,
-            schema: schema.clone(),
-            flat: Flat::new(&copy, &layout, &options),
-            layout,
-        })
-    }
-
-    /// The schema as given: the one the tool advertises.
-    pub fn as_value(&self) -> &Value {
-        &self.schema
-    }
-
-    /// Whether `args` has no problem at all (the fast path of a valid call).
-    pub fn is_valid(&self, args: &Value) -> bool {
-        self.validator.is_valid(args)
-    }
-
-    /// Every problem in `args`, in the contract's order (§5). Unbounded: a call's arguments are
-    /// checked with [`validate`](Self::validate), which builds only the problems it shows.
-    pub fn problems(&self, args: &Value) -> Vec<Problem> {
-        self.collect(args, usize::MAX).0
-    }
-
-    /// Checks a call's arguments (discriminator already removed) for the qualified `action`.
-    ///
-    /// The same problem in several elements of one array is one field (ERRORS.md §11.6,
-    /// `lines[0-24].quantity`), and fields are grouped before the 20 shown are chosen.
-    ///
-    /// Time and memory are linear in the size of `args`: problems outside arrays past the 20
-    /// shown are counted, never built; a problem in an array's element is kept, as one index of
-    /// its group, until the groups shown are chosen. Arguments that pass cost no allocation to
-    /// check. Against a flat object schema (fields that are each one value: strings, numbers,
-    /// booleans, with their bounds, patterns, formats, enums, maybe behind a `$ref`, maybe or
-    /// null) failing arguments are checked field by field and cost the problems kept. Against
-    /// any other schema they cost most while the validator lists every failing keyword (about
-    /// 400 bytes each) before they are counted: at most about 210 bytes per byte of arguments
-    /// written as JSON (1 MiB of `[0,0,…]` where strings are expected: 211 MiB at the peak; of
-    /// wrong tuples: 133 MiB; of strings that all differ, each a group of its own: 93 MiB,
-    /// measured in `tests/bounds.rs`), about 0.3 µs per byte on one core. A server validates
-    /// the calls whose arguments hold more than 4,096 values one at a time.
-    pub fn validate(&self, action: &str, args: &Value) -> Result<(), ValidationError> {
-        if self.validator.is_valid(args) {
-            return Ok(());
-        }
-        let (fields, more) = match (&self.flat, args) {
-            (Some(flat), Value::Object(args)) => {
-                let (shown, total) = flat.detect(args, &self.layout, MAX_FIELDS, Field::one);
-                let more = total - shown.len();
-                (shown, more)
-            }
-            _ => {
-                let mut found = Found::new(MAX_FIELDS).grouping();
-                self.detect(args, &mut found);
-                found.finish_fields()
-            }
-        };
-        Err(ValidationError::of_fields(action.to_owned(), fields, more))
-    }
-
-    /// The first `keep` problems in the contract's order, each alone, and how many there are.
-    pub(super) fn collect(&self, args: &Value, keep: usize) -> (Vec<Problem>, usize) {
-        if self.validator.is_valid(args) {
-            return (Vec::new(), 0);
-        }
-        if let (Some(flat), Value::Object(args)) = (&self.flat, args) {
-            return flat.detect(args, &self.layout, keep, |problem| problem);
-        }
-        let mut found = Found::new(keep);
-        self.detect(args, &mut found);
-        found.finish()
-    }
-
-    /// The problems found the long way (the crate's list), and whether [`Flat`] would walk
-    /// `args`: for the property holding the two to the same list.
-    #[cfg(test)]
-    pub(super) fn long_way(&self, args: &Value, keep: usize) -> ((Vec<Problem>, usize), bool) {
-        if self.validator.is_valid(args) {
-            return ((Vec::new(), 0), self.flat.is_some());
-        }
-        let mut found = Found::new(keep);
-        self.detect(args, &mut found);
-        (found.finish(), self.flat.is_some())
-    }
-
+impl<'s> Detector<'s> {
     /// Finds the problems of `args` from the crate's list of failing keywords.
-    fn detect<'a>(&'a self, args: &'a Value, found: &mut Found<'a>) {
+    pub(super) fn detect(&self, args: &'s Value, found: &mut Found<'s>) {
         // The crate lists every failing keyword at once (each ~400 bytes): read the list twice
         // rather than make it twice.
         let failures: Vec<Failure<'_>> = self.validator.iter_errors(args).collect();
@@ -219,84 +62,14 @@ impl Schema {
             .flatten()
     }
 
-    /// `{desc}` of the schema at `path` in the arguments (`a value` where the schema says
-    /// nothing about it).
-    pub(crate) fn desc_at(&self, path: &FieldPath) -> Arc<str> {
-        let mut node = self.layout.root();
-        for segment in path.segments() {
-            node = node.and_then(|n| {
-                let n = self.layout.nullable(n).unwrap_or(n);
-                match segment {
-                    PathSegment::Key(key) => self
-                        .layout
-                        .field(n, key)
-                        .map(|(_, child)| child)
-                        .or_else(|| self.layout.additional(n)),
-                    PathSegment::Index(i) => self.layout.item(n, *i),
-                }
-            });
-        }
-        node.map_or_else(|| Arc::from("a value"), |n| n.desc.clone())
-    }
-
-    /// A copy of `args` in which each whole-number float (`2.0`) where the schema allows an
-    /// integer is that integer, as the contract promises the handler; `None` when there is none.
-    pub(crate) fn integers(&self, args: &Value) -> Option<Value> {
-        let mut copy = args.clone();
-        self.integers_at(&mut copy, self.layout.root(), 0)
-            .then_some(copy)
-    }
-
-    fn integers_at(&self, value: &mut Value, node: Option<&Node>, depth: usize) -> bool {
-        let Some(node) = node.filter(|_| depth < 128) else {
-            return false;
-        };
-        let inner = self.layout.nullable(node).unwrap_or(node);
-        match value {
-            Value::Number(n) if n.is_f64() && self.layout.takes_integer(node) => {
-                let x = n.as_f64().unwrap_or(f64::NAN);
-                let whole = if x.fract() != 0.0 {
-                    None
-                } else if (0.0..18_446_744_073_709_551_616.0).contains(&x) {
-                    Some(Number::from(x as u64))
-                } else if (-9_223_372_036_854_775_808.0..0.0).contains(&x) {
-                    Some(Number::from(x as i64))
-                } else {
-                    None
-                };
-                whole.map(|w| *n = w).is_some()
-            }
-            Value::Object(map) => {
-                let mut changed = false;
-                for (key, item) in map.iter_mut() {
-                    let child = self
-                        .layout
-                        .field(inner, key)
-                        .map(|(_, c)| c)
-                        .or_else(|| self.layout.additional(inner));
-                    changed |= self.integers_at(item, child, depth + 1);
-                }
-                changed
-            }
-            Value::Array(items) => {
-                let mut changed = false;
-                for (i, item) in items.iter_mut().enumerate() {
-                    changed |= self.integers_at(item, self.layout.item(inner, i), depth + 1);
-                }
-                changed
-            }
-            _ => false,
-        }
-    }
-
     /// Maps one failing keyword to its problems: one, or one per unexpected key. `located`: the
     /// failure's place, when it is already known.
-    fn map<'a>(
-        &'a self,
+    fn map(
+        &self,
         failure: &Failure<'_>,
-        args: &'a Value,
-        located: Option<Located<'a>>,
-        found: &mut Found<'a>,
+        args: &'s Value,
+        located: Option<Located<'s>>,
+        found: &mut Found<'s>,
     ) {
         let pointer = failure.instance_path().as_str();
         if let Some((keyword, depth)) = self.collapsed(failure) {
@@ -494,12 +267,7 @@ impl Schema {
     /// Walks a failure's instance location through the arguments and the layout together,
     /// giving the path, the value there and the sort key of each step. A segment is a key or an
     /// index according to the value it steps into (a key may well be `"0"`).
-    fn locate<'a>(
-        &'a self,
-        args: &'a Value,
-        pointer: &str,
-        found: &mut Found<'a>,
-    ) -> Option<Located<'a>> {
+    fn locate(&self, args: &'s Value, pointer: &str, found: &mut Found<'s>) -> Option<Located<'s>> {
         // Room for each step, and for the one a missing or unexpected key adds.
         let steps = pointer.bytes().filter(|&b| b == b'/').count() + 1;
         let mut at = Located {
@@ -538,32 +306,6 @@ impl Schema {
         }
         Some(at)
     }
-}
-
-/// Whether the schema `holder` (holding a `pattern`, as advertised in `root`) accepts `example`
-/// (ERRORS.md §11.5): checked by the validator with the root's definitions at hand, so that a
-/// `$ref` beside the pattern resolves; by the pattern alone if that schema cannot be compiled
-/// on its own.
-fn accepts_example(
-    options: &Options,
-    root: &Value,
-    holder: &Map<String, Value>,
-    example: &str,
-) -> bool {
-    let mut alone = holder.clone();
-    for defs in ["$defs", "definitions"] {
-        if let Some(found) = root.get(defs).filter(|_| !alone.contains_key(defs)) {
-            alone.insert(defs.to_owned(), found.clone());
-        }
-    }
-    let example = Value::String(example.to_owned());
-    if let Ok(validator) = options.build(&for_validator(&Value::Object(alone))) {
-        return validator.is_valid(&example);
-    }
-    let pattern = serde_json::json!({"pattern": holder.get("pattern")});
-    options
-        .build(&pattern)
-        .is_ok_and(|validator| validator.is_valid(&example))
 }
 
 /// Keywords whose failures the crate reports below the value holding them, and §5 at it.
@@ -625,16 +367,6 @@ fn last_keyword(evaluation: &str) -> &str {
     last
 }
 
-/// A key's entry in an object. Arguments are mostly a few keys: comparing them is cheaper than
-/// hashing the name.
-pub(super) fn entry<'v>(map: &'v Map<String, Value>, key: &str) -> Option<(&'v String, &'v Value)> {
-    if map.len() <= 8 {
-        map.iter().find(|(k, _)| *k == key)
-    } else {
-        map.get_key_value(key)
-    }
-}
-
 struct Located<'a> {
     path: FieldPath,
     ranks: Vec<(u8, usize)>,
@@ -646,7 +378,7 @@ struct Located<'a> {
 /// each level of a problem's sort key a declared key ranks by declaration, an undeclared one
 /// after them in the order it was sent, an index by itself; then the problem's row of §5; then
 /// the order found.
-struct Found<'a> {
+pub(super) struct Found<'a> {
     keep: usize,
     best: BinaryHeap<Ranked>,
     /// When the problems are written (ERRORS.md §11.6): those in an array's elements, joined
@@ -782,7 +514,7 @@ impl Ord for Ranked {
 const SCAN_MAX: usize = 16;
 
 impl<'a> Found<'a> {
-    fn new(keep: usize) -> Self {
+    pub(super) fn new(keep: usize) -> Self {
         Found {
             keep,
             best: BinaryHeap::new(),
@@ -799,7 +531,7 @@ impl<'a> Found<'a> {
     }
 
     /// Joins the same problem in several elements of one array (for writing them, §11.6).
-    fn grouping(mut self) -> Self {
+    pub(super) fn grouping(mut self) -> Self {
         self.groups = Some(Groups::new());
         self
     }
@@ -884,7 +616,7 @@ impl<'a> Found<'a> {
 
     /// The first `keep` fields in order (the same problem in several elements of one array
     /// as one field), and how many problems none of them reports.
-    fn finish_fields(self) -> (Vec<Field>, usize) {
+    pub(super) fn finish_fields(self) -> (Vec<Field>, usize) {
         let (keep, total) = (self.keep, self.total);
         let singles = self
             .best
@@ -897,7 +629,7 @@ impl<'a> Found<'a> {
     }
 
     /// The problems kept, in order, and the number counted.
-    fn finish(self) -> (Vec<Problem>, usize) {
+    pub(super) fn finish(self) -> (Vec<Problem>, usize) {
         let kept = self.best.into_sorted_vec();
         // Into a vector of its own size (collected in place, the larger one would be resized).
         let mut problems = Vec::with_capacity(kept.len());
@@ -933,456 +665,4 @@ fn number(limit: &Value) -> Number {
         .as_number()
         .cloned()
         .unwrap_or_else(|| Number::from(0))
-}
-
-/// `multipleOf` as the contract defines it: integers are tested exactly; otherwise value / m
-/// must be a finite double with no fractional part.
-mod multiple_of {
-    use jsonschema::{Keyword, ValidationError};
-    use serde_json::{Map, Number, Value};
-
-    pub(super) struct MultipleOf(Number);
-
-    #[allow(clippy::unnecessary_wraps)] // the signature `with_keyword` asks for
-    pub(super) fn keyword<'a>(
-        _: &'a Map<String, Value>,
-        value: &'a Value,
-        _: jsonschema::paths::Location,
-    ) -> Result<Box<dyn for<'i> Keyword<'i>>, ValidationError<'a>> {
-        match value
-            .as_number()
-            .filter(|m| m.as_f64().is_some_and(|m| m > 0.0))
-        {
-            Some(m) => Ok(Box::new(MultipleOf(m.clone()))),
-            None => Err(ValidationError::custom(
-                "multipleOf must be a number greater than 0",
-            )),
-        }
-    }
-
-    fn exact(n: &Number) -> Option<i128> {
-        n.as_i64()
-            .map(i128::from)
-            .or_else(|| n.as_u64().map(i128::from))
-    }
-
-    pub(super) fn holds(value: &Number, m: &Number) -> bool {
-        match (exact(value), exact(m)) {
-            (Some(v), Some(m)) => m != 0 && v % m == 0,
-            _ => {
-                let q = value.as_f64().unwrap_or(f64::NAN) / m.as_f64().unwrap_or(f64::NAN);
-                q.is_finite() && q.fract() == 0.0
-            }
-        }
-    }
-
-    impl<'i> Keyword<'i> for MultipleOf {
-        fn validate(&self, instance: &'i Value) -> Result<(), ValidationError<'i>> {
-            if self.is_valid(instance) {
-                Ok(())
-            } else {
-                Err(ValidationError::custom("not a multiple"))
-            }
-        }
-
-        fn is_valid(&self, instance: &'i Value) -> bool {
-            instance.as_number().is_none_or(|n| holds(n, &self.0))
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn lines(schema: Value, args: Value) -> Vec<(String, String)> {
-        Schema::new(&schema)
-            .unwrap()
-            .problems(&args)
-            .iter()
-            .map(|p| (p.path().to_string(), p.line()))
-            .collect()
-    }
-
-    #[test]
-    fn numeric_keys_are_keys() {
-        let schema = json!({"type": "object", "properties": {"0": {"type": "string"}}});
-        assert_eq!(
-            lines(schema, json!({"0": 1})),
-            [(
-                "[\"0\"]".into(),
-                "Invalid type. You sent: 1. Expected a string.".into()
-            )]
-        );
-    }
-
-    #[test]
-    fn refs_are_followed_for_types_and_order() {
-        let schema = json!({
-            "type": "object",
-            "$defs": {"Line": {"type": "object", "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}}, "required": ["sku", "qty"]}},
-            "properties": {"line": {"$ref": "#/$defs/Line"}, "other": {"$ref": "#/$defs/Line"}},
-            "required": ["other"]
-        });
-        let got = lines(schema, json!({"line": {"qty": "x"}}));
-        assert_eq!(
-            got[0],
-            (
-                "line.sku".into(),
-                "Required field is missing. You sent: (missing). Expected a string.".into()
-            )
-        );
-        assert_eq!(
-            got[1],
-            (
-                "line.qty".into(),
-                "Invalid type. You sent: 'x'. Expected an integer.".into()
-            )
-        );
-        assert_eq!(
-            got[2],
-            (
-                "other".into(),
-                "Required field is missing. You sent: (missing). Expected an object with fields sku, qty.".into()
-            )
-        );
-    }
-
-    #[test]
-    fn a_wrong_type_is_one_problem_described_whole() {
-        let schema =
-            json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}});
-        let got = lines(schema, json!({"n": 0.5}));
-        assert_eq!(
-            got,
-            [(
-                "n".into(),
-                "Invalid type. You sent: 0.5. Expected an integer >= 1.".into()
-            )]
-        );
-    }
-
-    #[test]
-    fn whole_number_floats_become_integers_only_where_integers_go() {
-        let schema = Schema::new(&json!({
-            "type": "object",
-            "properties": {
-                "n": {"type": "integer"},
-                "x": {"type": "number"},
-                "o": {"anyOf": [{"$ref": "#/$defs/N"}, {"type": "null"}]},
-                "list": {"type": "array", "items": {"type": ["integer", "null"]}},
-                "map": {"type": "object", "additionalProperties": {"type": "integer"}}
-            },
-            "$defs": {"N": {"type": "integer"}}
-        }))
-        .unwrap();
-        let args =
-            json!({"n": 2.0, "x": 3.0, "o": -4.0, "list": [1.0, 1.5, null], "map": {"a": 7.0}});
-        let fixed = schema.integers(&args).unwrap();
-        assert_eq!(
-            serde_json::to_string(&fixed).unwrap(),
-            r#"{"n":2,"x":3.0,"o":-4,"list":[1,1.5,null],"map":{"a":7}}"#
-        );
-        assert!(schema.integers(&json!({"n": 2, "x": 3.0})).is_none());
-        assert!(schema.integers(&json!({"n": 1e300})).is_none());
-    }
-
-    #[test]
-    fn refs_are_read_as_their_target() {
-        // Percent escapes in the fragment are decoded; keywords beside a `$ref` are ignored.
-        let schema = json!({
-            "type": "object",
-            "properties": {"size": {"$ref": "#/$defs/Size%20Code", "maxLength": 1, "description": "The size."}},
-            "required": ["size"],
-            "$defs": {"Size Code": {"type": "string", "enum": ["S", "M", "L"]}}
-        });
-        assert_eq!(
-            lines(schema.clone(), json!({})),
-            [(
-                "size".into(),
-                "Required field is missing. You sent: (missing). Expected one of: 'S', 'M', 'L'."
-                    .into()
-            )]
-        );
-        assert!(lines(schema, json!({"size": "M"})).is_empty());
-    }
-
-    #[test]
-    fn desc_at_follows_the_arguments_path() {
-        let schema = Schema::new(&json!({
-            "type": "object",
-            "properties": {"lines": {"type": "array", "items": {"$ref": "#/$defs/Line"}}},
-            "$defs": {"Line": {"type": "object", "properties": {"quantity": {"type": "integer", "minimum": 1}}}}
-        }))
-        .unwrap();
-        let path = FieldPath::root().key("lines").index(3).key("quantity");
-        assert_eq!(&*schema.desc_at(&path), "an integer >= 1");
-        assert_eq!(&*schema.desc_at(&FieldPath::root().key("nope")), "a value");
-    }
-
-    #[test]
-    fn closed_object_without_properties_names_every_key() {
-        let schema = json!({"type": "object", "additionalProperties": false});
-        let got = lines(schema, json!({"a": 1, "b": 2}));
-        assert_eq!(
-            got,
-            [
-                (
-                    "a".into(),
-                    "Unrecognized field. You sent: 1. Remove it.".into()
-                ),
-                (
-                    "b".into(),
-                    "Unrecognized field. You sent: 2. Remove it.".into()
-                )
-            ]
-        );
-    }
-
-    #[test]
-    fn only_the_contract_formats_are_asserted() {
-        let schema = json!({"type": "object", "properties": {"h": {"type": "string", "format": "hostname"}, "e": {"type": "string", "format": "email"}}});
-        let got = lines(schema, json!({"h": "not a host!", "e": "nope"}));
-        assert_eq!(
-            got,
-            [(
-                "e".into(),
-                "Invalid email format. You sent: 'nope'. Expected a valid email address.".into()
-            )]
-        );
-    }
-
-    #[test]
-    fn multiple_of_divides_as_the_contract_says() {
-        let n = |v: Value| v.as_number().unwrap().clone();
-        assert!(multiple_of::holds(&n(json!(10)), &n(json!(5))));
-        assert!(!multiple_of::holds(&n(json!(7)), &n(json!(5))));
-        assert!(multiple_of::holds(&n(json!(u64::MAX)), &n(json!(5))));
-        assert!(!multiple_of::holds(&n(json!(0.3)), &n(json!(0.1))));
-        assert!(multiple_of::holds(&n(json!(7)), &n(json!(0.5))));
-        assert!(!multiple_of::holds(&n(json!(1e308)), &n(json!(1e-308))));
-        let got = lines(
-            json!({"properties": {"p": {"multipleOf": 5}}}),
-            json!({"p": 7}),
-        );
-        assert_eq!(
-            got,
-            [(
-                "p".into(),
-                "Not a multiple of 5. You sent: 7. Expected a multiple of 5.".into()
-            )]
-        );
-    }
-
-    #[test]
-    fn many_unknown_keys_stay_linear_and_ordered() {
-        let schema = json!({"type": "object", "properties": {"id": {"type": "string"}}, "additionalProperties": false});
-        let mut args = Map::new();
-        for i in (0..100_000).rev() {
-            args.insert(format!("k{i}"), json!(i));
-        }
-        let problems = Schema::new(&schema).unwrap().problems(&Value::Object(args));
-        assert_eq!(problems.len(), 100_000);
-        assert_eq!(problems[0].path().to_string(), "k99999");
-        assert_eq!(problems[99_999].path().to_string(), "k0");
-    }
-
-    #[test]
-    fn a_required_name_sent_to_a_closed_object_is_unexpected_not_missing() {
-        // Nested, so that the crate's list is read (not the flat walk).
-        let schema = json!({"type": "object", "properties": {"o": {
-            "type": "object", "properties": {"a": {}}, "required": ["id"], "additionalProperties": false
-        }}});
-        assert_eq!(
-            lines(schema.clone(), json!({"o": {"id": 1}})),
-            [(
-                "o.id".to_owned(),
-                "Unrecognized field. You sent: 1. Remove it or rename it: did you mean \"a\"?"
-                    .to_owned()
-            )]
-        );
-        assert_eq!(lines(schema, json!({"o": {}}))[0].0, "o.id");
-    }
-
-    #[test]
-    fn deep_arguments_do_not_overflow() {
-        // Building and dropping a 10,000-deep value recurses in serde_json, so that happens on a
-        // big stack; detection itself runs on a small one, proving it does not follow the depth.
-        let big = std::thread::Builder::new().stack_size(256 << 20);
-        big.spawn(|| {
-            let schema =
-                Schema::new(&json!({"type": "object", "properties": {"a": {"type": "string"}}}))
-                    .unwrap();
-            let mut deep = json!(1);
-            for _ in 0..10_000 {
-                deep = json!([deep]);
-            }
-            let args = json!({"a": deep, "b": {"c": deep.clone()}});
-            std::thread::scope(|scope| {
-                let small = std::thread::Builder::new().stack_size(256 << 10);
-                let lines = small.spawn_scoped(scope, || {
-                    schema
-                        .problems(&args)
-                        .iter()
-                        .map(Problem::line)
-                        .collect::<Vec<_>>()
-                });
-                assert_eq!(
-                    lines.unwrap().join().unwrap(),
-                    ["Invalid type. You sent: array(1). Expected a string."]
-                );
-            });
-        })
-        .unwrap()
-        .join()
-        .unwrap();
-    }
-
-    #[test]
-    fn reference_chains_end_where_they_end() {
-        // Three links across `$defs` and `definitions`, names needing `~0`, `~1` and percent
-        // escapes; a chain that comes back on itself says nothing.
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "a": {"$ref": "#/$defs/one%20~1"},
-                "loop": {"$ref": "#/$defs/L"}
-            },
-            "required": ["a", "loop"],
-            "$defs": {"one /": {"$ref": "#/definitions/two~0"}, "L": {"$ref": "#/$defs/L"}},
-            "definitions": {"two~": {"$ref": "#/$defs/three%25"}},
-            "$comment": "three% is below"
-        });
-        let mut schema = schema;
-        schema["$defs"]["three%"] = json!({"type": "string", "minLength": 2});
-        assert_eq!(
-            lines(schema, json!({})),
-            [
-                (
-                    "a".into(),
-                    "Required field is missing. You sent: (missing). Expected a string of at least 2 characters.".into()
-                ),
-                (
-                    "loop".into(),
-                    "Required field is missing. You sent: (missing). Expected a value.".into()
-                )
-            ]
-        );
-    }
-
-    #[test]
-    fn references_into_alternatives_compile_and_describe() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "t": {"$ref": "#/$defs/Opt/anyOf/1"},
-                "two": {"$ref": "#/$defs/Level/oneOf/1"}
-            },
-            "required": ["t", "two"],
-            "$defs": {
-                "Opt": {"anyOf": [{"type": "null"}, {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}]},
-                "Level": {"oneOf": [{"const": 1}, {"const": 2}]}
-            }
-        });
-        assert_eq!(
-            lines(schema.clone(), json!({})),
-            [
-                (
-                    "t".into(),
-                    "Required field is missing. You sent: (missing). Expected an object with fields n.".into()
-                ),
-                (
-                    "two".into(),
-                    "Required field is missing. You sent: (missing). Expected exactly 2.".into()
-                )
-            ]
-        );
-        assert_eq!(
-            lines(schema, json!({"t": {}, "two": 1})),
-            [
-                (
-                    "t.n".into(),
-                    "Required field is missing. You sent: (missing). Expected an integer.".into()
-                ),
-                (
-                    "two".into(),
-                    "Invalid value. You sent: 1. Expected exactly 2.".into()
-                )
-            ]
-        );
-    }
-
-    #[test]
-    fn alternatives_types_are_their_union_all_the_way_down() {
-        let schema = json!({
-            "type": "object",
-            "properties": {"x": {"anyOf": [{"$ref": "#/$defs/S"}, {"type": "integer"}]}},
-            "required": ["x"],
-            "$defs": {"S": {"anyOf": [{"type": "string"}, {"type": "null"}]}}
-        });
-        assert_eq!(
-            lines(schema, json!({})),
-            [(
-                "x".into(),
-                "Required field is missing. You sent: (missing). Expected a string or an integer or null.".into()
-            )]
-        );
-    }
-
-    #[test]
-    fn or_null_only_where_null_is_valid() {
-        let line = |field: Value, sent: Value| {
-            let schema = json!({"type": "object", "properties": {"s": field}});
-            lines(schema, json!({"s": sent})).remove(0).1
-        };
-        assert_eq!(
-            line(json!({"type": "string", "enum": ["x", null]}), json!(null)),
-            "Invalid type. You sent: null. Expected one of: 'x', null."
-        );
-        assert_eq!(
-            line(
-                json!({"type": ["string", "null"], "enum": ["x", null]}),
-                json!(1)
-            ),
-            "Invalid type. You sent: 1. Expected one of: 'x' or null."
-        );
-        assert_eq!(
-            line(json!({"enum": ["x", null]}), json!(1)),
-            "Invalid option. You sent: 1. Expected one of: 'x', null."
-        );
-    }
-
-    #[test]
-    fn a_nullable_alternative_of_itself_ends() {
-        // T of a nullable alternative that refers back to the alternative: its chain of
-        // references comes back on itself (ERRORS.md §11.7), and an example is looked for on
-        // the way without end.
-        let schema = json!({
-            "type": "object",
-            "properties": {"x": {"$ref": "#/$defs/S", "examples": ["a"]}},
-            "required": ["x"],
-            "$defs": {"S": {"anyOf": [{"$ref": "#/$defs/S"}, {"type": "null"}], "examples": ["b"]}}
-        });
-        let got = lines(schema, json!({}));
-        assert_eq!(got.len(), 1);
-        assert_eq!(got[0].0, "x");
-    }
-
-    #[test]
-    fn alternatives_that_refer_to_themselves_end() {
-        let schema = json!({
-            "type": "object",
-            "properties": {"x": {"anyOf": [{"$ref": "#/$defs/A"}, {"type": "integer"}]}},
-            "required": ["x"],
-            "$defs": {"A": {"anyOf": [{"anyOf": [{"$ref": "#/$defs/A"}, {"type": "string"}]}, {"type": "null"}]}}
-        });
-        assert_eq!(
-            lines(schema, json!({})),
-            [(
-                "x".into(),
-                "Required field is missing. You sent: (missing). Expected a string or an integer or null.".into()
-            )]
-        );
-    }
 }

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::layout::{NAMED_SUBSCHEMAS, SINGLE_SUBSCHEMAS};
+use super::keywords::{NAMED_SUBSCHEMAS, SINGLE_SUBSCHEMAS};
 
 /// The JSON pointer a local reference names (`#/$defs/a%20b` → `/$defs/a b`); `None` for a
 /// reference to another document.

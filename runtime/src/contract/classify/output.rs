@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-use super::{
+use super::walk::{
     MAX_DEPTH, Roots, Sink, child, followed, list, properties_of, required_set, types, values,
 };
 use crate::contract::ChangeSeverity::{Breaking, Risky, Safe};
