@@ -4,7 +4,7 @@
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::fmt;
 use std::hash::{BuildHasher, Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use jsonschema::error::{ValidationError as Failure, ValidationErrorKind as K};
 use serde_json::{Map, Number, Value};
@@ -35,13 +35,23 @@ pub struct Schema {
     validator: jsonschema::Validator,
     schema: Value,
     layout: Layout,
-    /// A walk of our own, when the schema is a flat object (see [`Flat`]).
-    flat: Option<Flat>,
+    /// A walk of our own, when the schema is a flat object (see [`Flat`]): made by the first
+    /// arguments that fail, as most actions never see any (its validators, one per field and
+    /// keyword, would be memory held from the start; `Schema::flat`).
+    flat: OnceLock<Option<Flat>>,
 }
 
 /// How every validator of a schema is compiled: draft 2020-12, the contract's formats asserted,
 /// `multipleOf` as the contract defines it.
 pub(super) type Options = jsonschema::ValidationOptions<'static>;
+
+/// The [`Options`] of every validator of a schema.
+fn options() -> Options {
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true)
+        .with_keyword("multipleOf", multiple_of::keyword)
+}
 
 impl fmt::Debug for Schema {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -84,10 +94,7 @@ impl Schema {
                 "the $ref {reference:?} is no JSON Pointer: {why}"
             )));
         }
-        let options = jsonschema::options()
-            .with_draft(jsonschema::Draft::Draft202012)
-            .should_validate_formats(true)
-            .with_keyword("multipleOf", multiple_of::keyword);
+        let options = options();
         let copy = for_validator(schema);
         let validator = options
             .build(&copy)
@@ -99,9 +106,17 @@ impl Schema {
         Ok(Schema {
             validator,
             schema: schema.clone(),
-            flat: Flat::new(&copy, &layout, &options),
+            flat: OnceLock::new(),
             layout,
         })
+    }
+
+    /// The walk of a flat object schema, made the first time arguments fail (from the same
+    /// copy and options the validator was compiled with: it cannot fail where that did not).
+    fn flat(&self) -> Option<&Flat> {
+        self.flat
+            .get_or_init(|| Flat::new(&for_validator(&self.schema), &self.layout, &options()))
+            .as_ref()
     }
 
     /// The schema as given: the one the tool advertises.
@@ -130,7 +145,8 @@ impl Schema {
     /// its group, until the groups shown are chosen. Arguments that pass cost no allocation to
     /// check. Against a flat object schema (fields that are each one value: strings, numbers,
     /// booleans, with their bounds, patterns, formats, enums, maybe behind a `$ref`, maybe or
-    /// null) failing arguments are checked field by field and cost the problems kept. Against
+    /// null) failing arguments are checked field by field and cost the problems kept (the
+    /// first failing arguments of a schema compile the validators of that walk, once). Against
     /// any other schema they cost most while the validator lists every failing keyword (about
     /// 400 bytes each) before they are counted: at most about 210 bytes per byte of arguments
     /// written as JSON (1 MiB of `[0,0,…]` where strings are expected: 211 MiB at the peak; of
@@ -141,7 +157,7 @@ impl Schema {
         if self.validator.is_valid(args) {
             return Ok(());
         }
-        let (fields, more) = match (&self.flat, args) {
+        let (fields, more) = match (self.flat(), args) {
             (Some(flat), Value::Object(args)) => {
                 let (shown, total) = flat.detect(args, &self.layout, MAX_FIELDS, Field::one);
                 let more = total - shown.len();
@@ -161,7 +177,7 @@ impl Schema {
         if self.validator.is_valid(args) {
             return (Vec::new(), 0);
         }
-        if let (Some(flat), Value::Object(args)) = (&self.flat, args) {
+        if let (Some(flat), Value::Object(args)) = (self.flat(), args) {
             return flat.detect(args, &self.layout, keep, |problem| problem);
         }
         let mut found = Found::new(keep);
@@ -174,11 +190,11 @@ impl Schema {
     #[cfg(test)]
     pub(super) fn long_way(&self, args: &Value, keep: usize) -> ((Vec<Problem>, usize), bool) {
         if self.validator.is_valid(args) {
-            return ((Vec::new(), 0), self.flat.is_some());
+            return ((Vec::new(), 0), self.flat().is_some());
         }
         let mut found = Found::new(keep);
         self.detect(args, &mut found);
-        (found.finish(), self.flat.is_some())
+        (found.finish(), self.flat().is_some())
     }
 
     /// Finds the problems of `args` from the crate's list of failing keywords.
