@@ -2,7 +2,7 @@
 //! arguments (its problems in the contract's order, `{desc}` at a path, the integers).
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Number, Value};
 
@@ -28,8 +28,10 @@ pub struct Schema {
     validator: jsonschema::Validator,
     schema: Value,
     layout: Layout,
-    /// A walk of our own, when the schema is a flat object (see [`Flat`]).
-    flat: Option<Flat>,
+    /// A walk of our own, when the schema is a flat object (see [`Flat`]): made by the first
+    /// arguments that fail, as most actions never see any (its validators, one per field and
+    /// keyword, would be memory held from the start; `Schema::flat`).
+    flat: OnceLock<Option<Flat>>,
 }
 
 impl fmt::Debug for Schema {
@@ -85,9 +87,23 @@ impl Schema {
         Ok(Schema {
             validator,
             schema: schema.clone(),
-            flat: Flat::new(&copy, &layout, &options),
+            flat: OnceLock::new(),
             layout,
         })
+    }
+
+    /// The walk of a flat object schema, made the first time arguments fail (from the same
+    /// copy and options the validator was compiled with: it cannot fail where that did not).
+    fn flat(&self) -> Option<&Flat> {
+        self.flat
+            .get_or_init(|| {
+                Flat::new(
+                    &for_validator(&self.schema),
+                    &self.layout,
+                    &compile::options(),
+                )
+            })
+            .as_ref()
     }
 
     /// The schema as given: the one the tool advertises.
@@ -116,7 +132,8 @@ impl Schema {
     /// its group, until the groups shown are chosen. Arguments that pass cost no allocation to
     /// check. Against a flat object schema (fields that are each one value: strings, numbers,
     /// booleans, with their bounds, patterns, formats, enums, maybe behind a `$ref`, maybe or
-    /// null) failing arguments are checked field by field and cost the problems kept. Against
+    /// null) failing arguments are checked field by field and cost the problems kept (the
+    /// first failing arguments of a schema compile the validators of that walk, once). Against
     /// any other schema they cost most while the validator lists every failing keyword (about
     /// 400 bytes each) before they are counted: at most about 210 bytes per byte of arguments
     /// written as JSON (1 MiB of `[0,0,…]` where strings are expected: 211 MiB at the peak; of
@@ -127,7 +144,7 @@ impl Schema {
         if self.validator.is_valid(args) {
             return Ok(());
         }
-        let (fields, more) = match (&self.flat, args) {
+        let (fields, more) = match (self.flat(), args) {
             (Some(flat), Value::Object(args)) => {
                 let (shown, total) = flat.detect(args, &self.layout, MAX_FIELDS, Field::one);
                 let more = total - shown.len();
@@ -147,7 +164,7 @@ impl Schema {
         if self.validator.is_valid(args) {
             return (Vec::new(), 0);
         }
-        if let (Some(flat), Value::Object(args)) = (&self.flat, args) {
+        if let (Some(flat), Value::Object(args)) = (self.flat(), args) {
             return flat.detect(args, &self.layout, keep, |problem| problem);
         }
         let mut found = Found::new(keep);
@@ -160,11 +177,11 @@ impl Schema {
     #[cfg(test)]
     pub(super) fn long_way(&self, args: &Value, keep: usize) -> ((Vec<Problem>, usize), bool) {
         if self.validator.is_valid(args) {
-            return ((Vec::new(), 0), self.flat.is_some());
+            return ((Vec::new(), 0), self.flat().is_some());
         }
         let mut found = Found::new(keep);
         self.detector().detect(args, &mut found);
-        (found.finish(), self.flat.is_some())
+        (found.finish(), self.flat().is_some())
     }
 
     /// The detection over this schema's validator and layout.
