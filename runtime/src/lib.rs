@@ -319,7 +319,6 @@ mod closest;
 pub mod contract;
 mod envelope;
 mod error;
-mod hash;
 #[cfg(feature = "gateway")]
 pub use server::gateway;
 pub mod middleware;

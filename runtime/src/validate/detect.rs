@@ -18,7 +18,7 @@ use super::problem::Sent;
 use super::{
     Field, FieldPath, Format, MAX_FIELDS, PathSegment, Problem, ProblemKind, ValidationError,
 };
-use crate::hash::FoldState;
+use foldhash::fast::RandomState;
 
 /// An action's input schema, compiled once and used for every call.
 ///
@@ -654,9 +654,9 @@ struct Found<'a> {
     groups: Option<Groups<Place>>,
     total: usize,
     found: usize,
-    /// Paths are kept as hashes (keyed per process, see [`FoldState`]): sets of them cost 8
-    /// bytes a path.
-    paths: FoldState,
+    /// Paths are kept as hashes, under a seed drawn for this check (so that a call cannot aim
+    /// two of its paths at one hash): sets of them cost 8 bytes a path.
+    paths: RandomState,
     /// Paths of mistyped values (found first): nothing else is reported at or below them.
     mistyped: Hashes,
     /// Mistyped values already reported (a value has one type problem).
@@ -789,7 +789,7 @@ impl<'a> Found<'a> {
             groups: None,
             total: 0,
             found: 0,
-            paths: FoldState::random(),
+            paths: RandomState::default(),
             mistyped: Hashes::default(),
             typed: Hashes::default(),
             generic: HashSet::default(),
