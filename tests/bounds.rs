@@ -10,12 +10,14 @@ use mcp_fusion::validate::Schema;
 use serde_json::{Value, json};
 
 /// The system allocator, counting the bytes live and their peak.
+#[derive(Debug)]
 struct Counting;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
 
 // SAFETY: every call is forwarded to the system allocator unchanged; only counters are added.
+#[allow(unsafe_code)] // A global allocator is an unsafe trait.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let ptr = unsafe { System.alloc(layout) };

@@ -304,10 +304,11 @@
 //! - Change: [`contract`] (the lockfile, classified diffs, and
 //!   [`inject_contract_awareness`](contract::inject_contract_awareness): what changed, told to
 //!   the model).
-#![warn(missing_docs)]
 // docs.rs (`--cfg docsrs`, nightly): each item behind a feature is labelled with it.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+// The macros name the crate `::mcp_fusion`; this lets the crate's own tests use them.
+#[allow(unused_extern_crates)]
 extern crate self as mcp_fusion;
 
 #[doc(hidden)]

@@ -81,6 +81,15 @@ pub struct Next<'a> {
     handler: Box<dyn FnOnce() -> BoxFuture<'a, Result<CallToolResult, Failure>> + Send + 'a>,
 }
 
+impl std::fmt::Debug for Next<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Next")
+            .field("info", self.info)
+            .field("middleware_left", &self.rest.len())
+            .finish_non_exhaustive()
+    }
+}
+
 impl<'a> Next<'a> {
     pub(crate) fn new(
         rest: &'a [Arc<dyn Middleware>],
@@ -164,6 +173,12 @@ pub enum AuthDecision {
 /// ```
 pub struct Auth {
     check: Box<dyn Fn(&CallInfo) -> AuthDecision + Send + Sync>,
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Auth").finish_non_exhaustive()
+    }
 }
 
 impl Auth {

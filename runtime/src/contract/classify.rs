@@ -143,7 +143,7 @@ fn named<'a>(tool: &'a ToolContract, action: &str) -> Option<&'a ActionContract>
     tool.actions.iter().find(|a| a.name == action)
 }
 
-fn action(old: &ActionContract, new: &ActionContract, sink: &mut Sink) {
+fn action(old: &ActionContract, new: &ActionContract, sink: &mut Sink<'_>) {
     let name = &new.name;
     let owner = format!("\"{name}\"");
     sink.wording(&owner, "description", &old.description, &new.description);
@@ -303,7 +303,14 @@ fn compact(value: &Value) -> String {
 }
 
 /// Compares two schema nodes at `path`.
-fn schema(roots: Roots, old: &Value, new: &Value, path: &str, depth: usize, sink: &mut Sink) {
+fn schema(
+    roots: Roots<'_>,
+    old: &Value,
+    new: &Value,
+    path: &str,
+    depth: usize,
+    sink: &mut Sink<'_>,
+) {
     followed(roots, old, new, sink, |old, new, sink| {
         compare(roots, old, new, path, depth, sink);
     });
@@ -313,11 +320,11 @@ fn schema(roots: Roots, old: &Value, new: &Value, path: &str, depth: usize, sink
 /// equal (with equal definitions), and once per pair of references along a path: a recursive
 /// definition is compared once.
 fn followed(
-    roots: Roots,
+    roots: Roots<'_>,
     old: &Value,
     new: &Value,
-    sink: &mut Sink,
-    compare: impl FnOnce(&Value, &Value, &mut Sink),
+    sink: &mut Sink<'_>,
+    compare: impl FnOnce(&Value, &Value, &mut Sink<'_>),
 ) {
     let (old, old_ref) = resolve(roots.old, old);
     let (new, new_ref) = resolve(roots.new, new);
@@ -338,7 +345,14 @@ fn followed(
 }
 
 /// [`schema`] once references are followed.
-fn compare(roots: Roots, old: &Value, new: &Value, path: &str, depth: usize, sink: &mut Sink) {
+fn compare(
+    roots: Roots<'_>,
+    old: &Value,
+    new: &Value,
+    path: &str,
+    depth: usize,
+    sink: &mut Sink<'_>,
+) {
     let (Some(o), Some(n)) = (old.as_object(), new.as_object()) else {
         // Boolean schemas, or something that is not a schema.
         let severity = if new == &Value::Bool(true) {
@@ -388,7 +402,7 @@ fn compare(roots: Roots, old: &Value, new: &Value, path: &str, depth: usize, sin
 
 #[allow(clippy::too_many_arguments)]
 fn keyword(
-    roots: Roots,
+    roots: Roots<'_>,
     key: &str,
     a: Option<&Value>,
     b: Option<&Value>,
@@ -396,7 +410,7 @@ fn keyword(
     n: &Map<String, Value>,
     path: &str,
     depth: usize,
-    sink: &mut Sink,
+    sink: &mut Sink<'_>,
 ) {
     let field = shown(path);
     let who = quoted(path);
@@ -590,13 +604,13 @@ fn keyword(
 
 /// `properties` and `required` together, once per object (the walk meets both keys).
 fn properties(
-    roots: Roots,
+    roots: Roots<'_>,
     key: &str,
     o: &Map<String, Value>,
     n: &Map<String, Value>,
     path: &str,
     depth: usize,
-    sink: &mut Sink,
+    sink: &mut Sink<'_>,
 ) {
     // Handled when the walk reaches `properties`, or at `required` when it skips `properties`.
     let (a, b) = (o.get("properties"), n.get("properties"));
@@ -662,7 +676,7 @@ fn bound(
     lower: bool,
     field: &str,
     who: &str,
-    sink: &mut Sink,
+    sink: &mut Sink<'_>,
 ) {
     let tightened = match (a.and_then(Value::as_f64), b.and_then(Value::as_f64)) {
         (Some(x), Some(y)) => {
