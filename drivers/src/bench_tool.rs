@@ -6,7 +6,8 @@ use mcp_fusion::{ToolError, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-#[derive(Deserialize, JsonSchema)]
+/// The arguments of every action: an id and an optional limit.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     #[schemars(length(min = 1))]
@@ -15,7 +16,8 @@ pub struct Args {
     limit: Option<u32>,
 }
 
-#[derive(Serialize)]
+/// What every action answers: its arguments, echoed.
+#[derive(Debug, Serialize)]
 pub struct Echo {
     id: String,
     limit: Option<u32>,
@@ -30,6 +32,8 @@ impl From<Args> for Echo {
     }
 }
 
+/// The benchmark tool (its actions below).
+#[derive(Debug)]
 pub struct Bench;
 
 /// Benchmark tool with 20 actions.

@@ -12,14 +12,27 @@ use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 
+/// Any error of the issuer.
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
 
 /// An Ed25519 signing key and its public JWK.
 #[derive(Clone)]
 pub struct SigningKey {
+    /// Its key id (`kid`).
     pub kid: String,
     encoding: EncodingKey,
+    /// The public half, as published.
     pub jwk: Jwk,
+}
+
+// The private key is never shown.
+impl std::fmt::Debug for SigningKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SigningKey")
+            .field("kid", &self.kid)
+            .field("encoding", &"<redacted>")
+            .finish_non_exhaustive()
+    }
 }
 
 impl SigningKey {
@@ -84,6 +97,15 @@ pub struct Issuer {
     moved: Arc<Mutex<Option<String>>>,
     signing: Mutex<SigningKey>,
     server: tokio::task::JoinHandle<()>,
+}
+
+// Its signing key is not shown.
+impl std::fmt::Debug for Issuer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Issuer")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Drop for Issuer {

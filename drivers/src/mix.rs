@@ -14,14 +14,20 @@ pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// What an answer is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// A result that is no error.
     Success,
+    /// A `<validation_error>` envelope.
     ValidationError,
+    /// An UNKNOWN_ACTION envelope.
     UnknownAction,
+    /// A NOT_FOUND envelope.
     NotFound,
+    /// A SERVER_BUSY envelope.
     ServerBusy,
 }
 
 impl Kind {
+    /// Every kind.
     pub const ALL: [Kind; 5] = [
         Kind::Success,
         Kind::ValidationError,
@@ -30,6 +36,7 @@ impl Kind {
         Kind::ServerBusy,
     ];
 
+    /// Its name in a report (the error code, or `success`, `validation_error`).
     pub fn name(self) -> &'static str {
         match self {
             Kind::Success => "success",
@@ -53,8 +60,11 @@ impl Kind {
 }
 
 /// One call of a mix: what is sent, and what may come back.
+#[derive(Debug)]
 pub struct Planned {
+    /// The tool called.
     pub target: String,
+    /// Its arguments.
     pub arguments: Value,
     /// The kinds the answer may be.
     pub expect: &'static [Kind],
@@ -63,6 +73,7 @@ pub struct Planned {
 }
 
 impl Planned {
+    /// A call of `target` with `arguments`, whose answer may be any of `expect`.
     pub fn new(target: impl Into<String>, arguments: Value, expect: &'static [Kind]) -> Self {
         Planned {
             target: target.into(),
@@ -72,6 +83,7 @@ impl Planned {
         }
     }
 
+    /// The answer must also contain `echo`.
     pub fn echoing(mut self, echo: String) -> Self {
         self.echo = Some(echo);
         self
@@ -79,8 +91,11 @@ impl Planned {
 }
 
 /// The answer to one call.
+#[derive(Debug)]
 pub struct Record {
+    /// The call's place in the mix.
     pub index: usize,
+    /// How long its answer took.
     pub latency: Duration,
     /// What it was, when it was one of the [`Kind`]s.
     pub kind: Option<Kind>,

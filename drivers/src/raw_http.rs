@@ -14,10 +14,13 @@ use tokio::time::timeout;
 
 use crate::measure;
 
+/// Any error of the client.
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
 
 /// The server, where it listens, and its log.
+#[derive(Debug)]
 pub struct Billing {
+    /// The server's process.
     pub child: Child,
     /// `127.0.0.1:PORT`.
     pub addr: String,
@@ -74,10 +77,12 @@ impl Billing {
         self.status_mib("VmHWM")
     }
 
+    /// Posts `body` to the endpoint with `headers`, on a connection of its own.
     pub async fn post(&self, headers: &[(&str, &str)], body: &[u8]) -> Reply {
         post(&self.addr, headers, body).await
     }
 
+    /// Posts `message` as JSON.
     pub async fn post_json(&self, headers: &[(&str, &str)], message: &Value) -> Reply {
         self.post(headers, message.to_string().as_bytes()).await
     }
@@ -104,12 +109,16 @@ pub fn session_headers(id: &str) -> [(&str, &str); 2] {
 /// A response: status, headers (names in lower case), body.
 #[derive(Debug)]
 pub struct Reply {
+    /// The status code.
     pub status: u16,
+    /// The headers, names in lower case.
     pub headers: Vec<(String, String)>,
+    /// The body.
     pub body: String,
 }
 
 impl Reply {
+    /// The first header named `name` (in lower case).
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
@@ -245,12 +254,14 @@ pub async fn read_until(stream: &mut TcpStream, end: &[u8]) -> Result<(), Error>
     Ok(())
 }
 
+/// An `initialize` request (id 1).
 pub fn initialize() -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "raw-http", "version": "1"}}})
 }
 
+/// A `get_invoice` call with the JSON-RPC id `id`.
 pub fn get_invoice(id: u64) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
         "name": "billing", "arguments": {"action": "get_invoice", "id": "inv_2026_0001"}}})
@@ -268,6 +279,7 @@ pub fn zeros(bytes: usize) -> Vec<u8> {
 /// driver posts prepared bodies through, with the plain headers of a client of MCP 2025-06-18
 /// (or another version, [`Pool::with_version`]) on a stateless server (no session, no
 /// initialize).
+#[derive(Debug)]
 pub struct Pool {
     addr: String,
     head: String,

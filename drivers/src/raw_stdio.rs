@@ -13,13 +13,17 @@ use tokio::time::timeout;
 
 use crate::measure;
 
+/// Any error of the client.
 pub type Error = Box<dyn std::error::Error>;
 
 /// The server with its pipes.
+#[derive(Debug)]
 pub struct Billing {
+    /// The server's process.
     pub child: Child,
     /// `None` once closed.
     pub stdin: Option<ChildStdin>,
+    /// Its standard output, read line by line.
     pub stdout: BufReader<ChildStdout>,
 }
 
@@ -77,6 +81,7 @@ impl Billing {
         Ok(timeout(Duration::from_secs(10), write).await??)
     }
 
+    /// Writes `message` as one line of JSON.
     pub async fn send(&mut self, message: &Value) -> Result<(), Error> {
         self.send_line(message.to_string().as_bytes()).await
     }

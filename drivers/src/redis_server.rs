@@ -14,6 +14,7 @@ const INSTALL: &str = "`cargo xtask test` installs it; by hand: `sudo apt-get in
                        (Debian, Ubuntu) or `brew install redis` (macOS)";
 
 /// A running `redis-server`.
+#[derive(Debug)]
 pub struct RedisServer {
     child: Option<Child>,
     /// Its loopback port.
@@ -176,7 +177,9 @@ impl Drop for RedisServer {
 
 /// A Redis Cluster of our own: `masters` servers on free loopback ports, the 16,384 slots
 /// split evenly between them, no replicas. Stopped when dropped.
+#[derive(Debug)]
 pub struct RedisCluster {
+    /// Its masters.
     pub nodes: Vec<RedisServer>,
 }
 
@@ -263,9 +266,11 @@ impl RedisCluster {
 /// A Redis master, its replica, and a Sentinel watching them under the name [`Self::NAME`]
 /// (quorum 1, the master counted down after 500 ms without an answer): kill the master, and
 /// the Sentinel promotes the replica. Stopped when dropped.
+#[derive(Debug)]
 pub struct RedisSentinel {
     /// The nodes, master first, as started (a failover swaps their roles, not their places).
     pub nodes: [RedisServer; 2],
+    /// The Sentinel.
     pub sentinel: RedisServer,
 }
 

@@ -243,6 +243,8 @@ fn short_word(value: &str) -> Option<u64> {
 
 /// The fewest and the most bytes in which `value` and one of `words` differ (8 and 0 for no
 /// words).
+// The SSE2 path is an unsafe call (a `#[target_feature]` function); see `sse2`.
+#[allow(unsafe_code)]
 fn differing_range(value: u64, words: &[u64]) -> (usize, usize) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: SSE2 is part of the x86-64 baseline: every x86-64 processor has it.
@@ -255,6 +257,8 @@ fn differing_range(value: u64, words: &[u64]) -> (usize, usize) {
 }
 
 /// The first of `words` that differs from `value` in `count` bytes.
+// The SSE2 path is an unsafe call (a `#[target_feature]` function); see `sse2`.
+#[allow(unsafe_code)]
 fn first_differing(value: u64, words: &[u64], count: usize) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: as above.
@@ -288,6 +292,7 @@ mod sse2 {
 
     #[inline]
     #[target_feature(enable = "sse2")]
+    #[allow(unsafe_code)] // An unaligned load through a pointer: see the SAFETY note.
     fn load(pair: &[u64; 2]) -> __m128i {
         // SAFETY: the pointer is valid for 16 bytes, and `loadu` takes any alignment.
         unsafe { _mm_loadu_si128(pair.as_ptr().cast()) }

@@ -320,6 +320,8 @@
 // docs.rs (`--cfg docsrs`, nightly): each item behind a feature is labelled with it.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+// The macros name the crate `::mcp_fusion`; this lets the crate's own tests use them.
+#[allow(unused_extern_crates)]
 extern crate self as mcp_fusion;
 
 #[doc(hidden)]
@@ -331,7 +333,6 @@ mod closest;
 pub mod contract;
 mod envelope;
 mod error;
-mod hash;
 pub mod middleware;
 pub mod router;
 pub mod server;

@@ -81,6 +81,15 @@ pub struct Next<'a> {
     handler: Box<dyn FnOnce() -> BoxFuture<'a, Result<CallToolResult, Failure>> + Send + 'a>,
 }
 
+impl std::fmt::Debug for Next<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Next")
+            .field("info", self.info)
+            .field("middleware_left", &self.rest.len())
+            .finish_non_exhaustive()
+    }
+}
+
 impl<'a> Next<'a> {
     pub(crate) fn new(
         rest: &'a [Arc<dyn Middleware>],
@@ -164,6 +173,12 @@ pub enum AuthDecision {
 /// ```
 pub struct AuthCheck {
     check: Box<dyn Fn(&CallInfo) -> AuthDecision + Send + Sync>,
+}
+
+impl std::fmt::Debug for AuthCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthCheck").finish_non_exhaustive()
+    }
 }
 
 impl AuthCheck {

@@ -151,6 +151,19 @@ pub struct Wrap<E>(Unsupported<E>);
 /// The error of a [`Wrap`], which the last choice sees through `Deref`.
 pub struct Unsupported<E>(Cell<Option<E>>);
 
+// The error is taken out once (a `Cell`), so neither shows it.
+impl<E> std::fmt::Debug for Wrap<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Wrap").finish_non_exhaustive()
+    }
+}
+
+impl<E> std::fmt::Debug for Unsupported<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Unsupported").finish_non_exhaustive()
+    }
+}
+
 impl<E> Wrap<E> {
     /// Wraps an error.
     pub fn new(err: E) -> Self {

@@ -12,8 +12,8 @@ use crate::ToolError;
 use crate::closest::Names;
 use crate::envelope::Text;
 use crate::envelope::{ActionList, Envelope, RouteText, UnknownTail, fitting_sentence};
-use crate::hash::FoldState;
 use fields::Takes;
+use foldhash::fast::FixedState;
 
 /// The actions of a grouped tool and the field that selects one.
 ///
@@ -37,7 +37,7 @@ pub struct ActionRouter {
     /// The qualified names with their `<available_actions>` block, shared by every envelope.
     listed: Arc<ActionList>,
     /// Each bare name's position.
-    index: HashMap<String, usize, FoldState>,
+    index: HashMap<String, usize, FixedState>,
     /// What follows the value in an UNKNOWN_ACTION head, suggesting each action (then none),
     /// made the first time it is needed.
     unknown: Arc<[OnceLock<UnknownTail>]>,
@@ -104,7 +104,7 @@ impl ActionRouter {
         let listed = Arc::new(ActionList::new(
             qualified.iter().map(|q| Text::Owned(q.clone())),
         ));
-        let mut index = HashMap::with_capacity_and_hasher(actions.len(), FoldState::default());
+        let mut index = HashMap::with_capacity_and_hasher(actions.len(), FixedState::default());
         for (i, action) in actions.iter().enumerate() {
             // The first of two equal names wins, as a search in declaration order would.
             index.entry(action.clone()).or_insert(i);

@@ -138,7 +138,7 @@ fn cut(s: &str) -> String {
     }
 }
 
-fn text_of(node: Node) -> String {
+fn text_of(node: Node<'_, '_>) -> String {
     node.children()
         .filter(Node::is_text)
         .filter_map(|n| n.text())
@@ -153,7 +153,7 @@ fn elements<'a, 'i>(node: Node<'a, 'i>, name: &'static str) -> impl Iterator<Ite
     node.children().filter(move |n| n.has_tag_name(name))
 }
 
-fn attr(node: Node, name: &str) -> String {
+fn attr(node: Node<'_, '_>, name: &str) -> String {
     node.attribute(name)
         .unwrap_or_else(|| panic!("no {name} attribute"))
         .to_owned()
@@ -379,7 +379,7 @@ proptest! {
         prop_assert_eq!(attr(block, "action"), replaced(&action));
         prop_assert_eq!(attr(block, "changes"), qualifying.len().to_string());
         prop_assert_eq!(attr(block, "max_severity"), qualifying[0].severity.as_str());
-        let shown: Vec<Node> = elements(block, "change").collect();
+        let shown: Vec<Node<'_, '_>> = elements(block, "change").collect();
         prop_assert_eq!(shown.len(), qualifying.len().min(max));
         for (node, change) in shown.into_iter().zip(qualifying) {
             prop_assert_eq!(attr(node, "severity"), change.severity.as_str());

@@ -574,7 +574,7 @@ fn check_envelope(case: &Case, text: &str) -> Result<usize, String> {
 
 /// Only the elements and attributes of ERRORS.md §3 and §5, in their places: injected markup
 /// that escaped its text would show up here as an element, attribute, comment or text.
-fn check_shape(root: Node) -> Result<(), String> {
+fn check_shape(root: Node<'_, '_>) -> Result<(), String> {
     let (attributes, children, required): (&[&str], &[&str], &str) = match root.tag_name().name() {
         "tool_error" => (
             &["code", "severity"],
@@ -644,7 +644,7 @@ fn container_children<'a, 'i>(
 }
 
 /// An element named `name` with exactly `attributes` and nothing but text inside.
-fn leaf(node: Node, name: &str, attributes: &[&str]) -> Result<(), String> {
+fn leaf(node: Node<'_, '_>, name: &str, attributes: &[&str]) -> Result<(), String> {
     if node.tag_name().name() != name {
         return Err(format!(
             "<{}> where <{name}> belongs",
@@ -658,7 +658,7 @@ fn leaf(node: Node, name: &str, attributes: &[&str]) -> Result<(), String> {
     }
 }
 
-fn check_attributes(node: Node, expected: &[&str]) -> Result<(), String> {
+fn check_attributes(node: Node<'_, '_>, expected: &[&str]) -> Result<(), String> {
     let names: Vec<&str> = node.attributes().map(|a| a.name()).collect();
     if names == expected && node.tag_name().namespace().is_none() {
         Ok(())

@@ -221,7 +221,7 @@ fn envelope(text: &str) -> Parsed<ParsedError> {
     }
 }
 
-fn tool_error(root: Node) -> Parsed<ParsedError> {
+fn tool_error(root: Node<'_, '_>) -> Parsed<ParsedError> {
     let code = attribute(root, "code")?;
     let message = text_of(first(root, "message").ok_or(NotEnvelope)?)?;
     let mut parsed = blank(ParsedKind::ToolError, code, message);
@@ -243,7 +243,7 @@ fn tool_error(root: Node) -> Parsed<ParsedError> {
     Ok(parsed)
 }
 
-fn validation_error(root: Node) -> Parsed<ParsedError> {
+fn validation_error(root: Node<'_, '_>) -> Parsed<ParsedError> {
     // The reference writes `tool/action`; the one separator it inserts becomes the `.` of this
     // contract, and anything after it belongs to the action name and stays as written.
     let action = attribute(root, "action")?.replacen('/', ".", 1);
@@ -279,13 +279,13 @@ fn more_count(line: &str) -> Option<u64> {
 }
 
 /// The `changes` count of a `<contract_awareness>` block (ERRORS.md §7).
-fn contract_changes(root: Node) -> Option<u64> {
+fn contract_changes(root: Node<'_, '_>) -> Option<u64> {
     let block = first(root, "contract_awareness")?;
     attribute(block, "changes").ok()?.parse().ok()
 }
 
 /// `<action>` children in order, or else the reference's comma-joined text.
-fn actions(list: Node) -> Parsed<Vec<String>> {
+fn actions(list: Node<'_, '_>) -> Parsed<Vec<String>> {
     let mut items = children(list, "action").peekable();
     if items.peek().is_some() {
         return items.map(text_of).collect();
@@ -304,7 +304,7 @@ fn actions(list: Node) -> Parsed<Vec<String>> {
 }
 
 /// `(attribute, text)` of every `element` child, in document order; the attribute is required.
-fn pairs(parent: Node, element: &str, attr: &str) -> Parsed<Vec<(String, String)>> {
+fn pairs(parent: Node<'_, '_>, element: &str, attr: &str) -> Parsed<Vec<(String, String)>> {
     children(parent, element)
         .map(|node| Ok((attribute(node, attr)?.to_owned(), text_of(node)?)))
         .collect()
@@ -334,7 +334,7 @@ fn retry_after(text: &str) -> Option<u64> {
 
 /// The text content of a text element. Comments and processing instructions are skipped, as
 /// XML parsers do when delivering text; a child element means the text is not an envelope.
-fn text_of(node: Node) -> Parsed<String> {
+fn text_of(node: Node<'_, '_>) -> Parsed<String> {
     node.children().try_fold(String::new(), |mut out, child| {
         if child.is_element() {
             return Err(NotEnvelope);
@@ -347,7 +347,7 @@ fn text_of(node: Node) -> Parsed<String> {
 }
 
 /// An element named exactly `name`: no prefix, no namespace (`<x:message>` is another element).
-fn is(node: Node, name: &str) -> bool {
+fn is(node: Node<'_, '_>, name: &str) -> bool {
     node.is_element() && node.tag_name().namespace().is_none() && node.tag_name().name() == name
 }
 

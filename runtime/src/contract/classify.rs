@@ -93,7 +93,7 @@ fn named<'a>(tool: &'a ToolContract, action: &str) -> Option<&'a ActionContract>
     tool.actions.iter().find(|a| a.name == action)
 }
 
-fn action(old: &ActionContract, new: &ActionContract, sink: &mut Sink) {
+fn action(old: &ActionContract, new: &ActionContract, sink: &mut Sink<'_>) {
     let name = &new.name;
     let owner = format!("\"{name}\"");
     sink.wording(&owner, "description", &old.description, &new.description);
@@ -190,14 +190,28 @@ fn action(old: &ActionContract, new: &ActionContract, sink: &mut Sink) {
 }
 
 /// Compares two schema nodes at `path`.
-fn schema(roots: Roots, old: &Value, new: &Value, path: &str, depth: usize, sink: &mut Sink) {
+fn schema(
+    roots: Roots<'_>,
+    old: &Value,
+    new: &Value,
+    path: &str,
+    depth: usize,
+    sink: &mut Sink<'_>,
+) {
     followed(roots, old, new, sink, |old, new, sink| {
         compare(roots, old, new, path, depth, sink);
     });
 }
 
 /// [`schema`] once references are followed.
-fn compare(roots: Roots, old: &Value, new: &Value, path: &str, depth: usize, sink: &mut Sink) {
+fn compare(
+    roots: Roots<'_>,
+    old: &Value,
+    new: &Value,
+    path: &str,
+    depth: usize,
+    sink: &mut Sink<'_>,
+) {
     let (Some(o), Some(n)) = (old.as_object(), new.as_object()) else {
         // Boolean schemas, or something that is not a schema.
         let severity = if new == &Value::Bool(true) {
@@ -247,7 +261,7 @@ fn compare(roots: Roots, old: &Value, new: &Value, path: &str, depth: usize, sin
 
 #[allow(clippy::too_many_arguments)]
 fn keyword(
-    roots: Roots,
+    roots: Roots<'_>,
     key: &str,
     a: Option<&Value>,
     b: Option<&Value>,
@@ -255,7 +269,7 @@ fn keyword(
     n: &Map<String, Value>,
     path: &str,
     depth: usize,
-    sink: &mut Sink,
+    sink: &mut Sink<'_>,
 ) {
     let field = shown(path);
     let who = quoted(path);
@@ -449,13 +463,13 @@ fn keyword(
 
 /// `properties` and `required` together, once per object (the walk meets both keys).
 fn properties(
-    roots: Roots,
+    roots: Roots<'_>,
     key: &str,
     o: &Map<String, Value>,
     n: &Map<String, Value>,
     path: &str,
     depth: usize,
-    sink: &mut Sink,
+    sink: &mut Sink<'_>,
 ) {
     // Handled when the walk reaches `properties`, or at `required` when it skips `properties`.
     let (a, b) = (o.get("properties"), n.get("properties"));
@@ -521,7 +535,7 @@ fn bound(
     lower: bool,
     field: &str,
     who: &str,
-    sink: &mut Sink,
+    sink: &mut Sink<'_>,
 ) {
     let tightened = match (a.and_then(Value::as_f64), b.and_then(Value::as_f64)) {
         (Some(x), Some(y)) => {

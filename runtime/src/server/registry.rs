@@ -39,7 +39,7 @@ pub(crate) struct ContractNotes {
 }
 
 /// Each MCP tool name's tool, and for a flat tool the action it names; looked up on every call.
-pub(crate) type ByName = HashMap<String, (usize, Option<usize>), crate::hash::FoldState>;
+pub(crate) type ByName = HashMap<String, (usize, Option<usize>), foldhash::fast::FixedState>;
 
 /// The server's own tools, in the order they were added.
 pub(crate) struct Registry {

@@ -14,7 +14,7 @@ use super::layout::{Layout, Node};
 use super::pointer::unescape;
 use super::problem::Sent;
 use super::{Field, FieldPath, Format, MAX_FIELDS, Problem, ProblemKind};
-use crate::hash::FoldState;
+use foldhash::fast::RandomState;
 
 /// Finds the problems of arguments from the crate's list of failing keywords, over one
 /// schema's validator and layout.
@@ -386,9 +386,9 @@ pub(super) struct Found<'a> {
     groups: Option<Groups<Place>>,
     total: usize,
     found: usize,
-    /// Paths are kept as hashes (keyed per process, see [`FoldState`]): sets of them cost 8
-    /// bytes a path.
-    paths: FoldState,
+    /// Paths are kept as hashes, under a seed drawn for this check (so that a call cannot aim
+    /// two of its paths at one hash): sets of them cost 8 bytes a path.
+    paths: RandomState,
     /// Paths of mistyped values (found first): nothing else is reported at or below them.
     mistyped: Hashes,
     /// Mistyped values already reported (a value has one type problem).
@@ -521,7 +521,7 @@ impl<'a> Found<'a> {
             groups: None,
             total: 0,
             found: 0,
-            paths: FoldState::random(),
+            paths: RandomState::default(),
             mistyped: Hashes::default(),
             typed: Hashes::default(),
             generic: HashSet::default(),

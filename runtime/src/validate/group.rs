@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
 
 use super::Problem;
-use crate::hash::FoldState;
+use foldhash::fast::RandomState;
 
 /// One `<field>` line of a validation error: a problem, and when the same problem is in several
 /// elements of one array, the indices of those elements (ERRORS.md §11.6).
@@ -78,7 +78,7 @@ impl Field {
 /// as they come (in any order): one group per line and path without its last index, placed
 /// by the first of its problems in the contract's order (`K`).
 pub(super) struct Groups<K> {
-    hasher: FoldState,
+    hasher: RandomState,
     by_key: HashMap<u64, Vec<usize>>,
     groups: Vec<Group<K>>,
 }
@@ -93,7 +93,7 @@ struct Group<K> {
 impl<K: Ord> Groups<K> {
     pub(super) fn new() -> Self {
         Groups {
-            hasher: FoldState::random(),
+            hasher: RandomState::default(),
             by_key: HashMap::new(),
             groups: Vec::new(),
         }

@@ -18,14 +18,14 @@ use super::pointer::{escape, of_reference};
 use super::{JsonType, message};
 use crate::closest::Names;
 use crate::envelope::{itoa, text};
-use crate::hash::FoldState;
+use foldhash::fast::FixedState;
 
 /// Subschemas by index; `by_location` maps a JSON pointer into the schema to its index (the
 /// schema's own names, hashed with fixed keys).
 #[derive(Debug, Default)]
 pub(super) struct Layout {
     nodes: Vec<Node>,
-    by_location: HashMap<String, usize, FoldState>,
+    by_location: HashMap<String, usize, FixedState>,
     /// Whether any subschema uses a keyword whose failures are reported below it
     /// (`patternProperties`, `prefixItems`, `dependentRequired`).
     pub(super) collapses: bool,

@@ -27,7 +27,7 @@ const ANNOTATIONS: [&str; 8] = [
     "readOnly",
 ];
 
-pub(super) fn compare(name: &str, old: Option<&Value>, new: Option<&Value>, sink: &mut Sink) {
+pub(super) fn compare(name: &str, old: Option<&Value>, new: Option<&Value>, sink: &mut Sink<'_>) {
     match (old, new) {
         (None, None) => {}
         (None, Some(_)) => sink.push(
@@ -62,13 +62,20 @@ fn who(path: &str) -> String {
     }
 }
 
-fn node(roots: Roots, old: &Value, new: &Value, path: &str, depth: usize, sink: &mut Sink) {
+fn node(roots: Roots<'_>, old: &Value, new: &Value, path: &str, depth: usize, sink: &mut Sink<'_>) {
     followed(roots, old, new, sink, |old, new, sink| {
         object(roots, old, new, path, depth, sink);
     });
 }
 
-fn object(roots: Roots, old: &Value, new: &Value, path: &str, depth: usize, sink: &mut Sink) {
+fn object(
+    roots: Roots<'_>,
+    old: &Value,
+    new: &Value,
+    path: &str,
+    depth: usize,
+    sink: &mut Sink<'_>,
+) {
     let (Some(o), Some(n)) = (old.as_object(), new.as_object()) else {
         if old != new {
             sink.push(Risky, &field(path), format!("{} changed.", who(path)));
@@ -169,12 +176,12 @@ fn object(roots: Roots, old: &Value, new: &Value, path: &str, depth: usize, sink
 }
 
 fn properties(
-    roots: Roots,
+    roots: Roots<'_>,
     o: &Map<String, Value>,
     n: &Map<String, Value>,
     path: &str,
     depth: usize,
-    sink: &mut Sink,
+    sink: &mut Sink<'_>,
 ) {
     let empty = Map::new();
     let (old_props, new_props) = (

@@ -132,11 +132,11 @@ pub(super) fn compact(value: &Value) -> String {
 /// equal (with equal definitions), and once per pair of references along a path: a recursive
 /// definition is compared once.
 pub(super) fn followed(
-    roots: Roots,
+    roots: Roots<'_>,
     old: &Value,
     new: &Value,
-    sink: &mut Sink,
-    compare: impl FnOnce(&Value, &Value, &mut Sink),
+    sink: &mut Sink<'_>,
+    compare: impl FnOnce(&Value, &Value, &mut Sink<'_>),
 ) {
     let (old, old_ref) = resolve(roots.old, old);
     let (new, new_ref) = resolve(roots.new, new);

@@ -51,7 +51,7 @@ impl<R: AsyncRead + Unpin> Lines<R> {
             if available.is_empty() {
                 return None;
             }
-            let newline = available.iter().position(|&b| b == b'\n');
+            let newline = memchr::memchr(b'\n', available);
             let take = newline.map_or(available.len(), |i| i + 1);
             let content = &available[..newline.unwrap_or(available.len())];
             match &mut self.oversized {

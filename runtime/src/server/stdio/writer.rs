@@ -19,9 +19,10 @@ pub(super) fn frame(message: &TxJsonRpcMessage<RoleServer>) -> Vec<u8> {
     line
 }
 
-/// Writes framed lines in order, each at once: holding one back until those queued behind it
-/// are written as well saves writes under a flood, but delays every answer under load (16 calls
-/// in flight: 10% fewer calls per second, the `load` driver).
+/// Writes framed lines in order, each at once.
+// Holding a line back until those queued behind it are written as well saves writes under a
+// flood, but delays every answer under load: with 16 calls in flight, 10% fewer calls per
+// second (the `load` driver).
 pub(super) async fn write_all<W: AsyncWrite + Unpin>(
     mut queue: mpsc::Receiver<Framed>,
     mut write: W,
