@@ -43,14 +43,14 @@ impl std::str::FromStr for Status {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
-pub enum Currency {
+pub(crate) enum Currency {
     Eur,
     Usd,
     Gbp,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Invoice {
+pub(crate) struct Invoice {
     pub id: String,
     pub customer_email: String,
     pub amount_cents: u64,
@@ -85,7 +85,7 @@ pub enum BillingError {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ListInvoices {
+pub(crate) struct ListInvoices {
     /// Only invoices in this status.
     pub status: Option<Status>,
     /// Only invoices of this customer.
@@ -98,7 +98,7 @@ pub struct ListInvoices {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct InvoiceId {
+pub(crate) struct InvoiceId {
     /// The invoice ID, such as `inv_2026_0001`.
     #[schemars(regex(pattern = r"^inv_[0-9]{4}_[0-9]{4}$"), example = &"inv_2026_0001")]
     pub id: String,
@@ -106,7 +106,7 @@ pub struct InvoiceId {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CreateInvoice {
+pub(crate) struct CreateInvoice {
     /// Who pays.
     #[schemars(email)]
     pub customer_email: String,
@@ -124,7 +124,7 @@ pub struct CreateInvoice {
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Line {
+pub(crate) struct Line {
     #[schemars(length(min = 1, max = 200))]
     pub description: String,
     #[schemars(range(min = 1))]
@@ -133,7 +133,7 @@ pub struct Line {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CancelInvoice {
+pub(crate) struct CancelInvoice {
     /// The invoice ID, such as `inv_2026_0001`.
     #[schemars(regex(pattern = r"^inv_[0-9]{4}_[0-9]{4}$"), example = &"inv_2026_0001")]
     pub id: String,
@@ -143,25 +143,25 @@ pub struct CancelInvoice {
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum ExportFormat {
+pub(crate) enum ExportFormat {
     Csv,
     Json,
 }
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Export {
+pub(crate) struct Export {
     pub format: ExportFormat,
 }
 
 /// The invoices of a small business, in memory.
-pub struct Billing {
+pub(crate) struct Billing {
     invoices: Mutex<Vec<Invoice>>,
 }
 
 impl Billing {
     /// A store seeded with invoices in each status (`inv_2026_0001` …).
-    pub fn seeded() -> Self {
+    pub(crate) fn seeded() -> Self {
         let seed = [
             ("ada@example.com", 12_000, Currency::Eur, Status::Draft),
             ("grace@example.com", 4_500, Currency::Usd, Status::Open),
@@ -346,7 +346,7 @@ impl Billing {
 /// older deployment wrote, for showing what a server says about the change (the tour and the
 /// tests use it; the billing server itself does not).
 #[allow(dead_code)]
-pub fn contract_before_currency() -> mcp_fusion::contract::Contract {
+pub(crate) fn contract_before_currency() -> mcp_fusion::contract::Contract {
     use mcp_fusion::Tool;
 
     let billing = Billing::seeded();

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 /// Logs to stderr at `info`, rmcp's own at `warn`; `RUST_LOG` chooses otherwise.
-pub fn log_to_stderr() {
+pub(crate) fn log_to_stderr() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
     tracing_subscriber::fmt()
@@ -14,7 +14,7 @@ pub fn log_to_stderr() {
 }
 
 /// A duration written in seconds (`0.25`, `30`), for clap.
-pub fn seconds(text: &str) -> Result<Duration, String> {
+pub(crate) fn seconds(text: &str) -> Result<Duration, String> {
     let s: f64 = text
         .parse()
         .map_err(|_| format!("{text:?} is not seconds"))?;

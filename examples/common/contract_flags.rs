@@ -9,7 +9,7 @@ use mcp_fusion::contract::{Contract, Diff, ToolSet};
 /// `--contract-write PATH` writes the lockfile of what `server` lists; `--contract-diff PATH`
 /// prints what changed since the lockfile at `PATH` (exit status 1 when something did, 2 when
 /// it cannot be read). `None` when neither was given: the server is served.
-pub fn run<S: ToolSet + ?Sized>(
+pub(crate) fn run<S: ToolSet + ?Sized>(
     server: &S,
     diff: Option<&Path>,
     write: Option<&Path>,

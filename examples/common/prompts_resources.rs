@@ -17,7 +17,7 @@ use mcp_fusion::rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::json;
 
 /// A 2×2 teal PNG, base64.
-pub const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAD0lEQVR42mNgaGgAIQgFABoOBAFCl+Z5AAAAAElFTkSuQmCC";
+pub(crate) const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAD0lEQVR42mNgaGgAIQgFABoOBAFCl+Z5AAAAAElFTkSuQmCC";
 
 const STATIC_TEXT: &str = "test://static-text";
 const STATIC_BINARY: &str = "test://static-binary";
@@ -31,7 +31,7 @@ const ARGUMENT_VALUES: [&str; 3] = ["testValue1", "testValue2", "testValue3"];
 
 /// The prompts and resources: cheap to clone, every clone the same state.
 #[derive(Clone, Default)]
-pub struct PromptsAndResources {
+pub(crate) struct PromptsAndResources {
     state: Arc<State>,
 }
 
@@ -71,7 +71,7 @@ impl Session {
 impl PromptsAndResources {
     /// Changes the watched resource every `every`, and tells each session subscribed to it
     /// (`notifications/resources/updated`). Runs until the server ends.
-    pub async fn update_watched(self, every: Duration) {
+    pub(crate) async fn update_watched(self, every: Duration) {
         let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         loop {
             ticks.tick().await;

@@ -20,13 +20,13 @@ mod open {
     /// A status of the `open` workflow.
     #[derive(Deserialize, JsonSchema)]
     #[serde(rename_all = "lowercase")]
-    pub enum Status {
+    pub(super) enum Status {
         Open,
         Closed,
     }
 
     #[derive(Deserialize, JsonSchema)]
-    pub struct Move {
+    pub(super) struct Move {
         /// Where to move the ticket.
         pub to: Status,
         /// The ticket: `T-` and digits.
@@ -41,13 +41,13 @@ mod review {
     /// A status of the `review` workflow.
     #[derive(Deserialize, JsonSchema)]
     #[serde(rename_all = "lowercase")]
-    pub enum Status {
+    pub(super) enum Status {
         Pending,
         Resolved,
     }
 
     #[derive(Deserialize, JsonSchema)]
-    pub struct Move {
+    pub(super) struct Move {
         pub to: Status,
         /// The ticket number.
         pub id: u64,
@@ -56,14 +56,14 @@ mod review {
 
 /// No `deny_unknown_fields`: closed anyway.
 #[derive(Deserialize, JsonSchema)]
-pub struct List {
+pub(crate) struct List {
     pub limit: Option<u32>,
 }
 
 /// A tagged enum: one shape per variant.
 #[derive(Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
-pub enum Notify {
+pub(crate) enum Notify {
     Email {
         address: String,
     },
@@ -75,13 +75,13 @@ pub enum Notify {
 
 /// A recursive type: its schema refers to its own root (`"#"`).
 #[derive(Deserialize, JsonSchema)]
-pub struct Tree {
+pub(crate) struct Tree {
     pub label: String,
     #[serde(default)]
     pub children: Vec<Tree>,
 }
 
-pub struct Tickets;
+pub(crate) struct Tickets;
 
 /// Tickets of two workflows.
 #[tool]
@@ -288,7 +288,7 @@ async fn unknown_fields_are_reported_without_deny_unknown_fields() {
     );
 }
 
-pub struct Flat;
+pub(crate) struct Flat;
 
 /// Invoices, one MCP tool per action.
 #[tool(exposition = "flat", rate_limit(max = 3, window = "1m"))]
@@ -444,12 +444,12 @@ fn the_server_chooses_the_exposition_of_tools_that_do_not() {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct Reassign {
+pub(crate) struct Reassign {
     /// Who gets it.
     pub action: String,
 }
 
-pub struct Collides;
+pub(crate) struct Collides;
 
 /// A field named like the discriminator.
 #[tool]
@@ -521,7 +521,7 @@ fn a_flat_name_already_taken_is_refused() {
     );
 }
 
-pub struct Renamed;
+pub(crate) struct Renamed;
 
 /// The discriminator renamed onto an argument field.
 #[tool(discriminator = "id")]
@@ -552,19 +552,19 @@ fn a_renamed_discriminator_colliding_with_a_field_is_refused_unless_flat() {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct Page {
+pub(crate) struct Page {
     pub limit: Option<u32>,
     pub cursor: Option<String>,
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct Search {
+pub(crate) struct Search {
     pub query: String,
     #[serde(flatten)]
     pub page: Page,
 }
 
-pub struct Finder;
+pub(crate) struct Finder;
 
 /// Flattened arguments, as users write them.
 #[tool]

@@ -21,12 +21,12 @@ use serde_json::json;
 use tokio::sync::watch;
 
 /// How many progress notifications `flood` sends before it answers.
-pub const FLOOD: u32 = 5_000;
+pub(crate) const FLOOD: u32 = 5_000;
 /// The most pages recorded (what a test reads of a storm is far fewer).
 const RECORDED: usize = 100_000;
 
 /// The server, served until dropped.
-pub struct Hostile {
+pub(crate) struct Hostile {
     /// `http://127.0.0.1:PORT/mcp`.
     pub url: String,
     state: Arc<State>,
@@ -49,7 +49,7 @@ struct State {
 
 impl Hostile {
     /// Serves on a free loopback port.
-    pub async fn start() -> Hostile {
+    pub(crate) async fn start() -> Hostile {
         let state = Arc::new(State::default());
         let handler = Handler(Arc::clone(&state));
         let service = StreamableHttpService::new(
@@ -72,7 +72,7 @@ impl Hostile {
 
     /// From now on every listing is endless, each page's tool described in `description`
     /// bytes, and says the tools changed; the gateway is told once to begin.
-    pub async fn storm(&self, description: usize) {
+    pub(crate) async fn storm(&self, description: usize) {
         self.state.description.store(description, Ordering::SeqCst);
         self.state.storming.store(true, Ordering::SeqCst);
         let peer = self.state.peer.lock().unwrap().clone();
@@ -81,13 +81,13 @@ impl Hostile {
     }
 
     /// Waits until `pages` pages were asked for during the storm.
-    pub async fn asked(&self, pages: usize) {
+    pub(crate) async fn asked(&self, pages: usize) {
         let mut asked = self.state.asked.subscribe();
         asked.wait_for(|asked| *asked >= pages).await.unwrap();
     }
 
     /// The page each `tools/list` asked for during the storm so far, in order.
-    pub fn pages(&self) -> Vec<u64> {
+    pub(crate) fn pages(&self) -> Vec<u64> {
         self.state.pages.lock().unwrap().clone()
     }
 }

@@ -404,7 +404,7 @@ mod own {
     use mcp_fusion::rmcp::service::RequestContext;
     use mcp_fusion::rmcp::{ErrorData, RoleServer};
 
-    pub struct Own {
+    pub(super) struct Own {
         pub tools: mcp_fusion::Server,
     }
 

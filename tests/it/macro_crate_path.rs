@@ -4,20 +4,20 @@
 //! serde-rs/serde `test_suite/tests/test_serde_path.rs`).
 
 mod shim {
-    pub use ::mcp_fusion::*;
+    pub(super) use ::mcp_fusion::*;
 
     #[doc(hidden)]
-    pub mod __private {
-        pub use ::mcp_fusion::__private::*;
+    pub(super) mod __private {
+        pub(crate) use ::mcp_fusion::__private::*;
 
         /// Shadows the glob import: descriptions and titles from doc comments are marked when
         /// built through here.
-        pub fn docs(text: &str) -> String {
+        pub(crate) fn docs(text: &str) -> String {
             format!("(via shim) {}", ::mcp_fusion::__private::docs(text))
         }
 
         /// Shadows the glob import: the derive's messages are marked when built through here.
-        pub fn error(
+        pub(crate) fn error(
             code: ::mcp_fusion::ErrorCode,
             message: impl Into<::mcp_fusion::errors::Text>,
         ) -> ::mcp_fusion::ToolError {

@@ -4,11 +4,11 @@
 /// The billing tool of the examples, served in process.
 #[path = "../../examples/common/billing.rs"]
 #[allow(dead_code)] // The examples use all of it, the tests part.
-pub mod billing;
+pub(crate) mod billing;
 
 /// A tool of a hand-built definition whose every action answers an empty success: for tests of
 /// what a server does with a definition (registration checks, contract notes), not of handlers.
-pub struct Defined(pub mcp_fusion::tools::ToolDef);
+pub(crate) struct Defined(pub mcp_fusion::tools::ToolDef);
 
 impl mcp_fusion::Tool for Defined {
     fn definition(&self) -> &mcp_fusion::tools::ToolDef {
@@ -30,13 +30,13 @@ impl mcp_fusion::Tool for Defined {
 
 /// How long [`eventually`] polls before it fails: it turns a hang into a failure and claims no
 /// speed (real time, so a loaded machine does not fail a test that would pass).
-pub const PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
+pub(crate) const PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Polls `check` until it gives `Some`, and gives that; fails naming `what` once [`PATIENCE`]
 /// has passed. The first polls only yield to the runtime (enough for what runs in process);
 /// later ones wait 10 ms between polls, for a condition a child process or the network makes
 /// true. On a paused tokio clock, those waits advance the clock (only when every task waits).
-pub async fn eventually<T>(what: &str, mut check: impl AsyncFnMut() -> Option<T>) -> T {
+pub(crate) async fn eventually<T>(what: &str, mut check: impl AsyncFnMut() -> Option<T>) -> T {
     let started = std::time::Instant::now();
     let mut polls = 0u32;
     loop {
@@ -58,7 +58,7 @@ pub async fn eventually<T>(what: &str, mut check: impl AsyncFnMut() -> Option<T>
 
 /// A POST to `/mcp` at `addr` whose reply is streamed: sent, then read until `marker` has come
 /// (`notifications/progress`: the call is running). The stream, and what was read of it.
-pub async fn post_streaming_until(
+pub(crate) async fn post_streaming_until(
     addr: &str,
     headers: &[(&str, &str)],
     body: &serde_json::Value,
@@ -98,7 +98,7 @@ pub async fn post_streaming_until(
 
 /// The rest of a reply [`post_streaming_until`] began, read until the server closes it: the
 /// whole reply as text.
-pub async fn rest_of_reply(mut stream: tokio::net::TcpStream, mut read: Vec<u8>) -> String {
+pub(crate) async fn rest_of_reply(mut stream: tokio::net::TcpStream, mut read: Vec<u8>) -> String {
     use tokio::io::AsyncReadExt;
     tokio::time::timeout(PATIENCE, stream.read_to_end(&mut read))
         .await

@@ -34,13 +34,14 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The directories scanned, from the workspace root.
-pub const SCANNED: [&str; 6] = ["runtime", "macros", "drivers", "xtask", "tests", "examples"];
+pub(crate) const SCANNED: [&str; 6] =
+    ["runtime", "macros", "drivers", "xtask", "tests", "examples"];
 
 /// The extensions that make a token a file's name.
-pub const EXTENSIONS: [&str; 6] = ["rs", "md", "json", "toml", "yml", "yaml"];
+pub(crate) const EXTENSIONS: [&str; 6] = ["rs", "md", "json", "toml", "yml", "yaml"];
 
 /// Paths that are no file of this repository on purpose.
-pub const ALLOWED: [(&str, &str); 3] = [
+pub(crate) const ALLOWED: [(&str, &str); 3] = [
     (
         "src/main.rs",
         "the quick start's own crate, which the README has the reader write",
@@ -51,7 +52,7 @@ pub const ALLOWED: [(&str, &str); 3] = [
 
 /// A path a comment names that does not exist.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Missing {
+pub(crate) struct Missing {
     /// The commenting file, from the workspace root.
     pub file: PathBuf,
     /// Its line, from 1.
@@ -73,7 +74,7 @@ impl std::fmt::Display for Missing {
 }
 
 /// Checks the workspace at `root`; an error lists every missing path.
-pub fn run(root: &Path) -> Result<(), String> {
+pub(crate) fn run(root: &Path) -> Result<(), String> {
     let missing = check(root)?;
     if missing.is_empty() {
         return Ok(());
@@ -87,7 +88,7 @@ pub fn run(root: &Path) -> Result<(), String> {
 }
 
 /// Every missing path the comments and Markdown files under `root` name, in file order.
-pub fn check(root: &Path) -> Result<Vec<Missing>, String> {
+pub(crate) fn check(root: &Path) -> Result<Vec<Missing>, String> {
     let mut files = Vec::new();
     for dir in SCANNED {
         walk(&root.join(dir), &mut files)?;
@@ -192,7 +193,7 @@ impl Workspace {
 
 /// The comment of a line of Rust, if it has one: after a leading `//`, or after ` // ` that
 /// follows code.
-pub fn comment(line: &str) -> Option<&str> {
+pub(crate) fn comment(line: &str) -> Option<&str> {
     let trimmed = line.trim_start();
     if let Some(rest) = trimmed.strip_prefix("//") {
         return Some(rest);
@@ -202,7 +203,7 @@ pub fn comment(line: &str) -> Option<&str> {
 
 /// The paths of this repository that `text` names, given the workspace's top-level
 /// directories `dirs` (see the module's documentation).
-pub fn paths(text: &str, dirs: &BTreeSet<String>) -> Vec<String> {
+pub(crate) fn paths(text: &str, dirs: &BTreeSet<String>) -> Vec<String> {
     let text = without_urls(text);
     let tokens: Vec<&str> = text
         .split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/')))

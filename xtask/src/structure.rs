@@ -24,13 +24,13 @@ use std::path::{Path, PathBuf};
 use crate::Error;
 
 /// The most lines of code a source file may hold.
-pub const MAX_LINES: usize = 600;
+pub(crate) const MAX_LINES: usize = 600;
 
 /// The sources checked, from the workspace's root.
 const CRATES: [&str; 3] = ["rules/src", "macros/src", "runtime/src"];
 
 /// Runs the check over the workspace's published crates; `args` may hold `--sizes`.
-pub fn run(workspace: &Path, args: &[std::ffi::OsString]) -> Result<(), Error> {
+pub(crate) fn run(workspace: &Path, args: &[std::ffi::OsString]) -> Result<(), Error> {
     let sizes = args.iter().any(|a| a == "--sizes");
     let edges = args.iter().any(|a| a == "--edges");
     if let Some(other) = args.iter().find(|a| *a != "--sizes" && *a != "--edges") {
@@ -80,7 +80,7 @@ pub fn run(workspace: &Path, args: &[std::ffi::OsString]) -> Result<(), Error> {
 
 /// What the check finds in one crate's `src/`.
 #[derive(Debug, Default)]
-pub struct Report {
+pub(crate) struct Report {
     /// Circles among files, each a chain of files (the last uses the first), with the path
     /// each uses of the next.
     pub file_circles: Vec<Vec<(String, String)>>,
@@ -96,7 +96,7 @@ pub struct Report {
 
 impl Report {
     /// The files over [`MAX_LINES`].
-    pub fn oversized(&self) -> impl Iterator<Item = &(String, usize)> {
+    pub(crate) fn oversized(&self) -> impl Iterator<Item = &(String, usize)> {
         self.sizes.iter().filter(|(_, lines)| *lines > MAX_LINES)
     }
 
@@ -136,7 +136,7 @@ impl Report {
 }
 
 /// Checks one crate's sources.
-pub fn check(src: &Path) -> Result<Report, Error> {
+pub(crate) fn check(src: &Path) -> Result<Report, Error> {
     let files = file_modules(src)?;
     let mut sources = BTreeMap::new();
     for (module, path) in &files {
@@ -216,7 +216,7 @@ fn top_module(file: &str) -> Option<String> {
 }
 
 /// Lines that hold code: neither blank nor only comment.
-pub fn lines_of_code(source: &str) -> usize {
+pub(crate) fn lines_of_code(source: &str) -> usize {
     strip(source, false)
         .lines()
         .filter(|l| !l.trim().is_empty())
@@ -649,7 +649,7 @@ fn resolve<'a>(
 }
 
 /// From → to → how (the paths used), for every dependency.
-pub type Graph = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
+pub(crate) type Graph = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
 
 /// One circle per tangle (a strongly connected group of two or more): the shortest chain from
 /// its first member back to it, each step with the first path it uses of the next.
