@@ -242,14 +242,9 @@ fn short_word(value: &str) -> Option<u64> {
 }
 
 /// The fewest and the most bytes in which `value` and one of `words` differ (8 and 0 for no
-/// words).
-// The SSE2 path is an unsafe call (a `#[target_feature]` function); see `sse2`.
-#[allow(unsafe_code)]
+/// words). Each comparison is a handful of word operations ([`differing_bytes`]); a tool's
+/// actions are few, so the search needs no vector instructions.
 fn differing_range(value: u64, words: &[u64]) -> (usize, usize) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: SSE2 is part of the x86-64 baseline: every x86-64 processor has it.
-    return unsafe { sse2::differing_range(value, words) };
-    #[cfg(not(target_arch = "x86_64"))]
     words.iter().fold((8, 0), |(fewest, most), &word| {
         let d = differing_bytes(value, word);
         (fewest.min(d), most.max(d))
@@ -257,89 +252,10 @@ fn differing_range(value: u64, words: &[u64]) -> (usize, usize) {
 }
 
 /// The first of `words` that differs from `value` in `count` bytes.
-// The SSE2 path is an unsafe call (a `#[target_feature]` function); see `sse2`.
-#[allow(unsafe_code)]
 fn first_differing(value: u64, words: &[u64], count: usize) -> Option<usize> {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: as above.
-    return unsafe { sse2::first_differing(value, words, count) };
-    #[cfg(not(target_arch = "x86_64"))]
     words
         .iter()
         .position(|&word| differing_bytes(value, word) == count)
-}
-
-/// The words compared two at a time: each pair's equal bytes summed per word, in 16-bit lanes
-/// 0 and 4.
-#[cfg(target_arch = "x86_64")]
-mod sse2 {
-    use std::arch::x86_64::{
-        __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpeq_epi16, _mm_extract_epi16,
-        _mm_loadu_si128, _mm_max_epi16, _mm_min_epi16, _mm_movemask_epi8, _mm_sad_epu8,
-        _mm_set1_epi8, _mm_set1_epi16, _mm_set1_epi64x, _mm_setzero_si128,
-    };
-
-    use super::differing_bytes;
-
-    /// How many bytes of each word of `pair` equal those of `value` (lanes 0 and 4; the
-    /// others are zero).
-    #[inline]
-    #[target_feature(enable = "sse2")]
-    fn same(value: __m128i, pair: __m128i) -> __m128i {
-        let equal = _mm_and_si128(_mm_cmpeq_epi8(pair, value), _mm_set1_epi8(1));
-        _mm_sad_epu8(equal, _mm_setzero_si128())
-    }
-
-    #[inline]
-    #[target_feature(enable = "sse2")]
-    #[allow(unsafe_code)] // An unaligned load through a pointer: see the SAFETY note.
-    fn load(pair: &[u64; 2]) -> __m128i {
-        // SAFETY: the pointer is valid for 16 bytes, and `loadu` takes any alignment.
-        unsafe { _mm_loadu_si128(pair.as_ptr().cast()) }
-    }
-
-    #[target_feature(enable = "sse2")]
-    pub(super) fn differing_range(value: u64, words: &[u64]) -> (usize, usize) {
-        let value = _mm_set1_epi64x(value as i64);
-        let (mut most, mut least) = (_mm_setzero_si128(), _mm_set1_epi16(8));
-        let (pairs, last) = words.as_chunks::<2>();
-        let mut visit = |same: __m128i| {
-            most = _mm_max_epi16(most, same);
-            least = _mm_min_epi16(least, same);
-        };
-        for pair in pairs {
-            visit(same(value, load(pair)));
-        }
-        if let [word] = last {
-            visit(same(value, _mm_set1_epi64x(*word as i64)));
-        }
-        let lanes = |x: __m128i| {
-            (
-                _mm_extract_epi16::<0>(x) as usize,
-                _mm_extract_epi16::<4>(x) as usize,
-            )
-        };
-        let (most, least) = (lanes(most), lanes(least));
-        (8 - most.0.max(most.1), 8 - least.0.min(least.1))
-    }
-
-    #[target_feature(enable = "sse2")]
-    pub(super) fn first_differing(value: u64, words: &[u64], count: usize) -> Option<usize> {
-        let target = _mm_set1_epi16((8 - count) as i16);
-        let (pairs, last) = words.as_chunks::<2>();
-        let packed = _mm_set1_epi64x(value as i64);
-        for (i, pair) in pairs.iter().enumerate() {
-            // Lane 0 is bits 0-1 of the mask, lane 4 bits 8-9.
-            let hits = _mm_movemask_epi8(_mm_cmpeq_epi16(same(packed, load(pair)), target)) & 0x101;
-            if hits != 0 {
-                return Some(2 * i + (hits & 1 == 0) as usize);
-            }
-        }
-        match last {
-            [word] if differing_bytes(value, *word) == count => Some(words.len() - 1),
-            _ => None,
-        }
-    }
 }
 
 /// What [`Names::closest_word`] found.
