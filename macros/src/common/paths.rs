@@ -35,3 +35,23 @@ impl ToTokens for Krate {
         }
     }
 }
+
+/// `crate = path` among the `#[name(..)]` attributes, read on its own (for the stubs of a
+/// failed expansion, which must still name the crate where the user put it).
+pub(crate) fn crate_path(attrs: &[syn::Attribute], name: &str) -> Option<syn::Path> {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident(name))
+        .find_map(|attr| {
+            let list = attr.parse_args_with(
+                syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
+            );
+            list.ok()?.into_iter().find_map(|meta| match meta {
+                syn::Meta::NameValue(nv) if nv.path.is_ident("crate") => match nv.value {
+                    syn::Expr::Path(p) => Some(p.path),
+                    _ => None,
+                },
+                _ => None,
+            })
+        })
+}

@@ -331,26 +331,6 @@ pub(super) fn choice(
     })
 }
 
-/// `crate = path` from the attributes named `attr`, read on its own for the stubs of a failed
-/// expansion.
-pub(super) fn crate_path(attrs: &[syn::Attribute], attr: &str) -> Option<syn::Path> {
-    attrs
-        .iter()
-        .filter(|a| a.path().is_ident(attr))
-        .find_map(|attr| {
-            let list = attr.parse_args_with(
-                syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
-            );
-            list.ok()?.into_iter().find_map(|meta| match meta {
-                syn::Meta::NameValue(nv) if nv.path.is_ident("crate") => match nv.value {
-                    syn::Expr::Path(p) => Some(p.path),
-                    _ => None,
-                },
-                _ => None,
-            })
-        })
-}
-
 /// Where a field's type is written, for the stubs' probes.
 pub(super) fn field_types(derive: &syn::DeriveInput) -> Vec<syn::Type> {
     match &derive.data {

@@ -36,7 +36,7 @@ pub(crate) fn expand_form(input: TokenStream) -> TokenStream {
         (result, _) => {
             let errors = result.err().map(darling::Error::write_errors);
             let stubs = matches!(derive.data, syn::Data::Struct(_)).then(|| {
-                let krate = Krate::new(lower::crate_path(&derive.attrs, "form"));
+                let krate = Krate::new(crate::common::paths::crate_path(&derive.attrs, "form"));
                 codegen::form_fallback(&derive, &krate, &lower::field_types(&derive))
             });
             quote!(#errors #stubs)
@@ -59,7 +59,7 @@ pub(crate) fn expand_choice(input: TokenStream) -> TokenStream {
         (result, _) => {
             let errors = result.err().map(darling::Error::write_errors);
             let stubs = matches!(derive.data, syn::Data::Enum(_)).then(|| {
-                let krate = Krate::new(lower::crate_path(&derive.attrs, "choice"));
+                let krate = Krate::new(crate::common::paths::crate_path(&derive.attrs, "choice"));
                 codegen::choice_fallback(&derive, &krate)
             });
             quote!(#errors #stubs)

@@ -291,23 +291,3 @@ pub(super) fn variant_attr(
     }
     errors.handle(VariantAttr::from_meta(&first.meta).map_err(|e| e.with_span(&first.span())))
 }
-
-/// `crate = path` from the enum's attributes, read on its own for the stubs of a failed
-/// expansion.
-pub(super) fn crate_path(attrs: &[syn::Attribute]) -> Option<syn::Path> {
-    attrs
-        .iter()
-        .filter(|a| a.path().is_ident("tool_error"))
-        .find_map(|attr| {
-            let list = attr.parse_args_with(
-                syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
-            );
-            list.ok()?.into_iter().find_map(|meta| match meta {
-                syn::Meta::NameValue(nv) if nv.path.is_ident("crate") => match nv.value {
-                    syn::Expr::Path(p) => Some(p.path),
-                    _ => None,
-                },
-                _ => None,
-            })
-        })
-}

@@ -24,7 +24,13 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
         Ok(model) => codegen::expand(&model),
         Err(errors) => {
             let errors = errors.write_errors();
-            let stubs = codegen::fallback(&derive, &Krate::new(attr::crate_path(&derive.attrs)));
+            let stubs = codegen::fallback(
+                &derive,
+                &Krate::new(crate::common::paths::crate_path(
+                    &derive.attrs,
+                    "tool_error",
+                )),
+            );
             quote!(#errors #stubs)
         }
     }
