@@ -148,23 +148,32 @@ impl Reply {
     }
 }
 
+/// The head of a POST to `/mcp` on a connection of its own (`Connection: close`), with
+/// `headers` and a body of `body_len` bytes to follow, as a streamable HTTP client sends it.
+pub fn post_head(headers: &[(&str, &str)], body_len: usize) -> String {
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {body_len}\r\n\
+         Connection: close\r\n"
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    head
+}
+
 /// One POST on a connection of its own (`Connection: close`), read until the server closes it.
 /// A connection that fails reads as status 0.
 pub async fn post(addr: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
     let Ok(mut stream) = TcpStream::connect(addr).await else {
         return read_reply_of(Vec::new());
     };
-    let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
-         Connection: close\r\n",
-        body.len()
-    );
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    if stream.write_all(request.as_bytes()).await.is_ok() {
+    if stream
+        .write_all(post_head(headers, body.len()).as_bytes())
+        .await
+        .is_ok()
+    {
         // The server may answer (413, 503) before it reads the whole body.
         let _ = stream.write_all(body).await;
     }

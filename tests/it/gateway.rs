@@ -95,6 +95,19 @@ struct Gateway {
 }
 
 impl Gateway {
+    /// Sends call `id` of `t_slow` for 20 s (progress token `held`) and waits until the
+    /// upstream runs it: until its first progress comes.
+    async fn hold_slow_call(&mut self, id: u64) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "t_slow", "arguments": {"ms": 20_000},
+                       "_meta": {"progressToken": "held"}}}))
+            .await;
+        self.wait_for(|l| {
+            l["method"] == "notifications/progress" && l["params"]["progressToken"] == "held"
+        })
+        .await;
+    }
+
     /// Served, the session begun with `initialize` (2025-06-18).
     async fn serve(server: Server) -> Gateway {
         let mut gateway = Gateway::start(server);
@@ -518,16 +531,7 @@ async fn progress_and_cancellation_go_through() {
     assert!(ticks.windows(2).all(|w| w[0] < w[1]), "in order: {ticks:?}");
 
     // Cancelled once the upstream runs it: once it reports progress.
-    gateway
-        .send(json!({"jsonrpc": "2.0", "id": 101, "method": "tools/call",
-            "params": {"name": "t_slow", "arguments": {"ms": 20_000},
-                       "_meta": {"progressToken": "held"}}}))
-        .await;
-    gateway
-        .wait_for(|l| {
-            l["method"] == "notifications/progress" && l["params"]["progressToken"] == "held"
-        })
-        .await;
+    gateway.hold_slow_call(101).await;
     gateway
         .send(
             json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
@@ -839,16 +843,7 @@ async fn the_gateways_own_limits_apply_before_a_call_is_forwarded() {
     .await;
     // A call that holds the one place until cancelled; running once the upstream reports
     // progress.
-    gateway
-        .send(json!({"jsonrpc": "2.0", "id": 100, "method": "tools/call",
-            "params": {"name": "t_slow", "arguments": {"ms": 20_000},
-                       "_meta": {"progressToken": "held"}}}))
-        .await;
-    gateway
-        .wait_for(|l| {
-            l["method"] == "notifications/progress" && l["params"]["progressToken"] == "held"
-        })
-        .await;
+    gateway.hold_slow_call(100).await;
     let busy = gateway.call(101, "t_echo", json!({"text": "hi"})).await;
     assert_eq!(code(&busy), "SERVER_BUSY", "{busy}");
     assert!(text(&busy).contains("Tool \"t_echo\" is at capacity (1 active, 0 queued)."));

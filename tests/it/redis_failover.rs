@@ -11,7 +11,7 @@ use mcp_fusion_drivers::raw_http::Billing;
 use mcp_fusion_drivers::redis_server::{self, RedisSentinel};
 use serde_json::json;
 
-use crate::support::eventually;
+use crate::support::{eventually, latest_score};
 
 use crate::redis_limits::{all_at_once, count, create_invoice};
 
@@ -108,15 +108,7 @@ async fn a_master_killed_under_held_leases_fails_over_losing_none() {
         assert_eq!(after, "SERVER_BUSY", "the leases came through the failover");
         // The leases are renewed on the new master: each expiry (its score) moves past the
         // latest one it had once the store found that master.
-        let reply =
-            redis_server::query(&redis.nodes[1], &["ZRANGE", SLOTS, "0", "-1", "WITHSCORES"])
-                .unwrap();
-        let latest = reply
-            .split(',')
-            .skip(1)
-            .step_by(2)
-            .map(|score| score.parse::<f64>().unwrap_or_else(|_| panic!("{reply}")))
-            .fold(0.0, f64::max);
+        let latest = latest_score(&redis.nodes[1], SLOTS);
         let later = format!("({latest:.0}");
         eventually("both leases renewed on the new master", async || {
             (redis.nodes[1].integer(&["ZCOUNT", SLOTS, &later, "+inf"]) == 2).then_some(())

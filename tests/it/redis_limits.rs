@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use sha2::Digest;
 use tokio::time::Instant;
 
-use crate::support::eventually;
+use crate::support::{eventually, latest_score};
 
 /// The secret the replicas hash caller keys under.
 const SECRET: &str = "a test secret of more than sixteen bytes";
@@ -1045,13 +1045,7 @@ async fn one_task_renews_every_lease_of_a_replica() {
             (redis.integer(&["ZCARD", key]) == 20).then_some(())
         })
         .await;
-        let reply = redis_server::query(&redis, &["ZRANGE", key, "0", "-1", "WITHSCORES"]).unwrap();
-        let latest = reply
-            .split(',')
-            .skip(1)
-            .step_by(2)
-            .map(|score| score.parse::<f64>().unwrap_or_else(|_| panic!("{reply}")))
-            .fold(0.0, f64::max);
+        let latest = latest_score(&redis, key);
         let later = format!("({latest:.0}");
         eventually("every lease renewed", async || {
             (redis.integer(&["ZCOUNT", key, &later, "+inf"]) == 20).then_some(())

@@ -66,16 +66,7 @@ pub(crate) async fn post_streaming_until(
 ) -> (tokio::net::TcpStream, Vec<u8>) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let body = body.to_string();
-    let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
-         Connection: close\r\n",
-        body.len()
-    );
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
+    let mut request = mcp_fusion_drivers::raw_http::post_head(headers, body.len());
     request.push_str(&body);
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     stream.write_all(request.as_bytes()).await.unwrap();
@@ -105,4 +96,18 @@ pub(crate) async fn rest_of_reply(mut stream: tokio::net::TcpStream, mut read: V
         .expect("the reply ends")
         .unwrap();
     String::from_utf8_lossy(&read).into_owned()
+}
+
+/// The latest score in the sorted set `key` of `node` (a lease's expiry, in the store's
+/// slots), as `ZRANGE .. WITHSCORES` reads it; 0 for an empty set.
+pub(crate) fn latest_score(node: &mcp_fusion_drivers::redis_server::RedisServer, key: &str) -> f64 {
+    let reply =
+        mcp_fusion_drivers::redis_server::query(node, &["ZRANGE", key, "0", "-1", "WITHSCORES"])
+            .unwrap_or_else(|e| panic!("ZRANGE {key}: {e}"));
+    reply
+        .split(',')
+        .skip(1)
+        .step_by(2)
+        .map(|score| score.parse::<f64>().unwrap_or_else(|_| panic!("{reply}")))
+        .fold(0.0, f64::max)
 }
