@@ -22,7 +22,7 @@ use std::time::Duration;
 use clap::Parser;
 use mcp_fusion::rmcp::model::ElicitationSchema;
 use mcp_fusion::rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
-use mcp_fusion::server::{HttpOptions, StdioOptions};
+use mcp_fusion::server::{Changes, HttpOptions, StdioOptions};
 use mcp_fusion::tools::{ElicitChoice, ElicitForm};
 use mcp_fusion::tools::{Elicited, LogLevel, Response, Sampling};
 use mcp_fusion::{Context, Server, ToolError, ToolErrors, tool};
@@ -172,7 +172,10 @@ fn blocks(content: Vec<ContentBlock>) -> Response {
     Response::from(CallToolResult::success(content))
 }
 
-struct SuiteTools;
+/// The suite's test tools, with the server's handle for telling clients what changed.
+struct SuiteTools {
+    changes: Changes,
+}
 
 /// The conformance suite's test tools: each action is an MCP tool of its own, `test_{action}`.
 #[tool(name = "test", exposition = "flat")]
@@ -297,6 +300,30 @@ impl SuiteTools {
         )))
     }
 
+    /// Needs the client's model (sampling): at MCP 2026-07-28, a request that did not declare
+    /// the capability is refused -32021 (`requiredCapabilities: {sampling: {}}`) rather than
+    /// run without it.
+    #[action(read_only)]
+    async fn missing_capability(&self, f: Context) -> Result<Response, ToolError> {
+        let sampled = f.sample(Sampling::new(10).user("Say hello.")).await?;
+        let reply = sampled.text().unwrap_or("(no text)");
+        Ok(Response::text(format!("LLM response: {reply}")))
+    }
+
+    /// Tells every client listening for it that the listing of tools changed.
+    #[action]
+    async fn trigger_tool_change(&self) -> Result<Response, SuiteError> {
+        self.changes.tool_list_changed();
+        Ok(Response::text("Told: the tool list changed."))
+    }
+
+    /// Tells every client listening for it that the listing of prompts changed.
+    #[action]
+    async fn trigger_prompt_change(&self) -> Result<Response, SuiteError> {
+        self.changes.prompt_list_changed();
+        Ok(Response::text("Told: the prompt list changed."))
+    }
+
     /// Asks the user to choose among enumerated options, titled and untitled, single and
     /// multiple, and in the legacy form with `enumNames` (SEP-1330).
     #[action(read_only)]
@@ -337,15 +364,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
     cli::log_to_stderr();
     let handler = PromptsAndResources::default();
-    let server = Server::builder("everything", env!("CARGO_PKG_VERSION"))
+    let builder = Server::builder("everything", env!("CARGO_PKG_VERSION"));
+    let changes = builder.changes();
+    let server = builder
         .instructions("Tools, prompts and resources of every kind MCP has, for testing clients.")
-        .tool(SuiteTools)
+        .tool(SuiteTools {
+            changes: changes.clone(),
+        })
         .tool(EchoPersonTool)
         // Every progress report is sent, however close to the last (the suite's are 50 ms apart).
         .progress_interval(Duration::ZERO)
         .handler(handler.clone())
         .build()?;
-    tokio::spawn(handler.update_watched(args.update_every));
+    tokio::spawn(handler.update_watched(args.update_every, changes));
     let stop = async {
         let _ = tokio::signal::ctrl_c().await;
     };

@@ -1,19 +1,19 @@
 //! The everything example's own rmcp `ServerHandler`, served beside its `#[tool]` tools by
-//! `ServerBuilder::handler`: the prompts, resources (a template among them, and subscriptions
-//! to a resource that changes), argument completion and `logging/setLevel` that the official
+//! `ServerBuilder::handler`: the prompts, resources (a template among them, and one that
+//! changes, told to subscribers through the server's `Changes`), argument completion and `logging/setLevel` that the official
 //! MCP conformance suite asks a server for, under the names it asks for them by.
 
 // Logging is deprecated by SEP-2577 in rmcp; the suite (MCP 2025-11-25) still asks for it.
 #![allow(deprecated)]
 
-use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use mcp_fusion::rmcp::model::*;
 use mcp_fusion::rmcp::service::RequestContext;
-use mcp_fusion::rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use mcp_fusion::rmcp::{ErrorData, RoleServer, ServerHandler};
+use mcp_fusion::server::Changes;
 use serde_json::json;
 
 /// A 2×2 teal PNG, base64.
@@ -39,67 +39,18 @@ pub(crate) struct PromptsAndResources {
 struct State {
     /// How many times the watched resource has changed.
     version: AtomicU64,
-    /// The sessions subscribed to each resource, by URI.
-    subscribers: Mutex<HashMap<&'static str, Vec<Subscriber>>>,
-}
-
-/// A session subscribed to a resource.
-struct Subscriber {
-    session: Session,
-    peer: Peer<RoleServer>,
-}
-
-/// Which session a request came in: the address of the client's `initialize` parameters, which
-/// rmcp keeps once per session (on stdio and on each streamable HTTP session alike). A
-/// subscriber's own peer keeps them alive, so no later session can be given that address while
-/// the subscription is kept.
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct Session(usize);
-
-impl Session {
-    fn of(context: &RequestContext<RoleServer>) -> Result<Self, ErrorData> {
-        match context.peer.peer_info() {
-            Some(info) => Ok(Session(Arc::as_ptr(&info) as usize)),
-            None => Err(ErrorData::invalid_request(
-                "Subscriptions need a session: initialize first.",
-                None,
-            )),
-        }
-    }
 }
 
 impl PromptsAndResources {
-    /// Changes the watched resource every `every`, and tells each session subscribed to it
-    /// (`notifications/resources/updated`). Runs until the server ends.
-    pub(crate) async fn update_watched(self, every: Duration) {
+    /// Changes the watched resource every `every`, and tells the server (`changes`), which
+    /// tells each client subscribed to it. Runs until the server ends.
+    pub(crate) async fn update_watched(self, every: Duration, changes: Changes) {
         let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         loop {
             ticks.tick().await;
             self.state.version.fetch_add(1, Ordering::Relaxed);
-            let peers: Vec<Peer<RoleServer>> = self.subscribed(WATCHED);
-            for peer in peers {
-                let updated = ResourceUpdatedNotificationParam::new(WATCHED);
-                // A client that does not read its stream does not hold up the others.
-                let told = tokio::time::timeout(every, peer.notify_resource_updated(updated));
-                if !matches!(told.await, Ok(Ok(()))) {
-                    tracing::debug!("a subscriber of {WATCHED} was not told of its change");
-                }
-            }
+            changes.resource_updated(WATCHED);
         }
-    }
-
-    /// The live sessions subscribed to `uri`; those whose transport closed are forgotten.
-    fn subscribed(&self, uri: &str) -> Vec<Peer<RoleServer>> {
-        let mut subscribers = self.subscribers();
-        let Some(list) = subscribers.get_mut(uri) else {
-            return Vec::new();
-        };
-        list.retain(|s| !s.peer.is_transport_closed());
-        list.iter().map(|s| s.peer.clone()).collect()
-    }
-
-    fn subscribers(&self) -> std::sync::MutexGuard<'_, HashMap<&'static str, Vec<Subscriber>>> {
-        (self.state.subscribers.lock()).unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The resource at `uri` as `resources/read` answers it.
@@ -136,14 +87,6 @@ fn template_id(uri: &str) -> Option<&str> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     plain.then_some(id)
-}
-
-/// The known resource `uri`, as the `'static` name subscriptions are kept under.
-fn listed_uri(uri: &str) -> Result<&'static str, ErrorData> {
-    [STATIC_TEXT, STATIC_BINARY, WATCHED]
-        .into_iter()
-        .find(|listed| *listed == uri)
-        .ok_or_else(|| not_found(uri))
 }
 
 fn not_found(uri: &str) -> ErrorData {
@@ -312,37 +255,6 @@ impl ServerHandler for PromptsAndResources {
             .read(&request.uri)
             .ok_or_else(|| not_found(&request.uri))?;
         Ok(ReadResourceResult::new(vec![contents]).into())
-    }
-
-    async fn subscribe(
-        &self,
-        request: SubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        let uri = listed_uri(&request.uri)?;
-        let session = Session::of(&context)?;
-        let mut subscribers = self.subscribers();
-        let list = subscribers.entry(uri).or_default();
-        // One entry per live session: what ended is forgotten here too.
-        list.retain(|s| s.session != session && !s.peer.is_transport_closed());
-        list.push(Subscriber {
-            session,
-            peer: context.peer,
-        });
-        Ok(())
-    }
-
-    async fn unsubscribe(
-        &self,
-        request: UnsubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        let uri = listed_uri(&request.uri)?;
-        let session = Session::of(&context)?;
-        if let Some(list) = self.subscribers().get_mut(uri) {
-            list.retain(|s| s.session != session);
-        }
-        Ok(())
     }
 
     async fn complete(

@@ -44,6 +44,7 @@ mod schema_fidelity;
 mod server_pipeline;
 mod stdio_envelopes;
 mod stdio_serving;
+mod subscriptions;
 mod tool_routing;
 mod transports;
 mod user_fields;

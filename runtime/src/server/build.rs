@@ -186,6 +186,7 @@ impl ServerBuilder {
                 rates: self.rates,
                 ask_timeout: self.ask_timeout,
                 levels: Default::default(),
+                changes: self.changes,
                 rounds: rounds.expect("a build with a problem returned above"),
                 unkeyed,
                 listing: Default::default(),

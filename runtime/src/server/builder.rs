@@ -67,6 +67,8 @@ pub struct ServerBuilder {
     /// The secret 2026-07-28 rounds are sealed with, when replicas share one.
     pub(super) request_state_secret: Option<Vec<u8>>,
     pub(super) request_state_ttl: Duration,
+    /// Who to tell what changed, handed out before the server is built.
+    pub(super) changes: super::changes::Changes,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -155,14 +157,18 @@ impl Server {
             ask_timeout: DEFAULT_ASK_TIMEOUT,
             request_state_secret: None,
             request_state_ttl: super::rounds::DEFAULT_TTL,
+            changes: Default::default(),
         }
     }
 }
 
 impl ServerBuilder {
     /// Serves everything that is not a tool with your own rmcp `ServerHandler`: prompts,
-    /// resources and their subscriptions, completion, `logging/setLevel`, tasks, custom
-    /// requests, and the notifications a client sends. The server's tools stay this crate's
+    /// resources, completion, `logging/setLevel`, tasks, custom requests, and the notifications
+    /// a client sends. Subscriptions are the server's (`resources/subscribe` and
+    /// `resources/unsubscribe` before MCP 2026-07-28, `subscriptions/listen` from it): your code
+    /// tells it what changed through [`changes`](Self::changes), and every client that asked is
+    /// told. The server's tools stay this crate's
     /// (the handler's capabilities are merged with them in `initialize` and `server/discover`;
     /// a handler that declares the tools capability is a build error), and every request the
     /// handler answers goes through the same transports, limits, OAuth and graceful shutdown:
@@ -205,6 +211,31 @@ impl ServerBuilder {
     pub fn handler(mut self, handler: impl rmcp::ServerHandler) -> Self {
         self.handler = Some(Arc::new(handler));
         self
+    }
+
+    /// The handle that tells this server's clients what changed (a resource's content, the
+    /// listing of tools, prompts or resources), to give whatever changes things before the
+    /// server is built: a tool, your own handler, a background task. The built server keeps
+    /// the same handle ([`Server::changes`](crate::Server::changes)).
+    ///
+    /// ```
+    /// use mcp_fusion::{Server, ToolError, tool};
+    ///
+    /// /// Pings.
+    /// #[tool]
+    /// async fn ping() -> Result<&'static str, ToolError> {
+    ///     Ok("pong")
+    /// }
+    ///
+    /// let builder = Server::builder("s", "1").tool(PingTool);
+    /// let changes = builder.changes();
+    /// let server = builder.build()?;
+    /// changes.tool_list_changed();
+    /// # let _ = server;
+    /// # Ok::<(), mcp_fusion::server::BuildError>(())
+    /// ```
+    pub fn changes(&self) -> super::Changes {
+        self.changes.clone()
     }
 
     /// How long a handler's ask of its client ([`Context::elicit`](crate::Context::elicit),

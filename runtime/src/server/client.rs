@@ -18,8 +18,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rmcp::model::{
-    ClientCapabilities, CreateMessageRequest, ElicitRequest, InputRequest, InputRequests,
-    InputResponses, ListRootsRequest, LoggingLevel, LoggingMessageNotificationParam,
+    ClientCapabilities, CreateMessageRequest, ElicitRequest, ElicitRequestParams, InputRequest,
+    InputRequests, InputResponses, ListRootsRequest, LoggingLevel, LoggingMessageNotificationParam,
 };
 use rmcp::service::ServiceError;
 use rmcp::{Peer, RoleServer};
@@ -181,9 +181,19 @@ pub(crate) struct Round {
     pending: Mutex<InputRequests>,
     /// Woken when the first such ask is made.
     ended: Notify,
+    /// What a handler asked that the request did not declare: the call answers -32021.
+    missing: Mutex<Option<ClientCapabilities>>,
 }
 
 impl Round {
+    /// The capabilities a handler needed and the request did not declare, if any.
+    pub(crate) fn missing(&self) -> Option<ClientCapabilities> {
+        self.missing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     /// Completes once an ask of the round found no answer.
     pub(crate) async fn ended(&self) {
         loop {
@@ -260,6 +270,26 @@ fn key(request: &ClientRequestKind, n: usize) -> String {
 impl ClientLink for RoundLink {
     fn capabilities(&self) -> &ClientCapabilities {
         &self.capabilities
+    }
+
+    fn refused(&self, request: &ClientRequestKind) {
+        let mut missing = self
+            .round
+            .missing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let missing = missing.get_or_insert_with(ClientCapabilities::default);
+        match request {
+            ClientRequestKind::Sample(_) => missing.sampling = Some(Default::default()),
+            ClientRequestKind::Elicit(ElicitRequestParams::UrlElicitationParams { .. }) => {
+                let elicitation = missing.elicitation.get_or_insert_with(Default::default);
+                elicitation.url = Some(Default::default());
+            }
+            ClientRequestKind::Elicit(_) => {
+                missing.elicitation.get_or_insert_with(Default::default);
+            }
+            ClientRequestKind::Roots => missing.roots = Some(Default::default()),
+        }
     }
 
     fn request(&self, request: ClientRequestKind) -> BoxFuture<'_, Result<Value, ClientError>> {

@@ -54,6 +54,8 @@ pub(crate) struct Inner {
     pub(crate) ask_timeout: Duration,
     /// The level each session set with `logging/setLevel`.
     pub(crate) levels: super::client::Levels,
+    /// Who to tell what changed (`Changes`).
+    pub(crate) changes: super::changes::Changes,
     /// The rounds of 2026-07-28 calls that ask their client.
     pub(crate) rounds: super::rounds::Rounds,
     /// Why budgets of verified callers (each its subject's) could not be kept as set up: the
@@ -84,6 +86,26 @@ impl std::fmt::Debug for Server {
 pub(crate) const DRAIN_WITHOUT_DEADLINE: Duration = Duration::from_secs(30);
 
 impl Server {
+    /// The handle that tells this server's clients what changed: the one the builder gave
+    /// ([`ServerBuilder::changes`](super::ServerBuilder::changes)).
+    ///
+    /// ```
+    /// use mcp_fusion::{Server, ToolError, tool};
+    ///
+    /// /// Pings.
+    /// #[tool]
+    /// async fn ping() -> Result<&'static str, ToolError> {
+    ///     Ok("pong")
+    /// }
+    ///
+    /// let server = Server::builder("s", "1").tool(PingTool).build()?;
+    /// server.changes().resource_updated("file:///notes.txt");
+    /// # Ok::<(), mcp_fusion::server::BuildError>(())
+    /// ```
+    pub fn changes(&self) -> super::Changes {
+        self.inner.changes.clone()
+    }
+
     /// The tools' names, in order.
     pub fn tool_names(&self) -> impl Iterator<Item = &str> {
         self.definitions().map(ToolDef::name)

@@ -20,14 +20,19 @@ use crate::envelope::new_incident_id;
 use crate::tool::{BoxFuture, CatchUnwind, PanicMessage};
 
 use super::call::Called;
+use super::changes::{Holder, Hub};
 use super::core::Server;
-use super::incoming::MCP_REQUESTS;
+use super::methods::{MCP_REQUESTS, REMOVED_IN_2026_07_28, client_requests, not_found, stateless};
 use super::reach::Asker;
 use super::request::{CallRequest, ProgressSink, Stopping, cancellation, trace_of};
-use super::user::{Notification, UserHandler, user_requests};
+use super::user::{Notification, UserHandler};
 
 macro_rules! delegate_to_user {
-    ($($method:ident($($arg:ident: $ty:ty),*) -> $out:ty;)*) => {
+    (
+        server { $($_sv:ident: $_sm:ident,)* }
+        tools { $($_tv:ident: $_tm:ident,)* }
+        user { $($_uv:ident: $_um:ident => $method:ident($($arg:ident: $ty:ty),*) -> $out:ty;)* }
+    ) => {
         $(
             async fn $method(
                 &self,
@@ -57,6 +62,11 @@ impl ServerHandler for Server {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
+        // A client that begins with `initialize` negotiates in it; one whose request already
+        // says it is of 2026-07-28 has no `initialize` to send.
+        if stateless(context.meta.protocol_version().as_ref()) {
+            return Err(not_found(&request_method::<InitializeResultMethod>()));
+        }
         let answered = self
             .user(context, move |handler, context| {
                 handler.initialize(request, context)
@@ -65,7 +75,7 @@ impl ServerHandler for Server {
         Ok(self.merged(answered))
     }
 
-    user_requests!(delegate_to_user);
+    client_requests!(delegate_to_user);
 
     /// rmcp reads a standard request whose params do not decode (`tools/call` whose
     /// `arguments` are not an object, or without a `name`) as a custom one: it is answered as
@@ -76,6 +86,9 @@ impl ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
         let method = request.method.as_str();
+        if REMOVED_IN_2026_07_28.contains(&method) && stateless(version_of(&context).as_ref()) {
+            return Err(not_found(method));
+        }
         if method == "tools/call" {
             return Err(ErrorData::invalid_params(
                 "tools/call takes params {\"name\": string, \"arguments\": object (optional)}",
@@ -101,6 +114,9 @@ impl ServerHandler for Server {
         request: SetLevelRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        if stateless(version_of(&context).as_ref()) {
+            return Err(not_found(&request_method::<SetLevelRequestMethod>()));
+        }
         self.inner.levels.set(&context.peer, request.level);
         let told = self
             .user(context, move |handler, context| {
@@ -119,6 +135,7 @@ impl ServerHandler for Server {
         for source in self.inner.sources.iter() {
             source.session_started(context.peer.clone());
         }
+        self.hub().session_started(context.peer.clone());
         self.notify_user(Notification::Initialized, context).await;
     }
 
@@ -154,43 +171,49 @@ impl ServerHandler for Server {
             .await;
     }
 
-    /// From 2026-07-28 a client asks to be told (`subscriptions/listen`): of `tools` listing
-    /// changes by the sources (a gateway's), of anything else by the user's handler.
+    /// `resources/subscribe` of a session (before 2026-07-28): told of the resource's
+    /// updates until it unsubscribes or closes.
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.hub().subscribe(&context.peer, &request.uri)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.hub().unsubscribe(&context.peer, &request.uri);
+        Ok(())
+    }
+
+    /// From 2026-07-28 a client asks to be told (`subscriptions/listen`): every listing change
+    /// and up to `changes::SUBSCRIPTIONS` resources are accepted (rmcp narrows that to what
+    /// the server advertises, and acknowledges it).
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        let user = self.inner.handler.accepted(requested);
-        let tools = self.tools_change();
-        if !tools {
-            return user;
-        }
-        let mut accepted = user.unwrap_or_default();
-        accepted.tools_list_changed = Some(true);
-        Some(accepted)
+        Some(Hub::accepted(requested))
     }
 
-    /// One stream, told by the sources and the user's handler alike until the client cancels
-    /// it (or the user's handler ends it).
+    /// One stream, told by the server's changes and its sources' (a gateway's upstreams) until
+    /// the client cancels it.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         let request = context.request_context();
         let ended = cancellation(&request.ct, &request.extensions);
-        let tools = self.tools_change() && context.accepted().tools_list_changed == Some(true);
+        let holder = holder(&request.extensions);
+        let tools = context.accepted().tools_list_changed == Some(true);
         let _told: Vec<Box<dyn Send>> = match tools {
             true => (self.inner.sources.iter())
                 .map(|source| source.subscribe(context.sink().clone()))
                 .collect(),
             false => Vec::new(),
         };
-        if self.inner.handler.accepted(context.requested()).is_none() {
-            ended.cancelled().await;
-            return Ok(());
-        }
-        tokio::select! {
-            listened = self.inner.handler.listen(context) => listened,
-            // The user's stream is dropped with its context when the transport cancels it.
-            () = ended.cancelled() => Ok(()),
-        }
+        self.hub().listen(context, holder, ended).await
     }
 
     async fn list_tools(
@@ -217,15 +240,18 @@ impl ServerHandler for Server {
 
 impl Server {
     /// What the server says it serves: the user's handler's (its prompts, resources, ...) with
-    /// the server's tools, name, version and instructions.
+    /// the server's tools, name, version and instructions. Listing changes and resource
+    /// subscriptions are the server's to tell (`Changes`), for whatever it serves.
     pub(crate) fn merged(&self, mut info: ServerConfig) -> ServerConfig {
         let tools = ServerCapabilities::builder().enable_tools();
-        // A source's listing changes when an upstream's does: clients are told.
-        let tools = match self.tools_change() {
-            true => tools.enable_tool_list_changed().build(),
-            false => tools.build(),
-        };
-        info.capabilities.tools = tools.tools;
+        info.capabilities.tools = tools.enable_tool_list_changed().build().tools;
+        if let Some(prompts) = &mut info.capabilities.prompts {
+            prompts.list_changed = Some(true);
+        }
+        if let Some(resources) = &mut info.capabilities.resources {
+            resources.list_changed = Some(true);
+            resources.subscribe = Some(true);
+        }
         // Handlers log to their client (`Context::log`): `logging/setLevel` is the server's.
         info.capabilities
             .logging
@@ -235,6 +261,11 @@ impl Server {
             info.instructions = Some(instructions.clone());
         }
         info
+    }
+
+    /// Who to tell what changed.
+    fn hub(&self) -> &std::sync::Arc<Hub> {
+        self.inner.changes.hub()
     }
 
     /// Whether the listing of tools may change while serving (a source's may).
@@ -339,7 +370,11 @@ impl Server {
             client: reach.client.clone(),
             round: reach.round.clone(),
         };
-        match self.run_call(call).await {
+        let called = self.run_call(call).await;
+        if let Some(missing) = reach.missing() {
+            return Err(ErrorData::missing_required_client_capability(missing));
+        }
+        match called {
             Called::InputRequired(asks) => Ok(CallToolResponse::InputRequired(
                 self.input_required(&reach, asks),
             )),
@@ -424,7 +459,12 @@ impl Server {
             round: reach.round.clone(),
         };
         // As in `call_tool`: a panic on the way to the action still answers.
-        let outcome = match CatchUnwind(Box::pin(self.run_call(request))).await {
+        let called = CatchUnwind(Box::pin(self.run_call(request))).await;
+        if let Some(missing) = reach.missing() {
+            let refused = ErrorData::missing_required_client_capability(missing);
+            return Some(answer(id, Err(refused), shape));
+        }
+        let outcome = match called {
             // An envelope is written from its parts, its mirror never made a value.
             Ok(Called::Answered(ref answer)) if let Some(envelope) = answer.as_envelope() => {
                 return Some(envelope_answer(&id, envelope, shape));
@@ -542,6 +582,34 @@ fn back_channel(extensions: &Extensions) -> bool {
     }
     let _ = extensions;
     true
+}
+
+/// The protocol version a request is of: its own (`_meta`, from 2026-07-28), else its
+/// session's.
+fn version_of(context: &RequestContext<RoleServer>) -> Option<ProtocolVersion> {
+    context
+        .meta
+        .protocol_version()
+        .or_else(|| context.protocol_version())
+}
+
+/// The name of the method `M`.
+fn request_method<M: ConstString>() -> String {
+    M::VALUE.to_owned()
+}
+
+/// Who holds a `subscriptions/listen` stream: the verified caller, else the HTTP connection.
+fn holder(extensions: &Extensions) -> Holder {
+    if let Some(caller) = crate::tool::Caller::of(extensions) {
+        return Holder::Subject(caller.subject().to_owned());
+    }
+    #[cfg(feature = "http")]
+    if let Some(parts) = extensions.get::<http::request::Parts>()
+        && let Some(connection) = parts.extensions.get::<super::changes::Connection>()
+    {
+        return Holder::Connection(connection.0);
+    }
+    Holder::Anyone
 }
 
 /// The code LSP gives a cancelled request; only ever seen in logs here.

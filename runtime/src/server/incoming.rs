@@ -16,12 +16,14 @@
 //! standard method whose params do not decode is answered -32602 by the server itself, on every
 //! transport.)
 
-// Without a transport, only `MCP_REQUESTS` and `cut` are used (by the dispatch).
+// Without a transport, only `cut` is used (by the table of requests).
 #![cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
 
 use rmcp::RoleServer;
-use rmcp::model::{ErrorCode, ErrorData, JsonRpcMessage, RequestId};
+use rmcp::model::{ErrorData, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+
+use super::methods::{MCP_REQUESTS, Route, not_found, route};
 
 /// What to do with one line.
 pub(crate) enum Read {
@@ -51,6 +53,10 @@ pub(crate) fn read(line: &[u8]) -> Read {
     let repaired = without_lone_surrogates(line);
     let line = repaired.as_deref().unwrap_or(line);
     let error = match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
+        // A request rmcp reads that the table of requests does not route: no one serves it.
+        Ok(JsonRpcMessage::Request(request)) if route(&request.request) == Route::Unknown => {
+            return answer(not_found(request.request.method()), Some(request.id));
+        }
         Ok(message) => return Read::Message(message),
         Err(error) => error,
     };
@@ -91,11 +97,7 @@ fn unread_request(scanned: &Scanned) -> ErrorData {
     };
     match scanned.params {
         Some(Params::Scalar) => invalid("\"params\" must be an object or an array"),
-        _ if !MCP_REQUESTS.contains(&method) => ErrorData::new(
-            ErrorCode::METHOD_NOT_FOUND,
-            format!("Method not found: {}", cut(method)),
-            None,
-        ),
+        _ if !MCP_REQUESTS.contains(&method) => not_found(method),
         Some(Params::Array) => ErrorData::invalid_params(
             format!("Invalid params: {method} takes its params as an object"),
             None,
@@ -370,23 +372,6 @@ impl<'a> Scanner<'a> {
         Some(())
     }
 }
-
-/// The requests of MCP (2026-07-28) a client may send a server.
-pub(crate) const MCP_REQUESTS: &[&str] = &[
-    "initialize",
-    "ping",
-    "tools/call",
-    "tools/list",
-    "prompts/get",
-    "prompts/list",
-    "resources/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "resources/templates/list",
-    "completion/complete",
-    "logging/setLevel",
-];
 
 /// A name the client sent, short enough to echo in an error.
 pub(crate) fn cut(name: &str) -> String {

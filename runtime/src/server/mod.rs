@@ -28,12 +28,14 @@ mod admission;
 mod build;
 mod builder;
 mod call;
+mod changes;
 mod client;
 pub(crate) mod core;
 mod dispatch;
 #[cfg(feature = "http")]
 mod http;
 mod incoming;
+mod methods;
 #[cfg(feature = "otel")]
 mod otel;
 #[cfg(any(feature = "stdio", feature = "http"))]
@@ -54,6 +56,7 @@ mod user;
 pub use admission::RateLimitKey;
 pub use build::BuildError;
 pub use builder::{ServerBuilder, ToolSettings};
+pub use changes::Changes;
 #[cfg(feature = "http")]
 pub use http::{ConnectionOptions, HttpOptions, HttpService};
 pub use serve::{Serve, ServeError};

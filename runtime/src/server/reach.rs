@@ -31,6 +31,14 @@ pub(crate) struct Reach {
     sealed: Option<Sealed>,
 }
 
+impl Reach {
+    /// What a handler of this 2026-07-28 call asked of its client that the request did not
+    /// declare (the call then answers -32021).
+    pub(crate) fn missing(&self) -> Option<ClientCapabilities> {
+        self.round.as_ref()?.missing()
+    }
+}
+
 /// What binds a 2026-07-28 call's rounds to it, the nonce of the state it was retried with (if
 /// it was), and the answers given so far.
 struct Sealed {

@@ -1,6 +1,7 @@
-//! The user's own rmcp `ServerHandler`, for everything that is not a tool: prompts, resources
-//! and their subscriptions, completion, `logging/setLevel`, tasks, skills, custom requests and
-//! the notifications a client sends. A server built with
+//! The user's own rmcp `ServerHandler`, for everything that is not a tool: prompts, resources,
+//! completion, `logging/setLevel`, tasks, skills, custom requests and the notifications a client
+//! sends (subscriptions are the server's: `changes`). Which requests reach it is the table's
+//! (`methods`). A server built with
 //! [`ServerBuilder::handler`](super::ServerBuilder::handler) hands each such request to it, and
 //! serves it through the same transports, limits and shutdown as its tools.
 //!
@@ -13,40 +14,19 @@
 use std::borrow::Cow;
 
 use rmcp::model::*;
-use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::tool::BoxFuture;
 
-use super::incoming::cut;
-
-/// Calls `$callback!` with every request method a user's handler answers as it is: its name,
-/// its parameters and its result (`initialize` is the user's too, its answer merged with the
-/// server's tools).
-macro_rules! user_requests {
-    ($callback:ident) => {
-        $callback! {
-            complete(request: CompleteRequestParams) -> CompleteResult;
-            get_prompt(request: GetPromptRequestParams) -> GetPromptResponse;
-            list_prompts(request: Option<PaginatedRequestParams>) -> ListPromptsResult;
-            list_resources(request: Option<PaginatedRequestParams>) -> ListResourcesResult;
-            list_resource_templates(request: Option<PaginatedRequestParams>) -> ListResourceTemplatesResult;
-            read_resource(request: ReadResourceRequestParams) -> ReadResourceResponse;
-            subscribe(request: SubscribeRequestParams) -> ();
-            unsubscribe(request: UnsubscribeRequestParams) -> ();
-            get_task(request: GetTaskParams) -> GetTaskResult;
-            update_task(request: UpdateTaskParams) -> ();
-            cancel_task(request: CancelTaskParams) -> ();
-            list_skills(request: Option<PaginatedRequestParams>) -> ListSkillsResult;
-            get_skill(request: GetSkillRequestParams) -> GetSkillResult;
-            read_resource_directory(request: ReadResourceDirectoryRequestParams) -> ReadResourceDirectoryResult;
-        }
-    };
-}
-pub(crate) use user_requests;
+use super::methods::{client_requests, not_found};
 
 macro_rules! user_handler_trait {
-    ($($method:ident($($arg:ident: $ty:ty),*) -> $out:ty;)*) => {
+    (
+        server { $($_sv:ident: $_sm:ident,)* }
+        tools { $($_tv:ident: $_tm:ident,)* }
+        user { $($_uv:ident: $_um:ident => $method:ident($($arg:ident: $ty:ty),*) -> $out:ty;)* }
+    ) => {
         /// A user's `ServerHandler`, its futures boxed.
         pub(crate) trait UserHandler: Send + Sync + 'static {
             /// Its `get_info`: what it serves, which the server merges with its tools.
@@ -59,10 +39,6 @@ macro_rules! user_handler_trait {
                 request: InitializeRequestParams,
                 context: RequestContext<RoleServer>,
             ) -> BoxFuture<'_, Result<InitializeResult, ErrorData>>;
-            /// Which `subscriptions/listen` notifications it accepts of `requested`.
-            fn accepted(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter>;
-            /// Runs one `subscriptions/listen` stream until it ends.
-            fn listen(&self, context: SubscriptionContext) -> BoxFuture<'_, Result<(), ErrorData>>;
             /// `logging/setLevel`, after the server took the session's level.
             fn set_level(
                 &self,
@@ -105,14 +81,6 @@ macro_rules! user_handler_trait {
                 context: RequestContext<RoleServer>,
             ) -> BoxFuture<'_, Result<InitializeResult, ErrorData>> {
                 Box::pin(ServerHandler::initialize(self, request, context))
-            }
-
-            fn accepted(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
-                ServerHandler::accepted_subscription_filter(self, requested)
-            }
-
-            fn listen(&self, context: SubscriptionContext) -> BoxFuture<'_, Result<(), ErrorData>> {
-                Box::pin(ServerHandler::listen(self, context))
             }
 
             fn set_level(
@@ -161,7 +129,7 @@ macro_rules! user_handler_trait {
         }
     };
 }
-user_requests!(user_handler_trait);
+client_requests!(user_handler_trait);
 
 /// A notification a client sent, for the user's handler.
 pub(crate) enum Notification {
@@ -182,11 +150,7 @@ impl ServerHandler for NoHandler {
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        Err(ErrorData::new(
-            ErrorCode::METHOD_NOT_FOUND,
-            format!("Method not found: {}", cut(request.method.as_str())),
-            None,
-        ))
+        Err(not_found(request.method.as_str()))
     }
 }
 

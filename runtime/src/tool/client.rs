@@ -336,6 +336,12 @@ pub(crate) trait ClientLink: Send + Sync + std::fmt::Debug {
     /// What the client declared it can be asked.
     fn capabilities(&self) -> &ClientCapabilities;
 
+    /// A handler asked what the client did not declare it can be asked (`request`); a
+    /// 2026-07-28 call then answers -32021 whatever the handler makes of the refusal.
+    fn refused(&self, request: &ClientRequestKind) {
+        let _ = request;
+    }
+
     /// Whether the client can be asked this, by what it declared.
     fn supports(&self, ask: Ask) -> bool {
         let declared = self.capabilities();
@@ -451,6 +457,7 @@ impl ClientAccess {
     pub(crate) async fn ask(&self, request: ClientRequestKind) -> Result<Value, ClientError> {
         let ask = request.ask();
         if !self.link.supports_request(&request) {
+            self.link.refused(&request);
             return Err(ClientError::NotSupported { ask });
         }
         let waited = self.ask_timeout;

@@ -82,7 +82,10 @@ pub(super) async fn serve(
                 linger: Lingering::new(linger),
             });
             let requests = activity.clone();
-            let service = service_fn(move |request| {
+            let service = service_fn(move |mut request: http::Request<hyper::body::Incoming>| {
+                request
+                    .extensions_mut()
+                    .insert(crate::server::changes::Connection(id));
                 let stack = stack.clone();
                 let handling = Handling::new(requests.clone());
                 let open_body = OpenBody::new(requests.clone());

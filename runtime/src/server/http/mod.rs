@@ -5,7 +5,6 @@
 mod body;
 mod connection;
 mod drain;
-mod handler;
 mod listener;
 mod next;
 #[cfg(feature = "oauth")]

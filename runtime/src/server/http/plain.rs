@@ -15,7 +15,6 @@ use http::Request;
 use tower_service::Service;
 
 use super::body::{Incoming, ReadBody};
-use super::handler::ParsePlace;
 use super::next;
 use super::reply::{Reply, answered};
 use crate::server::core::Server;
@@ -59,9 +58,6 @@ where
                 let asked = request.asked_with(inline);
                 if let Some(shape) = headers.shape(&asked, &parts.headers) {
                     // The body is read: its parse place goes back before the call runs.
-                    if let Some(place) = parts.extensions.remove::<ParsePlace>() {
-                        place.release();
-                    }
                     drop(body);
                     let mut extensions = rmcp::model::Extensions::new();
                     extensions.insert(parts);
@@ -78,10 +74,73 @@ where
                         .answer_plain(request, cancelled, shape, None, extensions, client)
                         .await
                         .unwrap_or_default();
-                    return Ok(answered(answer));
+                    let status = match shape {
+                        Shape::Current => status_of(&answer),
+                        _ => http::StatusCode::OK,
+                    };
+                    let mut reply = answered(answer);
+                    *reply.status_mut() = status;
+                    return Ok(reply);
                 }
             }
             Ok(next::call(inner, Request::from_parts(parts, body)).await)
         })
+    }
+}
+
+/// The HTTP status rmcp gives a 2026-07-28 answer (its `jsonrpc_http_status`): 400 for the
+/// lifecycle's errors (an unsupported version, a capability the request did not declare, a
+/// header that disagrees with the body), 404 for a method no one serves, 200 otherwise.
+fn status_of(answer: &[u8]) -> http::StatusCode {
+    use rmcp::model::ErrorCode;
+
+    #[derive(serde::Deserialize)]
+    struct Code {
+        code: i32,
+    }
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        error: Option<Code>,
+    }
+    // A result is by far the most common answer: only an error is read again.
+    if memchr::memmem::find(answer, br#""error":"#).is_none() {
+        return http::StatusCode::OK;
+    }
+    let code = serde_json::from_slice::<Answer>(answer)
+        .ok()
+        .and_then(|a| a.error)
+        .map(|e| ErrorCode(e.code));
+    match code {
+        Some(
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+            | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+            | ErrorCode::HEADER_MISMATCH,
+        ) => http::StatusCode::BAD_REQUEST,
+        Some(ErrorCode::METHOD_NOT_FOUND) => http::StatusCode::NOT_FOUND,
+        _ => http::StatusCode::OK,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::status_of;
+
+    #[test]
+    fn answers_get_the_status_rmcp_gives_them() {
+        let error = |code: i32| {
+            format!(r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":{code},"message":"m"}}}}"#)
+        };
+        assert_eq!(
+            status_of(error(-32021).as_bytes()),
+            http::StatusCode::BAD_REQUEST
+        );
+        assert_eq!(
+            status_of(error(-32601).as_bytes()),
+            http::StatusCode::NOT_FOUND
+        );
+        assert_eq!(status_of(error(-32602).as_bytes()), http::StatusCode::OK);
+        let result =
+            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":""error":"}]}}"#;
+        assert_eq!(status_of(result), http::StatusCode::OK);
     }
 }

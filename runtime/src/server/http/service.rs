@@ -10,7 +10,7 @@
 //! 6. [`SessionLimits`]: the cap on live sessions, one request per id in a session;
 //! 7. [`FastPath`] (stateless, optional): plain requests answered as rmcp would answer them;
 //! 8. rmcp's service: `Host` and `Origin`, sessions, streams of events, the MCP dispatch to
-//!    the server (`handler`: each request gives back its parse place as rmcp hands it over).
+//!    the server (the body it reads gives back its parse place once rmcp has parsed it).
 //!
 //! Each layer is a `tower_service::Service` of its own, tested alone with
 //! `tower::ServiceExt::oneshot`; an inner layer reads what an outer one learnt (the verified
@@ -31,7 +31,6 @@ use tower_service::Service;
 
 use super::body::{Limits, ReadBodies};
 use super::drain::{Drain, Draining};
-use super::handler::Endpoint;
 use super::options::HttpOptions;
 use super::path::Path;
 use super::plain::FastPath;
@@ -41,7 +40,7 @@ use crate::server::core::Server;
 use crate::server::rmcp_rules::PlainHeaders;
 use crate::tool::BoxFuture;
 
-type Rmcp = StreamableHttpService<Endpoint, LocalSessionManager>;
+type Rmcp = StreamableHttpService<Server, LocalSessionManager>;
 
 #[cfg(feature = "oauth")]
 type Inside = super::oauth::Scopes<SessionLimits<FastPath<Rmcp>>>;
@@ -176,9 +175,7 @@ impl Server {
         }
         let closing = config.cancellation_token.clone();
         let server = self.clone();
-        let endpoint = Endpoint(server);
-        let rmcp =
-            StreamableHttpService::new(move || Ok(endpoint.clone()), manager.clone(), config);
+        let rmcp = StreamableHttpService::new(move || Ok(server.clone()), manager.clone(), config);
         let plain = (options.stateless && options.fast_path).then(|| {
             let headers = PlainHeaders::new(&options.allowed_hosts, self.without_param_headers());
             Arc::new((self.clone(), headers))
