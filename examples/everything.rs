@@ -301,9 +301,9 @@ impl SuiteTools {
     }
 
     /// Needs the client's model (sampling): at MCP 2026-07-28, a request that did not declare
-    /// the capability is refused -32021 (`requiredCapabilities: {sampling: {}}`) rather than
-    /// run without it.
-    #[action(read_only)]
+    /// the capability is refused -32021 (`requiredCapabilities: {sampling: {}}`) before the
+    /// handler runs.
+    #[action(read_only, needs(sampling))]
     async fn missing_capability(&self, f: Context) -> Result<Response, ToolError> {
         let sampled = f.sample(Sampling::new(10).user("Say hello.")).await?;
         let reply = sampled.text().unwrap_or("(no text)");

@@ -18,8 +18,8 @@ pub use serde_json::{Map, Value};
 
 pub use crate::client::{FromEnvelope, ParsedError};
 pub use crate::tool::{
-    ActionDef, ActionDefBuilder, ActionRef, BoxFuture, Choice, Context, ElicitChoice, ElicitForm,
-    Exposition, Failure, IntoOutput, Tool, ToolDef,
+    ActionDef, ActionDefBuilder, ActionRef, Ask, BoxFuture, Choice, Context, ElicitChoice,
+    ElicitForm, Exposition, Failure, IntoOutput, Tool, ToolDef,
 };
 pub use crate::{ErrorCode, Severity, ToolError};
 

@@ -49,11 +49,17 @@ async fn ask_model(f: Context) -> Result<String, ToolError> {
     Ok(sampled.text().unwrap_or_default().to_owned())
 }
 
+/// Declares it needs the client's model, and never asks: refused before it runs.
+#[tool(needs(sampling))]
+async fn summarize() -> Result<String, ToolError> {
+    panic!("a call whose client cannot be asked never reaches the handler")
+}
+
 fn server() -> (Server, Changes) {
     let builder = Server::builder("notes", "1");
     let changes = builder.changes();
-    let server = (builder.tool(AskModelTool).handler(Notes).build()).expect("the server builds");
-    (server, changes)
+    let builder = builder.tool(AskModelTool).tool(SummarizeTool).handler(Notes);
+    (builder.build().expect("the server builds"), changes)
 }
 
 fn lifecycle() -> Value {
@@ -249,6 +255,13 @@ async fn hostile_listeners_are_bounded() {
         "{error}"
     );
     drop(held);
+    support_eventually_streams(&changes, 0).await;
+
+    // A storm of streams opened and dropped at once: each is forgotten, none is kept.
+    for id in 100..300 {
+        let (stream, _) = Listening::open(&endpoint, id, json!({"toolsListChanged": true})).await;
+        drop(stream);
+    }
     support_eventually_streams(&changes, 0).await;
 }
 

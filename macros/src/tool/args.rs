@@ -90,6 +90,14 @@ impl FromMeta for AskUserArgs {
     }
 }
 
+/// `needs(sampling, elicitation, roots)`: what the action's handler asks of the client.
+#[derive(FromMeta, Default)]
+pub(super) struct NeedsArgs {
+    pub(super) sampling: Flag,
+    pub(super) elicitation: Flag,
+    pub(super) roots: Flag,
+}
+
 /// A duration as written: a string with its unit (`"5s"`); a bare number is refused with the
 /// string it meant.
 pub(super) struct DurationText(pub(super) String);
@@ -137,6 +145,9 @@ pub(super) struct ActionOptions {
     /// `ask_user(confirm)`: optional fields of the arguments that only the user can give,
     /// asked of them (MCP elicitation) when a call leaves one out.
     pub(super) ask_user: Option<AskUserArgs>,
+    /// `needs(sampling)`: what the handler asks of the client (`sampling`, `elicitation`,
+    /// `roots`); a call whose client cannot be asked it is refused before the handler runs.
+    pub(super) needs: Option<NeedsArgs>,
 }
 
 impl ActionOptions {

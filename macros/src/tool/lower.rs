@@ -297,7 +297,20 @@ fn action(
             false => None,
         },
         user_fields: user_fields(options.ask_user.as_ref(), errors),
+        needs: options.needs.as_ref().map(needs).unwrap_or_default(),
     })
+}
+
+/// `needs(sampling, elicitation, roots)`: the variants of `Ask` they name.
+fn needs(needs: &super::args::NeedsArgs) -> Vec<&'static str> {
+    [
+        (needs.sampling.is_present(), "Model"),
+        (needs.elicitation.is_present(), "User"),
+        (needs.roots.is_present(), "Roots"),
+    ]
+    .into_iter()
+    .filter_map(|(given, ask)| given.then_some(ask))
+    .collect()
 }
 
 /// `ask_user(confirm, "accountId")`: each field's name, as the schema names it, with where it

@@ -67,6 +67,8 @@ pub(super) struct Action {
     /// The fields only the user can give (`ask_user`), each as the schema names it and where it
     /// is written.
     pub(super) user_fields: Vec<(String, Span)>,
+    /// What the handler asks of the client (`needs`): the names of `Ask`'s variants.
+    pub(super) needs: Vec<&'static str>,
 }
 
 pub(super) struct Deprecated {

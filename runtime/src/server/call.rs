@@ -260,7 +260,7 @@ impl Run for Action<'_> {
         args: &'a mut Value,
         client: Option<&'a ClientAccess>,
     ) -> Option<BoxFuture<'a, Result<(), Answer>>> {
-        if self.action.user_fields().is_empty() {
+        if self.action.user_fields().is_empty() && self.action.needs().is_empty() {
             return None;
         }
         let def = self.registered.tool.definition();

@@ -135,6 +135,7 @@ impl Change {
 
 /// The HTTP connection a request came on (this server's own accept loop), in the request's
 /// extensions.
+#[cfg(feature = "http")]
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Connection(pub(crate) u64);
 
@@ -144,6 +145,7 @@ pub(crate) enum Holder {
     /// A verified caller (OAuth).
     Subject(String),
     /// An HTTP connection of this server's own accept loop.
+    #[cfg(feature = "http")]
     Connection(u64),
     /// Nothing tells callers apart (an application's own HTTP server, stdio): they share one
     /// per-caller cap.

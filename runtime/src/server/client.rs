@@ -18,8 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rmcp::model::{
-    ClientCapabilities, CreateMessageRequest, ElicitRequest, ElicitRequestParams, InputRequest,
-    InputRequests, InputResponses, ListRootsRequest, LoggingLevel, LoggingMessageNotificationParam,
+    ClientCapabilities, CreateMessageRequest, ElicitRequest, InputRequest, InputRequests, InputResponses, ListRootsRequest, LoggingLevel, LoggingMessageNotificationParam,
 };
 use rmcp::service::ServiceError;
 use rmcp::{Peer, RoleServer};
@@ -272,23 +271,19 @@ impl ClientLink for RoundLink {
         &self.capabilities
     }
 
-    fn refused(&self, request: &ClientRequestKind) {
-        let mut missing = self
-            .round
-            .missing
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+    fn refused(&self, needed: ClientCapabilities) {
+        let mut missing = self.round.missing.lock().unwrap_or_else(PoisonError::into_inner);
         let missing = missing.get_or_insert_with(ClientCapabilities::default);
-        match request {
-            ClientRequestKind::Sample(_) => missing.sampling = Some(Default::default()),
-            ClientRequestKind::Elicit(ElicitRequestParams::UrlElicitationParams { .. }) => {
-                let elicitation = missing.elicitation.get_or_insert_with(Default::default);
-                elicitation.url = Some(Default::default());
-            }
-            ClientRequestKind::Elicit(_) => {
-                missing.elicitation.get_or_insert_with(Default::default);
-            }
-            ClientRequestKind::Roots => missing.roots = Some(Default::default()),
+        if needed.sampling.is_some() {
+            missing.sampling = needed.sampling;
+        }
+        if needed.roots.is_some() {
+            missing.roots = needed.roots;
+        }
+        if let Some(needed) = needed.elicitation {
+            let elicitation = missing.elicitation.get_or_insert_with(Default::default);
+            elicitation.form = elicitation.form.take().or(needed.form);
+            elicitation.url = elicitation.url.take().or(needed.url);
         }
     }
 

@@ -124,6 +124,8 @@ pub struct ActionDef {
     pub(super) scopes: Vec<String>,
     /// The fields only the user can give, asked of them when a call leaves one out.
     pub(super) user_fields: Vec<String>,
+    /// What its handler asks of the client, which a call's client must be able to answer.
+    pub(super) needs: Vec<super::Ask>,
 }
 
 impl std::fmt::Debug for ActionDef {
@@ -206,6 +208,7 @@ impl ActionDef {
             output: None,
             scopes: Vec::new(),
             user_fields: Vec::new(),
+            needs: Vec::new(),
         })
     }
 }
@@ -455,7 +458,34 @@ impl ActionDefBuilder {
     }
 }
 
+impl ActionDefBuilder {
+    /// Declares what the action's handler asks of the client (`Ask::Model`: sampling,
+    /// `Ask::User`: elicitation, `Ask::Roots`); `#[action(needs(sampling))]` in the macro. A
+    /// call whose client cannot be asked that is refused before its handler runs: from MCP
+    /// 2026-07-28, with -32021 naming the capabilities the request must declare (HTTP 400);
+    /// before, with the envelope CLIENT_UNSUPPORTED.
+    ///
+    /// ```
+    /// use mcp_fusion::tools::{ActionDef, Ask};
+    /// let summarize = ActionDef::without_arguments("summarize").needs([Ask::Model]).build();
+    /// assert_eq!(summarize.needs(), [Ask::Model]);
+    /// ```
+    pub fn needs(mut self, asks: impl IntoIterator<Item = super::Ask>) -> Self {
+        for ask in asks {
+            if !self.0.needs.contains(&ask) {
+                self.0.needs.push(ask);
+            }
+        }
+        self
+    }
+}
+
 impl ActionDef {
+    /// What the action's handler asks of the client ([`ActionDefBuilder::needs`]).
+    pub fn needs(&self) -> &[super::Ask] {
+        &self.needs
+    }
+
     /// The fields only the user can give ([`ActionDefBuilder::user_field`]), in the order they
     /// were marked.
     pub fn user_fields(&self) -> &[String] {

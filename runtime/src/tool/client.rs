@@ -239,6 +239,17 @@ pub enum Ask {
 }
 
 impl Ask {
+    /// The capabilities a client declares for it.
+    pub(crate) fn needed(self) -> ClientCapabilities {
+        let mut needed = ClientCapabilities::default();
+        match self {
+            Ask::User => needed.elicitation = Some(Default::default()),
+            Ask::Model => needed.sampling = Some(Default::default()),
+            Ask::Roots => needed.roots = Some(Default::default()),
+        }
+        needed
+    }
+
     /// The capability a client declares for it.
     pub fn capability(self) -> &'static str {
         match self {
@@ -336,10 +347,10 @@ pub(crate) trait ClientLink: Send + Sync + std::fmt::Debug {
     /// What the client declared it can be asked.
     fn capabilities(&self) -> &ClientCapabilities;
 
-    /// A handler asked what the client did not declare it can be asked (`request`); a
+    /// A handler asked what the client did not declare it can be asked (`needed`); a
     /// 2026-07-28 call then answers -32021 whatever the handler makes of the refusal.
-    fn refused(&self, request: &ClientRequestKind) {
-        let _ = request;
+    fn refused(&self, needed: ClientCapabilities) {
+        let _ = needed;
     }
 
     /// Whether the client can be asked this, by what it declared.
@@ -451,13 +462,36 @@ pub(crate) struct ClientAccess {
     pub(crate) ask_timeout: Duration,
 }
 
+/// The capability a client declares for `request`.
+fn needed_by(request: &ClientRequestKind) -> ClientCapabilities {
+    let mut needed = ClientCapabilities::default();
+    match request {
+        ClientRequestKind::Elicit(ElicitRequestParams::UrlElicitationParams { .. }) => {
+            let elicitation = needed.elicitation.get_or_insert_with(Default::default);
+            elicitation.url = Some(Default::default());
+        }
+        other => needed = other.ask().needed(),
+    }
+    needed
+}
+
 impl ClientAccess {
+    /// Whether the client can be asked `ask`; when it cannot, the refusal is recorded as
+    /// [`ClientAccess::ask`] records it (a 2026-07-28 call then answers -32021).
+    pub(crate) fn can(&self, ask: Ask) -> bool {
+        let can = self.link.supports(ask);
+        if !can {
+            self.link.refused(ask.needed());
+        }
+        can
+    }
+
     /// Sends `request` to the client within `ask_timeout`: its answer as it gave it, or why
     /// there is none (a client that did not declare the capability is not asked).
     pub(crate) async fn ask(&self, request: ClientRequestKind) -> Result<Value, ClientError> {
         let ask = request.ask();
         if !self.link.supports_request(&request) {
-            self.link.refused(&request);
+            self.link.refused(needed_by(&request));
             return Err(ClientError::NotSupported { ask });
         }
         let waited = self.ask_timeout;

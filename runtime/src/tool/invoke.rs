@@ -221,6 +221,12 @@ pub(crate) async fn ask_user(
     args: &mut Value,
     client: Option<&ClientAccess>,
 ) -> Result<(), Rejection> {
+    for &ask in action.needs() {
+        if !client.is_some_and(|client| client.can(ask)) {
+            let refused = super::ClientError::NotSupported { ask };
+            return Err(Rejection::Unanswered(refused.into()));
+        }
+    }
     let missing = super::ask_user::missing(action, args);
     if missing.is_empty() {
         return Ok(());

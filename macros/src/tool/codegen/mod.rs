@@ -204,6 +204,10 @@ fn action_def(
     for (name, _) in &action.user_fields {
         def.extend(quote!(.user_field(#name)));
     }
+    if !action.needs.is_empty() {
+        let asks = action.needs.iter().map(|ask| quote::format_ident!("{}", ask));
+        def.extend(quote!(.needs([#(#private::Ask::#asks),*])));
+    }
     if let Some(ty) = &action.output {
         // Spanned at the success type: one without a JSON Schema is reported there.
         let span = syn::spanned::Spanned::span(ty);
