@@ -58,7 +58,10 @@ async fn summarize() -> Result<String, ToolError> {
 fn server() -> (Server, Changes) {
     let builder = Server::builder("notes", "1");
     let changes = builder.changes();
-    let builder = builder.tool(AskModelTool).tool(SummarizeTool).handler(Notes);
+    let builder = builder
+        .tool(AskModelTool)
+        .tool(SummarizeTool)
+        .handler(Notes);
     (builder.build().expect("the server builds"), changes)
 }
 
@@ -339,11 +342,12 @@ async fn sessions_subscribe_to_resources() {
     );
     let mut lines = BufReader::new(read).lines();
     let mut write = write;
-    let mut send = async |message: Value| {
+    let send = async |write: &mut tokio::io::WriteHalf<tokio::io::DuplexStream>, message: Value| {
         let line = format!("{message}\n");
         write.write_all(line.as_bytes()).await.unwrap();
     };
     send(
+        &mut write,
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "session", "version": "1"}}}),
@@ -367,8 +371,13 @@ async fn sessions_subscribe_to_resources() {
         capabilities["prompts"]["listChanged"], true,
         "{initialized}"
     );
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
     send(
+        &mut write,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    send(
+        &mut write,
         json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe",
         "params": {"uri": "note://1"}}),
     )
@@ -380,6 +389,7 @@ async fn sessions_subscribe_to_resources() {
     assert_eq!(told["method"], "notifications/resources/updated", "{told}");
     assert_eq!(told["params"]["uri"], "note://1");
     send(
+        &mut write,
         json!({"jsonrpc": "2.0", "id": 3, "method": "resources/unsubscribe",
         "params": {"uri": "note://1"}}),
     )
@@ -389,6 +399,6 @@ async fn sessions_subscribe_to_resources() {
     changes.tool_list_changed();
     let told = next().await;
     assert_eq!(told["method"], "notifications/tools/list_changed", "{told}");
-    drop(send);
+    drop(write);
     let _ = timeout(PATIENCE, serving).await;
 }

@@ -29,6 +29,31 @@ impl ToolError {
         ToolError::new(ErrorCode::from_static("CLIENT_UNSUPPORTED"), message).suggest(recovery)
     }
 
+    /// USER_ONLY_FIELD: the call gave a field only the user can give (a confirmation).
+    pub(crate) fn user_only_field(field: &str) -> Self {
+        ToolError::new(
+            ErrorCode::from_static("USER_ONLY_FIELD"),
+            format!("Only the user can give \"{field}\"; the call may not carry it."),
+        )
+        .suggest(format!(
+            "Call again without \"{field}\": the server asks the user for it."
+        ))
+    }
+
+    /// CLIENT_UNSUPPORTED for an action that needs the user's own answer, which the client
+    /// cannot ask for: the model is told not to fill it in.
+    pub(crate) fn user_answer_unavailable(field: &str) -> Self {
+        ToolError::new(
+            ErrorCode::from_static("CLIENT_UNSUPPORTED"),
+            format!(
+                "This action needs the user's own answer (\"{field}\"), and the client cannot ask them (no elicitation)."
+            ),
+        )
+        .suggest(format!(
+            "Do not retry with \"{field}\": tell the user this action needs a client that can ask them."
+        ))
+    }
+
     /// USER_DECLINED: the user declined to answer the call's question.
     pub(crate) fn user_declined() -> Self {
         ToolError::new(

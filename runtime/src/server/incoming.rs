@@ -16,7 +16,7 @@
 //! standard method whose params do not decode is answered -32602 by the server itself, on every
 //! transport.)
 
-// Without a transport, only `cut` is used (by the table of requests).
+// Without a transport, nothing here is used.
 #![cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
 
 use rmcp::RoleServer;
@@ -371,13 +371,6 @@ impl<'a> Scanner<'a> {
         }
         Some(())
     }
-}
-
-/// A name the client sent, short enough to echo in an error.
-pub(crate) fn cut(name: &str) -> String {
-    let mut out = String::new();
-    crate::envelope::text::push_cut(&mut out, name);
-    out
 }
 
 #[cfg(test)]

@@ -125,9 +125,16 @@ pub(crate) fn stateless(version: Option<&ProtocolVersion>) -> bool {
 pub(crate) fn not_found(method: &str) -> ErrorData {
     ErrorData::new(
         ErrorCode::METHOD_NOT_FOUND,
-        format!("Method not found: {}", super::incoming::cut(method)),
+        format!("Method not found: {}", cut(method)),
         None,
     )
+}
+
+/// A name the client sent, short enough to echo in an error.
+pub(crate) fn cut(name: &str) -> String {
+    let mut out = String::new();
+    crate::envelope::text::push_cut(&mut out, name);
+    out
 }
 
 #[cfg(test)]

@@ -126,6 +126,10 @@ pub struct ActionDef {
     pub(super) user_fields: Vec<String>,
     /// What its handler asks of the client, which a call's client must be able to answer.
     pub(super) needs: Vec<super::Ask>,
+    /// Of the fields the user gives, those the model may give too (relaying the user's answer).
+    pub(super) relayed: Vec<String>,
+    /// What the user reads above the form that asks for them.
+    pub(super) ask_message: Option<String>,
 }
 
 impl std::fmt::Debug for ActionDef {
@@ -209,6 +213,8 @@ impl ActionDef {
             scopes: Vec::new(),
             user_fields: Vec::new(),
             needs: Vec::new(),
+            relayed: Vec::new(),
+            ask_message: None,
         })
     }
 }
@@ -412,22 +418,25 @@ impl ActionDefBuilder {
     }
 
     /// Marks `name`, an optional field of the arguments, as one only the user can give (a
-    /// confirmation, a choice among their own accounts); `#[action(ask_user(confirm))]` in the
-    /// macro. `name` is the field as the arguments' schema spells it (after serde's renames).
+    /// confirmation above all); `#[action(ask_user(confirm))]` in the macro. `name` is the field
+    /// as the arguments' schema spells it (after serde's renames).
     ///
-    /// When a call leaves the field out (absent or `null`), the server asks the user for it
-    /// once the call is validated and admitted by its limits, before its middleware and
-    /// deadline: one form (MCP elicitation) with every such field left out, each as the arguments'
-    /// schema describes it ([`ActionDef::user_field_form`]), sent the way
+    /// The model never gives it: the field is left out of the schema `tools/list` shows, and a
+    /// call that carries it anyway is refused (USER_ONLY_FIELD: only the user can give it). The
+    /// server asks the user for it once the call is validated and admitted by its limits,
+    /// before its middleware and deadline: one form (MCP elicitation) with every such field,
+    /// each as the arguments' schema describes it ([`ActionDef::user_field_form`]), under the
+    /// action's [`ask_user_message`](ActionDef::ask_user_message), sent the way
     /// [`Context::elicit`](crate::Context::elicit) sends its own (a 2025-11-25 session's
     /// back-channel; from 2026-07-28 an `input_required` round, the retried call finding the
     /// answer). The answers go into the arguments, which are validated again, and the action
     /// runs with them. A question declined or dismissed, or left unanswered past the server's
     /// `ask_timeout`, is the envelope `Context::elicit`'s error gives (USER_DECLINED,
-    /// USER_CANCELLED, TIMEOUT). When the client cannot be asked (it declared no elicitation,
-    /// stateless HTTP before 2026-07-28, a call in process), the call is answered
-    /// MISSING_REQUIRED_FIELD for the field, as ERRORS.md §4 writes it. A call that gives the
-    /// field is not asked.
+    /// USER_CANCELLED, TIMEOUT). When the client cannot be asked, the call never runs: from MCP
+    /// 2026-07-28 a request that did not declare elicitation is answered -32021; before, the
+    /// envelope CLIENT_UNSUPPORTED says the action needs a client that can ask the user, and
+    /// not to retry with the field. For an answer the model may relay, see
+    /// [`relayed_user_field`](Self::relayed_user_field).
     ///
     /// The field must be an optional property of the arguments that a form can show (text, a
     /// number, a boolean, or a choice among strings): a server refuses to build with one that
@@ -459,6 +468,48 @@ impl ActionDefBuilder {
 }
 
 impl ActionDefBuilder {
+    /// Marks `name` as a field the user is asked for when a call leaves it out, and which the
+    /// model may give too: for an answer the user gave in the conversation that the model
+    /// relays (choosing one of the user's own accounts), never for a confirmation. A deliberate
+    /// choice, unlike [`user_field`](Self::user_field): the field is listed in the schema the
+    /// model reads, a call that gives it is not asked, and a client that cannot be asked gets
+    /// MISSING_REQUIRED_FIELD, which invites the model to give it. `#[action(model_may_relay(account))]`
+    /// in the macro.
+    ///
+    /// ```
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Pay {
+    ///     /// The account to pay from, one of the user's.
+    ///     account: Option<String>,
+    /// }
+    ///
+    /// let pay = mcp_fusion::tools::ActionDef::new::<Pay>("pay").relayed_user_field("account").build();
+    /// assert_eq!(pay.user_fields(), ["account"]);
+    /// assert!(!pay.is_user_only("account"));
+    /// ```
+    pub fn relayed_user_field(mut self, name: impl Into<String>) -> Self {
+        let name = name.into();
+        if !self.0.relayed.contains(&name) {
+            self.0.relayed.push(name.clone());
+        }
+        self.user_field(name)
+    }
+
+    /// What the user reads above the form that asks for the fields only they can give (by
+    /// default, a sentence naming the action by its title). `#[action(ask_user(confirm, message
+    /// = ".."))]` in the macro.
+    ///
+    /// ```
+    /// let delete = mcp_fusion::tools::ActionDef::without_arguments("delete")
+    ///     .ask_user_message("Delete this note for good?")
+    ///     .build();
+    /// assert_eq!(delete.ask_user_message(), "Delete this note for good?");
+    /// ```
+    pub fn ask_user_message(mut self, message: impl Into<String>) -> Self {
+        self.0.ask_message = Some(message.into());
+        self
+    }
+
     /// Declares what the action's handler asks of the client (`Ask::Model`: sampling,
     /// `Ask::User`: elicitation, `Ask::Roots`); `#[action(needs(sampling))]` in the macro. A
     /// call whose client cannot be asked that is refused before its handler runs: from MCP
@@ -481,6 +532,40 @@ impl ActionDefBuilder {
 }
 
 impl ActionDef {
+    /// Whether `name` is a field only the user can give: asked of them, never taken from the
+    /// model ([`ActionDefBuilder::user_field`], not [`relayed_user_field`](ActionDefBuilder::relayed_user_field)).
+    pub fn is_user_only(&self, name: &str) -> bool {
+        self.user_fields.iter().any(|f| f == name) && !self.relayed.iter().any(|f| f == name)
+    }
+
+    /// The fields only the user can give, in the order they were marked.
+    pub(crate) fn user_only(&self) -> impl Iterator<Item = &str> {
+        (self.user_fields.iter())
+            .filter(|f| !self.relayed.contains(f))
+            .map(String::as_str)
+    }
+
+    /// What the user reads above the form that asks for the fields only they can give: the
+    /// author's words ([`ActionDefBuilder::ask_user_message`]), else a sentence naming the
+    /// action by its title (or its name, its words spaced).
+    pub fn ask_user_message(&self) -> String {
+        if let Some(message) = &self.ask_message {
+            return message.clone();
+        }
+        let title = match &self.title {
+            Some(title) => title.clone(),
+            None => {
+                let spaced = self.name.replace('_', " ");
+                let mut chars = spaced.chars();
+                chars
+                    .next()
+                    .map(|first| first.to_uppercase().chain(chars).collect())
+                    .unwrap_or_default()
+            }
+        };
+        format!("\u{201c}{title}\u{201d} needs your answer before it goes on.")
+    }
+
     /// What the action's handler asks of the client ([`ActionDefBuilder::needs`]).
     pub fn needs(&self) -> &[super::Ask] {
         &self.needs

@@ -24,13 +24,10 @@ pub(crate) fn missing<'a>(action: &'a ActionDef, args: &Value) -> Vec<&'a str> {
         .collect()
 }
 
-/// What the user reads above the form.
-fn message(action: &ActionDef, missing: &[&str]) -> String {
-    format!(
-        "The action \"{}\" needs your answer to go on: {}.",
-        action.qualified(),
-        missing.join(", ")
-    )
+/// The first field only the user can give that `args` carry (not `null`): the model gave what
+/// it may not.
+pub(crate) fn given_by_model<'a>(action: &'a ActionDef, args: &Value) -> Option<&'a str> {
+    (action.user_only()).find(|name| args.get(*name).is_some_and(|v| !v.is_null()))
 }
 
 /// Asks the user, through `client`, for the `missing` fields of a call of `action`, and puts
@@ -46,8 +43,14 @@ pub(crate) async fn ask(
     let Some(first) = missing.first() else {
         return Ok(());
     };
-    let unasked = || ToolError::missing_required_field(first);
-    let client = client.filter(|client| client.link.supports(Ask::User));
+    // A field only the user can give is never the model's to fill in: it is told so.
+    let user_only = missing.iter().find(|name| action.is_user_only(name));
+    let unasked = || match user_only {
+        Some(name) => ToolError::user_answer_unavailable(name),
+        None => ToolError::missing_required_field(first),
+    };
+    // From 2026-07-28, a request that did not declare elicitation is answered -32021.
+    let client = client.filter(|client| client.can(Ask::User));
     // The server refuses to build with a field a form cannot show, so a form is always made.
     let (Some(client), Some(form)) = (client, super::user_field::form(action.schema(), missing))
     else {
@@ -55,7 +58,7 @@ pub(crate) async fn ask(
     };
     let params = ElicitRequestParams::FormElicitationParams {
         meta: None,
-        message: message(action, missing),
+        message: action.ask_user_message(),
         requested_schema: form,
     };
     let answer = client.ask(ClientRequestKind::Elicit(params)).await;

@@ -180,6 +180,9 @@ pub(crate) fn prepare(
         return Err(Rejection::Broken(Box::new(result)));
     };
     let args = Value::Object(args);
+    if let Some(field) = super::ask_user::given_by_model(action, &args) {
+        return Err(Rejection::Unanswered(ToolError::user_only_field(field)));
+    }
     match action.compiled_schema() {
         Ok(schema) => schema
             .validate(action.qualified(), &args)

@@ -205,7 +205,10 @@ fn action_def(
         def.extend(quote!(.user_field(#name)));
     }
     if !action.needs.is_empty() {
-        let asks = action.needs.iter().map(|ask| quote::format_ident!("{}", ask));
+        let asks = action
+            .needs
+            .iter()
+            .map(|ask| quote::format_ident!("{}", ask));
         def.extend(quote!(.needs([#(#private::Ask::#asks),*])));
     }
     if let Some(ty) = &action.output {

@@ -17,7 +17,7 @@ use tower_service::Service;
 use super::body::{Incoming, ReadBody};
 use super::next;
 use super::reply::{Reply, guarded, json_rpc};
-use crate::server::incoming::cut;
+use crate::server::methods::cut;
 use crate::tool::BoxFuture;
 
 /// Seconds a client refused a session waits before it tries again.
