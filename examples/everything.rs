@@ -10,10 +10,14 @@
 //! and the address is printed on stderr).
 //!
 //! Its tools reach the client through their `Context`: they log, ask the client's model
-//! (sampling) and ask the user (elicitation, forms typed by `#[derive(ElicitForm)]`).
+//! (sampling), ask the user (elicitation, forms typed by `#[derive(ElicitForm)]`) and list the
+//! client's roots; from MCP 2026-07-28 in `input_required` rounds (`common/input_required.rs`,
+//! and a prompt of its handler).
 
 #[path = "common/cli.rs"]
 mod cli;
+#[path = "common/input_required.rs"]
+mod input_required;
 #[path = "common/prompts_resources.rs"]
 mod prompts_resources;
 
@@ -26,6 +30,7 @@ use mcp_fusion::server::{HttpOptions, StdioOptions};
 use mcp_fusion::tools::{ElicitChoice, ElicitForm};
 use mcp_fusion::tools::{Elicited, LogLevel, Response, Sampling};
 use mcp_fusion::{Context, Server, ToolError, ToolErrors, tool};
+use input_required::InputRequired;
 use prompts_resources::{PNG, PromptsAndResources};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -236,6 +241,17 @@ impl SuiteTools {
         Ok(Response::text(format!("Done: {sent} log messages sent.")))
     }
 
+    /// Sends one log message at the level `info`: only to a client whose level lets it through
+    /// (from 2026-07-28, the level its request carries; none when it carries none).
+    #[action(read_only)]
+    async fn logging_tool(&self, f: Context) -> Result<Response, SuiteError> {
+        let sent = f.log(LogLevel::Info, "Tool ran").await;
+        Ok(Response::text(format!(
+            "Done: {} log messages sent.",
+            usize::from(sent)
+        )))
+    }
+
     /// Reports its progress (0, 50 and 100 of 100, 50 ms apart) to a client that asks for it.
     #[action(read_only)]
     async fn tool_with_progress(&self, f: Context) -> Result<Response, SuiteError> {
@@ -280,6 +296,18 @@ impl SuiteTools {
     #[action(read_only)]
     async fn elicitation(&self, args: Message, f: Context) -> Result<Response, ToolError> {
         let answer = f.elicit::<Contact>(args.message).await?;
+        Ok(Response::text(format!(
+            "User response: {}",
+            completed(answer)
+        )))
+    }
+
+    /// Asks the user who they are: up to 2025-11-25 a request on the session; from 2026-07-28
+    /// the call's answer on its own stream is `input_required`, never a request of the server's
+    /// (SEP-2575).
+    #[action(read_only)]
+    async fn streaming_elicitation(&self, f: Context) -> Result<Response, ToolError> {
+        let answer = f.elicit::<Contact>("Who are you?").await?;
         Ok(Response::text(format!(
             "User response: {}",
             completed(answer)
@@ -341,6 +369,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .instructions("Tools, prompts and resources of every kind MCP has, for testing clients.")
         .tool(SuiteTools)
         .tool(EchoPersonTool)
+        .tool(InputRequired)
         // Every progress report is sent, however close to the last (the suite's are 50 ms apart).
         .progress_interval(Duration::ZERO)
         .handler(handler.clone())

@@ -90,7 +90,8 @@ async fn prompts_resources_completion_and_tools_over_stdio() {
             "test_simple_prompt",
             "test_prompt_with_arguments",
             "test_prompt_with_embedded_resource",
-            "test_prompt_with_image"
+            "test_prompt_with_image",
+            "test_input_required_result_prompt"
         ]
     );
     let arguments = json!({"arg1": "first", "arg2": "second"});
