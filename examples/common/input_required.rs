@@ -108,7 +108,7 @@ impl InputRequired {
         );
         let (Name { name }, greeting, roots) = (name?.accepted()?, greeting?, roots?);
         Ok(Response::text(format!(
-            "Hello, {name}! The model's greeting: {}. The client has {} roots.",
+            "Hello, {name}! The model's greeting: {:?}; the client's roots: {}.",
             said(&greeting),
             roots.len()
         )))
