@@ -24,13 +24,13 @@ mod prompts_resources;
 use std::time::Duration;
 
 use clap::Parser;
+use input_required::InputRequired;
 use mcp_fusion::rmcp::model::ElicitationSchema;
 use mcp_fusion::rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use mcp_fusion::server::{HttpOptions, StdioOptions};
 use mcp_fusion::tools::{ElicitChoice, ElicitForm};
 use mcp_fusion::tools::{Elicited, LogLevel, Response, Sampling};
 use mcp_fusion::{Context, Server, ToolError, ToolErrors, tool};
-use input_required::InputRequired;
 use prompts_resources::{PNG, PromptsAndResources};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

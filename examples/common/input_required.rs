@@ -66,7 +66,10 @@ impl InputRequired {
     async fn sampling(&self, f: Context) -> Result<Response, ToolError> {
         let question = Sampling::new(100).user("What is the capital of France?");
         let answer = f.input("capital_question").sample(question).await?;
-        Ok(Response::text(format!("The model answered: {}", said(&answer))))
+        Ok(Response::text(format!(
+            "The model answered: {}",
+            said(&answer)
+        )))
     }
 
     /// Lists the client's roots (input key `client_roots`).
@@ -118,9 +121,13 @@ impl InputRequired {
     /// the state of the second keeping the answer to the first.
     #[action(read_only)]
     async fn multi_round(&self, f: Context) -> Result<Response, ToolError> {
-        let asked = f.input("step1").elicit::<Name>("Step 1: What is your name?");
+        let asked = f
+            .input("step1")
+            .elicit::<Name>("Step 1: What is your name?");
         let Name { name } = asked.await?.accepted()?;
-        let asked = f.input("step2").elicit("Step 2: What is your favorite color?");
+        let asked = f
+            .input("step2")
+            .elicit("Step 2: What is your favorite color?");
         let Colour { color } = asked.await?.accepted()?;
         Ok(Response::text(format!("{name} likes {color}.")))
     }

@@ -185,11 +185,14 @@ fn prompt_with_context(
 ) -> Result<GetPromptResponse, ErrorData> {
     if (context.protocol_version()).is_none_or(|version| version.has_initialize()) {
         return Err(ErrorData::invalid_request(
-            format!("Prompt {INPUT_REQUIRED_PROMPT:?} asks the user in an input_required round, which needs MCP 2026-07-28."),
+            format!(
+                "Prompt {INPUT_REQUIRED_PROMPT:?} asks the user in an input_required round, which needs MCP 2026-07-28."
+            ),
             None,
         ));
     }
-    if !(context.client_capabilities()).is_some_and(|declared| declared.elicitation.is_some()) {
+    let declared = context.client_capabilities();
+    if declared.is_none_or(|declared| declared.elicitation.is_none()) {
         let elicitation = ClientCapabilities::builder().enable_elicitation().build();
         return Err(ErrorData::missing_required_client_capability(elicitation));
     }

@@ -196,14 +196,15 @@ async fn prompts_resources_completion_and_tools_over_stdio() {
 /// The example on streamable HTTP, and where it listens (`127.0.0.1:PORT`).
 async fn everything_over_http() -> (tokio::process::Child, String) {
     use tokio::io::{AsyncBufReadExt, BufReader};
-    let mut child = tokio::process::Command::new(mcp_fusion_drivers::artifacts::example("everything"))
-        .args(["--http", "127.0.0.1:0"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut child =
+        tokio::process::Command::new(mcp_fusion_drivers::artifacts::example("everything"))
+            .args(["--http", "127.0.0.1:0"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
     let mut log = BufReader::new(child.stderr.take().unwrap()).lines();
     loop {
         let line = log.next_line().await.unwrap().expect("it listens");
@@ -286,7 +287,9 @@ async fn input_required_rounds_over_http_at_2026_07_28() {
     let call = |name: &'static str, caps: Value, retry: Option<(Value, Value)>| {
         let addr = addr.clone();
         async move {
-            let retry = retry.as_ref().map(|(answers, state)| (answers.clone(), state));
+            let retry = retry
+                .as_ref()
+                .map(|(answers, state)| (answers.clone(), state));
             request_2026(&addr, "tools/call", name, &caps, retry).await
         }
     };
@@ -295,7 +298,7 @@ async fn input_required_rounds_over_http_at_2026_07_28() {
     let elicitation = "test_input_required_result_elicitation";
     let first = call(elicitation, all.clone(), None).await;
     let user_name = ("user_name".to_owned(), "elicitation/create".to_owned());
-    assert_eq!(asked(&first), [user_name.clone()]);
+    assert_eq!(asked(&first), [user_name]);
     assert_eq!(
         first["inputRequests"]["user_name"]["params"]["message"],
         "What is your name?"
@@ -333,16 +336,31 @@ async fn input_required_rounds_over_http_at_2026_07_28() {
     let first = call(rounds, all.clone(), None).await;
     assert_eq!(asked(&first)[0].0, "step1");
     let answers = json!({"step1": accepted(json!({"name": "Alice"}))});
-    let second = call(rounds, all.clone(), Some((answers, first["requestState"].clone()))).await;
+    let second = call(
+        rounds,
+        all.clone(),
+        Some((answers, first["requestState"].clone())),
+    )
+    .await;
     assert_eq!(asked(&second)[0].0, "step2");
     assert_ne!(second["requestState"], first["requestState"]);
     let answers = json!({"step2": accepted(json!({"color": "blue"}))});
-    let done = call(rounds, all.clone(), Some((answers, second["requestState"].clone()))).await;
+    let done = call(
+        rounds,
+        all.clone(),
+        Some((answers, second["requestState"].clone())),
+    )
+    .await;
     assert_eq!(completed_text(&done), "Alice likes blue.");
 
     // A client that declared sampling alone is asked no form.
     let sampling_only = json!({"sampling": {}});
-    let first = call("test_input_required_result_capabilities", sampling_only, None).await;
+    let first = call(
+        "test_input_required_result_capabilities",
+        sampling_only,
+        None,
+    )
+    .await;
     let word = ("word".to_owned(), "sampling/createMessage".to_owned());
     assert_eq!(asked(&first), [word]);
 

@@ -261,18 +261,26 @@ impl Input<'_> {
         url: impl Into<String>,
     ) -> Result<Elicited<()>, ClientError> {
         let (message, url) = (message.into(), url.into());
-        self.context.elicit_url_as(Some(self.key), message, url).await
+        self.context
+            .elicit_url_as(Some(self.key), message, url)
+            .await
     }
 
     /// [`Context::sample`], under this key.
     pub async fn sample(self, sampling: Sampling) -> Result<Sampled, ClientError> {
-        let answer = self.context.ask_as(ClientRequestKind::Sample(sampling.0), Some(self.key));
+        let answer = self
+            .context
+            .ask_as(ClientRequestKind::Sample(sampling.0), Some(self.key));
         sampled(answer.await?)
     }
 
     /// [`Context::roots`], under this key.
     pub async fn roots(self) -> Result<Vec<Root>, ClientError> {
-        roots(self.context.ask_as(ClientRequestKind::Roots, Some(self.key)).await?)
+        roots(
+            self.context
+                .ask_as(ClientRequestKind::Roots, Some(self.key))
+                .await?,
+        )
     }
 }
 

@@ -73,12 +73,14 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Entry>, String> {
             scope = Some(match content {
                 "server:" | "server: []" => Scope::Every,
                 _ => match content.strip_prefix("server@") {
-                    Some(header) => match header.strip_suffix(": []").or(header.strip_suffix(':')) {
-                        Some(revision) if is_revision(revision) => {
-                            Scope::Revision(revision.to_owned())
+                    Some(header) => {
+                        match header.strip_suffix(": []").or(header.strip_suffix(':')) {
+                            Some(revision) if is_revision(revision) => {
+                                Scope::Revision(revision.to_owned())
+                            }
+                            _ => return fail("a section is `server:` or `server@YYYY-MM-DD:`"),
                         }
-                        _ => return fail("a section is `server:` or `server@YYYY-MM-DD:`"),
-                    },
+                    }
                     None => return fail("a section is `server:` or `server@YYYY-MM-DD:`"),
                 },
             });

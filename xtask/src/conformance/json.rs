@@ -251,7 +251,10 @@ mod tests {
                 Json::Null
             ]))
         );
-        let c = value.get("b").and_then(|b| b.get("c")).and_then(Json::as_str);
+        let c = value
+            .get("b")
+            .and_then(|b| b.get("c"))
+            .and_then(Json::as_str);
         assert_eq!(c, Some("x\"\\/\né😀"));
         assert_eq!(value.get("d"), Some(&Json::Array(Vec::new())));
         assert_eq!(value.get("e"), None);
@@ -261,8 +264,20 @@ mod tests {
     #[test]
     fn refuses_what_is_not_json() {
         for bad in [
-            "", "[1,]", "{\"a\" 1}", "{a: 1}", "[1] 2", "\"open", "\"\\x\"", "\"\\ud800\"",
-            "nul", "+1", ".5", "1.", "[\"a\nb\"]", "inf",
+            "",
+            "[1,]",
+            "{\"a\" 1}",
+            "{a: 1}",
+            "[1] 2",
+            "\"open",
+            "\"\\x\"",
+            "\"\\ud800\"",
+            "nul",
+            "+1",
+            ".5",
+            "1.",
+            "[\"a\nb\"]",
+            "inf",
         ] {
             assert!(parse(bad).is_err(), "{bad:?} was read");
         }

@@ -30,7 +30,10 @@ pub(crate) fn requirement_set(listing: &str) -> Vec<Listed> {
             continue;
         }
         let item = line.trim();
-        match (section.starts_with("Server scenarios"), item.strip_prefix("- ")) {
+        match (
+            section.starts_with("Server scenarios"),
+            item.strip_prefix("- "),
+        ) {
             (true, Some(name)) => listed.push(Listed {
                 name: name.to_owned(),
                 not_scored: None,
@@ -194,8 +197,8 @@ pub(crate) fn judge(revision: &str, ran: &[Ran], known: &[Entry]) -> Verdict {
         }
         let failing: Vec<&&Check> = worst.iter().filter(|c| fails(&c.status)).collect();
         verdict.failed += usize::from(!failing.is_empty());
-        verdict.scored_failure |= scenario.listed.not_scored.is_none()
-            && checks.iter().any(|c| c.status == "FAILURE");
+        verdict.scored_failure |=
+            scenario.listed.not_scored.is_none() && checks.iter().any(|c| c.status == "FAILURE");
         let entries: Vec<&&Entry> = known.iter().filter(|e| &e.scenario == name).collect();
         if let Some(whole) = entries.iter().find(|e| e.check.is_none()) {
             match failing.is_empty() {
@@ -209,15 +212,16 @@ pub(crate) fn judge(revision: &str, ran: &[Ran], known: &[Entry]) -> Verdict {
             }
             continue;
         }
-        let unknown = failing.iter().filter(|c| {
-            !(entries.iter()).any(|e| e.check.as_ref() == Some(&c.id))
-        });
+        let unknown = failing
+            .iter()
+            .filter(|c| !(entries.iter()).any(|e| e.check.as_ref() == Some(&c.id)));
         verdict.failed_as_known += usize::from(!failing.is_empty() && unknown.count() == 0);
         for check in &failing {
             let entry = entries.iter().find(|e| e.check.as_ref() == Some(&check.id));
             match entry {
-                Some(entry) => (verdict.expected)
-                    .push(format!("{name}:{} ({})", check.id, entry.reason)),
+                Some(entry) => {
+                    (verdict.expected).push(format!("{name}:{} ({})", check.id, entry.reason))
+                }
                 None => verdict.problems.push(format!(
                     "{revision} {name}: {} {}: {}",
                     check.id,
@@ -257,7 +261,11 @@ pub(crate) fn judge(revision: &str, ran: &[Ran], known: &[Entry]) -> Verdict {
 pub(crate) fn unrun(known: &[Entry], runs: &[&[Ran]]) -> Vec<String> {
     (known.iter())
         .filter(|e| e.scope == Scope::Every)
-        .filter(|e| !runs.iter().any(|ran| ran.iter().any(|r| r.listed.name == e.scenario)))
+        .filter(|e| {
+            !runs
+                .iter()
+                .any(|ran| ran.iter().any(|r| r.listed.name == e.scenario))
+        })
         .map(|e| format!("{e} of expected-failures.yml names a scenario no requirement set runs"))
         .collect()
 }

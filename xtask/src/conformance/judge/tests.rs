@@ -61,7 +61,11 @@ fn reads_checks_json_and_refuses_what_it_cannot_judge() {
                    {"id": "b", "status": "FAILURE", "errorMessage": "no", "details": {"x": [1]}}]"#;
     let read = checks(text).unwrap();
     assert_eq!(read[1].message.as_deref(), Some("no"));
-    assert!(checks(r#"{"id": "a"}"#).unwrap_err().contains("not an array"));
+    assert!(
+        checks(r#"{"id": "a"}"#)
+            .unwrap_err()
+            .contains("not an array")
+    );
     assert!(checks(r#"[{"id": "a"}]"#).unwrap_err().contains("without"));
     let odd = checks(r#"[{"id": "a", "status": "MAYBE"}]"#).unwrap_err();
     assert!(odd.contains("unknown status \"MAYBE\""), "{odd}");
@@ -88,11 +92,23 @@ fn finds_a_scenarios_results_by_its_name_and_time() {
 fn an_unknown_failure_or_warning_fails_the_run_a_known_one_does_not() {
     let run = [
         ran("ping", true, &[("ping", "SUCCESS"), ("wire", "INFO")]),
-        ran("tools-list", true, &[("names", "WARNING"), ("order", "SUCCESS")]),
+        ran(
+            "tools-list",
+            true,
+            &[("names", "WARNING"), ("order", "SUCCESS")],
+        ),
         // The worst outcome of an id wins.
         ran("caching", true, &[("ttl", "FAILURE"), ("ttl", "SUCCESS")]),
-        ran("tasks-lifecycle", false, &[("a", "FAILURE"), ("b", "FAILURE")]),
-        ran("json-schema", false, &[("anchor", "FAILURE"), ("refs", "SKIPPED")]),
+        ran(
+            "tasks-lifecycle",
+            false,
+            &[("a", "FAILURE"), ("b", "FAILURE")],
+        ),
+        ran(
+            "json-schema",
+            false,
+            &[("anchor", "FAILURE"), ("refs", "SKIPPED")],
+        ),
     ];
     let entries = known(
         "server:\n  - tasks-lifecycle # no tasks yet\n\
@@ -113,7 +129,10 @@ fn an_unknown_failure_or_warning_fails_the_run_a_known_one_does_not() {
             "json-schema:anchor (dropped)"
         ]
     );
-    assert_eq!((verdict.scenarios, verdict.scored, verdict.failed), (5, 3, 4));
+    assert_eq!(
+        (verdict.scenarios, verdict.scored, verdict.failed),
+        (5, 3, 4)
+    );
     assert_eq!(verdict.failed_as_known, 2);
     assert!(verdict.scored_failure);
     // SUCCESS, FAILURE, WARNING, SKIPPED: each id once.
@@ -124,7 +143,11 @@ fn an_unknown_failure_or_warning_fails_the_run_a_known_one_does_not() {
 fn a_known_failure_that_passes_or_is_not_reported_fails_the_run() {
     let run = [
         ran("tasks-lifecycle", false, &[("a", "SUCCESS")]),
-        ran("json-schema", false, &[("anchor", "SUCCESS"), ("refs", "SKIPPED")]),
+        ran(
+            "json-schema",
+            false,
+            &[("anchor", "SUCCESS"), ("refs", "SKIPPED")],
+        ),
     ];
     let entries = known(
         "server:\n  - tasks-lifecycle # no tasks yet\n\
@@ -153,7 +176,9 @@ fn a_known_failure_that_passes_or_is_not_reported_fails_the_run() {
     let unrun = unrun(&entries, &[&run]);
     assert_eq!(
         unrun,
-        ["no-such-scenario (line 6) of expected-failures.yml names a scenario no requirement set runs"]
+        [
+            "no-such-scenario (line 6) of expected-failures.yml names a scenario no requirement set runs"
+        ]
     );
 }
 
