@@ -123,7 +123,7 @@ fn run_revision(
     revision: &str,
     dir: &Path,
 ) -> Result<(Vec<Ran>, Option<i32>), Error> {
-    let listing = output(suite().args(["list", "--requirements", revision]))?;
+    let listing = output(suite()?.args(["list", "--requirements", revision]))?;
     let listed = judge::requirement_set(&listing);
     if listed.is_empty() {
         return Err(format!("the suite lists no server scenario for {revision}").into());
@@ -136,7 +136,7 @@ fn run_revision(
         server.url
     );
     let log = std::fs::File::create(dir.join("suite.log"))?;
-    let status = suite()
+    let status = suite()?
         .args(["server", "--url", &server.url, "--requirements", revision])
         .arg("-o")
         .arg(dir)
@@ -170,15 +170,16 @@ fn run_revision(
 
 /// The suite's command: its own `#!/usr/bin/env node` finds the pinned Node.js first on the
 /// PATH.
-fn suite() -> Command {
+fn suite() -> Result<Command, Error> {
     let system = std::env::var_os("PATH").unwrap_or_default();
     let paths = std::iter::once(bin()).chain(std::env::split_paths(&system));
+    let path = std::env::join_paths(paths)
+        .map_err(|e| format!("{} cannot lead the PATH: {e}", bin().display()))?;
     let mut command = Command::new(bin().join("conformance"));
-    if let Ok(path) = std::env::join_paths(paths) {
-        command.env("PATH", path);
-    }
-    command.current_dir(workspace().join(SUITE));
     command
+        .env("PATH", path)
+        .current_dir(workspace().join(SUITE));
+    Ok(command)
 }
 
 /// Prints what the run of `revision` showed.
