@@ -86,11 +86,13 @@ pub(crate) fn run() -> Result<(), Error> {
         let (ran, status) = run_revision(&example, revision, &dir)?;
         let verdict = judge::judge(revision, &ran, &known);
         report(revision, &verdict, &dir);
-        // The suite's own verdict on the scored scenarios is the one xtask reads from them.
-        if status != Some(i32::from(verdict.scored_failure)) {
+        // The suite's exit code says whether a scored scenario has a FAILURE: another than the
+        // checks xtask read say is a suite that failed otherwise.
+        let said = i32::from(verdict.scored_failure);
+        if status != Some(said) {
+            let status = status.map_or("by a signal".to_owned(), |code| format!("with {code}"));
             problems.push(format!(
-                "{revision}: the suite exited with {status:?} where its checks say {}: see {}",
-                i32::from(verdict.scored_failure),
+                "{revision}: the suite exited {status} where its checks say {said}: see {}",
                 dir.join("suite.log").display()
             ));
         }
