@@ -10,16 +10,21 @@
 //! and the address is printed on stderr).
 //!
 //! Its tools reach the client through their `Context`: they log, ask the client's model
-//! (sampling) and ask the user (elicitation, forms typed by `#[derive(ElicitForm)]`).
+//! (sampling), ask the user (elicitation, forms typed by `#[derive(ElicitForm)]`) and list the
+//! client's roots; from MCP 2026-07-28 in `input_required` rounds (`common/input_required.rs`,
+//! and a prompt of its handler).
 
 #[path = "common/cli.rs"]
 mod cli;
+#[path = "common/input_required.rs"]
+mod input_required;
 #[path = "common/prompts_resources.rs"]
 mod prompts_resources;
 
 use std::time::Duration;
 
 use clap::Parser;
+use input_required::InputRequired;
 use mcp_fusion::rmcp::model::ElicitationSchema;
 use mcp_fusion::rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use mcp_fusion::server::{Changes, HttpOptions, StdioOptions};
@@ -239,6 +244,17 @@ impl SuiteTools {
         Ok(Response::text(format!("Done: {sent} log messages sent.")))
     }
 
+    /// Sends one log message at the level `info`: only to a client whose level lets it through
+    /// (from 2026-07-28, the level its request carries; none when it carries none).
+    #[action(read_only)]
+    async fn logging_tool(&self, f: Context) -> Result<Response, SuiteError> {
+        let sent = f.log(LogLevel::Info, "Tool ran").await;
+        Ok(Response::text(format!(
+            "Done: {} log messages sent.",
+            usize::from(sent)
+        )))
+    }
+
     /// Reports its progress (0, 50 and 100 of 100, 50 ms apart) to a client that asks for it.
     #[action(read_only)]
     async fn tool_with_progress(&self, f: Context) -> Result<Response, SuiteError> {
@@ -283,6 +299,18 @@ impl SuiteTools {
     #[action(read_only)]
     async fn elicitation(&self, args: Message, f: Context) -> Result<Response, ToolError> {
         let answer = f.elicit::<Contact>(args.message).await?;
+        Ok(Response::text(format!(
+            "User response: {}",
+            completed(answer)
+        )))
+    }
+
+    /// Asks the user who they are: up to 2025-11-25 a request on the session; from 2026-07-28
+    /// the call's answer on its own stream is `input_required`, never a request of the server's
+    /// (SEP-2575).
+    #[action(read_only)]
+    async fn streaming_elicitation(&self, f: Context) -> Result<Response, ToolError> {
+        let answer = f.elicit::<Contact>("Who are you?").await?;
         Ok(Response::text(format!(
             "User response: {}",
             completed(answer)
@@ -372,6 +400,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             changes: changes.clone(),
         })
         .tool(EchoPersonTool)
+        .tool(InputRequired)
         // Every progress report is sent, however close to the last (the suite's are 50 ms apart).
         .progress_interval(Duration::ZERO)
         .handler(handler.clone())

@@ -1,7 +1,8 @@
 //! The everything example's own rmcp `ServerHandler`, served beside its `#[tool]` tools by
-//! `ServerBuilder::handler`: the prompts, resources (a template among them, and one that
-//! changes, told to subscribers through the server's `Changes`), argument completion and `logging/setLevel` that the official
-//! MCP conformance suite asks a server for, under the names it asks for them by.
+//! `ServerBuilder::handler`: the prompts (one of them asking the user for its context first,
+//! from MCP 2026-07-28), resources (a template among them, and one that changes, told to
+//! subscribers through the server's `Changes`), argument completion and `logging/setLevel` that
+//! the official MCP conformance suite asks a server for, under the names it asks for them by.
 
 // Logging is deprecated by SEP-2577 in rmcp; the suite (MCP 2025-11-25) still asks for it.
 #![allow(deprecated)]
@@ -110,6 +111,73 @@ fn argument<'a>(request: &'a GetPromptRequestParams, name: &str) -> Result<&'a s
     })
 }
 
+/// The prompt that asks the user for its context first.
+const INPUT_REQUIRED_PROMPT: &str = "test_input_required_result_prompt";
+/// The key its question and the user's answer go under.
+const USER_CONTEXT: &str = "user_context";
+
+/// `test_input_required_result_prompt`, from MCP 2026-07-28: until the request carries the
+/// user's answer (`inputResponses.user_context`, an accepted form), the answer is
+/// `input_required` (SEP-2322, rmcp's MRTR types) asking for it; then the prompt, built on it.
+/// The answer is all the prompt needs, so no `requestState` is kept between the rounds. Before
+/// 2026-07-28 a request cannot be answered in rounds, and a client that cannot be asked for a
+/// form is told the capability it lacks.
+fn prompt_with_context(
+    request: &GetPromptRequestParams,
+    context: &RequestContext<RoleServer>,
+) -> Result<GetPromptResponse, ErrorData> {
+    if (context.protocol_version()).is_none_or(|version| version.has_initialize()) {
+        return Err(ErrorData::invalid_request(
+            format!(
+                "Prompt {INPUT_REQUIRED_PROMPT:?} asks the user in an input_required round, which needs MCP 2026-07-28."
+            ),
+            None,
+        ));
+    }
+    let declared = context.client_capabilities();
+    if declared.is_none_or(|declared| declared.elicitation.is_none()) {
+        let elicitation = ClientCapabilities::builder().enable_elicitation().build();
+        return Err(ErrorData::missing_required_client_capability(elicitation));
+    }
+    let answer = (request.input_responses.as_ref())
+        .and_then(|responses| responses.get(USER_CONTEXT))
+        .and_then(|answer| serde_json::from_value::<ElicitResult>(answer.clone()).ok());
+    let Some(answer) = answer else {
+        // Not answered yet, or not with a form's answer: asked (again).
+        let schema = ElicitationSchema::builder()
+            .required_string("context")
+            .build_unchecked();
+        let question = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: "What context should the prompt use?".into(),
+            requested_schema: schema,
+        };
+        let asks = InputRequests::from([(
+            USER_CONTEXT.to_owned(),
+            InputRequest::Elicitation(ElicitRequest::new(question)),
+        )]);
+        return Ok(InputRequiredResult::from_input_requests(asks).into());
+    };
+    let given = (answer.content.as_ref())
+        .and_then(|content| content.get("context"))
+        .and_then(|text| text.as_str());
+    match (answer.action, given) {
+        (ElicitationAction::Accept, Some(given)) => {
+            let text = format!("With this context in mind: {given:?}, say what matters most.");
+            let messages = vec![PromptMessage::new_text(Role::User, text)];
+            Ok(GetPromptResult::new(messages).into())
+        }
+        (ElicitationAction::Accept, None) => Err(ErrorData::invalid_params(
+            "The form came back without its string field \"context\".",
+            None,
+        )),
+        _ => Err(ErrorData::invalid_params(
+            "The user declined to give the prompt its context.",
+            None,
+        )),
+    }
+}
+
 fn prompt_argument(name: &str, description: &str) -> PromptArgument {
     PromptArgument::new(name)
         .with_description(description)
@@ -164,6 +232,12 @@ impl ServerHandler for PromptsAndResources {
                 None,
             )
             .with_title("Prompt with an image"),
+            Prompt::new(
+                INPUT_REQUIRED_PROMPT,
+                Some("A prompt that first asks the user for its context, in an input_required round (MCP 2026-07-28)."),
+                None,
+            )
+            .with_title("Prompt that asks for its context"),
         ];
         Ok(ListPromptsResult::with_all_items(prompts))
     }
@@ -171,8 +245,11 @@ impl ServerHandler for PromptsAndResources {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if request.name == INPUT_REQUIRED_PROMPT {
+            return prompt_with_context(&request, &context);
+        }
         let user = |content| PromptMessage::new(Role::User, content);
         let messages = match request.name.as_str() {
             "test_simple_prompt" => vec![PromptMessage::new_text(

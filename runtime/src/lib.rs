@@ -358,13 +358,14 @@ pub mod errors {
 /// [`Caller`](tools::Caller)); and what it asks of the client through [`Context`]: a form
 /// ([`ElicitForm`](tools::ElicitForm) and [`ElicitChoice`](tools::ElicitChoice), each a trait
 /// and its derive at one path, as serde's `Serialize`), a URL, the client's model
-/// ([`Sampling`](tools::Sampling)), its roots, a log line at a [`LogLevel`](tools::LogLevel).
+/// ([`Sampling`](tools::Sampling)), its roots, a log line at a [`LogLevel`](tools::LogLevel);
+/// any of them under a key of the handler's choosing ([`Input`](tools::Input)).
 pub mod tools {
     pub use crate::tool::{
         ActionDef, ActionDefBuilder, ActionRef, Annotations, Answer, Ask, BoxFuture, Caller,
         Choice, ClientError, Concurrency, Deprecation, ElicitChoice, ElicitForm, Elicited,
-        Exposition, Failure, IntoOutput, LogLevel, RateLimit, Response, Root, SCOPES_KEY, Sampled,
-        Sampling, SingleToolDefBuilder, ToolDef, ToolDefBuilder, TraceContext,
+        Exposition, Failure, Input, IntoOutput, LogLevel, RateLimit, Response, Root, SCOPES_KEY,
+        Sampled, Sampling, SingleToolDefBuilder, ToolDef, ToolDefBuilder, TraceContext,
     };
     /// Implements [`ElicitChoice`] for an enum of unit variants: a choice in a form (or
     /// several, as a `Vec`); see the [crate docs](crate#asking-the-user-deriveelicitform).

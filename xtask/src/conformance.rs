@@ -1,13 +1,21 @@
 //! `cargo xtask conformance`: the official MCP conformance suite
-//! (`@modelcontextprotocol/conformance`, every server scenario) against `examples/everything`
-//! over streamable HTTP.
+//! (`@modelcontextprotocol/conformance`) against `examples/everything` over streamable HTTP,
+//! once for each requirement set it runs: `--requirements 2025-11-25` (the stateful wire,
+//! `initialize` and sessions) and `--requirements 2026-07-28` (the stateless wire), each on a
+//! server of its own, its results in `target/conformance/<revision>/` (a folder of checks per
+//! scenario, the suite's output in `suite.log`, the server's log in `server.log`).
 //!
 //! The suite and the Node.js it runs on (it needs Node 22 or later; the machine's may be older)
 //! are npm packages pinned by `tests/conformance-suite/package-lock.json`, installed with
-//! `npm ci`. The scenarios the example is known to fail are listed, each with its reason, in
-//! `tests/conformance-suite/expected-failures.yml`: the run fails when any other scenario fails
-//! or warns, and when a listed one passes (the list must then lose it), as the suite's own
-//! `--expected-failures` decides.
+//! `npm ci`. Under `--requirements` the suite's exit code counts only the scenarios the revision
+//! scores, so xtask judges every scenario it ran, scored or not, from its `checks.json`
+//! (`conformance/judge.rs`): a FAILURE or a WARNING fails the run unless it is a known failure
+//! of `tests/conformance-suite/expected-failures.yml` (`conformance/baseline.rs`), each listed
+//! with its reason; a known failure that passes now fails it too (the list must then lose it).
+
+mod baseline;
+mod json;
+mod judge;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -15,9 +23,16 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 
 use super::{Error, cargo, npm_ci, output, workspace};
+use judge::{Listed, Ran, Verdict};
 
 /// Where the suite is installed, from the workspace's root.
 const SUITE: &str = "tests/conformance-suite";
+
+/// The known failures, from the workspace's root.
+const EXPECTED_FAILURES: &str = "tests/conformance-suite/expected-failures.yml";
+
+/// The requirement sets run, in order: each a revision of MCP the suite knows.
+const REVISIONS: [&str; 2] = ["2025-11-25", "2026-07-28"];
 
 /// What `examples/everything` prints on stderr once it listens, before its URL.
 const LISTENING: &str = "streamable HTTP on ";
@@ -40,46 +55,151 @@ pub(crate) fn install() -> Result<(), Error> {
     Ok(())
 }
 
-/// Builds and starts `examples/everything` on a free loopback port, runs every server scenario
-/// of the suite against it, and stops it.
+/// Builds `examples/everything`, runs each requirement set of the suite against it (a server
+/// of its own each), and judges every scenario they ran.
 pub(crate) fn run() -> Result<(), Error> {
+    let known = std::fs::read_to_string(workspace().join(EXPECTED_FAILURES))?;
+    let known = baseline::parse(&known).map_err(|e| format!("{EXPECTED_FAILURES}: {e}"))?;
+    for entry in &known {
+        if let baseline::Scope::Revision(revision) = &entry.scope
+            && !REVISIONS.contains(&revision.as_str())
+        {
+            return Err(format!(
+                "{EXPECTED_FAILURES}: {entry} is in server@{revision}, a requirement set xtask \
+                 does not run (it runs {})",
+                REVISIONS.join(" and ")
+            )
+            .into());
+        }
+    }
     let example = build_example()?;
     let results = workspace().join("target").join("conformance");
     // Only this run's results: the suite names each scenario's folder by the time.
     if results.exists() {
         std::fs::remove_dir_all(&results)?;
     }
-    std::fs::create_dir_all(&results)?;
-    let server = Server::start(&example, &results.join("server.log"))?;
+    let mut runs = Vec::new();
+    let mut problems = Vec::new();
+    for revision in REVISIONS {
+        let dir = results.join(revision);
+        std::fs::create_dir_all(&dir)?;
+        let (ran, status) = run_revision(&example, revision, &dir)?;
+        let verdict = judge::judge(revision, &ran, &known);
+        report(revision, &verdict, &dir);
+        // The suite's exit code says whether a scored scenario has a FAILURE: another than the
+        // checks xtask read say is a suite that failed otherwise.
+        let said = i32::from(verdict.scored_failure);
+        if status != Some(said) {
+            let status = status.map_or("by a signal".to_owned(), |code| format!("with {code}"));
+            problems.push(format!(
+                "{revision}: the suite exited {status} where its checks say {said}: see {}",
+                dir.join("suite.log").display()
+            ));
+        }
+        problems.extend(verdict.problems);
+        runs.push(ran);
+    }
+    let ran: Vec<&[Ran]> = runs.iter().map(Vec::as_slice).collect();
+    problems.extend(judge::unrun(&known, &ran));
+    if problems.is_empty() {
+        eprintln!("xtask: the MCP conformance suite passes, its known failures aside");
+        return Ok(());
+    }
+    for problem in &problems {
+        eprintln!("  ✗ {problem}");
+    }
+    Err(format!(
+        "the MCP conformance suite failed: {} problem(s) above (a failure or warning that is \
+         not in {EXPECTED_FAILURES}, or a known failure that passes now or was not reported); \
+         the results are in {}",
+        problems.len(),
+        results.display()
+    )
+    .into())
+}
+
+/// Runs the requirement set of `revision` against a server of its own, its results and logs
+/// in `dir`: every scenario it runs, with its checks, and the suite's exit code.
+fn run_revision(
+    example: &Path,
+    revision: &str,
+    dir: &Path,
+) -> Result<(Vec<Ran>, Option<i32>), Error> {
+    let listing = output(suite()?.args(["list", "--requirements", revision]))?;
+    let listed = judge::requirement_set(&listing);
+    if listed.is_empty() {
+        return Err(format!("the suite lists no server scenario for {revision}").into());
+    }
+    let server = Server::start(example, &dir.join("server.log"))?;
     eprintln!(
-        "xtask: the MCP conformance suite against examples/everything at {}",
+        "xtask: the MCP conformance suite, --requirements {revision} ({} scenarios), against \
+         examples/everything at {}",
+        listed.len(),
         server.url
     );
-    let suite = workspace().join(SUITE);
-    let system = std::env::var_os("PATH").unwrap_or_default();
-    let path = std::env::join_paths(std::iter::once(bin()).chain(std::env::split_paths(&system)))?;
-    // The suite's own `#!/usr/bin/env node` finds the pinned Node.js first on the PATH.
-    let status = Command::new(bin().join("conformance"))
-        .args(["server", "--url", &server.url, "--suite", "all"])
-        .arg("--expected-failures")
-        .arg(suite.join("expected-failures.yml"))
+    let log = std::fs::File::create(dir.join("suite.log"))?;
+    let status = suite()?
+        .args(["server", "--url", &server.url, "--requirements", revision])
         .arg("-o")
-        .arg(results.join("scenarios"))
-        .env("PATH", path)
-        .current_dir(&suite)
-        .status();
+        .arg(dir)
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .status()
+        .map_err(|e| format!("the MCP conformance suite did not start: {e}"))?;
     drop(server);
-    match status {
-        Ok(status) if status.success() => Ok(()),
-        Ok(status) => Err(format!(
-            "the MCP conformance suite failed ({status}): above, the scenarios that failed or \
-             warned unexpectedly, or the expected failures that now pass; each scenario's checks \
-             are in {}, the server's log in {}",
-            results.join("scenarios").display(),
-            results.join("server.log").display()
-        )
-        .into()),
-        Err(e) => Err(format!("the MCP conformance suite did not start: {e}").into()),
+    let ran = listed
+        .into_iter()
+        .map(|listed: Listed| {
+            let checks = match judge::results_of(dir, &listed.name) {
+                None => Err(format!(
+                    "the suite wrote no folder for it in {}: see suite.log there",
+                    dir.display()
+                )),
+                Some(folder) => match std::fs::read_to_string(folder.join("checks.json")) {
+                    Err(e) => Err(format!(
+                        "{}: {e} (the scenario did not run to its end: see suite.log)",
+                        folder.join("checks.json").display()
+                    )),
+                    Ok(text) => judge::checks(&text)
+                        .map_err(|e| format!("{}: {e}", folder.join("checks.json").display())),
+                },
+            };
+            Ran { listed, checks }
+        })
+        .collect();
+    Ok((ran, status.code()))
+}
+
+/// The suite's command: its own `#!/usr/bin/env node` finds the pinned Node.js first on the
+/// PATH.
+fn suite() -> Result<Command, Error> {
+    let system = std::env::var_os("PATH").unwrap_or_default();
+    let paths = std::iter::once(bin()).chain(std::env::split_paths(&system));
+    let path = std::env::join_paths(paths)
+        .map_err(|e| format!("{} cannot lead the PATH: {e}", bin().display()))?;
+    let mut command = Command::new(bin().join("conformance"));
+    command
+        .env("PATH", path)
+        .current_dir(workspace().join(SUITE));
+    Ok(command)
+}
+
+/// Prints what the run of `revision` showed.
+fn report(revision: &str, verdict: &Verdict, dir: &Path) {
+    let [success, failure, warning, skipped] = verdict.checks;
+    eprintln!(
+        "xtask: {revision}: {} scenarios ({} scored): {} passed, {} failed, {} of them known; \
+         checks: {success} passed, {failure} failed, {warning} warned, {skipped} skipped \
+         (in {})",
+        verdict.scenarios,
+        verdict.scored,
+        verdict.scenarios - verdict.failed,
+        verdict.failed,
+        verdict.failed_as_known,
+        dir.display()
+    );
+    for known in &verdict.expected {
+        eprintln!("  ~ {known}");
     }
 }
 

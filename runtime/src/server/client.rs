@@ -14,6 +14,7 @@
 // Logging, sampling and roots are deprecated by SEP-2577 in rmcp; they are still served.
 #![allow(deprecated)]
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -137,7 +138,11 @@ impl ClientLink for SessionLink {
         &self.capabilities
     }
 
-    fn request(&self, request: ClientRequestKind) -> BoxFuture<'_, Result<Value, ClientError>> {
+    fn request(
+        &self,
+        request: ClientRequestKind,
+        _key: Option<&str>,
+    ) -> BoxFuture<'_, Result<Value, ClientError>> {
         let ask = request.ask();
         Box::pin(async move {
             let to_value = |v: Result<Value, serde_json::Error>| {
@@ -222,8 +227,11 @@ impl Round {
 #[derive(Debug)]
 pub(crate) struct RoundLink {
     answers: InputResponses,
-    /// Asks made so far in this run of the handler: each ask's key is its kind and its place.
+    /// Asks made so far in this run of the handler: an unnamed ask's key is its kind and its
+    /// place.
     asked: AtomicUsize,
+    /// The keys asked so far in this run of the handler: each ask needs its own.
+    keys: Mutex<HashSet<String>>,
     round: Arc<Round>,
     capabilities: ClientCapabilities,
     /// Where log messages go (the request's stream), and the level the request asked for.
@@ -242,6 +250,7 @@ impl RoundLink {
         RoundLink {
             answers,
             asked: AtomicUsize::new(0),
+            keys: Mutex::default(),
             round: Arc::default(),
             capabilities,
             peer,
@@ -256,8 +265,8 @@ impl RoundLink {
     }
 }
 
-/// The key of the `n`-th ask of a call, of kind `request`: the same in every run of the
-/// handler that asks the same things in the same order.
+/// The key of the `n`-th ask of a call, of kind `request`, when the handler did not name it:
+/// the same in every run of the handler that asks the same things in the same order.
 fn key(request: &ClientRequestKind, n: usize) -> String {
     let kind = match request {
         ClientRequestKind::Sample(_) => "sampling",
@@ -292,8 +301,24 @@ impl ClientLink for RoundLink {
         }
     }
 
-    fn request(&self, request: ClientRequestKind) -> BoxFuture<'_, Result<Value, ClientError>> {
-        let key = key(&request, self.asked.fetch_add(1, Ordering::Relaxed) + 1);
+    fn request(
+        &self,
+        request: ClientRequestKind,
+        named: Option<&str>,
+    ) -> BoxFuture<'_, Result<Value, ClientError>> {
+        let n = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
+        let key = named.map_or_else(|| key(&request, n), str::to_owned);
+        let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
+        if !keys.insert(key.clone()) {
+            tracing::error!(key, "a call asked its client twice under one input key");
+            let reason = format!(
+                "the server asked twice under the input key {key:?} in one call \
+                 (each ask of a call needs its own key)"
+            );
+            let ask = request.ask();
+            return Box::pin(std::future::ready(Err(ClientError::Failed { ask, reason })));
+        }
+        drop(keys);
         if let Some(answer) = self.answers.get(&key) {
             return Box::pin(std::future::ready(Ok(answer.clone())));
         }
@@ -328,5 +353,44 @@ impl ClientLink for RoundLink {
             Some(peer) => send_log(peer, self.level, &self.logged, level, logger, data),
             None => Box::pin(std::future::ready(false)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_named_ask_is_keyed_by_its_name_an_unnamed_one_by_its_kind_and_place() {
+        let answered = json!({"roots": []});
+        let answers = InputResponses::from([("client_roots".to_owned(), answered.clone())]);
+        let link = RoundLink::new(answers, ClientCapabilities::default(), None, None);
+        let round = link.round();
+        let roots = link.request(ClientRequestKind::Roots, Some("client_roots"));
+        assert_eq!(roots.await.unwrap(), answered);
+        // Unanswered, the next two end the round, each under its key.
+        drop(link.request(ClientRequestKind::Roots, None));
+        drop(link.request(ClientRequestKind::Roots, Some("user_roots")));
+        let asked: Vec<String> = round.asks().into_keys().collect();
+        assert_eq!(asked, ["roots-2", "user_roots"]);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_second_ask_under_one_key_is_refused() {
+        let link = RoundLink::new(
+            InputResponses::new(),
+            ClientCapabilities::default(),
+            None,
+            None,
+        );
+        drop(link.request(ClientRequestKind::Roots, Some("client_roots")));
+        let again = link.request(ClientRequestKind::Roots, Some("client_roots"));
+        let Err(ClientError::Failed { ask, reason }) = again.await else {
+            panic!("a second ask under one key is not sent");
+        };
+        assert_eq!(ask, Ask::Roots);
+        assert!(reason.contains("\"client_roots\""), "{reason}");
+        assert_eq!(link.round().asks().len(), 1);
     }
 }

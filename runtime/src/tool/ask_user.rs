@@ -61,7 +61,7 @@ pub(crate) async fn ask(
         message: action.ask_user_message(),
         requested_schema: form,
     };
-    let answer = client.ask(ClientRequestKind::Elicit(params)).await;
+    let answer = client.ask(ClientRequestKind::Elicit(params), None).await;
     let mut given = match form_answer::<Map<String, Value>>(answer?)? {
         Elicited::Accepted(given) => given,
         Elicited::Declined => return Err(ClientError::Declined.into()),
@@ -131,7 +131,11 @@ mod tests {
             &self.capabilities
         }
 
-        fn request(&self, request: ClientRequestKind) -> BoxFuture<'_, Result<Value, ClientError>> {
+        fn request(
+            &self,
+            request: ClientRequestKind,
+            _key: Option<&str>,
+        ) -> BoxFuture<'_, Result<Value, ClientError>> {
             if let ClientRequestKind::Elicit(params) = request {
                 let params = serde_json::to_value(params).expect("params are JSON");
                 self.asked.lock().unwrap().push(params);

@@ -375,8 +375,14 @@ pub(crate) trait ClientLink: Send + Sync + std::fmt::Debug {
     }
 
     /// Sends a request to the client and waits for its answer (its result as JSON); from
-    /// 2026-07-28, the answer the client gave in this round, or the end of the round.
-    fn request(&self, request: ClientRequestKind) -> BoxFuture<'_, Result<Value, ClientError>>;
+    /// 2026-07-28, the answer the client gave in this round, or the end of the round. `key` is
+    /// the name the handler gave the ask (`Context::input`): from 2026-07-28 its key in the
+    /// round's `inputRequests`; unused before.
+    fn request(
+        &self,
+        request: ClientRequestKind,
+        key: Option<&str>,
+    ) -> BoxFuture<'_, Result<Value, ClientError>>;
 
     /// Sends a log message when the client's level lets it through: once the future
     /// completes, it is written (before the call's answer); whether it was sent.
@@ -486,16 +492,21 @@ impl ClientAccess {
         can
     }
 
-    /// Sends `request` to the client within `ask_timeout`: its answer as it gave it, or why
-    /// there is none (a client that did not declare the capability is not asked).
-    pub(crate) async fn ask(&self, request: ClientRequestKind) -> Result<Value, ClientError> {
+    /// Sends `request` (named `key`, when the handler named it) to the client within
+    /// `ask_timeout`: its answer as it gave it, or why there is none (a client that did not
+    /// declare the capability is not asked).
+    pub(crate) async fn ask(
+        &self,
+        request: ClientRequestKind,
+        key: Option<&str>,
+    ) -> Result<Value, ClientError> {
         let ask = request.ask();
         if !self.link.supports_request(&request) {
             self.link.refused(needed_by(&request));
             return Err(ClientError::NotSupported { ask });
         }
         let waited = self.ask_timeout;
-        match tokio::time::timeout(waited, self.link.request(request)).await {
+        match tokio::time::timeout(waited, self.link.request(request, key)).await {
             Ok(answer) => answer,
             Err(_) => Err(ClientError::TimedOut { ask, waited }),
         }

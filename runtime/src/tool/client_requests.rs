@@ -1,5 +1,6 @@
 //! What a handler asks of its client through its [`Context`]: a form, a URL, a completion,
-//! the roots, a log message (each only when the client declared it can be asked).
+//! the roots, a log message (each only when the client declared it can be asked); and the same
+//! asks under a key of the handler's choosing ([`Input`]).
 
 use rmcp::model::ElicitRequestParams;
 use serde_json::Value;
@@ -69,13 +70,7 @@ impl Context {
         &self,
         message: impl Into<String>,
     ) -> Result<Elicited<T>, ClientError> {
-        let params = ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message: message.into(),
-            requested_schema: T::schema(),
-        };
-        let answer = self.ask(ClientRequestKind::Elicit(params)).await?;
-        form_answer(answer)
+        self.elicit_as(None, message.into()).await
     }
 
     /// Asks the user to visit `url` (MCP URL elicitation: a sign-in, a payment), and waits for
@@ -91,19 +86,7 @@ impl Context {
         message: impl Into<String>,
         url: impl Into<String>,
     ) -> Result<Elicited<()>, ClientError> {
-        let url = url.into();
-        let params = ElicitRequestParams::UrlElicitationParams {
-            meta: None,
-            message: message.into(),
-            elicitation_id: url_elicitation_id(&url),
-            url,
-        };
-        let answer = self.ask(ClientRequestKind::Elicit(params)).await?;
-        match form_answer::<Value>(answer)? {
-            Elicited::Accepted(_) => Ok(Elicited::Accepted(())),
-            Elicited::Declined => Ok(Elicited::Declined),
-            Elicited::Cancelled => Ok(Elicited::Cancelled),
-        }
+        self.elicit_url_as(None, message.into(), url.into()).await
     }
 
     /// Asks the client's model (MCP sampling), and waits for its answer. The action's deadline
@@ -118,8 +101,8 @@ impl Context {
     /// # }
     /// ```
     pub async fn sample(&self, sampling: Sampling) -> Result<Sampled, ClientError> {
-        let answer = self.ask(ClientRequestKind::Sample(sampling.0)).await?;
-        sampled(answer)
+        let answer = self.ask_as(ClientRequestKind::Sample(sampling.0), None);
+        sampled(answer.await?)
     }
 
     /// The client's roots (MCP roots: the folders it works in).
@@ -130,8 +113,70 @@ impl Context {
     /// # }
     /// ```
     pub async fn roots(&self) -> Result<Vec<Root>, ClientError> {
-        let answer = self.ask(ClientRequestKind::Roots).await?;
-        roots(answer)
+        roots(self.ask_as(ClientRequestKind::Roots, None).await?)
+    }
+
+    /// The next ask, named `key`: from MCP 2026-07-28, where a call that asks its client ends
+    /// its round with `input_required` (SEP-2322), `key` is the ask's key in the round's
+    /// `inputRequests`, and the client answers under it. Unnamed, an ask is keyed by its kind and
+    /// its place in the call (`elicitation-1`, `sampling-2`), which is all a client needs; a
+    /// name is for a client (or a test) that expects a key of its own. Each ask of a call needs
+    /// its own key: a second ask under one is refused ([`ClientError::Failed`]). Up to
+    /// 2025-11-25 the client is asked on the session, and the key is not sent.
+    ///
+    /// ```
+    /// use mcp_fusion::tools::ElicitForm;
+    /// use mcp_fusion::{Context, ToolError};
+    ///
+    /// /// Your name.
+    /// #[derive(serde::Deserialize, ElicitForm)]
+    /// struct Name {
+    ///     /// What you are called.
+    ///     name: String,
+    /// }
+    ///
+    /// async fn greet(f: &Context) -> Result<String, ToolError> {
+    ///     // Asked as `inputRequests.user_name`, answered as `inputResponses.user_name`.
+    ///     let name = f.input("user_name").elicit::<Name>("What is your name?").await?;
+    ///     Ok(format!("Hello, {}!", name.accepted()?.name))
+    /// }
+    /// # let _ = greet;
+    /// ```
+    pub fn input<'a>(&'a self, key: &'a str) -> Input<'a> {
+        Input { context: self, key }
+    }
+
+    async fn elicit_as<T: ElicitForm>(
+        &self,
+        key: Option<&str>,
+        message: String,
+    ) -> Result<Elicited<T>, ClientError> {
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message,
+            requested_schema: T::schema(),
+        };
+        form_answer(self.ask_as(ClientRequestKind::Elicit(params), key).await?)
+    }
+
+    async fn elicit_url_as(
+        &self,
+        key: Option<&str>,
+        message: String,
+        url: String,
+    ) -> Result<Elicited<()>, ClientError> {
+        let params = ElicitRequestParams::UrlElicitationParams {
+            meta: None,
+            message,
+            elicitation_id: url_elicitation_id(&url),
+            url,
+        };
+        let answer = self.ask_as(ClientRequestKind::Elicit(params), key).await?;
+        match form_answer::<Value>(answer)? {
+            Elicited::Accepted(_) => Ok(Elicited::Accepted(())),
+            Elicited::Declined => Ok(Elicited::Declined),
+            Elicited::Cancelled => Ok(Elicited::Cancelled),
+        }
     }
 
     /// Logs `data` (text, or any JSON) to the client at `level` (MCP `notifications/message`),
@@ -164,11 +209,78 @@ impl Context {
     /// Sends `request` to the client, the action's deadline paused meanwhile, within the
     /// server's `ask_timeout`: the client's answer as it gave it (the gateway relays an
     /// upstream's requests through it).
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
     pub(crate) async fn ask(&self, request: ClientRequestKind) -> Result<Value, ClientError> {
+        self.ask_as(request, None).await
+    }
+
+    /// [`Context::ask`], the ask named `key` when the handler named it ([`Context::input`]).
+    async fn ask_as(
+        &self,
+        request: ClientRequestKind,
+        key: Option<&str>,
+    ) -> Result<Value, ClientError> {
         let ask = request.ask();
         let client = self.client().ok_or(ClientError::NotSupported { ask })?;
         let _paused = self.deadline().map(super::deadline::Deadline::pause);
-        client.ask(request).await
+        client.ask(request, key).await
+    }
+}
+
+/// An ask of the client under a key of the handler's choosing ([`Context::input`]): the same
+/// asks as [`Context`]'s, the key aside.
+///
+/// ```
+/// use mcp_fusion::tools::Sampling;
+///
+/// # async fn capital(f: &mcp_fusion::Context) -> Result<String, mcp_fusion::ToolError> {
+/// let question = Sampling::new(100).user("What is the capital of France?");
+/// let answer = f.input("capital_question").sample(question).await?;
+/// Ok(answer.text().unwrap_or_default().to_owned())
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Input<'a> {
+    context: &'a Context,
+    key: &'a str,
+}
+
+impl Input<'_> {
+    /// [`Context::elicit`], under this key.
+    pub async fn elicit<T: ElicitForm>(
+        self,
+        message: impl Into<String>,
+    ) -> Result<Elicited<T>, ClientError> {
+        self.context.elicit_as(Some(self.key), message.into()).await
+    }
+
+    /// [`Context::elicit_url`], under this key.
+    pub async fn elicit_url(
+        self,
+        message: impl Into<String>,
+        url: impl Into<String>,
+    ) -> Result<Elicited<()>, ClientError> {
+        let (message, url) = (message.into(), url.into());
+        self.context
+            .elicit_url_as(Some(self.key), message, url)
+            .await
+    }
+
+    /// [`Context::sample`], under this key.
+    pub async fn sample(self, sampling: Sampling) -> Result<Sampled, ClientError> {
+        let answer = self
+            .context
+            .ask_as(ClientRequestKind::Sample(sampling.0), Some(self.key));
+        sampled(answer.await?)
+    }
+
+    /// [`Context::roots`], under this key.
+    pub async fn roots(self) -> Result<Vec<Root>, ClientError> {
+        roots(
+            self.context
+                .ask_as(ClientRequestKind::Roots, Some(self.key))
+                .await?,
+        )
     }
 }
 

@@ -32,6 +32,7 @@ pub(crate) use call::{Progress, Reporter, new_span_id};
 pub use caller::Caller;
 pub use client::{Ask, ClientError, ElicitForm, Elicited, LogLevel, Root, Sampled, Sampling};
 pub(crate) use client::{ClientAccess, ClientLink, ClientRequestKind};
+pub use client_requests::Input;
 pub use context::Context;
 pub(crate) use context::Handoffs;
 pub(crate) use deadline::Deadline;
