@@ -233,9 +233,10 @@ async fn the_json_schema_2020_12_tool_lists_and_enforces_the_suites_schema() {
         "{}",
         text(&refused.content[0])
     );
-    call.arguments = json!({"contactMethod": "phone", "phone": "555-0100", "address": {"city": "Oslo"}})
-        .as_object()
-        .cloned();
+    call.arguments =
+        json!({"contactMethod": "phone", "phone": "555-0100", "address": {"city": "Oslo"}})
+            .as_object()
+            .cloned();
     let done = client.call_tool(call).await.unwrap();
     assert_eq!(done.is_error, Some(false), "{}", text(&done.content[0]));
 }

@@ -145,22 +145,31 @@ fn assert_suite_keywords(schema: &Value) {
 
 #[test]
 fn a_tool_fn_lists_every_keyword_its_arguments_declare() {
-    let listed = Value::Object(ReachTool.definition().to_rmcp().input_schema.as_ref().clone());
+    let listed = Value::Object(
+        ReachTool
+            .definition()
+            .to_rmcp()
+            .input_schema
+            .as_ref()
+            .clone(),
+    );
     assert_suite_keywords(&listed);
     assert_eq!(listed, suite_schema());
 }
 
 #[test]
 fn hand_written_schemas_are_listed_whole_flat_and_alone() {
-    let single = ToolDef::single(
-        ActionDef::with_schema("reach", suite_schema()).description("Reaches."),
-    )
-    .build();
+    let single =
+        ToolDef::single(ActionDef::with_schema("reach", suite_schema()).description("Reaches."))
+            .build();
     let alone = Value::Object(single.to_rmcp().input_schema.as_ref().clone());
     assert_eq!(alone, suite_schema());
     let flat = grouped().listed(Exposition::Flat);
     assert_eq!(flat[0].name, "people_contact");
-    assert_eq!(Value::Object(flat[0].input_schema.as_ref().clone()), suite_schema());
+    assert_eq!(
+        Value::Object(flat[0].input_schema.as_ref().clone()),
+        suite_schema()
+    );
 }
 
 #[test]
@@ -189,10 +198,19 @@ fn a_grouped_tool_applies_an_actions_rules_when_it_is_chosen() {
     let listed = validator(&listed);
     for (args, accepted) in [
         (json!({"action": "contact", "email": "a@example.com"}), true),
-        (json!({"action": "contact", "contactMethod": "phone", "phone": "1"}), true),
+        (
+            json!({"action": "contact", "contactMethod": "phone", "phone": "1"}),
+            true,
+        ),
         (json!({"action": "contact"}), false),
-        (json!({"action": "contact", "contactMethod": "phone", "email": "a@example.com"}), false),
-        (json!({"action": "contact", "email": "a@example.com", "limit": 3}), false),
+        (
+            json!({"action": "contact", "contactMethod": "phone", "email": "a@example.com"}),
+            false,
+        ),
+        (
+            json!({"action": "contact", "email": "a@example.com", "limit": 3}),
+            false,
+        ),
         // Contact's rules are not lookup's.
         (json!({"action": "lookup", "name": "Ann"}), true),
         (json!({"action": "lookup", "name": "Ann", "limit": 3}), true),
@@ -226,7 +244,10 @@ fn anchors_of_different_definitions_are_kept_apart() {
         .action(ActionDef::with_schema("send", with_address("street")).description("Sends."))
         .action(ActionDef::with_schema("hold", with_address("street")).description("Holds."))
         .build();
-    assert_eq!(shared.input_schema()["$defs"]["address"]["$anchor"], "addressDef");
+    assert_eq!(
+        shared.input_schema()["$defs"]["address"]["$anchor"],
+        "addressDef"
+    );
 }
 
 async fn call(server: &Server, name: &str, arguments: Value) -> CallToolResult {
@@ -267,13 +288,25 @@ async fn each_keyword_is_enforced_in_section_5_lines() {
 </validation_error>"
     );
     // The phone as contact method: `then` requires it.
-    let phone = call(&server, "reach", json!({"contactMethod": "phone", "email": "a@example.com"})).await;
+    let phone = call(
+        &server,
+        "reach",
+        json!({"contactMethod": "phone", "email": "a@example.com"}),
+    )
+    .await;
     assert_eq!(
         fields(&phone),
-        ["<field name=\"phone\">Required field is missing. You sent: (missing). Expected a string.</field>"]
+        [
+            "<field name=\"phone\">Required field is missing. You sent: (missing). Expected a string.</field>"
+        ]
     );
     // The address by its definition, and no other field.
-    let wrong = call(&server, "reach", json!({"email": "a@example.com", "address": {"city": 7}, "fax": "1"})).await;
+    let wrong = call(
+        &server,
+        "reach",
+        json!({"email": "a@example.com", "address": {"city": 7}, "fax": "1"}),
+    )
+    .await;
     assert_eq!(
         fields(&wrong),
         [
@@ -281,13 +314,25 @@ async fn each_keyword_is_enforced_in_section_5_lines() {
             "<field name=\"fax\">Unrecognized field. You sent: '1'. Remove it. Known fields: name, address, contactMethod, phone, email.</field>",
         ]
     );
-    let fine = call(&server, "reach", json!({"contactMethod": "phone", "phone": "555"})).await;
+    let fine = call(
+        &server,
+        "reach",
+        json!({"contactMethod": "phone", "phone": "555"}),
+    )
+    .await;
     assert_eq!(fine.is_error, Some(false), "{}", text(&fine));
     // In the grouped tool, the same rules hold for `contact` and only for it.
-    let grouped = call(&server, "people", json!({"action": "contact", "contactMethod": "phone", "email": "a@example.com"})).await;
+    let grouped = call(
+        &server,
+        "people",
+        json!({"action": "contact", "contactMethod": "phone", "email": "a@example.com"}),
+    )
+    .await;
     assert_eq!(
         fields(&grouped),
-        ["<field name=\"phone\">Required field is missing. You sent: (missing). Expected a string.</field>"]
+        [
+            "<field name=\"phone\">Required field is missing. You sent: (missing). Expected a string.</field>"
+        ]
     );
 }
 
@@ -301,8 +346,12 @@ async fn other_keywords_of_the_draft_have_their_lines() {
         "dependentSchemas": {"b": {"properties": {"c": {"minLength": 3}}}},
         "minProperties": 1,
     });
-    let def = ToolDef::single(ActionDef::with_schema("rules", schema).description("Rules.")).build();
-    let server = Server::builder("rules", "1").tool(Done(def)).build().expect("it builds");
+    let def =
+        ToolDef::single(ActionDef::with_schema("rules", schema).description("Rules.")).build();
+    let server = Server::builder("rules", "1")
+        .tool(Done(def))
+        .build()
+        .expect("it builds");
     let lines = |args: Value| {
         let server = &server;
         async move { fields(&call(server, "rules", args).await) }
@@ -316,11 +365,15 @@ async fn other_keywords_of_the_draft_have_their_lines() {
     );
     assert_eq!(
         lines(json!({"a": 1})).await,
-        ["<field name=\"(root)\">Invalid value. You sent: {\"a\":1}. Expected a value that satisfies \"dependentRequired\".</field>"]
+        [
+            "<field name=\"(root)\">Invalid value. You sent: {\"a\":1}. Expected a value that satisfies \"dependentRequired\".</field>"
+        ]
     );
     assert_eq!(
         lines(json!({})).await,
-        ["<field name=\"(root)\">Invalid value. You sent: {}. Expected a value that satisfies \"minProperties\".</field>"]
+        [
+            "<field name=\"(root)\">Invalid value. You sent: {}. Expected a value that satisfies \"minProperties\".</field>"
+        ]
     );
 }
 
@@ -328,13 +381,25 @@ async fn other_keywords_of_the_draft_have_their_lines() {
 /// (boolean).
 fn rule(kind: u8, n: u64) -> (&'static str, Value) {
     match kind % 9 {
-        0 => ("allOf", json!([{"anyOf": [{"required": ["a"]}, {"required": ["b"]}]}])),
-        1 => ("anyOf", json!([{"required": ["c"]}, {"properties": {"a": {"minimum": n}}}])),
+        0 => (
+            "allOf",
+            json!([{"anyOf": [{"required": ["a"]}, {"required": ["b"]}]}]),
+        ),
+        1 => (
+            "anyOf",
+            json!([{"required": ["c"]}, {"properties": {"a": {"minimum": n}}}]),
+        ),
         2 => ("oneOf", json!([{"required": ["a"]}, {"required": ["b"]}])),
         3 => ("not", json!({"required": ["a", "c"]})),
-        4 => ("if", json!({"properties": {"c": {"const": true}}, "required": ["c"]})),
+        4 => (
+            "if",
+            json!({"properties": {"c": {"const": true}}, "required": ["c"]}),
+        ),
         5 => ("dependentRequired", json!({"b": ["a"]})),
-        6 => ("dependentSchemas", json!({"c": {"properties": {"a": {"maximum": n}}}})),
+        6 => (
+            "dependentSchemas",
+            json!({"c": {"properties": {"a": {"maximum": n}}}}),
+        ),
         7 => ("maxProperties", json!(n % 3 + 1)),
         _ => ("required", json!(["b"])),
     }

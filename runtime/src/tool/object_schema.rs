@@ -141,7 +141,9 @@ fn has_fields(node: &Map<String, Value>) -> bool {
         Some(Value::String(t)) => t == "object",
         Some(_) => false,
     };
-    typed_object && node.get("properties").is_some_and(Value::is_object) && !node.contains_key("$ref")
+    typed_object
+        && node.get("properties").is_some_and(Value::is_object)
+        && !node.contains_key("$ref")
 }
 
 /// Each object alternative of a `oneOf` / `anyOf` root, when every alternative is one.

@@ -52,8 +52,8 @@ fn rewrite(schema: &mut Value, renames: &Renames<'_>) {
                     }
                 } else if let Some(renamed) = def_name(pointer).and_then(|n| renames.defs.get(&n)) {
                     *pointer = def_pointer(renamed);
-                } else if let Some(renamed) = (pointer.strip_prefix('#'))
-                    .and_then(|anchor| renames.anchors.get(anchor))
+                } else if let Some(renamed) =
+                    (pointer.strip_prefix('#')).and_then(|anchor| renames.anchors.get(anchor))
                 {
                     *pointer = format!("#{renamed}");
                 }

@@ -53,7 +53,11 @@ pub(super) fn scoped(action: &str, schema: &Value, listed: &Listed<'_>) -> Optio
     if let Some(t) = root.get("type").filter(|t| *t != "object") {
         rules.insert("type".into(), t.clone());
     }
-    if rules.get("required").and_then(Value::as_array).is_some_and(Vec::is_empty) {
+    if rules
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(Vec::is_empty)
+    {
         rules.remove("required");
     }
     let own: Map<String, Value> = root
@@ -203,23 +207,28 @@ fn needs(node: &Value, defs: &Map<String, Value>, depth: usize) -> bool {
             .iter()
             .any(|k| map.get(*k).is_some_and(|v| *v != Value::Bool(true)));
     counts
-        || map.iter().any(|(keyword, value)| match (keyword.as_str(), value) {
-            ("allOf" | "anyOf" | "oneOf", Value::Array(list)) => {
-                list.iter().any(|v| needs(v, defs, depth + 1))
-            }
-            ("not" | "if" | "then" | "else", sub) => needs(sub, defs, depth + 1),
-            ("dependentSchemas", Value::Object(named)) => {
-                named.values().any(|v| needs(v, defs, depth + 1))
-            }
-            _ => false,
-        })
+        || map
+            .iter()
+            .any(|(keyword, value)| match (keyword.as_str(), value) {
+                ("allOf" | "anyOf" | "oneOf", Value::Array(list)) => {
+                    list.iter().any(|v| needs(v, defs, depth + 1))
+                }
+                ("not" | "if" | "then" | "else", sub) => needs(sub, defs, depth + 1),
+                ("dependentSchemas", Value::Object(named)) => {
+                    named.values().any(|v| needs(v, defs, depth + 1))
+                }
+                _ => false,
+            })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn listed<'a>(defs: &'a Map<String, Value>, fields: Vec<(&'a str, Option<&'a Value>)>) -> Listed<'a> {
+    fn listed<'a>(
+        defs: &'a Map<String, Value>,
+        fields: Vec<(&'a str, Option<&'a Value>)>,
+    ) -> Listed<'a> {
         Listed {
             discriminator: "action",
             fields,
@@ -234,7 +243,10 @@ mod tests {
         let id = json!({"type": "string"});
         let schema = json!({"type": "object", "properties": {"id": {"type": "string"}},
                             "additionalProperties": false, "description": "Gets."});
-        assert_eq!(scoped("get", &schema, &listed(&defs, vec![("id", Some(&id))])), None);
+        assert_eq!(
+            scoped("get", &schema, &listed(&defs, vec![("id", Some(&id))])),
+            None
+        );
     }
 
     #[test]
