@@ -95,6 +95,15 @@ pub(super) fn scoped(action: &str, schema: &Value, listed: &Listed<'_>) -> Optio
             }
             true => {}
             false => {
+                // Its words are the listed alternative's already.
+                let mut declared = declared;
+                let shown = listed.fields.iter().any(|(f, _)| *f == field);
+                if let Value::Object(node) = &mut declared
+                    && shown
+                {
+                    node.remove("description");
+                    node.remove("title");
+                }
                 properties.insert(field, declared);
             }
         }
@@ -269,6 +278,19 @@ mod tests {
                     "properties": {"id": true, "action": true},
                 },
             })
+        );
+    }
+
+    #[test]
+    fn a_field_listed_as_alternatives_is_checked_as_the_action_declares_it() {
+        let defs = Map::new();
+        let schema = json!({"type": "object",
+                            "properties": {"id": {"type": "integer", "description": "The number."}}});
+        let entry = scoped("get", &schema, &listed(&defs, vec![("id", None)])).unwrap();
+        // Described once, by the listed alternative.
+        assert_eq!(
+            entry["then"],
+            json!({"properties": {"id": {"type": "integer"}}})
         );
     }
 
