@@ -365,23 +365,62 @@ impl SuiteTools {
     }
 }
 
-/// A person, whose address is a definition of its own (`$defs`, `$ref`).
+// Someone to reach, as the suite's JSON Schema 2020-12 tool declares them (SEP-1613): an
+// address that is a definition of its own with an anchor (`$defs`, `$ref`, `$anchor`), a phone
+// or an email (`allOf` of `anyOf`), the phone when it is the contact method and else the email
+// (`if`/`then`/`else`), and no other field (`additionalProperties: false`). schemars derives the
+// fields; `#[schemars(extend(..))]` adds the rules over them. The tool lists them all, and the
+// server refuses any call that breaks one. (`//`, not `///`: a doc comment would be the
+// schema's `description`.)
 #[derive(Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(extend(
+    "allOf" = [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if" = {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then" = {"required": ["phone"]},
+    "else" = {"required": ["email"]},
+))]
 struct Person {
+    // Optional, and never null: `with` lists the value's own schema, `default` lets it be left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Address")]
     address: Option<Address>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "ContactMethod")]
+    contact_method: Option<ContactMethod>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    phone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    email: Option<String>,
 }
 
 #[derive(Serialize, Deserialize, JsonSchema)]
-#[schemars(rename = "address")]
+#[schemars(rename = "address", extend("$anchor" = "addressDef"))]
 struct Address {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     street: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     city: Option<String>,
 }
 
-/// Echoes a person and their address: a schema of JSON Schema 2020-12 with `$defs`, `$ref`
-/// and `additionalProperties: false` (SEP-1613).
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(inline)]
+enum ContactMethod {
+    Phone,
+    Email,
+}
+
+/// Echoes someone to reach: a schema of JSON Schema 2020-12 with every keyword the suite
+/// checks is kept (`$schema`, `$defs` with `$anchor`, `allOf`, `if`/`then`/`else`,
+/// `additionalProperties: false`), each enforced (SEP-1613).
 #[tool(name = "json_schema_2020_12_tool", read_only)]
 async fn echo_person(person: Person) -> Result<Person, SuiteError> {
     Ok(person)

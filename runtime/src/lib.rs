@@ -26,9 +26,10 @@
 //!
 //! On an impl block, every async method is an action, selected by the `action` field; on an
 //! async fn, the fn is a tool of one action. Each action takes one argument struct
-//! (`Deserialize + JsonSchema`; constraints through schemars attributes), and optionally the
-//! call's [`Context`]. The arguments are validated against the schema the tool advertises
-//! before they are decoded, and every failure becomes its envelope.
+//! (`Deserialize + JsonSchema`; constraints through schemars attributes, rules over several
+//! fields through `#[schemars(extend("allOf" = [..], "if" = {..}, ...))]`), and optionally the
+//! call's [`Context`]. The arguments are validated against the schema the tool advertises,
+//! every keyword of it, before they are decoded, and every failure becomes its envelope.
 //!
 //! ```
 //! use mcp_fusion::{Context, ErrorCode, Tool, ToolError, tool};

@@ -371,4 +371,54 @@ async fn input_required_rounds_over_http_at_2026_07_28() {
     let done = request_2026(&addr, "prompts/get", prompt, &all, retry).await;
     let said = done["messages"][0]["content"]["text"].as_str().unwrap();
     assert!(said.contains("\"test context\""), "{done}");
+
+/// The JSON Schema 2020-12 tool lists the schema the conformance suite declares for it, every
+/// keyword kept (SEP-1613, issue 49), and the server enforces each.
+#[tokio::test(flavor = "current_thread")]
+async fn the_json_schema_2020_12_tool_lists_and_enforces_the_suites_schema() {
+    let (client, ..) = everything().await;
+    let tools = client.list_all_tools().await.unwrap();
+    let tool = (tools.iter())
+        .find(|t| t.name == "json_schema_2020_12_tool")
+        .expect("listed");
+    assert_eq!(
+        serde_json::Value::Object(tool.input_schema.as_ref().clone()),
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {"address": {"$anchor": "addressDef", "type": "object",
+                                  "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+            "properties": {
+                "name": {"type": "string"},
+                "address": {"$ref": "#/$defs/address"},
+                "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                "phone": {"type": "string"},
+                "email": {"type": "string"}
+            },
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+            "then": {"required": ["phone"]},
+            "else": {"required": ["email"]},
+            "additionalProperties": false
+        })
+    );
+    let mut call = CallToolRequestParams::new("json_schema_2020_12_tool");
+    call.arguments = json!({"contactMethod": "phone", "email": "ann@example.com"})
+        .as_object()
+        .cloned();
+    let refused = client.call_tool(call.clone()).await.unwrap();
+    assert_eq!(refused.is_error, Some(true));
+    assert!(
+        text(&refused.content[0]).contains(
+            "<field name=\"phone\">Required field is missing. You sent: (missing). Expected a string.</field>"
+        ),
+        "{}",
+        text(&refused.content[0])
+    );
+    call.arguments =
+        json!({"contactMethod": "phone", "phone": "555-0100", "address": {"city": "Oslo"}})
+            .as_object()
+            .cloned();
+    let done = client.call_tool(call).await.unwrap();
+    assert_eq!(done.is_error, Some(false), "{}", text(&done.content[0]));
 }

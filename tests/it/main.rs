@@ -40,6 +40,7 @@ mod output_schema;
 mod readme_quick_start;
 mod redis_failover;
 mod redis_limits;
+mod schema_2020_12;
 mod schema_fidelity;
 mod server_pipeline;
 mod stdio_envelopes;

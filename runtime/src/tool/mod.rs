@@ -21,6 +21,7 @@ mod invoke;
 mod listing;
 mod object_schema;
 mod schema;
+mod scope;
 mod user_field;
 
 pub use action::{

@@ -118,8 +118,10 @@ pub(super) fn is_open(schema: &Value) -> bool {
 }
 
 /// The shapes an action's arguments may take: the root object, or each object alternative of
-/// a `oneOf` / `anyOf` root (a `$ref` alternative looked up in `defs`). `None` when the root is
-/// no object at all (a string, an array, an `allOf`): the arguments of a call are an object.
+/// a `oneOf` / `anyOf` root (a `$ref` alternative looked up in `defs`); a root object with
+/// rules beside its fields (`allOf`, `if`/`then`/`else`, `not`, alternatives that are no
+/// objects of their own) is its one shape. `None` when the root is no object at all (a string,
+/// an array, an `allOf` of parts): the arguments of a call are an object.
 pub(super) fn shapes<'a>(
     schema: &'a Value,
     defs: &'a Map<String, Value>,
@@ -128,6 +130,27 @@ pub(super) fn shapes<'a>(
     if is_object_shape(root) || is_empty_object(root) {
         return Some(vec![root]);
     }
+    alternatives(root, defs).or_else(|| has_fields(root).then(|| vec![root]))
+}
+
+/// An object with its own `properties`, whatever rules stand beside them (no `$ref`, which
+/// the server reads as its target alone).
+fn has_fields(node: &Map<String, Value>) -> bool {
+    let typed_object = match node.get("type") {
+        None => true,
+        Some(Value::String(t)) => t == "object",
+        Some(_) => false,
+    };
+    typed_object
+        && node.get("properties").is_some_and(Value::is_object)
+        && !node.contains_key("$ref")
+}
+
+/// Each object alternative of a `oneOf` / `anyOf` root, when every alternative is one.
+fn alternatives<'a>(
+    root: &'a Map<String, Value>,
+    defs: &'a Map<String, Value>,
+) -> Option<Vec<&'a Map<String, Value>>> {
     let mut found = Vec::new();
     for key in ["oneOf", "anyOf"] {
         for alternative in root

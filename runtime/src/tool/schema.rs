@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::action::ActionDef;
 use super::object_schema::{def_name, is_open, shapes};
+use super::scope::{Listed, scoped};
 use crate::validate::pointer::{escape, to_reference};
 
 fn def_pointer(name: &str) -> String {
@@ -31,24 +32,137 @@ fn references(schema: &Value, found: &mut Vec<Option<String>>) {
     }
 }
 
-/// Rewrites local references: `$defs` names through `names`, `"#"` to `root`.
-fn rewrite(schema: &mut Value, names: &HashMap<String, String>, root: Option<&str>) {
+/// How one action's schema is renamed in the grouped one: its `$defs` names, its anchors, and
+/// the definition its `"#"` points at.
+struct Renames<'a> {
+    defs: &'a HashMap<String, String>,
+    anchors: &'a HashMap<String, String>,
+    root: Option<&'a str>,
+}
+
+/// Rewrites local references: `$defs` names and anchors (`#name`) through `renames`, `"#"` to
+/// its root; and the anchors themselves.
+fn rewrite(schema: &mut Value, renames: &Renames<'_>) {
     match schema {
         Value::Object(node) => {
             if let Some(Value::String(pointer)) = node.get_mut("$ref") {
                 if pointer == "#" {
-                    if let Some(root) = root {
+                    if let Some(root) = renames.root {
                         *pointer = def_pointer(root);
                     }
-                } else if let Some(renamed) = def_name(pointer).and_then(|n| names.get(&n)) {
+                } else if let Some(renamed) = def_name(pointer).and_then(|n| renames.defs.get(&n)) {
                     *pointer = def_pointer(renamed);
+                } else if let Some(renamed) =
+                    (pointer.strip_prefix('#')).and_then(|anchor| renames.anchors.get(anchor))
+                {
+                    *pointer = format!("#{renamed}");
                 }
             }
-            node.values_mut().for_each(|v| rewrite(v, names, root));
+            for key in ANCHORS {
+                if let Some(Value::String(anchor)) = node.get_mut(key)
+                    && let Some(renamed) = renames.anchors.get(anchor.as_str())
+                {
+                    *anchor = renamed.clone();
+                }
+            }
+            node.values_mut().for_each(|v| rewrite(v, renames));
         }
-        Value::Array(items) => items.iter_mut().for_each(|v| rewrite(v, names, root)),
+        Value::Array(items) => items.iter_mut().for_each(|v| rewrite(v, renames)),
         _ => {}
     }
+}
+
+/// The keywords that name a place of a schema for `$ref` (`#name`).
+const ANCHORS: [&str; 2] = ["$anchor", "$dynamicAnchor"];
+
+/// Every anchor a schema names.
+fn anchors(schema: &Value, found: &mut Vec<String>) {
+    match schema {
+        Value::Object(node) => {
+            for key in ANCHORS {
+                if let Some(Value::String(anchor)) = node.get(key) {
+                    found.push(anchor.clone());
+                }
+            }
+            node.values().for_each(|v| anchors(v, found));
+        }
+        Value::Array(items) => items.iter().for_each(|v| anchors(v, found)),
+        _ => {}
+    }
+}
+
+/// The name each action's anchors take in the grouped schema: their own, unless the anchor is
+/// named in another place too (another action's own parts, or a definition they share), then
+/// namespaced by the action (`get.addressDef`), as its `$defs` are. An anchor in a definition
+/// the actions share is one place, kept as it is.
+fn anchor_names(
+    actions: &[ActionDef],
+    defs: &[HashMap<String, String>],
+) -> Vec<HashMap<String, String>> {
+    let mut counted: HashMap<String, usize> = HashMap::new();
+    let mut shared_seen: Vec<&str> = Vec::new();
+    let mut own: Vec<Vec<String>> = Vec::new();
+    for (action, renames) in actions.iter().zip(defs) {
+        let mut mine = Vec::new();
+        let Some(root) = action.schema_value.as_object() else {
+            own.push(mine);
+            continue;
+        };
+        for (key, value) in root {
+            if key != "$defs" {
+                anchors(value, &mut mine);
+            }
+        }
+        for key in ANCHORS {
+            if let Some(Value::String(anchor)) = root.get(key) {
+                mine.push(anchor.clone());
+            }
+        }
+        let own_defs = root.get("$defs").and_then(Value::as_object);
+        for (name, def) in own_defs.into_iter().flatten() {
+            let shared = renames.get(name) == Some(name);
+            match shared {
+                true if shared_seen.contains(&name.as_str()) => {}
+                true => {
+                    shared_seen.push(name);
+                    let mut found = Vec::new();
+                    anchors(def, &mut found);
+                    found
+                        .into_iter()
+                        .for_each(|a| *counted.entry(a).or_default() += 1);
+                }
+                false => anchors(def, &mut mine),
+            }
+        }
+        mine.iter()
+            .for_each(|a| *counted.entry(a.clone()).or_default() += 1);
+        own.push(mine);
+    }
+    actions
+        .iter()
+        .zip(own)
+        .map(|(action, mine)| {
+            mine.into_iter()
+                .filter(|a| counted.get(a).is_some_and(|n| *n > 1))
+                .map(|a| (a.clone(), format!("{}.{a}", anchor_safe(&action.name))))
+                .collect()
+        })
+        .collect()
+}
+
+/// An action's name as the start of an anchor (`[A-Za-z_][-A-Za-z0-9._]*`).
+fn anchor_safe(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .map(|c| match c.is_ascii_alphanumeric() || "-._".contains(c) {
+            true => c,
+            false => '_',
+        })
+        .collect();
+    if !out.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        out.insert(0, '_');
+    }
+    out
 }
 
 /// The name each action's `$defs` entries take in the grouped schema: their own where every
@@ -114,11 +228,18 @@ fn def_names(actions: &[ActionDef]) -> Vec<HashMap<String, String>> {
 /// described with its hints and deprecation), then every action's fields in declaration order.
 /// A field several actions declare alike is shown once; one they declare differently is shown
 /// as the alternatives (`anyOf`), each noting its actions. `$defs` names never collide (an
-/// action's own are namespaced when they differ) and a recursive action's `"#"` points at its
-/// own root. Fields no action declares are refused unless an action accepts unknown fields.
+/// action's own are namespaced when they differ, and so are their anchors) and a recursive
+/// action's `"#"` points at its own root. Fields no action declares are refused unless an
+/// action accepts unknown fields. What the fields do not say of an action (its required fields,
+/// its own closure, its `allOf`, `if`/`then`/`else`, ...) is under `allOf`, each applying only
+/// when the call chooses that action: the schema accepts a call exactly when the server does.
 pub(super) fn grouped_schema(discriminator: &str, actions: &[ActionDef]) -> Map<String, Value> {
     let renames = def_names(actions);
+    let anchor_renames = anchor_names(actions, &renames);
+    let none = HashMap::new();
     let mut defs = Map::new();
+    // Each action's root as renamed, for its own rules.
+    let mut roots: Vec<Value> = Vec::with_capacity(actions.len());
     // Per field, in order of first appearance, what each action declares.
     let mut fields: Vec<(String, Vec<Declared>)> = Vec::new();
     for (i, action) in actions.iter().enumerate() {
@@ -135,12 +256,30 @@ pub(super) fn grouped_schema(discriminator: &str, actions: &[ActionDef]) -> Map<
         references(&schema, &mut refs);
         own_defs.values().for_each(|d| references(d, &mut refs));
         let root = refs.contains(&None).then(|| action.name.to_string());
-        rewrite(&mut schema, &renames[i], root.as_deref());
+        let own = Renames {
+            defs: &renames[i],
+            anchors: &anchor_renames[i],
+            root: root.as_deref(),
+        };
+        rewrite(&mut schema, &own);
         for (name, mut def) in own_defs {
-            rewrite(&mut def, &renames[i], root.as_deref());
+            // A definition the actions share keeps its anchors.
+            let anchors = match renames[i].get(&name) == Some(&name) {
+                true => &none,
+                false => &anchor_renames[i],
+            };
             let renamed = renames[i].get(&name).cloned().unwrap_or(name);
+            rewrite(&mut def, &Renames { anchors, ..own });
             defs.entry(renamed).or_insert(def);
         }
+        let mut rules = schema.clone();
+        if root.is_some()
+            && let Some(rules) = rules.as_object_mut()
+        {
+            // Named once, on the copy in `$defs` that `"#"` points at.
+            ANCHORS.iter().for_each(|k| _ = rules.remove(*k));
+        }
+        roots.push(rules);
         if let Some(root) = &root {
             let mut def = schema.clone();
             if let Some(def) = def.as_object_mut() {
@@ -194,6 +333,14 @@ pub(super) fn grouped_schema(discriminator: &str, actions: &[ActionDef]) -> Map<
             entry.1.push((i, field_schema, required));
         }
     }
+    // Each field with its one schema, where every action that declares it declares it alike.
+    let alike: Vec<(String, Option<Value>)> = (fields.iter())
+        .map(|(field, declared)| {
+            let first = declared.first().map(|(_, s, _)| s);
+            let one = declared.iter().all(|(_, s, _)| Some(s) == first);
+            (field.clone(), first.filter(|_| one).cloned())
+        })
+        .collect();
     let mut properties = Map::new();
     properties.insert(discriminator.to_owned(), discriminator_schema(actions));
     for (field, declared) in fields {
@@ -216,8 +363,24 @@ pub(super) fn grouped_schema(discriminator: &str, actions: &[ActionDef]) -> Map<
     root.insert("type".into(), json!("object"));
     root.insert("properties".into(), Value::Object(properties));
     root.insert("required".into(), json!([discriminator]));
-    if !actions.iter().any(|a| is_open(&a.schema_value)) {
+    let closed = !actions.iter().any(|a| is_open(&a.schema_value));
+    if closed {
         root.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    // What the fields do not say of an action, applying when the call chooses it.
+    let listed = Listed {
+        discriminator,
+        fields: (alike.iter())
+            .map(|(field, schema)| (field.as_str(), schema.as_ref()))
+            .collect(),
+        closed,
+        defs: &defs,
+    };
+    let rules: Vec<Value> = (actions.iter().zip(&roots))
+        .filter_map(|(action, schema)| scoped(&action.name, schema, &listed))
+        .collect();
+    if !rules.is_empty() {
+        root.insert("allOf".into(), Value::Array(rules));
     }
     if !defs.is_empty() {
         root.insert("$defs".into(), Value::Object(defs));

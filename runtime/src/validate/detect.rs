@@ -108,7 +108,12 @@ impl<'s> Detector<'s> {
                 }) else {
                     return;
                 };
-                let declared = node().and_then(|n| self.layout.field(n, name));
+                // Declared beside `required`, or else (a `required` of `then`, of an `anyOf`
+                // alternative) by the object the name is missing from.
+                let declared = node().and_then(|n| self.layout.field(n, name)).or_else(|| {
+                    let object = at.node.map(|n| self.layout.nullable(n).unwrap_or(n))?;
+                    self.layout.field(object, name)
+                });
                 let desc = declared.map_or_else(|| Arc::from("a value"), |(_, c)| c.desc.clone());
                 let mut ranks = at.ranks;
                 ranks.push(declared.map_or((0, usize::MAX), |(i, _)| (0, i)));
