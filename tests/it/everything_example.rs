@@ -371,6 +371,7 @@ async fn input_required_rounds_over_http_at_2026_07_28() {
     let done = request_2026(&addr, "prompts/get", prompt, &all, retry).await;
     let said = done["messages"][0]["content"]["text"].as_str().unwrap();
     assert!(said.contains("\"test context\""), "{done}");
+}
 
 /// The JSON Schema 2020-12 tool lists the schema the conformance suite declares for it, every
 /// keyword kept (SEP-1613, issue 49), and the server enforces each.

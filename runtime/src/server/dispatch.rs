@@ -269,6 +269,7 @@ impl Server {
     }
 
     /// Whether the listing of tools may change while serving (a source's may).
+    #[cfg(any(feature = "stdio", feature = "http"))]
     fn tools_change(&self) -> bool {
         !self.inner.sources.is_empty()
     }
