@@ -7,7 +7,7 @@
 //! in `requestState`, and the client calls again with the answers, which the tool, run again
 //! from the top, finds.
 
-use mcp_fusion::tools::{ClientError, ElicitForm, Response, Sampling};
+use mcp_fusion::tools::{Ask, ElicitForm, Response, Sampling};
 use mcp_fusion::{Context, ToolError, tool};
 use serde::Deserialize;
 
@@ -35,16 +35,6 @@ struct Colour {
 /// The text of the model's answer.
 fn said(answer: &mcp_fusion::tools::Sampled) -> &str {
     answer.text().unwrap_or("(no text)")
-}
-
-/// An ask's answer, or `None` when the client does not support it (it declared no such
-/// capability, so it was not asked).
-fn unless_unsupported<T>(answer: Result<T, ClientError>) -> Result<Option<T>, ClientError> {
-    match answer {
-        Ok(answer) => Ok(Some(answer)),
-        Err(ClientError::NotSupported { .. }) => Ok(None),
-        Err(other) => Err(other),
-    }
 }
 
 pub(crate) struct InputRequired;
@@ -145,13 +135,30 @@ impl InputRequired {
     /// asked no form.
     #[action(read_only)]
     async fn capabilities(&self, f: Context) -> Result<Response, ToolError> {
-        let word = Sampling::new(10).user("Say one word.");
-        let (word, confirmed) = tokio::join!(
-            f.input("word").sample(word),
-            f.input("confirm").elicit::<Confirm>("Please confirm"),
-        );
-        let word = unless_unsupported(word)?;
-        let confirmed = unless_unsupported(confirmed)?.map(|answer| answer.accepted());
+        // Asking what the client did not declare would refuse the whole call (-32021 from MCP
+        // 2026-07-28): each question is asked only where it can be.
+        let word = async {
+            match f.can_ask(Ask::Model) {
+                true => f
+                    .input("word")
+                    .sample(Sampling::new(10).user("Say one word."))
+                    .await
+                    .map(Some),
+                false => Ok(None),
+            }
+        };
+        let confirmed = async {
+            match f.can_ask(Ask::User) {
+                true => f
+                    .input("confirm")
+                    .elicit::<Confirm>("Please confirm")
+                    .await
+                    .map(Some),
+                false => Ok(None),
+            }
+        };
+        let (word, confirmed) = tokio::join!(word, confirmed);
+        let (word, confirmed) = (word?, confirmed?.map(|answer| answer.accepted()));
         let word = word.as_ref().map_or("(not asked)", said);
         let confirmed = match confirmed.transpose()? {
             Some(Confirm { ok }) => ok.to_string(),
