@@ -90,6 +90,29 @@ impl FromMeta for AskUserArgs {
     }
 }
 
+/// `header(region = "Region")` as written: each field of the arguments mirrored in the HTTP
+/// header `Mcp-Param-{name}`, kept as they are for `lower` to check with the other mistakes.
+pub(super) struct HeaderArgs {
+    /// The whole `header(..)`, for an empty list.
+    pub(super) span: proc_macro2::Span,
+    pub(super) items: Vec<NestedMeta>,
+}
+
+impl FromMeta for HeaderArgs {
+    fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
+        match item {
+            syn::Meta::List(list) => Ok(HeaderArgs {
+                span: item.span(),
+                items: NestedMeta::parse_meta_list(list.tokens.clone())?,
+            }),
+            _ => Err(darling::Error::custom(
+                "`header` maps fields of the arguments to the headers they are mirrored in: `header(region = \"Region\")`",
+            )
+            .with_span(item)),
+        }
+    }
+}
+
 /// A duration as written: a string with its unit (`"5s"`); a bare number is refused with the
 /// string it meant.
 pub(super) struct DurationText(pub(super) String);
@@ -137,6 +160,9 @@ pub(super) struct ActionOptions {
     /// `ask_user(confirm)`: optional fields of the arguments that only the user can give,
     /// asked of them (MCP elicitation) when a call leaves one out.
     pub(super) ask_user: Option<AskUserArgs>,
+    /// `header(region = "Region")`: fields of the arguments mirrored in HTTP headers
+    /// (`Mcp-Param-Region`, SEP-2243).
+    pub(super) header: Option<HeaderArgs>,
 }
 
 impl ActionOptions {
@@ -156,6 +182,7 @@ impl ActionOptions {
         .or_else(|| self.timeout.as_ref().map(|t| t.span()))
         .or_else(|| self.heartbeat.as_ref().map(|t| t.span()))
         .or_else(|| self.ask_user.as_ref().map(|a| a.span))
+        .or_else(|| self.header.as_ref().map(|h| h.span))
     }
 }
 

@@ -67,6 +67,17 @@ pub(super) struct Action {
     /// The fields only the user can give (`ask_user`), each as the schema names it and where it
     /// is written.
     pub(super) user_fields: Vec<(String, Span)>,
+    /// The fields mirrored in HTTP headers (`header`), in the order written.
+    pub(super) headers: Vec<Header>,
+}
+
+/// `region = "Region"` of `header(..)`: a field as the schema names it, and its header's name
+/// (without `Mcp-Param-`), each with where it is written.
+pub(super) struct Header {
+    pub(super) field: String,
+    pub(super) field_span: Span,
+    pub(super) name: String,
+    pub(super) name_span: Span,
 }
 
 pub(super) struct Deprecated {

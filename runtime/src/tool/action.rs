@@ -124,6 +124,8 @@ pub struct ActionDef {
     pub(super) scopes: Vec<String>,
     /// The fields only the user can give, asked of them when a call leaves one out.
     pub(super) user_fields: Vec<String>,
+    /// The fields mirrored in headers, each with its header's name (`header.rs`).
+    pub(super) headers: Vec<(String, String)>,
 }
 
 impl std::fmt::Debug for ActionDef {
@@ -206,6 +208,7 @@ impl ActionDef {
             output: None,
             scopes: Vec::new(),
             user_fields: Vec::new(),
+            headers: Vec::new(),
         })
     }
 }

@@ -204,6 +204,10 @@ fn action_def(
     for (name, _) in &action.user_fields {
         def.extend(quote!(.user_field(#name)));
     }
+    for header in &action.headers {
+        let (field, name) = (&header.field, &header.name);
+        def.extend(quote!(.header(#field, #name)));
+    }
     if let Some(ty) = &action.output {
         // Spanned at the success type: one without a JSON Schema is reported there.
         let span = syn::spanned::Spanned::span(ty);

@@ -71,6 +71,10 @@ impl ServerHandler for Endpoint {
         self.0.supported_protocol_versions()
     }
 
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.0.get_tool(name)
+    }
+
     user_requests!(hand_over);
 
     hand_over! {
