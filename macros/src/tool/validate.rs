@@ -290,7 +290,7 @@ fn headers(action: &super::model::Action, errors: &mut darling::error::Accumulat
         } else if let Some(other) = earlier.iter().find(|e| e.name.eq_ignore_ascii_case(name)) {
             errors.push(
                 darling::Error::custom(format!(
-                    "\"{}\" already mirrors \"{}\" in this header (header names are case-insensitive): give each field a header of its own",
+                    "the field \"{}\" is already mirrored in \"{}\", the same header (header names are case-insensitive): give each field a header of its own",
                     other.field, other.name
                 ))
                 .with_span(&header.name_span),
@@ -313,7 +313,7 @@ fn headers_alike(tool: &Tool, errors: &mut darling::error::Accumulator) {
             match seen.iter().find(|(_, h)| h.field == header.field) {
                 Some((first, h)) if h.name != header.name => errors.push(
                     darling::Error::custom(format!(
-                        "\"{first}\" mirrors the field \"{}\" in the header \"{}\": in a grouped tool every action declares the field alike; use \"{}\" here too, or serve the tool flat (`#[tool(exposition = \"flat\")]`)",
+                        "the action \"{first}\" mirrors the field \"{}\" in the header \"{}\": in a grouped tool every action declares the field alike; use \"{}\" here too, or serve the tool flat (`#[tool(exposition = \"flat\")]`)",
                         header.field, h.name, h.name
                     ))
                     .with_span(&header.name_span),
