@@ -433,3 +433,90 @@ async fn tools_list_is_the_same_each_time_in_the_order_tools_were_added() {
         .collect();
     assert_eq!(names, ["deploy", "notes"]);
 }
+
+/// An upstream written with rmcp that lists a tool under a name clients refuse, and one
+/// mirroring a field in a header; each call answers its arguments.
+#[derive(Clone)]
+struct Upstream;
+
+impl mcp_fusion::rmcp::ServerHandler for Upstream {
+    fn get_info(&self) -> mcp_fusion::rmcp::model::ServerConfig {
+        use mcp_fusion::rmcp::model::{ServerCapabilities, ServerConfig};
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _: Option<mcp_fusion::rmcp::model::PaginatedRequestParams>,
+        _: mcp_fusion::rmcp::service::RequestContext<mcp_fusion::rmcp::RoleServer>,
+    ) -> Result<mcp_fusion::rmcp::model::ListToolsResult, mcp_fusion::rmcp::ErrorData> {
+        use mcp_fusion::rmcp::model::{ListToolsResult, Tool};
+        let tool = |name: &str, properties: Value| {
+            let schema = schema(properties).as_object().cloned().unwrap();
+            Tool::new(name.to_owned(), "A tool.", schema)
+        };
+        let region = json!({"region": {"type": "string", "x-mcp-header": "Region"}});
+        Ok(ListToolsResult::with_all_items(vec![
+            tool("zeta", json!({})),
+            tool("bad name", json!({})),
+            tool("alpha", region),
+        ]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: mcp_fusion::rmcp::model::CallToolRequestParams,
+        _: mcp_fusion::rmcp::service::RequestContext<mcp_fusion::rmcp::RoleServer>,
+    ) -> Result<mcp_fusion::rmcp::model::CallToolResponse, mcp_fusion::rmcp::ErrorData> {
+        use mcp_fusion::rmcp::model::{CallToolResult, ContentBlock};
+        let text = Value::Object(request.arguments.unwrap_or_default()).to_string();
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+    }
+}
+
+/// A gateway lists an upstream's tools in the upstream's order, the same each time, leaves out
+/// the one whose listed name clients refuse, and checks the header of a field the upstream
+/// mirrors.
+#[tokio::test(flavor = "current_thread")]
+async fn a_gateway_lists_upstream_tools_alike_each_time_and_checks_their_headers() {
+    use mcp_fusion::rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use mcp_fusion::rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let service = StreamableHttpService::new(
+        || Ok(Upstream),
+        std::sync::Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let app = axum::Router::new().nest_service("/mcp", service);
+    let upstream = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    let gateway = Server::builder("gateway", "1")
+        .tool(DeployTool)
+        .mount("up", mcp_fusion::server::gateway::Upstream::http(&url))
+        .build()
+        .expect("the gateway builds");
+    let addr = stateless(gateway, every_serving()[0].clone()).await;
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let reply = raw_http::post(&addr, &[], list.to_string().as_bytes()).await;
+        seen.push(reply.message()["result"].clone());
+    }
+    assert!(seen.windows(2).all(|w| w[0] == w[1]), "{seen:?}");
+    let names: Vec<&str> = (seen[0]["tools"].as_array().unwrap().iter())
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["deploy", "up_zeta", "up_alpha"]);
+
+    let eu = json!({"region": "eu"});
+    mismatched(&call(&addr, "up_alpha", eu.clone(), &[]).await);
+    mismatched(&call(&addr, "up_alpha", eu.clone(), &[("mcp-param-region", "us")]).await);
+    answered(
+        &call(&addr, "up_alpha", eu, &[("mcp-param-region", "eu")]).await,
+        r#"{"region":"eu"}"#,
+    );
+    upstream.abort();
+}

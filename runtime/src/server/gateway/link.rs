@@ -266,12 +266,10 @@ impl Link {
     }
 
     /// The upstream's tools as the gateway lists them: renamed under the namespace, in the
-    /// order of their names (whatever order the upstream lists them in, so that a listing is
-    /// the same each time).
+    /// order the upstream last listed them (kept until it lists them again, so that every
+    /// listing in between is the same).
     pub(crate) fn listed(&self) -> Vec<Tool> {
-        let mut listed: Vec<Tool> = self.tools().iter().map(|tool| self.renamed(tool)).collect();
-        listed.sort_unstable_by(|a, b| a.name.cmp(&b.name));
-        listed
+        self.tools().iter().map(|tool| self.renamed(tool)).collect()
     }
 
     /// The upstream's tool `name` (its own name) as the gateway lists it, if it lists it.
