@@ -308,9 +308,16 @@ fn headers_alike(tool: &Tool, errors: &mut darling::error::Accumulator) {
         return;
     }
     let mut seen: Vec<(&str, &super::model::Header)> = Vec::new();
-    for action in &tool.actions {
-        for header in &action.headers {
-            match seen.iter().find(|(_, h)| h.field == header.field) {
+    // Each action's own mistakes are its own (`headers`): without arguments, a bad name.
+    let actions = tool.actions.iter().filter(|a| a.args.is_some());
+    for action in actions {
+        let valid = action
+            .headers
+            .iter()
+            .filter(|h| header_name_problem(&h.name).is_none());
+        for header in valid {
+            let earlier = seen.iter().filter(|(name, _)| *name != action.name);
+            match earlier.clone().find(|(_, h)| h.field == header.field) {
                 Some((first, h)) if h.name != header.name => errors.push(
                     darling::Error::custom(format!(
                         "the action \"{first}\" mirrors the field \"{}\" in the header \"{}\": in a grouped tool every action declares the field alike; use \"{}\" here too, or serve the tool flat (`#[tool(exposition = \"flat\")]`)",
@@ -319,6 +326,7 @@ fn headers_alike(tool: &Tool, errors: &mut darling::error::Accumulator) {
                     .with_span(&header.name_span),
                 ),
                 Some(_) => {}
+                None if seen.iter().any(|(_, h)| h.field == header.field) => {}
                 None => seen.push((&action.name, header)),
             }
         }
