@@ -40,6 +40,7 @@ pub use definition::{Exposition, SingleToolDefBuilder, ToolDef, ToolDefBuilder};
 pub use failure::Failure;
 pub use form::{Choice, ElicitChoice};
 pub use future::BoxFuture;
+#[cfg(feature = "http")]
 pub(crate) use header::HEADER_KEYWORD;
 #[cfg(feature = "gateway")]
 pub(crate) use invoke::settle;
