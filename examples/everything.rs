@@ -12,7 +12,8 @@
 //! Its tools reach the client through their `Context`: they log, ask the client's model
 //! (sampling), ask the user (elicitation, forms typed by `#[derive(ElicitForm)]`) and list the
 //! client's roots; from MCP 2026-07-28 in `input_required` rounds (`common/input_required.rs`,
-//! and a prompt of its handler).
+//! and a prompt of its handler). One mirrors a field in an HTTP header (`test_header_mirror`,
+//! SEP-2243).
 
 #[path = "common/cli.rs"]
 mod cli;
@@ -426,6 +427,24 @@ async fn echo_person(person: Person) -> Result<Person, SuiteError> {
     Ok(person)
 }
 
+/// Where a message goes: its channel travels in the HTTP header `Mcp-Param-Channel` too.
+#[derive(Deserialize, JsonSchema)]
+struct Post {
+    /// The channel, mirrored in `Mcp-Param-Channel` so that a proxy can route on it.
+    channel: String,
+    /// The message.
+    #[serde(default)]
+    text: String,
+}
+
+/// Posts a message to a channel. Over streamable HTTP from 2026-07-28 (SEP-2243) the channel
+/// is sent in `Mcp-Param-Channel` as well, and a call whose header is missing, is not the
+/// body's value or is bad Base64 is refused (HTTP 400, JSON-RPC -32020).
+#[tool(name = "test_header_mirror", header(channel = "Channel"))]
+async fn post_to_channel(post: Post) -> Result<String, SuiteError> {
+    Ok(format!("posted to {}: {}", post.channel, post.text))
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
@@ -440,6 +459,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .tool(EchoPersonTool)
         .tool(InputRequired)
+        .tool(PostToChannelTool)
         // Every progress report is sent, however close to the last (the suite's are 50 ms apart).
         .progress_interval(Duration::ZERO)
         .handler(handler.clone())

@@ -13,6 +13,7 @@ mod support;
 mod client;
 mod client_gateway;
 mod composition;
+mod custom_headers;
 mod decoding;
 mod derive_tool_errors;
 mod envelope_properties;

@@ -98,6 +98,29 @@ pub(super) struct NeedsArgs {
     pub(super) roots: Flag,
 }
 
+/// `header(region = "Region")` as written: each field of the arguments mirrored in the HTTP
+/// header `Mcp-Param-{name}`, kept as they are for `lower` to check with the other mistakes.
+pub(super) struct HeaderArgs {
+    /// The whole `header(..)`, for an empty list.
+    pub(super) span: proc_macro2::Span,
+    pub(super) items: Vec<NestedMeta>,
+}
+
+impl FromMeta for HeaderArgs {
+    fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
+        match item {
+            syn::Meta::List(list) => Ok(HeaderArgs {
+                span: item.span(),
+                items: NestedMeta::parse_meta_list(list.tokens.clone())?,
+            }),
+            _ => Err(darling::Error::custom(
+                "`header` maps fields of the arguments to the headers they are mirrored in: `header(region = \"Region\")`",
+            )
+            .with_span(item)),
+        }
+    }
+}
+
 /// A duration as written: a string with its unit (`"5s"`); a bare number is refused with the
 /// string it meant.
 pub(super) struct DurationText(pub(super) String);
@@ -148,6 +171,9 @@ pub(super) struct ActionOptions {
     /// `needs(sampling)`: what the handler asks of the client (`sampling`, `elicitation`,
     /// `roots`); a call whose client cannot be asked it is refused before the handler runs.
     pub(super) needs: Option<NeedsArgs>,
+    /// `header(region = "Region")`: fields of the arguments mirrored in HTTP headers
+    /// (`Mcp-Param-Region`, SEP-2243).
+    pub(super) header: Option<HeaderArgs>,
 }
 
 impl ActionOptions {
@@ -167,6 +193,7 @@ impl ActionOptions {
         .or_else(|| self.timeout.as_ref().map(|t| t.span()))
         .or_else(|| self.heartbeat.as_ref().map(|t| t.span()))
         .or_else(|| self.ask_user.as_ref().map(|a| a.span))
+        .or_else(|| self.header.as_ref().map(|h| h.span))
     }
 }
 

@@ -34,6 +34,10 @@ pub(super) fn single(
         .name
         .as_ref()
         .map_or_else(|| f.sig.ident.span(), |n| n.span());
+    // A name with a space is reported as the action's (`validate::tool`).
+    if !name.is_empty() && !name.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        validate::tool_name(&name, name_span, errors);
+    }
     let description = args
         .description
         .as_ref()
@@ -124,6 +128,11 @@ pub(super) fn group(
         || snake_case(&self_ident.to_string()),
         |n| n.as_ref().clone(),
     );
+    let name_span = args
+        .name
+        .as_ref()
+        .map_or_else(|| self_ident.span(), |n| n.span());
+    validate::tool_name(&name, name_span, errors);
     // Before the methods', so that its mistakes are reported in the order they are written.
     let tool_scopes = scopes(args.scopes.as_ref(), errors);
     let mut actions = Vec::new();
@@ -298,6 +307,7 @@ fn action(
         },
         user_fields: user_fields(options.ask_user.as_ref(), errors),
         needs: options.needs.as_ref().map(needs).unwrap_or_default(),
+        headers: headers(options.header.as_ref(), errors),
     })
 }
 
@@ -311,6 +321,68 @@ fn needs(needs: &super::args::NeedsArgs) -> Vec<&'static str> {
     .into_iter()
     .filter_map(|(given, ask)| given.then_some(ask))
     .collect()
+}
+
+/// `header(region = "Region")`: each field, as the schema names it, with its header's name.
+/// An empty list and items that are not `field = "Name"` are reported here; `validate` checks
+/// the names.
+fn headers(
+    written: Option<&args::HeaderArgs>,
+    errors: &mut darling::error::Accumulator,
+) -> Vec<super::model::Header> {
+    const HINT: &str = "map each field to its header, as `header(region = \"Region\")` (the field as serde reads it: `tenantId` when renamed, `r#type` for a keyword)";
+    let Some(written) = written else {
+        return Vec::new();
+    };
+    if written.items.is_empty() {
+        errors.push(
+            darling::Error::custom(format!("`header()` names no field: {HINT}"))
+                .with_span(&written.span),
+        );
+    }
+    let mut headers = Vec::new();
+    for item in &written.items {
+        let pair = match item {
+            darling::ast::NestedMeta::Meta(syn::Meta::NameValue(pair)) => pair,
+            other => {
+                errors.push(
+                    darling::Error::custom(format!("not `field = \"Header\"`: {HINT}"))
+                        .with_span(other),
+                );
+                continue;
+            }
+        };
+        let Some(field) = pair.path.get_ident() else {
+            errors.push(
+                darling::Error::custom(format!("not a field's name: {HINT}")).with_span(&pair.path),
+            );
+            continue;
+        };
+        let name = match &pair.value {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(name),
+                ..
+            }) => name,
+            other => {
+                errors.push(
+                    darling::Error::custom(format!("a header is named by a string: {HINT}"))
+                        .with_span(other),
+                );
+                continue;
+            }
+        };
+        let field_name = field.to_string();
+        headers.push(super::model::Header {
+            field: field_name
+                .strip_prefix("r#")
+                .unwrap_or(&field_name)
+                .to_owned(),
+            field_span: field.span(),
+            name: name.value(),
+            name_span: name.span(),
+        });
+    }
+    headers
 }
 
 /// `ask_user(confirm, "accountId")`: each field's name, as the schema names it, with where it

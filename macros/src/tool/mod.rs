@@ -265,6 +265,51 @@ mod tests {
     }
 
     #[test]
+    fn fields_mirrored_in_headers() {
+        let (tool, errors) = model(
+            quote!(),
+            quote! {
+                /// Operations.
+                impl Ops {
+                    /// Deploys.
+                    #[action(header(region = "Region", r#type = "Kind"))]
+                    async fn deploy(&self, args: Deploy) -> Result<(), E> { todo!() }
+                    /// Undeploys.
+                    #[action(header(region = "Region"))]
+                    async fn undeploy(&self, args: Deploy) -> Result<(), E> { todo!() }
+                }
+            },
+        );
+        assert_eq!(errors, 0);
+        let tool = tool.unwrap();
+        let headers: Vec<(&str, &str)> = (tool.actions[0].headers.iter())
+            .map(|h| (h.field.as_str(), h.name.as_str()))
+            .collect();
+        assert_eq!(headers, [("region", "Region"), ("type", "Kind")]);
+
+        let (_, errors) = model(
+            quote!(header(region = "Region")),
+            quote! {
+                /// Operations.
+                impl Ops {
+                    /// Lists.
+                    #[action(header(region = "Region"))]
+                    async fn list(&self) -> Result<(), E> { todo!() }
+                    /// Deploys.
+                    #[action(header(region = "My Region", zone = "Zone", zone = "Other", x = "zone", y, w = 3))]
+                    async fn deploy(&self, args: Deploy) -> Result<(), E> { todo!() }
+                    /// Undeploys.
+                    #[action(header(zone = "Place"))]
+                    async fn undeploy(&self, args: Deploy) -> Result<(), E> { todo!() }
+                }
+            },
+        );
+        // On the impl block; an action without arguments; a bad name; a field twice; a header
+        // twice; not a pair (`y`); not a string (`3`); `zone` unlike `deploy`'s (`Place`).
+        assert_eq!(errors, 8);
+    }
+
+    #[test]
     fn mistakes_accumulate() {
         let (_, errors) = model(
             quote!(),

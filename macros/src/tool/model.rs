@@ -69,6 +69,17 @@ pub(super) struct Action {
     pub(super) user_fields: Vec<(String, Span)>,
     /// What the handler asks of the client (`needs`): the names of `Ask`'s variants.
     pub(super) needs: Vec<&'static str>,
+    /// The fields mirrored in HTTP headers (`header`), in the order written.
+    pub(super) headers: Vec<Header>,
+}
+
+/// `region = "Region"` of `header(..)`: a field as the schema names it, and its header's name
+/// (without `Mcp-Param-`), each with where it is written.
+pub(super) struct Header {
+    pub(super) field: String,
+    pub(super) field_span: Span,
+    pub(super) name: String,
+    pub(super) name_span: Span,
 }
 
 pub(super) struct Deprecated {

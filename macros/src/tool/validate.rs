@@ -4,6 +4,7 @@
 use syn::spanned::Spanned;
 
 use super::model::Tool;
+use mcp_fusion_rules::names::{header_name_problem, tool_name_problem};
 use mcp_fusion_rules::scope::is_scope_token;
 
 use crate::common::diag::SCOPE_HINT;
@@ -121,9 +122,12 @@ fn borrows(ty: &syn::Type) -> bool {
 
 pub(super) fn tool(tool: &Tool, errors: &mut darling::error::Accumulator) {
     scopes(&tool.scopes, errors);
+    headers_alike(tool, errors);
+    flat_names(tool, errors);
     for (i, action) in tool.actions.iter().enumerate() {
         scopes(&action.scopes, errors);
         user_fields(action, errors);
+        headers(action, errors);
         if let Some(first) = tool.actions[..i].iter().find(|a| a.name == action.name) {
             errors.push(
                 darling::Error::custom(format!(
@@ -213,6 +217,118 @@ fn user_fields(action: &super::model::Action, errors: &mut darling::error::Accum
                 ))
                 .with_span(span),
             );
+        }
+    }
+}
+
+/// A tool's name: `^[A-Za-z0-9_.-]{1,128}$`, the names clients accept.
+pub(super) fn tool_name(
+    name: &str,
+    span: proc_macro2::Span,
+    errors: &mut darling::error::Accumulator,
+) {
+    if let Some(why) = tool_name_problem(name) {
+        errors.push(
+            darling::Error::custom(format!(
+                "the tool name {name:?} {why}, and clients accept only tool names of letters, digits, '_', '.' and '-', at most 128 (^[A-Za-z0-9_.-]{{1,128}}$): rename it, `#[tool(name = \"...\")]`"
+            ))
+            .with_span(&span),
+        );
+    }
+}
+
+/// In a flat tool, each action's MCP tool name, `{tool}_{action}`, a name clients accept.
+fn flat_names(tool: &Tool, errors: &mut darling::error::Accumulator) {
+    if tool.flat != Some(true) || tool_name_problem(&tool.name).is_some() {
+        return;
+    }
+    for action in &tool.actions {
+        let listed = format!("{}_{}", tool.name, action.name);
+        // An empty name or one with a space is reported as such (`tool`).
+        let reported = action.name.is_empty()
+            || (action.name.chars()).any(|c| c.is_whitespace() || c.is_control());
+        if let Some(why) = tool_name_problem(&listed).filter(|_| !reported) {
+            errors.push(
+                darling::Error::custom(format!(
+                    "served flat, this action is the MCP tool {listed:?}, whose name {why}, and clients accept only tool names of ^[A-Za-z0-9_.-]{{1,128}}$: rename the action, `#[action(name = \"...\")]`"
+                ))
+                .with_span(&action.name_span),
+            );
+        }
+    }
+}
+
+/// `header(..)`: each field once, each header a valid name once (case-insensitively), and only
+/// on an action that takes arguments. Whether each field is one of the arguments, of a type a
+/// header carries, is checked against their schema when the server is built.
+fn headers(action: &super::model::Action, errors: &mut darling::error::Accumulator) {
+    for (i, header) in action.headers.iter().enumerate() {
+        let earlier = &action.headers[..i];
+        let (field, name) = (&header.field, &header.name);
+        if action.args.is_none() {
+            errors.push(
+                darling::Error::custom(format!(
+                    "this action takes no arguments, so it has no field \"{field}\" to mirror in a header: take an arguments struct with the field (`{field}: String`)"
+                ))
+                .with_span(&header.field_span),
+            );
+        } else if earlier.iter().any(|e| e.field == *field) {
+            errors.push(
+                darling::Error::custom(format!(
+                    "\"{field}\" is already in this list: mirror each field in one header"
+                ))
+                .with_span(&header.field_span),
+            );
+        }
+        if let Some(why) = header_name_problem(name) {
+            errors.push(
+                darling::Error::custom(format!(
+                    "{name:?} is no header name: it {why}; name it with letters, digits and '-', as \"Region\" or \"Tenant-Id\""
+                ))
+                .with_span(&header.name_span),
+            );
+        } else if let Some(other) = earlier.iter().find(|e| e.name.eq_ignore_ascii_case(name)) {
+            errors.push(
+                darling::Error::custom(format!(
+                    "the field \"{}\" is already mirrored in \"{}\", the same header (header names are case-insensitive): give each field a header of its own",
+                    other.field, other.name
+                ))
+                .with_span(&header.name_span),
+            );
+        }
+    }
+}
+
+/// In a tool whose actions are one MCP tool (grouped, unless `exposition = "flat"`), a field
+/// two actions mirror in different headers: the tool would list it as alternatives, which
+/// clients refuse. Whether every action that has the field mirrors it is checked when the
+/// server is built (the macro does not see the arguments' fields).
+fn headers_alike(tool: &Tool, errors: &mut darling::error::Accumulator) {
+    if tool.flat == Some(true) {
+        return;
+    }
+    let mut seen: Vec<(&str, &super::model::Header)> = Vec::new();
+    // Each action's own mistakes are its own (`headers`): without arguments, a bad name.
+    let actions = tool.actions.iter().filter(|a| a.args.is_some());
+    for action in actions {
+        let valid = action
+            .headers
+            .iter()
+            .filter(|h| header_name_problem(&h.name).is_none());
+        for header in valid {
+            let earlier = seen.iter().filter(|(name, _)| *name != action.name);
+            match earlier.clone().find(|(_, h)| h.field == header.field) {
+                Some((first, h)) if h.name != header.name => errors.push(
+                    darling::Error::custom(format!(
+                        "the action \"{first}\" mirrors the field \"{}\" in the header \"{}\": in a grouped tool every action declares the field alike; use \"{}\" here too, or serve the tool flat (`#[tool(exposition = \"flat\")]`)",
+                        header.field, h.name, h.name
+                    ))
+                    .with_span(&header.name_span),
+                ),
+                Some(_) => {}
+                None if seen.iter().any(|(_, h)| h.field == header.field) => {}
+                None => seen.push((&action.name, header)),
+            }
         }
     }
 }

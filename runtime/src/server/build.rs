@@ -60,19 +60,19 @@ impl ServerBuilder {
                 false => vec![(def.name().to_owned(), None)],
             };
             for (name, action) in names {
+                if let Some(why) = mcp_fusion_rules::names::tool_name_problem(&name) {
+                    problems.push(format!(
+                        "{}: the name {why}, and clients accept only tool names of ^[A-Za-z0-9_.-]{{1,128}}$; rename it (#[tool(name = \"...\")], #[action(name = \"...\")])",
+                        listed_as(&name, action.map(|i| def.actions()[i].qualified()))
+                    ));
+                }
                 match by_name.entry(name) {
                     std::collections::hash_map::Entry::Vacant(free) => {
                         free.insert((index, action));
                     }
                     std::collections::hash_map::Entry::Occupied(taken) => {
-                        let name = taken.key();
-                        let what = match action {
-                            Some(i) => format!(
-                                "the flat tool \"{name}\" (action \"{}\")",
-                                def.actions()[i].qualified()
-                            ),
-                            None => format!("the tool \"{name}\""),
-                        };
+                        let what =
+                            listed_as(taken.key(), action.map(|i| def.actions()[i].qualified()));
                         problems.push(format!(
                             "{what}: another tool has this name; rename one (#[tool(name = \"...\")], #[action(name = \"...\")])"
                         ));
@@ -274,6 +274,15 @@ impl crate::tool::Handoffs for Handoffs {
 impl crate::contract::ToolSet for ServerBuilder {
     fn tool_definitions(&self) -> impl Iterator<Item = &crate::tool::ToolDef> {
         self.tools.iter().map(|(tool, _)| tool.definition())
+    }
+}
+
+/// A listed tool as a problem names it: `the tool "billing"`, or for a flat tool's action,
+/// `the flat tool "billing_pay" (action "billing.pay")`.
+fn listed_as(name: &str, action: Option<&str>) -> String {
+    match action {
+        Some(action) => format!("the flat tool \"{name}\" (action \"{action}\")"),
+        None => format!("the tool \"{name}\""),
     }
 }
 

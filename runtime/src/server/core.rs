@@ -142,6 +142,16 @@ impl Server {
         tools
     }
 
+    /// The tool `tools/list` shows as `name`, as last known (a source's without waiting):
+    /// rmcp's `ServerHandler::get_tool`, through which its streamable HTTP service checks a
+    /// call's `Mcp-Param-*` headers against the fields the tool mirrors in them (SEP-2243).
+    pub(crate) fn listed_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        if let Some(tool) = self.inner.registry.listed_tool(name) {
+            return Some(tool.clone());
+        }
+        self.inner.sources.find(name)?.listed_tool(name)
+    }
+
     /// The scopes a `tools/call` of `name` needs that `caller` lacks, as the OAuth resource
     /// server refuses them (`403 insufficient_scope`): for the server's own tools once routing
     /// and validation pass (ERRORS.md §4); for a source's, the source's. `None` when the

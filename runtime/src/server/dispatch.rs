@@ -54,6 +54,10 @@ impl ServerHandler for Server {
         self.inner.handler.versions()
     }
 
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.listed_tool(name)
+    }
+
     /// The user's handler answers (it may keep the client's info, or refuse), and its answer
     /// is the server's: its name, version and instructions, and its tools beside what the
     /// handler serves.

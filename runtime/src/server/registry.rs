@@ -60,6 +60,12 @@ impl Registry {
         self.tools.iter().map(|t| t.tool.definition())
     }
 
+    /// The tool `tools/list` shows as `name`: a tool, or a flat tool's action.
+    pub(crate) fn listed_tool(&self, name: &str) -> Option<&rmcp::model::Tool> {
+        let &(index, action) = self.by_name.get(name)?;
+        self.tools.get(index)?.listed.get(action.unwrap_or(0))
+    }
+
     /// Every tool as `tools/list` shows it, in order.
     pub(crate) fn listed(&self) -> impl Iterator<Item = &rmcp::model::Tool> {
         self.tools.iter().flat_map(|t| t.listed.iter())
@@ -106,7 +112,9 @@ impl Registry {
     pub(crate) fn asks_param_headers(&self) -> bool {
         fn asks(value: &Value) -> bool {
             match value {
-                Value::Object(map) => map.contains_key("x-mcp-header") || map.values().any(asks),
+                Value::Object(map) => {
+                    map.contains_key(crate::tool::HEADER_KEYWORD) || map.values().any(asks)
+                }
                 Value::Array(items) => items.iter().any(asks),
                 _ => false,
             }

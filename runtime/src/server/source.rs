@@ -36,6 +36,9 @@ pub(crate) trait ToolSource: Send + Sync + std::fmt::Debug {
     /// Whether `name` is the listed name of one of its tools (or under its namespace).
     fn owns(&self, name: &str) -> bool;
 
+    /// Its tool listed as `name`, as last known, without waiting.
+    fn listed_tool(&self, name: &str) -> Option<ListedTool>;
+
     /// Runs a call of its tool `call.name` (a name it owns) through the server's steps
     /// (`call::steps`); the core has opened its span and stops it when the client cancels.
     fn call<'a>(&'a self, call: CallRequest<'a>) -> BoxFuture<'a, Sourced>;

@@ -130,6 +130,8 @@ pub struct ActionDef {
     pub(super) relayed: Vec<String>,
     /// What the user reads above the form that asks for them.
     pub(super) ask_message: Option<String>,
+    /// The fields mirrored in headers, each with its header's name (`header.rs`).
+    pub(super) headers: Vec<(String, String)>,
 }
 
 impl std::fmt::Debug for ActionDef {
@@ -215,6 +217,7 @@ impl ActionDef {
             needs: Vec::new(),
             relayed: Vec::new(),
             ask_message: None,
+            headers: Vec::new(),
         })
     }
 }

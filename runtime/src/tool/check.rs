@@ -86,6 +86,7 @@ impl ToolDef {
                 }
             }
         }
+        problems.extend(self.header_problems(exposition));
         problems
     }
 }

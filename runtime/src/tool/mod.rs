@@ -17,6 +17,7 @@ mod definition;
 mod failure;
 pub(crate) mod form;
 mod future;
+mod header;
 mod invoke;
 mod listing;
 mod object_schema;
@@ -41,6 +42,8 @@ pub use definition::{Exposition, SingleToolDefBuilder, ToolDef, ToolDefBuilder};
 pub use failure::Failure;
 pub use form::{Choice, ElicitChoice};
 pub use future::BoxFuture;
+#[cfg(feature = "http")]
+pub(crate) use header::HEADER_KEYWORD;
 #[cfg(feature = "gateway")]
 pub(crate) use invoke::settle;
 pub(crate) use invoke::{

@@ -211,6 +211,10 @@ fn action_def(
             .map(|ask| quote::format_ident!("{}", ask));
         def.extend(quote!(.needs([#(#private::Ask::#asks),*])));
     }
+    for header in &action.headers {
+        let (field, name) = (&header.field, &header.name);
+        def.extend(quote!(.header(#field, #name)));
+    }
     if let Some(ty) = &action.output {
         // Spanned at the success type: one without a JSON Schema is reported there.
         let span = syn::spanned::Spanned::span(ty);

@@ -131,14 +131,14 @@ impl Link {
             })
         });
         let slots = slot_spec(&namespace, &upstream).map(|spec| store.concurrency(spec));
-        Arc::new(Link {
+        let link = Arc::new(Link {
             rate,
             slots,
             breaker: Breaker::new(upstream.breaker),
             namespace,
             upstream,
             state: Mutex::new(State::Idle),
-            tools: Mutex::new(locked.map(|locked| Arc::from(locked.tools.as_slice()))),
+            tools: Mutex::new(None),
             changed: tokio::sync::Notify::new(),
             progress: Mutex::default(),
             asking: Arc::default(),
@@ -149,13 +149,38 @@ impl Link {
             tripped: Mutex::new(None),
             relisting: Coalesced::default(),
             attempted: std::sync::atomic::AtomicBool::new(false),
-        })
+        });
+        if let Some(locked) = locked {
+            let tools = link.servable(locked.tools.clone());
+            *lock(&link.tools) = Some(tools.into());
+        }
+        link
+    }
+
+    /// The tools of `tools` the gateway can list: those whose listed name
+    /// (`{namespace}_{tool}`) is a tool name clients accept, `^[A-Za-z0-9_.-]{1,128}$`. Each
+    /// other is left out, with a log line: listed, it could make a client refuse the whole
+    /// listing.
+    fn servable(&self, mut tools: Vec<Tool>) -> Vec<Tool> {
+        tools.retain(|tool| {
+            let listed = self.listed_name(&tool.name);
+            let Some(why) = mcp_fusion_rules::names::tool_name_problem(&listed) else {
+                return true;
+            };
+            tracing::warn!(
+                upstream = %self.namespace,
+                tool = %tool.name,
+                "the upstream's tool is left out of the listing: its listed name \"{listed}\" {why} (tool names are ^[A-Za-z0-9_.-]{{1,128}}$)"
+            );
+            false
+        });
+        tools
     }
 
     /// Takes the upstream's tools as it lists them now; when they changed (in any order), logs
     /// what changed (classified as the contract diff classifies it) and tells the clients.
     pub(super) fn replace_tools(&self, tools: Vec<Tool>) {
-        let new: Arc<[Tool]> = tools.into();
+        let new: Arc<[Tool]> = self.servable(tools).into();
         let old = lock(&self.tools).replace(Arc::clone(&new));
         let contract = |tools: &[Tool]| crate::contract::Contract {
             tools: Vec::new(),
@@ -240,16 +265,27 @@ impl Link {
         format!("{}{SEPARATOR}{name}", self.namespace)
     }
 
-    /// The upstream's tools as the gateway lists them: renamed under the namespace.
+    /// The upstream's tools as the gateway lists them: renamed under the namespace, in the
+    /// order the upstream last listed them (kept until it lists them again, so that every
+    /// listing in between is the same).
     pub(crate) fn listed(&self) -> Vec<Tool> {
-        self.tools()
+        self.tools().iter().map(|tool| self.renamed(tool)).collect()
+    }
+
+    /// The upstream's tool `name` (its own name) as the gateway lists it, if it lists it.
+    pub(crate) fn listed_tool(&self, name: &str) -> Option<Tool> {
+        let tools = self.tools();
+        tools
             .iter()
-            .map(|tool| {
-                let mut tool = tool.clone();
-                tool.name = self.listed_name(&tool.name).into();
-                tool
-            })
-            .collect()
+            .find(|tool| tool.name == name)
+            .map(|tool| self.renamed(tool))
+    }
+
+    /// `tool` under the namespace.
+    fn renamed(&self, tool: &Tool) -> Tool {
+        let mut tool = tool.clone();
+        tool.name = self.listed_name(&tool.name).into();
+        tool
     }
 
     /// The upstream tool `name` names, when it is under this link's namespace.

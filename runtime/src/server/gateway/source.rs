@@ -316,6 +316,11 @@ impl ToolSource for Gateway {
         self.mounted(name).is_some()
     }
 
+    fn listed_tool(&self, name: &str) -> Option<Tool> {
+        let (link, upstream_name) = self.mounted(name)?;
+        link.listed_tool(upstream_name)
+    }
+
     fn call<'a>(&'a self, call: CallRequest<'a>) -> BoxFuture<'a, Sourced> {
         Box::pin(self.forward(call))
     }
