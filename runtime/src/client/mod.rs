@@ -23,5 +23,5 @@ mod parse;
 pub(crate) mod reverse;
 
 pub use crate::envelope::MIRROR_KEY;
-pub use parse::{ParsedError, ParsedField, ParsedKind, parse_envelope};
+pub use parse::{IndexSet, ParsedError, ParsedField, ParsedKind, parse_envelope};
 pub use reverse::FromEnvelope;
