@@ -14,7 +14,12 @@
 //! ```
 
 #[cfg(feature = "client")]
+mod batch;
+#[cfg(feature = "client")]
 mod connect;
+
+#[cfg(feature = "client")]
+pub use batch::BatchOptions;
 
 #[cfg(feature = "client")]
 pub use connect::{CallError, Client, ClientError, Connection, ToolCallError, warnings};
