@@ -174,7 +174,10 @@ fn read_cost(text: &str) -> (usize, ParsedError) {
     PEAK.store(before, Ordering::Relaxed);
     let parsed = parse_envelope(text);
     let peak = PEAK.load(Ordering::Relaxed) - before;
-    println!("{peak} bytes at peak to read {} bytes of envelope", text.len());
+    println!(
+        "{peak} bytes at peak to read {} bytes of envelope",
+        text.len()
+    );
     (peak, parsed)
 }
 
@@ -217,7 +220,11 @@ fn a_mb_envelope_costs_a_bounded_multiple_of_its_size() {
     let (peak, parsed) = read_cost(&text);
     assert_eq!(parsed.fields.len(), 4096);
     assert!(parsed.fields.iter().all(|f| f.elements.is_empty()));
-    assert!(peak <= ENVELOPE_PER_BYTE * text.len(), "{peak} bytes for {}", text.len());
+    assert!(
+        peak <= ENVELOPE_PER_BYTE * text.len(),
+        "{peak} bytes for {}",
+        text.len()
+    );
 
     // One name of 100,000 ranges of two indices each, a million bytes: kept as ranges.
     let name: String = (0..100_000u64).map(|i| format!("{},", i * 3)).collect();
@@ -225,11 +232,19 @@ fn a_mb_envelope_costs_a_bounded_multiple_of_its_size() {
     let text = fields([name]);
     let (peak, parsed) = read_cost(&text);
     assert_eq!(parsed.fields[0].elements.ranges().len(), 100_000);
-    assert!(peak <= ENVELOPE_PER_BYTE * text.len(), "{peak} bytes for {}", text.len());
+    assert!(
+        peak <= ENVELOPE_PER_BYTE * text.len(),
+        "{peak} bytes for {}",
+        text.len()
+    );
 
     let text = fields((0..30_000).map(|_| "a[0-1048574]".to_owned()));
     assert!(text.len() >= 1_000_000, "{}", text.len());
     let (peak, parsed) = read_cost(&text);
     assert_eq!(parsed.kind, ParsedKind::NotAnEnvelope);
-    assert!(peak <= ENVELOPE_PER_BYTE * text.len(), "{peak} bytes for {}", text.len());
+    assert!(
+        peak <= ENVELOPE_PER_BYTE * text.len(),
+        "{peak} bytes for {}",
+        text.len()
+    );
 }

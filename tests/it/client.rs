@@ -381,7 +381,11 @@ async fn a_log_message_reaches_the_host_escaped_and_cut() {
     let logs = person.logs.lock().unwrap().clone();
     let line = logs[0].data.as_str().expect("a string");
     assert!(line.starts_with("\\u001b[2Jxxx"), "{}", &line[..20]);
-    assert!(line.ends_with(" more bytes cut]"), "{}", &line[line.len() - 40..]);
+    assert!(
+        line.ends_with(" more bytes cut]"),
+        "{}",
+        &line[line.len() - 40..]
+    );
     assert!(logs[0].data.to_string().len() <= 16 * 1024);
     assert!(!line.chars().any(char::is_control));
     client.cancel().await.expect("closed");
@@ -394,18 +398,37 @@ async fn only_https_links_are_shown_each_ask_with_its_own_id() {
     let person = Person::new(&["elicitation"], Answer::Confirm);
     let client = over_stdio(notes(), person.clone()).await;
     let open = |url: &str| client.call_tool(call("notes", json!({"action": "open", "url": url})));
-    for url in ["javascript:alert(1)", "http://pay.example/", "file:///etc/passwd", "pay.example"] {
+    for url in [
+        "javascript:alert(1)",
+        "http://pay.example/",
+        "file:///etc/passwd",
+        "pay.example",
+    ] {
         let refused = open(url).await.expect("tools/call");
-        assert_eq!(envelope(&refused), ("URL_REFUSED".into(), Some(true)), "{url}");
+        assert_eq!(
+            envelope(&refused),
+            ("URL_REFUSED".into(), Some(true)),
+            "{url}"
+        );
     }
-    let refused = parse_envelope(text(&open("http://pay.example/").await.expect("tools/call")));
+    let refused = parse_envelope(text(
+        &open("http://pay.example/").await.expect("tools/call"),
+    ));
     assert_eq!(
         refused.message,
         "The link was not shown to the user: its scheme is \"http\", and only https links are shown."
     );
-    assert!(refused.recovery.is_some_and(|r| r.contains("with an https link")));
+    assert!(
+        refused
+            .recovery
+            .is_some_and(|r| r.contains("with an https link"))
+    );
     assert!(person.asked().is_empty());
-    for url in ["https://pay.example/inv_1", "https://pay.example/inv_1", "http://localhost:8080/cb"] {
+    for url in [
+        "https://pay.example/inv_1",
+        "https://pay.example/inv_1",
+        "http://localhost:8080/cb",
+    ] {
         assert_eq!(text(&open(url).await.expect("tools/call")), "Opened");
     }
     assert_eq!(
@@ -418,7 +441,10 @@ async fn only_https_links_are_shown_each_ask_with_its_own_id() {
     );
     let ids = person.ids.lock().unwrap().clone();
     assert_eq!(ids.len(), 3);
-    assert!(ids[0] != ids[1] && ids[1] != ids[2] && ids[0] != ids[2], "{ids:?}");
+    assert!(
+        ids[0] != ids[1] && ids[1] != ids[2] && ids[0] != ids[2],
+        "{ids:?}"
+    );
     client.cancel().await.expect("closed");
 }
 

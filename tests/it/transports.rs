@@ -123,22 +123,40 @@ async fn a_batch_is_bounded_in_flight_and_in_time() {
     let (client, _connection) = over_duplex().await;
     let client = client.batch_options(BatchOptions::default().concurrency(4));
     let start = tokio::time::Instant::now();
-    let outcomes = client.batch((0..20).map(|_| ("work.slow", json!({})))).await;
-    assert!(start.elapsed() >= Duration::from_millis(100), "{:?}", start.elapsed());
+    let outcomes = client
+        .batch((0..20).map(|_| ("work.slow", json!({}))))
+        .await;
+    assert!(
+        start.elapsed() >= Duration::from_millis(100),
+        "{:?}",
+        start.elapsed()
+    );
     for outcome in outcomes {
         let result = outcome.expect("every call completes");
         assert_eq!(result.is_error, Some(false), "{result:?}");
     }
 
     let client = client.batch_options(BatchOptions::default().timeout(Duration::from_millis(5)));
-    let calls = [("work.ping", json!({})), ("work.slow", json!({})), ("work.ping", json!({}))];
+    let calls = [
+        ("work.ping", json!({})),
+        ("work.slow", json!({})),
+        ("work.ping", json!({})),
+    ];
     let outcomes = client.batch(calls).await;
-    assert!(outcomes[0].as_ref().is_ok_and(|r| r.is_error == Some(false)));
+    assert!(
+        outcomes[0]
+            .as_ref()
+            .is_ok_and(|r| r.is_error == Some(false))
+    );
     match &outcomes[1] {
         Err(ClientError::TimedOut { after }) => assert_eq!(*after, Duration::from_millis(5)),
         other => panic!("expected a timeout, got {other:?}"),
     }
-    assert!(outcomes[2].as_ref().is_ok_and(|r| r.is_error == Some(false)));
+    assert!(
+        outcomes[2]
+            .as_ref()
+            .is_ok_and(|r| r.is_error == Some(false))
+    );
     assert_eq!(
         outcomes[1].as_ref().unwrap_err().to_string(),
         "no answer within 5ms"

@@ -203,10 +203,22 @@ mod tests {
         let ends: Vec<u64> = outcomes.into_iter().map(|o| o.expect("no panic")).collect();
         assert_eq!(ends, (0..10).collect::<Vec<_>>());
         assert_eq!(most_seen.load(Ordering::SeqCst), 3);
-        assert!(start.elapsed() >= Duration::from_millis(30), "{:?}", start.elapsed());
-        assert!(start.elapsed() <= Duration::from_millis(40), "{:?}", start.elapsed());
+        assert!(
+            start.elapsed() >= Duration::from_millis(30),
+            "{:?}",
+            start.elapsed()
+        );
+        assert!(
+            start.elapsed() <= Duration::from_millis(40),
+            "{:?}",
+            start.elapsed()
+        );
         // Nothing given, nothing run; 0 reads as 1.
-        assert!(in_order(std::iter::empty::<std::future::Ready<()>>(), 0).await.is_empty());
+        assert!(
+            in_order(std::iter::empty::<std::future::Ready<()>>(), 0)
+                .await
+                .is_empty()
+        );
         assert_eq!(BatchOptions::default().concurrency(0).get_concurrency(), 1);
     }
 }

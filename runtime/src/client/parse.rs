@@ -95,7 +95,9 @@ impl ParsedField {
         };
         let each = bracket.map(|(open, close)| {
             let (head, tail) = (&self.path[..open], &self.path[close..]);
-            self.elements.iter().map(move |i| format!("{head}{i}{tail}"))
+            self.elements
+                .iter()
+                .map(move |i| format!("{head}{i}{tail}"))
         });
         let alone = bracket.is_none().then(|| self.path.clone());
         each.into_iter().flatten().chain(alone)

@@ -133,6 +133,10 @@ mod tests {
             refused.message(),
             "The link was not shown to the user: its scheme is \"javascript\", and only https links are shown."
         );
-        assert!(ToolError::url_refused("").message().contains("it is no URL"));
+        assert!(
+            ToolError::url_refused("")
+                .message()
+                .contains("it is no URL")
+        );
     }
 }

@@ -18,7 +18,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rmcp::model::{
-    ClientCapabilities, CreateMessageRequest, ElicitRequest, InputRequest, InputRequests, InputResponses, ListRootsRequest, LoggingLevel, LoggingMessageNotificationParam,
+    ClientCapabilities, CreateMessageRequest, ElicitRequest, InputRequest, InputRequests,
+    InputResponses, ListRootsRequest, LoggingLevel, LoggingMessageNotificationParam,
 };
 use rmcp::service::ServiceError;
 use rmcp::{Peer, RoleServer};
@@ -272,7 +273,11 @@ impl ClientLink for RoundLink {
     }
 
     fn refused(&self, needed: ClientCapabilities) {
-        let mut missing = self.round.missing.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut missing = self
+            .round
+            .missing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let missing = missing.get_or_insert_with(ClientCapabilities::default);
         if needed.sampling.is_some() {
             missing.sampling = needed.sampling;

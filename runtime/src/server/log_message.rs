@@ -127,9 +127,17 @@ mod tests {
             let sent = bounded(data);
             let json = sent.to_string();
             assert!(json.len() <= MAX_LOG_BYTES, "{}", json.len());
-            assert!(json.len() > MAX_LOG_BYTES - MARKER_ROOM - 8, "{}", json.len());
+            assert!(
+                json.len() > MAX_LOG_BYTES - MARKER_ROOM - 8,
+                "{}",
+                json.len()
+            );
             let text = sent.as_str().expect("a string");
-            assert!(text.ends_with(" more bytes cut]"), "{full}: {}", &text[text.len() - 40..]);
+            assert!(
+                text.ends_with(" more bytes cut]"),
+                "{full}: {}",
+                &text[text.len() - 40..]
+            );
             assert!(!text.chars().any(escaped));
         }
         let sent = bounded(json!("y".repeat(100_000)));

@@ -261,7 +261,10 @@ mod tests {
     #[test]
     fn each_ask_has_an_id_of_its_own() {
         let ids: Vec<String> = (0..64).map(|_| elicitation_id().expect("an id")).collect();
-        assert!(ids.iter().all(|id| id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit())));
+        assert!(
+            ids.iter()
+                .all(|id| id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+        );
         let mut distinct = ids.clone();
         distinct.sort();
         distinct.dedup();

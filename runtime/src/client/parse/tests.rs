@@ -128,7 +128,8 @@ fn retry_after_variants() {
 
 #[test]
 fn index_sets_in_field_names() {
-    let set = |name: &str| index_set(name, budget::INDICES).map(|set| set.iter().collect::<Vec<_>>());
+    let set =
+        |name: &str| index_set(name, budget::INDICES).map(|set| set.iter().collect::<Vec<_>>());
     assert_eq!(
         set("lines[0-4,7,9].quantity"),
         Some(vec![0, 1, 2, 3, 4, 7, 9])
@@ -188,14 +189,21 @@ fn the_sets_of_an_envelope_share_one_budget() {
     assert_eq!(lens, [1_048_575, 0, 0, 0, 0]);
     let mut text = text.replace("a[0-1048574]", "a[0-1048573]");
     assert_eq!(
-        parse_envelope(&text).fields.iter().map(|f| f.elements.len()).collect::<Vec<_>>(),
+        parse_envelope(&text)
+            .fields
+            .iter()
+            .map(|f| f.elements.len())
+            .collect::<Vec<_>>(),
         [1_048_574, 2, 0, 0, 0]
     );
     // Each field's paths are then the name alone.
     text = text.replace("a[0-1048573]", "a[0-1048575]");
     let parsed = parse_envelope(&text);
     assert_eq!(parsed.fields[1].paths().collect::<Vec<_>>(), ["b[0-1]"]);
-    assert_eq!(parsed.fields[0].paths().take(2).collect::<Vec<_>>(), ["a[0]", "a[1]"]);
+    assert_eq!(
+        parsed.fields[0].paths().take(2).collect::<Vec<_>>(),
+        ["a[0]", "a[1]"]
+    );
 }
 
 #[test]
@@ -207,7 +215,10 @@ fn over_budget_texts_are_not_envelopes() {
         }
         text + "</validation_error>"
     };
-    assert_eq!(parse_envelope(&fields(budget::FIELDS)).fields.len(), budget::FIELDS);
+    assert_eq!(
+        parse_envelope(&fields(budget::FIELDS)).fields.len(),
+        budget::FIELDS
+    );
     not_envelope(&fields(budget::FIELDS + 1));
     // Nodes: comments are nodes too.
     let nodes = format!(
@@ -220,7 +231,12 @@ fn over_budget_texts_are_not_envelopes() {
         "m".repeat(budget::BYTES)
     );
     not_envelope(&long);
-    assert_eq!(tool(&format!("<message>{}</message>", "m".repeat(1000))).message.len(), 1000);
+    assert_eq!(
+        tool(&format!("<message>{}</message>", "m".repeat(1000)))
+            .message
+            .len(),
+        1000
+    );
 }
 
 #[test]
