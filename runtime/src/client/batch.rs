@@ -2,72 +2,12 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::time::Duration;
 
 use rmcp::model::CallToolResult;
 use serde_json::Value;
 use tokio::task::{JoinError, JoinSet};
 
-use super::{Client, ClientError};
-
-/// How [`Client::batch`] runs its calls: at most [`concurrency`](BatchOptions::concurrency) at
-/// once (16 by default), the next starting as one ends; each given up after
-/// [`timeout`](BatchOptions::timeout) (60 seconds by default), counted from its start (not
-/// from the batch's), the server then told the call is cancelled.
-///
-/// ```
-/// use std::time::Duration;
-/// use mcp_fusion::client::BatchOptions;
-///
-/// let options = BatchOptions::default().concurrency(4).timeout(Duration::from_secs(10));
-/// assert_eq!((options.get_concurrency(), options.get_timeout()), (4, Duration::from_secs(10)));
-/// # async fn configure(client: mcp_fusion::client::Client, options: BatchOptions) {
-/// let client = client.batch_options(options);
-/// # }
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BatchOptions {
-    concurrency: usize,
-    timeout: Duration,
-}
-
-impl Default for BatchOptions {
-    fn default() -> Self {
-        BatchOptions {
-            concurrency: 16,
-            timeout: Duration::from_secs(60),
-        }
-    }
-}
-
-impl BatchOptions {
-    /// At most `most` calls in flight at once (at least one: 0 reads as 1).
-    #[must_use]
-    pub fn concurrency(mut self, most: usize) -> Self {
-        self.concurrency = most.max(1);
-        self
-    }
-
-    /// Each call is given up after `per_call` without an answer: its place in the batch holds
-    /// [`ClientError::TimedOut`].
-    #[must_use]
-    pub fn timeout(mut self, per_call: Duration) -> Self {
-        self.timeout = per_call;
-        self
-    }
-
-    /// How many calls may be in flight at once.
-    #[must_use]
-    pub fn get_concurrency(&self) -> usize {
-        self.concurrency
-    }
-
-    /// How long each call may wait for its answer.
-    #[must_use]
-    pub fn get_timeout(&self) -> Duration {
-        self.timeout
-    }
-}
+use super::{BatchOptions, Client, ClientError};
 
 impl Client {
     /// Sets how [`batch`](Client::batch) runs its calls (by default 16 at once, each within
@@ -97,10 +37,7 @@ impl Client {
         I: IntoIterator<Item = (S, Value)>,
         S: Into<String>,
     {
-        let BatchOptions {
-            concurrency,
-            timeout,
-        } = self.batch;
+        let (concurrency, timeout) = (self.batch.get_concurrency(), self.batch.get_timeout());
         let calls = calls.into_iter().map(|(target, arguments)| {
             let client = self.clone();
             let target: String = target.into();
@@ -164,6 +101,7 @@ where
 mod tests {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
 
     use super::*;
 

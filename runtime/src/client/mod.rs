@@ -16,10 +16,12 @@
 #[cfg(feature = "client")]
 mod batch;
 #[cfg(feature = "client")]
+mod batch_options;
+#[cfg(feature = "client")]
 mod connect;
 
 #[cfg(feature = "client")]
-pub use batch::BatchOptions;
+pub use batch_options::BatchOptions;
 
 #[cfg(feature = "client")]
 pub use connect::{CallError, Client, ClientError, Connection, ToolCallError, warnings};
