@@ -42,6 +42,12 @@ struct Note {
     note: String,
 }
 
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Link {
+    /// Where to send the user.
+    url: String,
+}
+
 /// How many times each of `notes`' handlers ran.
 static RUNS: AtomicUsize = AtomicUsize::new(0);
 
@@ -101,6 +107,20 @@ impl Notes {
         Ok("Paid".into())
     }
 
+    /// Sends the user to a link the model chose.
+    #[action]
+    async fn open(&self, args: Link, f: Context) -> Result<String, ToolError> {
+        f.elicit_url("Open the link", args.url).await?.accepted()?;
+        Ok("Opened".into())
+    }
+
+    /// Logs one long line with terminal escapes in it.
+    #[action(read_only)]
+    async fn loud(&self, f: Context) -> Result<String, ToolError> {
+        let line = format!("\u{1b}[2J{}\r\n", "x".repeat(100_000));
+        Ok(format!("sent {}", f.log(LogLevel::Error, line).await))
+    }
+
     /// Logs as it works: one message at each of three levels, then 200 at debug.
     #[action(read_only)]
     async fn chatty(&self, f: Context) -> Result<String, ToolError> {
@@ -140,6 +160,8 @@ pub(crate) struct Person {
     /// How long the user thinks before answering.
     pub(crate) thinks: Duration,
     pub(crate) asked: Arc<Mutex<Vec<String>>>,
+    /// The id of each URL elicitation it was asked.
+    pub(crate) ids: Arc<Mutex<Vec<String>>>,
     pub(crate) logs: Arc<Mutex<Vec<LoggingMessageNotificationParam>>>,
 }
 
@@ -150,6 +172,7 @@ impl Person {
             answer,
             thinks: Duration::ZERO,
             asked: Arc::default(),
+            ids: Arc::default(),
             logs: Arc::default(),
         }
     }
@@ -189,7 +212,14 @@ impl ClientHandler for Person {
             ElicitRequestParams::FormElicitationParams { message, .. } => {
                 format!("form: {message}")
             }
-            ElicitRequestParams::UrlElicitationParams { url, .. } => format!("url: {url}"),
+            ElicitRequestParams::UrlElicitationParams {
+                url,
+                elicitation_id,
+                ..
+            } => {
+                self.ids.lock().unwrap().push(elicitation_id.clone());
+                format!("url: {url}")
+            }
             other => panic!("an elicitation MCP does not define: {other:?}"),
         };
         self.asked.lock().unwrap().push(asked);
@@ -335,6 +365,87 @@ async fn each_ask_reaches_a_2025_11_25_client_over_stdio() {
     let person = Person::new(&["elicitation", "sampling", "roots"], Answer::Confirm);
     let client = over_stdio(notes(), person.clone()).await;
     each_ask_on_a_session(client, &person).await;
+}
+
+/// A log message reaches the host with its control characters escaped, cut to 16 KiB.
+#[tokio::test(flavor = "current_thread")]
+async fn a_log_message_reaches_the_host_escaped_and_cut() {
+    let person = Person::new(&[], Answer::Confirm);
+    let client = over_stdio(notes(), person.clone()).await;
+    client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Info))
+        .await
+        .expect("logging/setLevel");
+    let answered = client.call_tool(call("notes", json!({"action": "loud"})));
+    assert_eq!(text(&answered.await.expect("tools/call")), "sent true");
+    let logs = person.logs.lock().unwrap().clone();
+    let line = logs[0].data.as_str().expect("a string");
+    assert!(line.starts_with("\\u001b[2Jxxx"), "{}", &line[..20]);
+    assert!(
+        line.ends_with(" more bytes cut]"),
+        "{}",
+        &line[line.len() - 40..]
+    );
+    assert!(logs[0].data.to_string().len() <= 16 * 1024);
+    assert!(!line.chars().any(char::is_control));
+    client.cancel().await.expect("closed");
+}
+
+/// A link is shown only when it is https (or http to this machine); any other is refused with
+/// an envelope the model can act on, the user never asked. Each ask has an id of its own.
+#[tokio::test(flavor = "current_thread")]
+async fn only_https_links_are_shown_each_ask_with_its_own_id() {
+    let person = Person::new(&["elicitation"], Answer::Confirm);
+    let client = over_stdio(notes(), person.clone()).await;
+    let open = |url: &str| client.call_tool(call("notes", json!({"action": "open", "url": url})));
+    for url in [
+        "javascript:alert(1)",
+        "http://pay.example/",
+        "file:///etc/passwd",
+        "pay.example",
+    ] {
+        let refused = open(url).await.expect("tools/call");
+        assert_eq!(
+            envelope(&refused),
+            ("URL_REFUSED".into(), Some(true)),
+            "{url}"
+        );
+    }
+    let refused = parse_envelope(text(
+        &open("http://pay.example/").await.expect("tools/call"),
+    ));
+    assert_eq!(
+        refused.message,
+        "The link was not shown to the user: its scheme is \"http\", and only https links are shown."
+    );
+    assert!(
+        refused
+            .recovery
+            .is_some_and(|r| r.contains("with an https link"))
+    );
+    assert!(person.asked().is_empty());
+    for url in [
+        "https://pay.example/inv_1",
+        "https://pay.example/inv_1",
+        "http://localhost:8080/cb",
+    ] {
+        assert_eq!(text(&open(url).await.expect("tools/call")), "Opened");
+    }
+    assert_eq!(
+        person.asked(),
+        [
+            "url: https://pay.example/inv_1",
+            "url: https://pay.example/inv_1",
+            "url: http://localhost:8080/cb"
+        ]
+    );
+    let ids = person.ids.lock().unwrap().clone();
+    assert_eq!(ids.len(), 3);
+    assert!(
+        ids[0] != ids[1] && ids[1] != ids[2] && ids[0] != ids[2],
+        "{ids:?}"
+    );
+    client.cancel().await.expect("closed");
 }
 
 #[tokio::test(flavor = "current_thread")]

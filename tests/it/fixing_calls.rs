@@ -181,7 +181,7 @@ async fn grouped_lines_carry_their_elements() {
     let parsed = parse_envelope(text(&result));
     assert_eq!(parsed.fields[0].elements, [0, 1, 2, 3, 4, 6]);
     assert_eq!(
-        parsed.fields[1].paths(),
+        parsed.fields[1].paths().collect::<Vec<_>>(),
         ["lines[7].quantity", "lines[8].quantity"]
     );
 

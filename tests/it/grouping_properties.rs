@@ -216,7 +216,7 @@ proptest! {
         let read: Vec<(String, String, Vec<u64>)> = parsed
             .fields
             .iter()
-            .map(|f| (f.path.clone(), f.text.clone(), f.elements.clone()))
+            .map(|f| (f.path.clone(), f.text.clone(), f.elements.iter().collect()))
             .collect();
         prop_assert_eq!(&read, &expected);
         // Each grouped name expands to the paths of its elements.
@@ -240,7 +240,7 @@ proptest! {
                     replaced(&path.to_string())
                 })
                 .collect();
-            prop_assert_eq!(parsed.paths(), paths);
+            prop_assert_eq!(parsed.paths().collect::<Vec<_>>(), paths);
         }
         // The mirror says the same.
         let result = CallToolResult::from(&err);

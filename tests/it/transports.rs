@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use mcp_fusion::Server;
-use mcp_fusion::client::{Client, Connection, ToolCallError};
+use mcp_fusion::client::{BatchOptions, Client, ClientError, Connection, ToolCallError};
 use mcp_fusion::rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use mcp_fusion::rmcp::{ServerHandler, ServiceExt};
 use mcp_fusion::server::HttpOptions;
@@ -113,6 +113,54 @@ async fn a_thousand_calls_are_each_answered_once() {
     assert_eq!(ok + busy, 1000);
     assert!(ok >= 12, "4 running and 8 queued get through: {ok}");
     assert!(busy > 0);
+}
+
+/// A batch keeps at most its concurrency in flight (4 against 4 active: nobody is turned away,
+/// and 20 calls of 20 ms take 5 rounds of the paused clock), and gives up a call past its timeout
+/// in that call's place.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_batch_is_bounded_in_flight_and_in_time() {
+    let (client, _connection) = over_duplex().await;
+    let client = client.batch_options(BatchOptions::default().concurrency(4));
+    let start = tokio::time::Instant::now();
+    let outcomes = client
+        .batch((0..20).map(|_| ("work.slow", json!({}))))
+        .await;
+    assert!(
+        start.elapsed() >= Duration::from_millis(100),
+        "{:?}",
+        start.elapsed()
+    );
+    for outcome in outcomes {
+        let result = outcome.expect("every call completes");
+        assert_eq!(result.is_error, Some(false), "{result:?}");
+    }
+
+    let client = client.batch_options(BatchOptions::default().timeout(Duration::from_millis(5)));
+    let calls = [
+        ("work.ping", json!({})),
+        ("work.slow", json!({})),
+        ("work.ping", json!({})),
+    ];
+    let outcomes = client.batch(calls).await;
+    assert!(
+        outcomes[0]
+            .as_ref()
+            .is_ok_and(|r| r.is_error == Some(false))
+    );
+    match &outcomes[1] {
+        Err(ClientError::TimedOut { after }) => assert_eq!(*after, Duration::from_millis(5)),
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    assert!(
+        outcomes[2]
+            .as_ref()
+            .is_ok_and(|r| r.is_error == Some(false))
+    );
+    assert_eq!(
+        outcomes[1].as_ref().unwrap_err().to_string(),
+        "no answer within 5ms"
+    );
 }
 
 #[tokio::test(flavor = "current_thread")]

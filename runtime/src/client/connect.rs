@@ -20,12 +20,15 @@ use crate::envelope::mirror_entries;
 pub struct Client {
     peer: Peer<RoleClient>,
     discriminator: String,
+    /// How [`Client::batch`] runs its calls.
+    pub(super) batch: super::BatchOptions,
 }
 
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Client")
             .field("discriminator", &self.discriminator)
+            .field("batch", &self.batch)
             .finish_non_exhaustive()
     }
 }
@@ -40,6 +43,7 @@ impl Client {
         Client {
             peer,
             discriminator: "action".into(),
+            batch: super::BatchOptions::default(),
         }
     }
 
@@ -233,54 +237,6 @@ impl Client {
                 None => CallError::Client(err),
             })
     }
-
-    /// Calls every target concurrently; every result comes back as it came (as
-    /// [`call_raw`](Client::call_raw) gives it), in order, whatever the others did.
-    pub async fn batch<I, S>(&self, calls: I) -> Vec<Result<CallToolResult, ClientError>>
-    where
-        I: IntoIterator<Item = (S, Value)>,
-        S: Into<String>,
-    {
-        let calls = calls.into_iter().map(|(target, arguments)| {
-            let client = self.clone();
-            let target: String = target.into();
-            async move { client.call_raw(&target, arguments).await }
-        });
-        let joined = in_order(calls).await;
-        // A call's task only ends early by panicking inside rmcp: its place holds the panic.
-        let outcomes = joined
-            .into_iter()
-            .map(|outcome| outcome.unwrap_or_else(|e| Err(ClientError::transport(e))));
-        outcomes.collect()
-    }
-}
-
-/// Runs each future as a task of its own, all at once: their outcomes in the order given, a
-/// task that panicked in its own place.
-async fn in_order<F>(
-    futures: impl IntoIterator<Item = F>,
-) -> Vec<Result<F::Output, tokio::task::JoinError>>
-where
-    F: std::future::Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    let mut set = tokio::task::JoinSet::new();
-    let mut places = std::collections::HashMap::new();
-    for (place, future) in futures.into_iter().enumerate() {
-        places.insert(set.spawn(future).id(), place);
-    }
-    let mut outcomes: Vec<_> = std::iter::repeat_with(|| None).take(places.len()).collect();
-    while let Some(joined) = set.join_next_with_id().await {
-        let (id, outcome) = match joined {
-            Ok((id, output)) => (id, Ok(output)),
-            Err(e) => (e.id(), Err(e)),
-        };
-        outcomes[places[&id]] = Some(outcome);
-    }
-    outcomes
-        .into_iter()
-        .map(|o| o.expect("every task is joined"))
-        .collect()
 }
 
 /// The warnings of a successful result (a deprecated action, a partial result), in order:
@@ -409,10 +365,16 @@ pub enum ClientError {
     },
     /// The success value did not decode into the requested type.
     Decode(serde_json::Error),
+    /// No answer came within the call's timeout ([`BatchOptions::timeout`](super::BatchOptions::timeout));
+    /// the server was told the call is cancelled.
+    TimedOut {
+        /// How long the call waited.
+        after: std::time::Duration,
+    },
 }
 
 impl ClientError {
-    fn transport(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+    pub(super) fn transport(e: impl std::error::Error + Send + Sync + 'static) -> Self {
         ClientError::Transport(Box::new(e))
     }
 
@@ -440,6 +402,7 @@ impl fmt::Display for ClientError {
                 write!(f, "the arguments must be an object, not {given}")
             }
             ClientError::Decode(_) => f.write_str("the success value did not decode"),
+            ClientError::TimedOut { after } => write!(f, "no answer within {after:?}"),
         }
     }
 }
@@ -449,27 +412,9 @@ impl std::error::Error for ClientError {
         match self {
             ClientError::Transport(e) => Some(&**e),
             ClientError::Decode(e) => Some(e),
-            ClientError::Tool(_) | ClientError::Arguments { .. } => None,
+            ClientError::Tool(_) | ClientError::Arguments { .. } | ClientError::TimedOut { .. } => {
+                None
+            }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A task that panics keeps its place, whatever order the tasks end in (before, it was
-    /// put last and every later outcome moved up one).
-    #[tokio::test(start_paused = true)]
-    async fn a_panicking_call_keeps_its_place_in_a_batch() {
-        let tasks = [(30, false), (10, true), (20, false)].map(|(ms, panics)| async move {
-            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
-            assert!(!panics, "the call panicked");
-            ms
-        });
-        let outcomes = in_order(tasks).await;
-        assert_eq!(outcomes[0].as_ref().ok(), Some(&30));
-        assert!(outcomes[1].as_ref().is_err_and(|e| e.is_panic()));
-        assert_eq!(outcomes[2].as_ref().ok(), Some(&20));
     }
 }

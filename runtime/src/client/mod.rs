@@ -14,7 +14,14 @@
 //! ```
 
 #[cfg(feature = "client")]
+mod batch;
+#[cfg(feature = "client")]
+mod batch_options;
+#[cfg(feature = "client")]
 mod connect;
+
+#[cfg(feature = "client")]
+pub use batch_options::BatchOptions;
 
 #[cfg(feature = "client")]
 pub use connect::{CallError, Client, ClientError, Connection, ToolCallError, warnings};
@@ -23,5 +30,5 @@ mod parse;
 pub(crate) mod reverse;
 
 pub use crate::envelope::MIRROR_KEY;
-pub use parse::{ParsedError, ParsedField, ParsedKind, parse_envelope};
+pub use parse::{IndexSet, ParsedError, ParsedField, ParsedKind, parse_envelope};
 pub use reverse::FromEnvelope;

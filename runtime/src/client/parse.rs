@@ -7,6 +7,11 @@ use crate::Severity;
 use crate::ToolError;
 use crate::envelope::replace_forbidden;
 
+mod index_set;
+
+pub use index_set::IndexSet;
+use index_set::{index_set, set_bracket};
+
 /// What kind of text [`parse_envelope`] was given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -56,11 +61,11 @@ pub struct ParsedField {
     /// The field's path, as the `name` attribute writes it (`lines[0].quantity`, or
     /// `lines[0-4,7].quantity` for the same problem in several elements, ERRORS.md §11.6).
     pub path: String,
-    /// The indices of the elements of one array the line stands for, ascending: those of the
-    /// index set in its name (`[0-4,7]` gives 0, 1, 2, 3, 4, 7), or the mirror's `elements`.
-    /// Empty for a line of one element or of no array (and for a set of more than 2^20
-    /// indices, which no envelope of this project writes).
-    pub elements: Vec<u64>,
+    /// The indices of the elements of one array the line stands for, as ranges: those of the
+    /// index set in its name (`[0-4,7]` gives 0..=4 and 7..=7), or the mirror's `elements`.
+    /// Empty for a line of one element or of no array, and for a set past the envelope's
+    /// budget of indices ([`parse_envelope`]), which no envelope of this project reaches.
+    pub elements: IndexSet,
     /// The row of ERRORS.md §5 the line was written by (`minimum`, `enum`, ...). Only the mirror
     /// names it: `None` when the envelope was read from its text, and for the `(more)` line.
     pub problem: Option<String>,
@@ -70,7 +75,7 @@ pub struct ParsedField {
 
 impl ParsedField {
     /// The path of each element the line stands for (`lines[0].quantity`, `lines[1].quantity`,
-    /// …), or its path alone when it stands for one.
+    /// …), or its path alone when it stands for one. Made one at a time, as they are taken.
     ///
     /// ```
     /// use mcp_fusion::client::parse_envelope;
@@ -79,80 +84,39 @@ impl ParsedField {
     ///     </validation_error>");
     /// let field = &parsed.fields[0];
     /// assert_eq!(field.elements, [0, 1, 2, 5]);
-    /// assert_eq!(field.paths(), ["lines[0].qty", "lines[1].qty", "lines[2].qty", "lines[5].qty"]);
+    /// assert_eq!(field.elements.ranges().collect::<Vec<_>>(), [0..=2, 5..=5]);
+    /// let paths: Vec<String> = field.paths().collect();
+    /// assert_eq!(paths, ["lines[0].qty", "lines[1].qty", "lines[2].qty", "lines[5].qty"]);
     /// ```
-    #[must_use]
-    pub fn paths(&self) -> Vec<String> {
-        match (self.elements.as_slice(), index_set(&self.path)) {
-            ([_, _, ..], Some((open, close, _))) => self
-                .elements
+    pub fn paths(&self) -> impl Iterator<Item = String> + '_ {
+        let bracket = match self.elements.len() {
+            0 | 1 => None,
+            _ => set_bracket(&self.path),
+        };
+        let each = bracket.map(|(open, close)| {
+            let (head, tail) = (&self.path[..open], &self.path[close..]);
+            self.elements
                 .iter()
-                .map(|i| format!("{}{i}{}", &self.path[..open], &self.path[close..]))
-                .collect(),
-            _ => vec![self.path.clone()],
-        }
+                .map(move |i| format!("{head}{i}{tail}"))
+        });
+        let alone = bracket.is_none().then(|| self.path.clone());
+        each.into_iter().flatten().chain(alone)
     }
 }
 
-/// Where the index set of a field's name is (the positions after its `[` and at its `]`), and
-/// its indices, ascending, each once: the one bracket whose content begins with a digit and
-/// holds `,` or `-` (ERRORS.md §11.6). `None` when the name has no such bracket, has two, or the
-/// set is not one (or would give more than 2^20 indices).
-fn index_set(name: &str) -> Option<(usize, usize, Vec<u64>)> {
-    const MOST: u64 = 1 << 20;
-    let bytes = name.as_bytes();
-    let mut found = None;
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'[' {
-            i += 1;
-            continue;
-        }
-        let open = i + 1;
-        match bytes.get(open) {
-            // A key in JSON string syntax: skipped whole, escapes and all.
-            Some(b'"') => {
-                let mut j = open + 1;
-                while j < bytes.len() && bytes[j] != b'"' {
-                    j += if bytes[j] == b'\\' { 2 } else { 1 };
-                }
-                i = j + 1;
-            }
-            Some(b) if b.is_ascii_digit() => {
-                let close = open + name[open..].find(']')?;
-                let content = &name[open..close];
-                if content.contains([',', '-']) {
-                    if found.is_some() {
-                        return None;
-                    }
-                    found = Some((open, close));
-                }
-                i = close + 1;
-            }
-            _ => i += 1,
-        }
-    }
-    let (open, close) = found?;
-    let mut indices = Vec::new();
-    for part in name[open..close].split(',') {
-        let number = |s: &str| -> Option<u64> {
-            if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-                return None;
-            }
-            s.parse().ok()
-        };
-        let (first, last) = match part.split_once('-') {
-            Some((a, b)) => (number(a)?, number(b)?),
-            None => (number(part)?, number(part)?),
-        };
-        if first > last || (indices.len() as u64).saturating_add(last - first) >= MOST {
-            return None;
-        }
-        indices.extend(first..=last);
-    }
-    indices.sort_unstable();
-    indices.dedup();
-    Some((open, close, indices))
+/// What one envelope may cost its reader, [`parse_envelope`] and [`ParsedError::from_mirror`]
+/// alike: a server, hostile or broken, cannot make a client spend more than a small multiple
+/// of what it sent.
+mod budget {
+    /// A longer text is not read as an envelope.
+    pub(super) const BYTES: usize = 4 << 20;
+    /// XML nodes (elements, texts, comments) a text may hold to be read as an envelope.
+    pub(super) const NODES: u32 = 1 << 17;
+    /// `<field>` lines (or mirror fields) an envelope may hold to be read as one.
+    pub(super) const FIELDS: usize = 4096;
+    /// The indices the index sets of one envelope may name together; a set past it is read as
+    /// none (its field's `elements` empty, its name as written).
+    pub(super) const INDICES: u64 = 1 << 20;
 }
 
 /// Parses an error result's text. Text that is not an envelope gives code `UNKNOWN`.
@@ -161,6 +125,12 @@ fn index_set(name: &str) -> Option<(usize, usize, Vec<u64>)> {
 /// `<tool_error code="..">` with a `<message>`, or `<validation_error action="..">`. Children may
 /// come in any order, the first of each wins and unknown ones are ignored. Texts come back
 /// exactly as the XML parser decodes them, never trimmed (except comma-joined actions).
+///
+/// Reading costs a bounded multiple of the text's size, however hostile the text: a text over
+/// 4 MiB, or of more than 131,072 XML nodes, or a validation error of more than 4,096 fields
+/// is not read as an envelope (code `UNKNOWN`, the text as message); index sets are kept as
+/// ranges, and those of one envelope name at most 2^20 indices together (a set past that
+/// budget is read as none: its field's `elements` are empty, its name stays as written).
 ///
 /// ```
 /// use mcp_fusion::Severity;
@@ -206,8 +176,12 @@ fn blank(kind: ParsedKind, code: &str, message: String) -> ParsedError {
 
 fn envelope(text: &str) -> Parsed<ParsedError> {
     // Without a DTD only the five predefined entities exist, so nothing can expand unboundedly.
+    if text.len() > budget::BYTES {
+        return Err(NotEnvelope);
+    }
     let options = ParsingOptions {
         allow_dtd: false,
+        nodes_limit: budget::NODES,
         ..ParsingOptions::default()
     };
     let doc = Document::parse_with_options(text, options).map_err(|_| NotEnvelope)?;
@@ -254,12 +228,17 @@ fn validation_error(root: Node<'_, '_>) -> Parsed<ParsedError> {
     );
     parsed.recovery = first(root, "recovery").map(text_of).transpose()?;
     parsed.action = Some(action);
+    if children(root, "field").nth(budget::FIELDS).is_some() {
+        return Err(NotEnvelope);
+    }
+    let mut indices = budget::INDICES;
     for (path, text) in pairs(root, "field", "name")? {
         // A real field named `(more)` is written `["(more)"]`: this name is only the count's.
         if path == "(more)" && parsed.more.is_none() {
             parsed.more = more_count(&text);
         }
-        let elements = index_set(&path).map_or_else(Vec::new, |(_, _, set)| set);
+        let elements = index_set(&path, indices).unwrap_or_default();
+        indices -= elements.len();
         parsed.fields.push(ParsedField {
             path,
             elements,
@@ -455,19 +434,32 @@ impl ParsedError {
                 .collect::<Option<_>>()?;
         }
         if let Some(fields) = entry.get("fields") {
+            let fields = fields.as_array()?;
+            if fields.len() > budget::FIELDS {
+                return None;
+            }
+            let mut indices = budget::INDICES;
             parsed.fields = fields
-                .as_array()?
                 .iter()
                 .map(|field| {
                     let field = field.as_object()?;
                     let text = |key: &str| field.get(key)?.as_str().map(str::to_owned);
                     let elements = match field.get("elements") {
-                        None => Vec::new(),
-                        Some(list) => list
-                            .as_array()?
-                            .iter()
-                            .map(serde_json::Value::as_u64)
-                            .collect::<Option<_>>()?,
+                        None => IndexSet::new(),
+                        Some(list) => {
+                            let set: IndexSet = list
+                                .as_array()?
+                                .iter()
+                                .map(serde_json::Value::as_u64)
+                                .collect::<Option<_>>()?;
+                            // Past the budget, as the text's reader reads it: no set.
+                            if set.len() > indices {
+                                IndexSet::new()
+                            } else {
+                                indices -= set.len();
+                                set
+                            }
+                        }
                     };
                     Some(ParsedField {
                         path: text("path")?,
@@ -486,7 +478,7 @@ impl ParsedError {
             let noun = if k == 1 { "problem" } else { "problems" };
             parsed.fields.push(ParsedField {
                 path: "(more)".into(),
-                elements: Vec::new(),
+                elements: IndexSet::new(),
                 problem: None,
                 text: format!("{k} more {noun} not shown. Fix the fields above first."),
             });

@@ -113,6 +113,24 @@ impl ToolError {
             .suggest("Retry once; if it fails again, go on without it or tell the user.")
             .severity(Severity::Error)
     }
+
+    /// URL_REFUSED: the call wanted to send the user to a link of `scheme` (empty: no URL),
+    /// which is not shown: only `https` links are (and `http` to the user's own machine).
+    pub(crate) fn url_refused(scheme: &str) -> Self {
+        let mut message = String::from("The link was not shown to the user: ");
+        match scheme {
+            "" => message.push_str("it is no URL, and only https links are shown."),
+            scheme => {
+                message.push_str("its scheme is \"");
+                push_cut(&mut message, scheme);
+                message.push_str("\", and only https links are shown.");
+            }
+        }
+        ToolError::new(ErrorCode::from_static("URL_REFUSED"), message).suggest(
+            "If the link came from your arguments, call the tool again with an https link; \
+             otherwise tell the user this step cannot be done here.",
+        )
+    }
 }
 
 #[cfg(test)]
@@ -133,6 +151,17 @@ mod tests {
         assert_eq!(
             failed.message(),
             "The client could not answer (sampling): the user rejected it"
+        );
+        let refused = ToolError::url_refused("javascript");
+        assert_eq!(refused.code().as_str(), "URL_REFUSED");
+        assert_eq!(
+            refused.message(),
+            "The link was not shown to the user: its scheme is \"javascript\", and only https links are shown."
+        );
+        assert!(
+            ToolError::url_refused("")
+                .message()
+                .contains("it is no URL")
         );
     }
 }

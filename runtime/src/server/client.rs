@@ -92,7 +92,7 @@ fn send_log(
     if !allowed {
         return Box::pin(std::future::ready(false));
     }
-    let mut param = LoggingMessageNotificationParam::new(level, data);
+    let mut param = LoggingMessageNotificationParam::new(level, super::log_message::bounded(data));
     param.logger = logger.map(str::to_owned);
     let peer = peer.clone();
     // Awaited by the handler: the message is written before the call's answer.

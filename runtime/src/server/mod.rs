@@ -35,6 +35,7 @@ mod dispatch;
 #[cfg(feature = "http")]
 mod http;
 mod incoming;
+mod log_message;
 mod methods;
 #[cfg(feature = "otel")]
 mod otel;

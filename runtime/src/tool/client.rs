@@ -297,6 +297,12 @@ pub enum ClientError {
         /// What the client said, for the model.
         reason: String,
     },
+    /// [`Context::elicit_url`](crate::Context::elicit_url) was given a link it does not show
+    /// the user: not `https` (nor `http` to this machine), or no URL at all. Nothing was asked.
+    UrlRefused {
+        /// The link's scheme (`javascript`, `file`, `http`, ...); empty when it is no URL.
+        scheme: String,
+    },
 }
 
 impl std::fmt::Display for ClientError {
@@ -312,6 +318,9 @@ impl std::fmt::Display for ClientError {
             }
             ClientError::Failed { ask, reason } => {
                 write!(f, "{} failed: {reason}", ask.capability())
+            }
+            ClientError::UrlRefused { scheme } => {
+                write!(f, "a link of scheme {scheme:?} is not shown to the user")
             }
         }
     }
@@ -331,6 +340,7 @@ impl From<ClientError> for ToolError {
             ClientError::Failed { ask, reason } => {
                 ToolError::client_failed(ask.capability(), &reason)
             }
+            ClientError::UrlRefused { scheme } => ToolError::url_refused(&scheme),
         }
     }
 }

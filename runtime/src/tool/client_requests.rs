@@ -73,12 +73,24 @@ impl Context {
         self.elicit_as(None, message.into()).await
     }
 
-    /// Asks the user to visit `url` (MCP URL elicitation: a sign-in, a payment), and waits for
-    /// whether they did.
+    /// Asks the user to open `url` (MCP URL elicitation: a sign-in, a payment), and waits for
+    /// their answer.
+    ///
+    /// [`Elicited::Accepted`] means only that the user agreed to open the link: not that they
+    /// opened it, nor what they did there (signed in, paid, gave up halfway). Learn the outcome
+    /// from the site itself (the payment provider, the identity provider) before acting on it.
+    /// Declined and cancelled mean the user would not open it.
+    ///
+    /// Only `https` links are shown, and `http` links to this machine (`localhost`, `127.0.0.1`,
+    /// `[::1]`, for development). The link is read as a browser reads it and sent as read. Any
+    /// other link (`http` elsewhere, `javascript:`, `file:`, `data:`, no URL) is not sent:
+    /// [`ClientError::UrlRefused`], which tells the model to call again with an `https` link.
+    /// Each ask has an id of its own, drawn from the operating system's random source.
     ///
     /// ```
     /// # async fn pay(f: &mcp_fusion::Context) -> Result<(), mcp_fusion::ToolError> {
     /// f.elicit_url("Pay the invoice", "https://pay.example/inv_1").await?.accepted()?;
+    /// // The user agreed to open the page: ask the payment provider whether inv_1 is paid.
     /// # Ok(()) }
     /// ```
     pub async fn elicit_url(
@@ -165,10 +177,11 @@ impl Context {
         message: String,
         url: String,
     ) -> Result<Elicited<()>, ClientError> {
+        let url = shown_url(&url)?;
         let params = ElicitRequestParams::UrlElicitationParams {
             meta: None,
             message,
-            elicitation_id: url_elicitation_id(&url),
+            elicitation_id: elicitation_id()?,
             url,
         };
         let answer = self.ask_as(ClientRequestKind::Elicit(params), key).await?;
@@ -183,6 +196,10 @@ impl Context {
     /// when the client's level lets it through: the one it set with `logging/setLevel`, or
     /// (from 2026-07-28) the one its request carries; none when it set none. At most 100 messages
     /// a call. Whether it was sent.
+    ///
+    /// The host gets what a person can safely read: every control character but `\n` and `\t`
+    /// written as its escape (`\u001b`), in strings and keys; and a message of more than 16 KiB
+    /// as JSON is sent as a string cut to 16 KiB, ending ` [... {n} more bytes cut]`.
     ///
     /// ```
     /// use mcp_fusion::tools::LogLevel;
@@ -284,9 +301,86 @@ impl Input<'_> {
     }
 }
 
-/// An id for a URL elicitation, the same for the same URL (a call run again asks the same).
-fn url_elicitation_id(url: &str) -> String {
-    use sha2::Digest;
-    let digest = sha2::Sha256::digest(url.as_bytes());
-    digest[..12].iter().map(|b| format!("{b:02x}")).collect()
+/// The link as a browser reads it, when it may be shown to the user: `https`, or `http` to a
+/// loopback host.
+fn shown_url(url: &str) -> Result<String, ClientError> {
+    let refused = |scheme: &str| ClientError::UrlRefused {
+        scheme: scheme.to_owned(),
+    };
+    let parsed = url::Url::parse(url).map_err(|_| refused(""))?;
+    let loopback = match parsed.host() {
+        Some(url::Host::Domain(host)) => host == "localhost",
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    };
+    match parsed.scheme() {
+        "https" => Ok(parsed.into()),
+        "http" if loopback => Ok(parsed.into()),
+        scheme => Err(refused(scheme)),
+    }
+}
+
+/// A new id for a URL elicitation: 128 bits from the operating system's random source, so that
+/// no two asks (of one user or of two) share one, and none can be guessed.
+fn elicitation_id() -> Result<String, ClientError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| ClientError::Failed {
+        ask: Ask::User,
+        reason: format!("no random id for the link: {e}"),
+    })?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_https_and_loopback_http_links_are_shown() {
+        for (given, shown) in [
+            ("https://pay.example/inv_1", "https://pay.example/inv_1"),
+            ("HTTPS://Pay.Example", "https://pay.example/"),
+            ("http://localhost:8080/cb", "http://localhost:8080/cb"),
+            ("http://127.0.0.1/x", "http://127.0.0.1/x"),
+            ("http://127.1/x", "http://127.0.0.1/x"),
+            ("http://[::1]:3000/", "http://[::1]:3000/"),
+            (" https://a.example/\tb ", "https://a.example/b"),
+        ] {
+            assert_eq!(shown_url(given).as_deref(), Ok(shown), "{given}");
+        }
+        for (given, scheme) in [
+            ("http://pay.example/inv_1", "http"),
+            ("http://localhost@evil.example/", "http"),
+            ("http://localhost.evil.example/", "http"),
+            ("http://10.0.0.1/", "http"),
+            ("javascript:alert(1)", "javascript"),
+            ("file:///etc/passwd", "file"),
+            ("data:text/html,<b>hi</b>", "data"),
+            ("ftp://files.example/", "ftp"),
+            ("pay.example/inv_1", ""),
+            ("", ""),
+        ] {
+            assert_eq!(
+                shown_url(given),
+                Err(ClientError::UrlRefused {
+                    scheme: scheme.into()
+                }),
+                "{given}"
+            );
+        }
+    }
+
+    #[test]
+    fn each_ask_has_an_id_of_its_own() {
+        let ids: Vec<String> = (0..64).map(|_| elicitation_id().expect("an id")).collect();
+        assert!(
+            ids.iter()
+                .all(|id| id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+        );
+        let mut distinct = ids.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), ids.len());
+    }
 }

@@ -128,7 +128,8 @@ fn retry_after_variants() {
 
 #[test]
 fn index_sets_in_field_names() {
-    let set = |name: &str| index_set(name).map(|(_, _, set)| set);
+    let set =
+        |name: &str| index_set(name, budget::INDICES).map(|set| set.iter().collect::<Vec<_>>());
     assert_eq!(
         set("lines[0-4,7,9].quantity"),
         Some(vec![0, 1, 2, 3, 4, 7, 9])
@@ -141,6 +142,8 @@ fn index_sets_in_field_names() {
     // A key in brackets may hold anything, quotes and brackets included.
     assert_eq!(set("[\"a,b-c\"][3,4]"), Some(vec![3, 4]));
     assert_eq!(set("[\"x\\\"]1,2\"][3,4]"), Some(vec![3, 4]));
+    // Written in any order, overlapping: the same set.
+    assert_eq!(set("a[9,0-3,2-5,6]"), Some(vec![0, 1, 2, 3, 4, 5, 6, 9]));
     // Not a set: one index, none, two sets, a backwards run, an empty part, too many.
     for name in [
         "lines[3].quantity",
@@ -157,6 +160,85 @@ fn index_sets_in_field_names() {
     }
 }
 
+/// A set is kept as the ranges it was written as, merged: never one number per index.
+#[test]
+fn index_sets_are_ranges() {
+    let set = index_set("a[5-1048575,0-4,7]", budget::INDICES).expect("a set");
+    assert_eq!(set.ranges().collect::<Vec<_>>(), [0..=1_048_575]);
+    assert_eq!(set.len(), 1 << 20);
+    assert!(set.contains(1_048_575) && !set.contains(1_048_576));
+    let set = index_set("a[0-9,20-29,11]", budget::INDICES).expect("a set");
+    assert_eq!(set.ranges().collect::<Vec<_>>(), [0..=9, 11..=11, 20..=29]);
+    // One past the budget is no set.
+    assert_eq!(index_set("a[0-1048576]", budget::INDICES), None);
+    assert_eq!(index_set("a[0-9]", 9), None);
+    assert!(index_set("a[0-9]", 10).is_some());
+}
+
+/// The sets of one envelope share one budget of 2^20 indices: a set past what is left of it
+/// is read as none, and later ones that fit still count.
+#[test]
+fn the_sets_of_an_envelope_share_one_budget() {
+    let mut text = String::from("<validation_error action=\"a.b\">");
+    for name in ["a[0-1048574]", "b[0-1]", "c[0,1]", "d[0-1]", "e[3-4]"] {
+        text.push_str(&format!("<field name=\"{name}\">x</field>"));
+    }
+    text.push_str("</validation_error>");
+    let parsed = parse_envelope(&text);
+    let lens: Vec<u64> = parsed.fields.iter().map(|f| f.elements.len()).collect();
+    assert_eq!(lens, [1_048_575, 0, 0, 0, 0]);
+    let mut text = text.replace("a[0-1048574]", "a[0-1048573]");
+    assert_eq!(
+        parse_envelope(&text)
+            .fields
+            .iter()
+            .map(|f| f.elements.len())
+            .collect::<Vec<_>>(),
+        [1_048_574, 2, 0, 0, 0]
+    );
+    // Each field's paths are then the name alone.
+    text = text.replace("a[0-1048573]", "a[0-1048575]");
+    let parsed = parse_envelope(&text);
+    assert_eq!(parsed.fields[1].paths().collect::<Vec<_>>(), ["b[0-1]"]);
+    assert_eq!(
+        parsed.fields[0].paths().take(2).collect::<Vec<_>>(),
+        ["a[0]", "a[1]"]
+    );
+}
+
+#[test]
+fn over_budget_texts_are_not_envelopes() {
+    let fields = |n: usize| {
+        let mut text = String::from("<validation_error action=\"a.b\">");
+        for _ in 0..n {
+            text.push_str("<field name=\"f\">t</field>");
+        }
+        text + "</validation_error>"
+    };
+    assert_eq!(
+        parse_envelope(&fields(budget::FIELDS)).fields.len(),
+        budget::FIELDS
+    );
+    not_envelope(&fields(budget::FIELDS + 1));
+    // Nodes: comments are nodes too.
+    let nodes = format!(
+        "<tool_error code=\"X\"><message>m</message>{}</tool_error>",
+        "<!---->".repeat(budget::NODES as usize)
+    );
+    not_envelope(&nodes);
+    let long = format!(
+        "<tool_error code=\"X\"><message>{}</message></tool_error>",
+        "m".repeat(budget::BYTES)
+    );
+    not_envelope(&long);
+    assert_eq!(
+        tool(&format!("<message>{}</message>", "m".repeat(1000)))
+            .message
+            .len(),
+        1000
+    );
+}
+
 #[test]
 fn validation_error_fields_and_action() {
     let parsed = parse_envelope(
@@ -167,7 +249,7 @@ fn validation_error_fields_and_action() {
     );
     let field = |path: &str, text: &str| ParsedField {
         path: path.into(),
-        elements: Vec::new(),
+        elements: IndexSet::new(),
         problem: None,
         text: text.into(),
     };
