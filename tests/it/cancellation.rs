@@ -4,6 +4,7 @@
 //! Over stdio in process on tokio's paused clock: a wait the server should not make would show
 //! as time passed, not as a slow test.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_fusion::server::StdioOptions;
@@ -18,6 +19,8 @@ use tokio::time::{Instant, timeout};
 struct Hang {
     /// Told when the work a call spawned saw its cancellation.
     stopped: mpsc::UnboundedSender<&'static str>,
+    /// The contexts of the calls to `keep`, `expire`, as their handlers got them.
+    kept: Arc<Mutex<Vec<Context>>>,
 }
 
 /// Calls that run until the client cancels them.
@@ -29,6 +32,33 @@ impl Hang {
         f.progress(1.0, None, Some("started"));
         std::future::pending().await
     }
+
+    /// Spawns work that runs until the call is cancelled, then waits for it.
+    #[action(timeout = "60s")]
+    async fn spawn(&self, f: Context) -> Result<&'static str, ToolError> {
+        let token = f.cancellation();
+        let stopped = self.stopped.clone();
+        let work = tokio::spawn(async move {
+            token.cancelled().await;
+            let _ = stopped.send("spawned work stopped");
+        });
+        f.progress(1.0, None, Some("spawned"));
+        let _ = work.await;
+        Ok("never: the call is cancelled first")
+    }
+
+    /// Keeps its context and answers.
+    async fn keep(&self, f: Context) -> Result<&'static str, ToolError> {
+        self.kept.lock().unwrap().push(f);
+        Ok("kept")
+    }
+
+    /// Keeps its context and waits past its deadline.
+    #[action(timeout = "1s")]
+    async fn expire(&self, f: Context) -> Result<&'static str, ToolError> {
+        self.kept.lock().unwrap().push(f);
+        std::future::pending().await
+    }
 }
 
 /// A server of [`Hang`] on an in-memory pipe, initialized.
@@ -37,13 +67,19 @@ struct Served {
     lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
     serving: tokio::task::JoinHandle<()>,
     stopped: mpsc::UnboundedReceiver<&'static str>,
+    kept: Arc<Mutex<Vec<Context>>>,
 }
 
 impl Served {
     async fn start(version: &str, fast_path: bool) -> Served {
         let (tell, stopped) = mpsc::unbounded_channel();
+        let kept = Arc::default();
+        let hang = Hang {
+            stopped: tell,
+            kept: Arc::clone(&kept),
+        };
         let server = Server::builder("hang", "1")
-            .tool(Hang { stopped: tell })
+            .tool(hang)
             .build()
             .expect("the server builds");
         let (client, server_end) = tokio::io::duplex(1 << 16);
@@ -62,6 +98,7 @@ impl Served {
             lines: BufReader::new(answers).lines(),
             serving,
             stopped,
+            kept,
         };
         served
             .send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
@@ -148,4 +185,38 @@ async fn a_cancelled_call_with_a_progress_token_does_not_hold_the_exit() {
             assert!(took < Duration::from_secs(1), "{case}: exit took {took:?}");
         }
     }
+}
+
+/// A handler that spawns work gives it `f.cancellation()`: the client's cancellation reaches
+/// that work, though the handler's own future is dropped.
+#[tokio::test(start_paused = true)]
+async fn work_a_handler_spawned_sees_the_clients_cancellation() {
+    for fast_path in [true, false] {
+        let mut served = Served::start("2025-11-25", fast_path).await;
+        served.call(1, "spawn", true).await;
+        assert!(served.stopped.try_recv().is_err(), "not before the cancellation");
+        served.cancel(1).await;
+        let seen = timeout(Duration::from_secs(5), served.stopped.recv()).await;
+        assert_eq!(seen.expect("in time"), Some("spawned work stopped"));
+        let (_, rest) = served.close().await;
+        assert_eq!(rest, Vec::<Value>::new(), "the cancelled call is not answered");
+    }
+}
+
+/// The context of a call the handler finished is never cancelled; that of a call whose deadline
+/// passed is, as its future is dropped.
+#[tokio::test(start_paused = true)]
+async fn only_a_call_stopped_before_its_handler_finished_is_cancelled() {
+    let mut served = Served::start("2025-11-25", true).await;
+    served.call(1, "keep", false).await;
+    assert_eq!(served.next().await["result"]["isError"], false);
+    served.call(2, "expire", false).await;
+    let expired = served.next().await;
+    assert_eq!(expired["id"], 2);
+    assert_eq!(expired["result"]["isError"], true, "{expired}");
+    let kept = served.kept.lock().unwrap().clone();
+    assert_eq!(kept.len(), 2);
+    assert!(!kept[0].is_cancelled(), "a finished call");
+    assert!(kept[1].is_cancelled(), "a call past its deadline");
+    let _ = served.close().await;
 }

@@ -155,7 +155,12 @@ pub(crate) async fn steps(
         }
         None => (None, None),
     };
-    let mut context = Context::of_call(action, progress.clone(), trace, info.caller().cloned());
+    // Cancelled unless the handler finishes: its future dropped here (the deadline, the
+    // round's end) or with this one (the client cancelled the call).
+    let stopped = tokio_util::sync::CancellationToken::new();
+    let unfinished = stopped.clone().drop_guard();
+    let mut context = Context::of_call(action, progress.clone(), trace, info.caller().cloned())
+        .with_cancellation(stopped);
     if let Some(handoffs) = plan.handoffs {
         context = context.with_handoffs(Arc::clone(handoffs));
     }
@@ -202,6 +207,10 @@ pub(crate) async fn steps(
         },
         _ => handled.await,
     };
+    match &handled {
+        Some(Ok(_)) => drop(unfinished.disarm()),
+        _ => drop(unfinished),
+    }
     if let Some(forwarding) = forwarding {
         forwarding.finish().await;
     }
