@@ -362,7 +362,7 @@ pub mod errors {
 pub mod tools {
     pub use crate::tool::{
         ActionDef, ActionDefBuilder, ActionRef, Annotations, Answer, Ask, BoxFuture, Caller,
-        Choice, ClientError, Concurrency, Deprecation, ElicitChoice, ElicitForm, Elicited,
+        Choice, AskError, Concurrency, Deprecation, ElicitChoice, ElicitForm, Elicited,
         Exposition, Failure, IntoOutput, LogLevel, RateLimit, Response, Root, SCOPES_KEY, Sampled,
         Sampling, SingleToolDefBuilder, ToolDef, ToolDefBuilder, TraceContext,
     };

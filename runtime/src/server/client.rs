@@ -26,7 +26,7 @@ use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 use tokio::sync::Notify;
 
-use crate::tool::{Ask, BoxFuture, ClientError, ClientLink, ClientRequestKind};
+use crate::tool::{Ask, BoxFuture, AskError, ClientLink, ClientRequestKind};
 
 /// At most this many log messages a call sends its client; the rest are dropped.
 pub(crate) const MAX_LOGS_PER_CALL: usize = 100;
@@ -124,12 +124,12 @@ impl SessionLink {
 }
 
 /// What the client said, as the handler's error.
-fn failed(ask: Ask, error: ServiceError) -> ClientError {
+fn failed(ask: Ask, error: ServiceError) -> AskError {
     let reason = match error {
         ServiceError::McpError(error) => error.message.into_owned(),
         other => other.to_string(),
     };
-    ClientError::Failed { ask, reason }
+    AskError::Failed { ask, reason }
 }
 
 impl ClientLink for SessionLink {
@@ -137,11 +137,11 @@ impl ClientLink for SessionLink {
         &self.capabilities
     }
 
-    fn request(&self, request: ClientRequestKind) -> BoxFuture<'_, Result<Value, ClientError>> {
+    fn request(&self, request: ClientRequestKind) -> BoxFuture<'_, Result<Value, AskError>> {
         let ask = request.ask();
         Box::pin(async move {
             let to_value = |v: Result<Value, serde_json::Error>| {
-                v.map_err(|e| ClientError::Failed {
+                v.map_err(|e| AskError::Failed {
                     ask,
                     reason: e.to_string(),
                 })
@@ -262,7 +262,7 @@ impl ClientLink for RoundLink {
         &self.capabilities
     }
 
-    fn request(&self, request: ClientRequestKind) -> BoxFuture<'_, Result<Value, ClientError>> {
+    fn request(&self, request: ClientRequestKind) -> BoxFuture<'_, Result<Value, AskError>> {
         let key = key(&request, self.asked.fetch_add(1, Ordering::Relaxed) + 1);
         if let Some(answer) = self.answers.get(&key) {
             return Box::pin(std::future::ready(Ok(answer.clone())));

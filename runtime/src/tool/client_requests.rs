@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::Context;
 use super::client::{
-    Ask, ClientError, ClientRequestKind, ElicitForm, Elicited, LogLevel, Root, Sampled, Sampling,
+    Ask, AskError, ClientRequestKind, ElicitForm, Elicited, LogLevel, Root, Sampled, Sampling,
     form_answer, roots, sampled,
 };
 
@@ -30,7 +30,7 @@ impl Context {
     /// the user thinks; the wait is bounded by the server's `ask_timeout`.
     ///
     /// ```
-    /// use mcp_fusion::tools::{ClientError, Elicited};
+    /// use mcp_fusion::tools::{AskError, Elicited};
     /// use mcp_fusion::{Context, ToolError};
     /// use mcp_fusion::tools::ElicitForm;
     ///
@@ -51,7 +51,7 @@ impl Context {
     ///         }
     ///         Elicited::Accepted(_) | Elicited::Declined => Ok(format!("Kept {note}")),
     ///         // An envelope that tells the model the user dismissed the question.
-    ///         Elicited::Cancelled => Err(ClientError::Cancelled.into()),
+    ///         Elicited::Cancelled => Err(AskError::Cancelled.into()),
     ///     }
     /// }
     /// # let _ = delete;
@@ -68,7 +68,7 @@ impl Context {
     pub async fn elicit<T: ElicitForm>(
         &self,
         message: impl Into<String>,
-    ) -> Result<Elicited<T>, ClientError> {
+    ) -> Result<Elicited<T>, AskError> {
         let params = ElicitRequestParams::FormElicitationParams {
             meta: None,
             message: message.into(),
@@ -90,7 +90,7 @@ impl Context {
         &self,
         message: impl Into<String>,
         url: impl Into<String>,
-    ) -> Result<Elicited<()>, ClientError> {
+    ) -> Result<Elicited<()>, AskError> {
         let url = url.into();
         let params = ElicitRequestParams::UrlElicitationParams {
             meta: None,
@@ -117,7 +117,7 @@ impl Context {
     /// Ok(answer.text().unwrap_or_default().to_owned())
     /// # }
     /// ```
-    pub async fn sample(&self, sampling: Sampling) -> Result<Sampled, ClientError> {
+    pub async fn sample(&self, sampling: Sampling) -> Result<Sampled, AskError> {
         let answer = self.ask(ClientRequestKind::Sample(sampling.0)).await?;
         sampled(answer)
     }
@@ -129,7 +129,7 @@ impl Context {
     /// Ok(f.roots().await?.len())
     /// # }
     /// ```
-    pub async fn roots(&self) -> Result<Vec<Root>, ClientError> {
+    pub async fn roots(&self) -> Result<Vec<Root>, AskError> {
         let answer = self.ask(ClientRequestKind::Roots).await?;
         roots(answer)
     }
@@ -164,9 +164,9 @@ impl Context {
     /// Sends `request` to the client, the action's deadline paused meanwhile, within the
     /// server's `ask_timeout`: the client's answer as it gave it (the gateway relays an
     /// upstream's requests through it).
-    pub(crate) async fn ask(&self, request: ClientRequestKind) -> Result<Value, ClientError> {
+    pub(crate) async fn ask(&self, request: ClientRequestKind) -> Result<Value, AskError> {
         let ask = request.ask();
-        let client = self.client().ok_or(ClientError::NotSupported { ask })?;
+        let client = self.client().ok_or(AskError::NotSupported { ask })?;
         let _paused = self.deadline().map(super::deadline::Deadline::pause);
         client.ask(request).await
     }
