@@ -31,6 +31,12 @@ use crate::tool::{Ask, BoxFuture, AskError, ClientLink, ClientRequestKind};
 /// At most this many log messages a call sends its client; the rest are dropped.
 pub(crate) const MAX_LOGS_PER_CALL: usize = 100;
 
+/// The level a session's handlers log at until its client sets one (`logging/setLevel`):
+/// `info`, so that `Context::log` reaches a client that never chose, as a log viewer shows
+/// by default, while `debug` needs the client to ask for it. (rmcp marks `logging/setLevel`
+/// deprecated: many clients never send it.)
+pub(crate) const UNSET_LEVEL: LoggingLevel = LoggingLevel::Info;
+
 /// How severe a level is, least first (RFC 5424's order, as MCP's levels follow it).
 fn rank(level: LoggingLevel) -> u8 {
     match level {

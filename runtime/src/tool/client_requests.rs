@@ -135,9 +135,15 @@ impl Context {
     }
 
     /// Logs `data` (text, or any JSON) to the client at `level` (MCP `notifications/message`),
-    /// when the client's level lets it through: the one it set with `logging/setLevel`, or
-    /// (from 2026-07-28) the one its request carries; none when it set none. At most 100 messages
-    /// a call. Whether it was sent.
+    /// when the client's level lets it through. At most 100 messages a call. Whether it was
+    /// sent.
+    ///
+    /// - Up to 2025-11-25 (a session): the level the client set with `logging/setLevel`; until
+    ///   it sets one, `info` and above are sent (`debug` only once it asks for it).
+    /// - From 2026-07-28: the level the call's request carries (`logLevel` in its `_meta`);
+    ///   nothing when it carries none, as that revision says.
+    /// - Stateless HTTP before 2026-07-28, and a context outside a server: nothing (there is no
+    ///   way back to the client).
     ///
     /// ```
     /// use mcp_fusion::tools::LogLevel;
