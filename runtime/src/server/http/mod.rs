@@ -6,6 +6,7 @@ mod body;
 mod connection;
 mod drain;
 mod handler;
+mod hosts;
 mod listener;
 mod next;
 #[cfg(feature = "oauth")]
