@@ -361,10 +361,10 @@ pub mod errors {
 /// ([`Sampling`](tools::Sampling)), its roots, a log line at a [`LogLevel`](tools::LogLevel).
 pub mod tools {
     pub use crate::tool::{
-        ActionDef, ActionDefBuilder, ActionRef, Annotations, Answer, Ask, BoxFuture, Caller,
-        Choice, AskError, Concurrency, Deprecation, ElicitChoice, ElicitForm, Elicited,
-        Exposition, Failure, IntoOutput, LogLevel, RateLimit, Response, Root, SCOPES_KEY, Sampled,
-        Sampling, SingleToolDefBuilder, ToolDef, ToolDefBuilder, TraceContext,
+        ActionDef, ActionDefBuilder, ActionRef, Annotations, Answer, Ask, AskError, BoxFuture,
+        Caller, Choice, Concurrency, Deprecation, ElicitChoice, ElicitForm, Elicited, Exposition,
+        Failure, IntoOutput, LogLevel, RateLimit, Response, Root, SCOPES_KEY, Sampled, Sampling,
+        SingleToolDefBuilder, ToolDef, ToolDefBuilder, TraceContext,
     };
     /// Implements [`ElicitChoice`] for an enum of unit variants: a choice in a form (or
     /// several, as a `Vec`); see the [crate docs](crate#asking-the-user-deriveelicitform).

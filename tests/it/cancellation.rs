@@ -87,10 +87,7 @@ impl Served {
         let mut options = StdioOptions::default();
         options.fast_path = fast_path;
         let serving = tokio::spawn(async move {
-            server
-                .serve_io(read, write, options)
-                .await
-                .expect("served");
+            server.serve_io(read, write, options).await.expect("served");
         });
         let (answers, requests) = split(client);
         let mut served = Served {
@@ -101,9 +98,11 @@ impl Served {
             kept,
         };
         served
-            .send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            .send(
+                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
                 "protocolVersion": version, "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"}}}))
+                "clientInfo": {"name": "t", "version": "1"}}}),
+            )
             .await;
         assert_eq!(served.next().await["id"], 0);
         served
@@ -137,9 +136,11 @@ impl Served {
     }
 
     async fn cancel(&mut self, id: u64) {
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                         "params": {"requestId": id, "reason": "the user gave up"}}))
-            .await;
+        self.send(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                         "params": {"requestId": id, "reason": "the user gave up"}}),
+        )
+        .await;
     }
 
     /// Closes stdin: how long serving took to return, and the lines written until stdout
@@ -159,7 +160,10 @@ impl Served {
                 rest.push(serde_json::from_str(&line).unwrap());
             }
         });
-        assert!(ended.await.is_ok(), "stdout did not end after serving returned (after {took:?})");
+        assert!(
+            ended.await.is_ok(),
+            "stdout did not end after serving returned (after {took:?})"
+        );
         (took, rest)
     }
 }
@@ -194,12 +198,19 @@ async fn work_a_handler_spawned_sees_the_clients_cancellation() {
     for fast_path in [true, false] {
         let mut served = Served::start("2025-11-25", fast_path).await;
         served.call(1, "spawn", true).await;
-        assert!(served.stopped.try_recv().is_err(), "not before the cancellation");
+        assert!(
+            served.stopped.try_recv().is_err(),
+            "not before the cancellation"
+        );
         served.cancel(1).await;
         let seen = timeout(Duration::from_secs(5), served.stopped.recv()).await;
         assert_eq!(seen.expect("in time"), Some("spawned work stopped"));
         let (_, rest) = served.close().await;
-        assert_eq!(rest, Vec::<Value>::new(), "the cancelled call is not answered");
+        assert_eq!(
+            rest,
+            Vec::<Value>::new(),
+            "the cancelled call is not answered"
+        );
     }
 }
 

@@ -109,9 +109,14 @@ async fn a_forbidden_host_or_origin_is_refused_before_the_body_is_read() {
                 if let Some(origin) = origin {
                     request = request.header("origin", origin);
                 }
-                let request = request.body(axum::body::Body::from(body.to_owned())).unwrap();
+                let request = request
+                    .body(axum::body::Body::from(body.to_owned()))
+                    .unwrap();
                 let reply = service.clone().oneshot(request).await.unwrap();
-                let case = format!("stateless {stateless}, {host} {origin:?}, body {}", &body[..body.len().min(20)]);
+                let case = format!(
+                    "stateless {stateless}, {host} {origin:?}, body {}",
+                    &body[..body.len().min(20)]
+                );
                 assert_eq!(reply.status(), 403, "{case}");
             }
         }

@@ -71,7 +71,10 @@ pub(super) fn signature(sig: &syn::Signature, errors: &mut darling::error::Accum
             _ => "value".to_owned(),
         };
         let ty = args.ty.to_token_stream().to_string().replace(' ', "");
-        let name = format!("{}Args", mcp_fusion_rules::case::upper_camel(&sig.ident.to_string()));
+        let name = format!(
+            "{}Args",
+            mcp_fusion_rules::case::upper_camel(&sig.ident.to_string())
+        );
         errors.push(
             darling::Error::custom(format!(
                 "the arguments are one struct of named fields (a call sends a JSON object), not {kind} (`{ty}`): write `#[derive(Deserialize, JsonSchema)] struct {name} {{ {field}: {ty} }}` and take `args: {name}`"
@@ -110,15 +113,15 @@ pub(super) fn signature(sig: &syn::Signature, errors: &mut darling::error::Accum
 /// primitive, a `String`, a sequence or a tuple (JSON would send a scalar or an array, never
 /// the object a call carries).
 fn not_an_object(ty: &syn::Type) -> Option<&'static str> {
+    const SCALARS: &[&str] = &[
+        "bool", "char", "str", "String", "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize",
+        "u8", "u16", "u32", "u64", "u128", "usize",
+    ];
     match ty {
         syn::Type::Path(p) if p.qself.is_none() => {
             let last = p.path.segments.last()?;
             let name = last.ident.to_string();
-            let scalar = matches!(
-                name.as_str(),
-                "bool" | "char" | "str" | "String" | "f32" | "f64" | "i8" | "i16" | "i32"
-                    | "i64" | "i128" | "isize" | "u8" | "u16" | "u32" | "u64" | "u128" | "usize"
-            );
+            let scalar = SCALARS.contains(&name.as_str());
             match (scalar && last.arguments.is_empty(), name.as_str()) {
                 (true, _) => Some("a single value"),
                 (false, "Vec" | "VecDeque" | "HashSet" | "BTreeSet") => Some("a sequence"),

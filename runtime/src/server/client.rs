@@ -26,7 +26,7 @@ use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 use tokio::sync::Notify;
 
-use crate::tool::{Ask, BoxFuture, AskError, ClientLink, ClientRequestKind};
+use crate::tool::{Ask, AskError, BoxFuture, ClientLink, ClientRequestKind};
 
 /// At most this many log messages a call sends its client; the rest are dropped.
 pub(crate) const MAX_LOGS_PER_CALL: usize = 100;

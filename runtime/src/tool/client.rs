@@ -319,9 +319,7 @@ impl From<AskError> for ToolError {
             AskError::TimedOut { ask, waited } => {
                 ToolError::client_timed_out(ask == Ask::User, waited)
             }
-            AskError::Failed { ask, reason } => {
-                ToolError::client_failed(ask.capability(), &reason)
-            }
+            AskError::Failed { ask, reason } => ToolError::client_failed(ask.capability(), &reason),
         }
     }
 }
