@@ -364,10 +364,10 @@ pub mod errors {
 /// any of them under a key of the handler's choosing ([`Input`](tools::Input)).
 pub mod tools {
     pub use crate::tool::{
-        ActionDef, ActionDefBuilder, ActionRef, Annotations, Answer, Ask, BoxFuture, Caller,
-        Choice, ClientError, Concurrency, Deprecation, ElicitChoice, ElicitForm, Elicited,
-        Exposition, Failure, Input, IntoOutput, LogLevel, RateLimit, Response, Root, SCOPES_KEY,
-        Sampled, Sampling, SingleToolDefBuilder, ToolDef, ToolDefBuilder, TraceContext,
+        ActionDef, ActionDefBuilder, ActionRef, Annotations, Answer, Ask, AskError, BoxFuture,
+        Caller, Choice, Concurrency, Deprecation, ElicitChoice, ElicitForm, Elicited, Exposition,
+        Failure, Input, IntoOutput, LogLevel, RateLimit, Response, Root, SCOPES_KEY, Sampled,
+        Sampling, SingleToolDefBuilder, ToolDef, ToolDefBuilder, TraceContext,
     };
     /// Implements [`ElicitChoice`] for an enum of unit variants: a choice in a form (or
     /// several, as a `Vec`); see the [crate docs](crate#asking-the-user-deriveelicitform).

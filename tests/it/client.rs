@@ -339,10 +339,10 @@ async fn each_ask_on_a_session(client: RunningService<RoleClient, Person>, perso
         ]
     );
 
-    // No level set: nothing is logged. At `info`: two of the first three; at `debug`: all
-    // three, and 97 of the 200 after them (at most 100 a call).
+    // No level set: `info` and above, two of the first three. At `info` the same; at `debug`:
+    // all three, and 97 of the 200 after them (at most 100 a call).
     let chatty = || client.call_tool(call("notes", json!({"action": "chatty"})));
-    assert_eq!(text(&chatty().await.expect("tools/call")), "sent 0");
+    assert_eq!(text(&chatty().await.expect("tools/call")), "sent 2");
     for (level, sent) in [(LoggingLevel::Info, 2), (LoggingLevel::Debug, 100)] {
         client
             .set_level(SetLevelRequestParams::new(level))
@@ -353,10 +353,11 @@ async fn each_ask_on_a_session(client: RunningService<RoleClient, Person>, perso
     }
     // Each message was written before the call's answer.
     let logs = person.logs.lock().unwrap().clone();
-    assert_eq!(logs.len(), 102);
+    assert_eq!(logs.len(), 104);
     assert_eq!(logs[0].level, LoggingLevel::Info);
     assert_eq!(logs[0].logger.as_deref(), Some("notes.chatty"));
-    assert_eq!(logs[2].data, json!("at Debug"));
+    assert_eq!(logs[1].level, LoggingLevel::Error);
+    assert_eq!(logs[4].data, json!("at Debug"));
     client.cancel().await.expect("closed");
 }
 

@@ -451,6 +451,10 @@ pub(crate) struct Reassign {
 
 pub(crate) struct Collides;
 
+/// A list under a name: `#[tool]` refuses a plain `Vec` at compile time, but cannot see through
+/// an alias, so the server's build refuses it.
+type Ids = Vec<u32>;
+
 /// A field named like the discriminator.
 #[tool]
 impl Collides {
@@ -460,7 +464,7 @@ impl Collides {
     }
 
     /// Takes a list, which is no object.
-    async fn bulk(&self, args: Vec<u32>) -> Result<usize, ToolError> {
+    async fn bulk(&self, args: Ids) -> Result<usize, ToolError> {
         Ok(args.len())
     }
 }

@@ -160,3 +160,27 @@ async fn limits_and_deadline_apply_to_a_hand_written_tool() {
     let limited = server.call(call("echo")).await.expect("the tool exists");
     assert_eq!(parse_envelope(&text(&limited)).code, "RATE_LIMITED");
 }
+
+/// A tool behind an `Arc` is served as the tool itself, and the program keeps its own handle
+/// on it: the state the server's calls change is the state the program reads (as the user's
+/// own handler would, beside the tools). `Arc<dyn Tool>` too.
+#[tokio::test(flavor = "current_thread")]
+async fn a_tool_shared_in_an_arc_is_the_same_tool_for_the_server_and_the_program() {
+    let shared = Arc::new(Manual::new(|d| d));
+    let server = Server::builder("s", "1")
+        .tool(Arc::clone(&shared))
+        .build()
+        .unwrap();
+    let answered = server.call(call("echo")).await.expect("the tool exists");
+    assert_eq!(text(&answered), "manual.echo");
+    assert_eq!(shared.ran.load(Ordering::SeqCst), 1, "one value, one count");
+    // Routing and validation come with it, in process too.
+    let arguments = json!({ "action": "ech" }).as_object().cloned();
+    let refused = shared.call(arguments).await.into_result();
+    assert_eq!(parse_envelope(&text(&refused)).code, "UNKNOWN_ACTION");
+
+    let erased: Arc<dyn Tool> = Arc::new(Manual::new(|d| d));
+    let server = Server::builder("s", "1").tool(erased).build().unwrap();
+    let answered = server.call(call("echo")).await.expect("the tool exists");
+    assert_eq!(text(&answered), "manual.echo");
+}

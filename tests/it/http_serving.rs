@@ -83,6 +83,55 @@ async fn a_foreign_origin_is_refused() {
     }
 }
 
+/// A forbidden `Host` or `Origin` is refused 403 whatever the body: before the body is read,
+/// not told about a body that is no JSON-RPC message (400) or too large (413). In process, on
+/// the service an application mounts, stateful and stateless.
+#[tokio::test]
+async fn a_forbidden_host_or_origin_is_refused_before_the_body_is_read() {
+    use tower::ServiceExt;
+    let server = mcp_fusion::Server::builder("t", "1").build().unwrap();
+    for stateless in [false, true] {
+        let mut options = mcp_fusion::server::HttpOptions::default();
+        options.stateless = stateless;
+        options.max_body_bytes = 1024;
+        let service = server.http_service(options);
+        let initialize = initialize().to_string();
+        let big = "0".repeat(4096);
+        for (host, origin) in [
+            ("evil.example", None),
+            ("127.0.0.1:3000", Some("https://evil.example")),
+        ] {
+            for body in ["{}", "not json", &initialize, &big] {
+                let mut request = axum::http::Request::post("/mcp")
+                    .header("host", host)
+                    .header("accept", "application/json, text/event-stream")
+                    .header("content-type", "application/json");
+                if let Some(origin) = origin {
+                    request = request.header("origin", origin);
+                }
+                let request = request
+                    .body(axum::body::Body::from(body.to_owned()))
+                    .unwrap();
+                let reply = service.clone().oneshot(request).await.unwrap();
+                let case = format!(
+                    "stateless {stateless}, {host} {origin:?}, body {}",
+                    &body[..body.len().min(20)]
+                );
+                assert_eq!(reply.status(), 403, "{case}");
+            }
+        }
+        // The same bodies from an allowed host are read and told what is wrong with them.
+        let request = axum::http::Request::post("/mcp")
+            .header("host", "127.0.0.1:3000")
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(axum::body::Body::from("{}"))
+            .unwrap();
+        let reply = service.clone().oneshot(request).await.unwrap();
+        assert_eq!(reply.status(), 400, "stateless {stateless}");
+    }
+}
+
 #[tokio::test]
 async fn malformed_bodies_get_a_json_rpc_error_without_positions() {
     let billing = start(&["--stateless"]).await;

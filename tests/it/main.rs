@@ -10,6 +10,7 @@
 mod hostile_upstream;
 mod support;
 
+mod cancellation;
 mod client;
 mod client_gateway;
 mod composition;

@@ -1,6 +1,7 @@
 //! Checks of a tool: signatures (async, no generics, receiver, parameters) and the tool as a
 //! whole (duplicate action names, replacements that exist, OAuth scopes).
 
+use quote::ToTokens;
 use syn::spanned::Spanned;
 
 use super::model::Tool;
@@ -61,7 +62,27 @@ pub(super) fn signature(sig: &syn::Signature, errors: &mut darling::error::Accum
     params.context_first = typed.first().is_some_and(|p| is_context(&p.ty)) && typed.len() > 1;
     let (contexts, others): (Vec<_>, Vec<_>) = typed.into_iter().partition(|p| is_context(&p.ty));
     let mut others = others.into_iter();
-    params.args = others.next().map(|p| (*p.ty).clone());
+    let args = others.next();
+    params.args = args.map(|p| (*p.ty).clone());
+    if let Some(args) = args
+        && let Some(kind) = not_an_object(&args.ty)
+    {
+        let field = match &*args.pat {
+            syn::Pat::Ident(ident) => ident.ident.to_string(),
+            _ => "value".to_owned(),
+        };
+        let ty = args.ty.to_token_stream().to_string().replace(' ', "");
+        let name = format!(
+            "{}Args",
+            mcp_fusion_rules::case::upper_camel(&sig.ident.to_string())
+        );
+        errors.push(
+            darling::Error::custom(format!(
+                "the arguments are one struct of named fields (a call sends a JSON object), not {kind} (`{ty}`): write `#[derive(Deserialize, JsonSchema)] struct {name} {{ {field}: {ty} }}` and take `args: {name}`"
+            ))
+            .with_span(&args.ty),
+        );
+    }
     if let Some(second) = others.next() {
         errors.push(
             darling::Error::custom(
@@ -87,6 +108,33 @@ pub(super) fn signature(sig: &syn::Signature, errors: &mut darling::error::Accum
         );
     }
     params
+}
+
+/// What a type the arguments cannot be is, when it is plainly not a struct of named fields: a
+/// primitive, a `String`, a sequence or a tuple (JSON would send a scalar or an array, never
+/// the object a call carries).
+fn not_an_object(ty: &syn::Type) -> Option<&'static str> {
+    const SCALARS: &[&str] = &[
+        "bool", "char", "str", "String", "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize",
+        "u8", "u16", "u32", "u64", "u128", "usize",
+    ];
+    match ty {
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            let name = last.ident.to_string();
+            let scalar = SCALARS.contains(&name.as_str());
+            match (scalar && last.arguments.is_empty(), name.as_str()) {
+                (true, _) => Some("a single value"),
+                (false, "Vec" | "VecDeque" | "HashSet" | "BTreeSet") => Some("a sequence"),
+                _ => None,
+            }
+        }
+        syn::Type::Tuple(_) => Some("a tuple"),
+        syn::Type::Array(_) | syn::Type::Slice(_) => Some("a sequence"),
+        syn::Type::Paren(p) => not_an_object(&p.elem),
+        syn::Type::Group(g) => not_an_object(&g.elem),
+        _ => None,
+    }
 }
 
 /// `Context`, however its path is written (`mcp_fusion::Context`).

@@ -2,7 +2,7 @@
 //! envelope's text into a [`ParsedError`] (ERRORS.md §6), [`ParsedError::from_mirror`] reads
 //! the machine-readable mirror every envelope carries in `_meta` under [`MIRROR_KEY`] (§9),
 //! and [`FromEnvelope`] turns one into the caller's own error type. With feature `client`,
-//! [`Client`] calls tools over rmcp's client and does all of this for each result.
+//! `Client` calls tools over rmcp's client and does all of this for each result.
 //!
 //! ```
 //! use mcp_fusion::client::{ParsedKind, parse_envelope};

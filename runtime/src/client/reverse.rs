@@ -9,9 +9,8 @@ use crate::ToolError;
 
 /// An error type a client can make from an envelope it received: the inverse of
 /// `Into<ToolError>`, for callers of a tool. `#[derive(ToolErrors)]` implements it with
-/// `#[tool_error(from_envelope)]`; [`Client::call_typed`] and `ClientError::domain` use it.
-///
-/// [`Client::call_typed`]: crate::client::Client::call_typed
+/// `#[tool_error(from_envelope)]`; `Client::call_typed` and `ClientError::domain` (feature
+/// `client`) use it.
 ///
 /// ```
 /// use mcp_fusion::client::{FromEnvelope, ParsedError, parse_envelope};

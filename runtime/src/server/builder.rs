@@ -241,7 +241,7 @@ impl ServerBuilder {
     /// How long a handler's ask of its client ([`Context::elicit`](crate::Context::elicit),
     /// [`Context::sample`](crate::Context::sample), [`Context::roots`](crate::Context::roots))
     /// waits for the answer (10 minutes by default): past it, the ask fails with
-    /// `ClientError::TimedOut`, which the model reads as a TIMEOUT saying the user (or the
+    /// `AskError::TimedOut`, which the model reads as a TIMEOUT saying the user (or the
     /// client's model) did not answer in time. The action's deadline stands still meanwhile.
     ///
     /// ```

@@ -146,15 +146,21 @@ pub(crate) async fn steps(
         true => std::mem::take(&mut info.arguments),
         false => info.arguments.clone(),
     };
-    let (progress, forwarder) = match progress {
+    // Stopped when this future is dropped (the client cancelled the call) as when it ends.
+    let (progress, forwarding) = match progress {
         Some((token, sink)) => {
             let progress = Arc::new(Progress::new(token, plan.progress_interval));
-            let forwarder = tokio::spawn(progress::forward(sink, Arc::clone(&progress)));
-            (Some(progress), Some(forwarder))
+            let forwarding = progress::Forwarding::start(sink, Arc::clone(&progress));
+            (Some(progress), Some(forwarding))
         }
         None => (None, None),
     };
-    let mut context = Context::of_call(action, progress.clone(), trace, info.caller().cloned());
+    // Cancelled unless the handler finishes: its future dropped here (the deadline, the
+    // round's end) or with this one (the client cancelled the call).
+    let stopped = tokio_util::sync::CancellationToken::new();
+    let unfinished = stopped.clone().drop_guard();
+    let mut context = Context::of_call(action, progress.clone(), trace, info.caller().cloned())
+        .with_cancellation(stopped);
     if let Some(handoffs) = plan.handoffs {
         context = context.with_handoffs(Arc::clone(handoffs));
     }
@@ -201,13 +207,12 @@ pub(crate) async fn steps(
         },
         _ => handled.await,
     };
-    // No progress once the call is answered: what was reported goes out first, for a bounded
-    // time.
-    if let Some(progress) = &progress {
-        progress.close();
+    match &handled {
+        Some(Ok(_)) => drop(unfinished.disarm()),
+        _ => drop(unfinished),
     }
-    if let Some(forwarder) = forwarder {
-        let _ = tokio::time::timeout(progress::FLUSH, forwarder).await;
+    if let Some(forwarding) = forwarding {
+        forwarding.finish().await;
     }
     match handled {
         Some(Ok(outcome)) => Ran::Done(outcome, context),

@@ -27,10 +27,16 @@ use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 use tokio::sync::Notify;
 
-use crate::tool::{Ask, BoxFuture, ClientError, ClientLink, ClientRequestKind};
+use crate::tool::{Ask, AskError, BoxFuture, ClientLink, ClientRequestKind};
 
 /// At most this many log messages a call sends its client; the rest are dropped.
 pub(crate) const MAX_LOGS_PER_CALL: usize = 100;
+
+/// The level a session's handlers log at until its client sets one (`logging/setLevel`):
+/// `info`, so that `Context::log` reaches a client that never chose, as a log viewer shows
+/// by default, while `debug` needs the client to ask for it. (rmcp marks `logging/setLevel`
+/// deprecated: many clients never send it.)
+pub(crate) const UNSET_LEVEL: LoggingLevel = LoggingLevel::Info;
 
 /// How severe a level is, least first (RFC 5424's order, as MCP's levels follow it).
 fn rank(level: LoggingLevel) -> u8 {
@@ -125,12 +131,12 @@ impl SessionLink {
 }
 
 /// What the client said, as the handler's error.
-fn failed(ask: Ask, error: ServiceError) -> ClientError {
+fn failed(ask: Ask, error: ServiceError) -> AskError {
     let reason = match error {
         ServiceError::McpError(error) => error.message.into_owned(),
         other => other.to_string(),
     };
-    ClientError::Failed { ask, reason }
+    AskError::Failed { ask, reason }
 }
 
 impl ClientLink for SessionLink {
@@ -142,11 +148,11 @@ impl ClientLink for SessionLink {
         &self,
         request: ClientRequestKind,
         _key: Option<&str>,
-    ) -> BoxFuture<'_, Result<Value, ClientError>> {
+    ) -> BoxFuture<'_, Result<Value, AskError>> {
         let ask = request.ask();
         Box::pin(async move {
             let to_value = |v: Result<Value, serde_json::Error>| {
-                v.map_err(|e| ClientError::Failed {
+                v.map_err(|e| AskError::Failed {
                     ask,
                     reason: e.to_string(),
                 })
@@ -305,7 +311,7 @@ impl ClientLink for RoundLink {
         &self,
         request: ClientRequestKind,
         named: Option<&str>,
-    ) -> BoxFuture<'_, Result<Value, ClientError>> {
+    ) -> BoxFuture<'_, Result<Value, AskError>> {
         let n = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
         let key = named.map_or_else(|| key(&request, n), str::to_owned);
         let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
@@ -316,7 +322,7 @@ impl ClientLink for RoundLink {
                  (each ask of a call needs its own key)"
             );
             let ask = request.ask();
-            return Box::pin(std::future::ready(Err(ClientError::Failed { ask, reason })));
+            return Box::pin(std::future::ready(Err(AskError::Failed { ask, reason })));
         }
         drop(keys);
         if let Some(answer) = self.answers.get(&key) {
@@ -386,7 +392,7 @@ mod tests {
         );
         drop(link.request(ClientRequestKind::Roots, Some("client_roots")));
         let again = link.request(ClientRequestKind::Roots, Some("client_roots"));
-        let Err(ClientError::Failed { ask, reason }) = again.await else {
+        let Err(AskError::Failed { ask, reason }) = again.await else {
             panic!("a second ask under one key is not sent");
         };
         assert_eq!(ask, Ask::Roots);

@@ -11,10 +11,44 @@ use super::request::ProgressSink;
 
 /// How long the answer waits, at most, for the progress reported before it to be sent: a client
 /// that does not read its notifications does not hold the answer longer.
-pub(crate) const FLUSH: Duration = Duration::from_secs(1);
+const FLUSH: Duration = Duration::from_secs(1);
+
+/// A call's progress on its way to the client, for as long as the call runs: dropped with the
+/// call's future (its client cancelled it, its round ended), it closes the progress and stops
+/// the task sending it. That task holds the way to the client (over stdio, a sender of the
+/// lines written): left waiting, it would keep stdout open at exit, its drain spent for nothing.
+pub(crate) struct Forwarding {
+    progress: Arc<Progress>,
+    forwarder: tokio::task::JoinHandle<()>,
+}
+
+impl Forwarding {
+    /// Starts sending `progress` to `sink`.
+    pub(crate) fn start(sink: ProgressSink, progress: Arc<Progress>) -> Self {
+        let forwarder = tokio::spawn(forward(sink, Arc::clone(&progress)));
+        Forwarding {
+            progress,
+            forwarder,
+        }
+    }
+
+    /// The call is answered: no progress after the answer, what was reported before it goes
+    /// out first, for at most [`FLUSH`].
+    pub(crate) async fn finish(mut self) {
+        self.progress.close();
+        let _ = tokio::time::timeout(FLUSH, &mut self.forwarder).await;
+    }
+}
+
+impl Drop for Forwarding {
+    fn drop(&mut self) {
+        self.progress.close();
+        self.forwarder.abort();
+    }
+}
 
 /// Sends a call's progress notifications in order, until the call closes its progress.
-pub(crate) async fn forward(sink: ProgressSink, progress: Arc<Progress>) {
+async fn forward(sink: ProgressSink, progress: Arc<Progress>) {
     while let Some(note) = progress.next().await {
         let sent = match &sink {
             ProgressSink::Peer(peer) => peer.notify_progress(note).await.is_ok(),

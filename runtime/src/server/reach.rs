@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use crate::ToolError;
 use crate::tool::{Caller, ClientAccess};
 
-use super::client::{Round, RoundLink, SessionLink};
+use super::client::{Round, RoundLink, SessionLink, UNSET_LEVEL};
 use super::core::Server;
 use super::rounds::{Refused, binding};
 
@@ -113,7 +113,7 @@ impl Server {
         let (Some(peer), true) = (asker.peer, asker.back_channel) else {
             return Ok(Reach::default());
         };
-        let level = inner.levels.of(&peer);
+        let level = Some(inner.levels.of(&peer).unwrap_or(UNSET_LEVEL));
         let link = SessionLink::new(peer, capabilities, level);
         Ok(Reach {
             client: Some(ClientAccess {

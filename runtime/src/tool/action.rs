@@ -404,7 +404,7 @@ impl ActionDefBuilder {
 
     /// The OAuth scopes a caller's token must grant to call this action, besides the tool's
     /// (`#[action(scopes("invoices:write"))]` in the macro). Checked over streamable HTTP with
-    /// an [`OAuth`](crate::server::oauth::OAuth) resource server, after routing and validation
+    /// an OAuth resource server (`server::oauth::OAuth`, feature `oauth`), after routing and validation
     /// and before the limits; a caller without them is answered 403 `insufficient_scope`. On
     /// stdio, where no token is presented, scopes do not apply.
     ///

@@ -12,7 +12,7 @@ use rmcp::model::ElicitRequestParams;
 use serde_json::{Map, Value};
 
 use super::client::{ClientAccess, ClientRequestKind, form_answer};
-use super::{ActionDef, Ask, ClientError, Elicited};
+use super::{ActionDef, Ask, AskError, Elicited};
 use crate::ToolError;
 
 /// The fields only the user can give that `args` leave out (absent, or `null`), in the order
@@ -64,8 +64,8 @@ pub(crate) async fn ask(
     let answer = client.ask(ClientRequestKind::Elicit(params), None).await;
     let mut given = match form_answer::<Map<String, Value>>(answer?)? {
         Elicited::Accepted(given) => given,
-        Elicited::Declined => return Err(ClientError::Declined.into()),
-        Elicited::Cancelled => return Err(ClientError::Cancelled.into()),
+        Elicited::Declined => return Err(AskError::Declined.into()),
+        Elicited::Cancelled => return Err(AskError::Cancelled.into()),
     };
     let Some(args) = args.as_object_mut() else {
         return Err(unasked());
@@ -77,7 +77,7 @@ pub(crate) async fn ask(
             }
             _ => {
                 let reason = format!("the form came back without \"{name}\"");
-                let failed = ClientError::Failed {
+                let failed = AskError::Failed {
                     ask: Ask::User,
                     reason,
                 };
@@ -135,7 +135,7 @@ mod tests {
             &self,
             request: ClientRequestKind,
             _key: Option<&str>,
-        ) -> BoxFuture<'_, Result<Value, ClientError>> {
+        ) -> BoxFuture<'_, Result<Value, AskError>> {
             if let ClientRequestKind::Elicit(params) = request {
                 let params = serde_json::to_value(params).expect("params are JSON");
                 self.asked.lock().unwrap().push(params);

@@ -73,13 +73,13 @@ pub enum Elicited<T> {
 }
 
 impl<T> Elicited<T> {
-    /// The answer, or a [`ClientError`] the handler can return with `?` (an envelope that tells
+    /// The answer, or a [`AskError`] the handler can return with `?` (an envelope that tells
     /// the model the user declined or dismissed it).
-    pub fn accepted(self) -> Result<T, ClientError> {
+    pub fn accepted(self) -> Result<T, AskError> {
         match self {
             Elicited::Accepted(answer) => Ok(answer),
-            Elicited::Declined => Err(ClientError::Declined),
-            Elicited::Cancelled => Err(ClientError::Cancelled),
+            Elicited::Declined => Err(AskError::Declined),
+            Elicited::Cancelled => Err(AskError::Cancelled),
         }
     }
 }
@@ -260,19 +260,21 @@ impl Ask {
     }
 }
 
-/// Why a handler's ask of the client got no answer it can use. Returned with `?`, it becomes
-/// an envelope the model can act on (`ToolError::from`), never INTERNAL_ERROR.
+/// Why a handler's ask of its client (`f.elicit`, `f.sample`, `f.roots`) got no answer it can
+/// use. Returned with `?`, it becomes an envelope the model can act on (`ToolError::from`),
+/// never INTERNAL_ERROR. (A program calling a server's tools gets `client::ClientError`
+/// instead: this one is the handler's side.)
 ///
 /// ```
-/// use mcp_fusion::tools::{Ask, ClientError};
+/// use mcp_fusion::tools::{Ask, AskError};
 /// use mcp_fusion::ToolError;
 ///
-/// let told = ToolError::from(ClientError::NotSupported { ask: Ask::User });
+/// let told = ToolError::from(AskError::NotSupported { ask: Ask::User });
 /// assert_eq!(told.code().as_str(), "CLIENT_UNSUPPORTED");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum ClientError {
+pub enum AskError {
     /// The client cannot be asked this: it did not declare the capability, or the request came
     /// over a transport without a way back to it (stateless HTTP before 2026-07-28).
     NotSupported {
@@ -305,48 +307,46 @@ pub enum ClientError {
     },
 }
 
-impl std::fmt::Display for ClientError {
+impl std::fmt::Display for AskError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ClientError::NotSupported { ask } => {
+            AskError::NotSupported { ask } => {
                 write!(f, "the client does not support {}", ask.capability())
             }
-            ClientError::Declined => f.write_str("the user declined"),
-            ClientError::Cancelled => f.write_str("the user dismissed the request"),
-            ClientError::TimedOut { ask, waited } => {
+            AskError::Declined => f.write_str("the user declined"),
+            AskError::Cancelled => f.write_str("the user dismissed the request"),
+            AskError::TimedOut { ask, waited } => {
                 write!(f, "no answer to {} within {waited:?}", ask.capability())
             }
-            ClientError::Failed { ask, reason } => {
+            AskError::Failed { ask, reason } => {
                 write!(f, "{} failed: {reason}", ask.capability())
             }
-            ClientError::UrlRefused { scheme } => {
+            AskError::UrlRefused { scheme } => {
                 write!(f, "a link of scheme {scheme:?} is not shown to the user")
             }
         }
     }
 }
 
-impl std::error::Error for ClientError {}
+impl std::error::Error for AskError {}
 
-impl From<ClientError> for ToolError {
-    fn from(error: ClientError) -> Self {
+impl From<AskError> for ToolError {
+    fn from(error: AskError) -> Self {
         match error {
-            ClientError::NotSupported { ask } => ToolError::client_unsupported(ask.capability()),
-            ClientError::Declined => ToolError::user_declined(),
-            ClientError::Cancelled => ToolError::user_cancelled(),
-            ClientError::TimedOut { ask, waited } => {
+            AskError::NotSupported { ask } => ToolError::client_unsupported(ask.capability()),
+            AskError::Declined => ToolError::user_declined(),
+            AskError::Cancelled => ToolError::user_cancelled(),
+            AskError::TimedOut { ask, waited } => {
                 ToolError::client_timed_out(ask == Ask::User, waited)
             }
-            ClientError::Failed { ask, reason } => {
-                ToolError::client_failed(ask.capability(), &reason)
-            }
-            ClientError::UrlRefused { scheme } => ToolError::url_refused(&scheme),
+            AskError::Failed { ask, reason } => ToolError::client_failed(ask.capability(), &reason),
+            AskError::UrlRefused { scheme } => ToolError::url_refused(&scheme),
         }
     }
 }
 
-impl From<ClientError> for super::Failure {
-    fn from(error: ClientError) -> Self {
+impl From<AskError> for super::Failure {
+    fn from(error: AskError) -> Self {
         super::Failure::Tool(error.into())
     }
 }
@@ -392,7 +392,7 @@ pub(crate) trait ClientLink: Send + Sync + std::fmt::Debug {
         &self,
         request: ClientRequestKind,
         key: Option<&str>,
-    ) -> BoxFuture<'_, Result<Value, ClientError>>;
+    ) -> BoxFuture<'_, Result<Value, AskError>>;
 
     /// Sends a log message when the client's level lets it through: once the future
     /// completes, it is written (before the call's answer); whether it was sent.
@@ -423,8 +423,8 @@ impl ClientRequestKind {
 }
 
 /// The form's answer, read as `T`.
-pub(crate) fn form_answer<T: DeserializeOwned>(result: Value) -> Result<Elicited<T>, ClientError> {
-    let failed = |reason: String| ClientError::Failed {
+pub(crate) fn form_answer<T: DeserializeOwned>(result: Value) -> Result<Elicited<T>, AskError> {
+    let failed = |reason: String| AskError::Failed {
         ask: Ask::User,
         reason,
     };
@@ -444,17 +444,17 @@ pub(crate) fn form_answer<T: DeserializeOwned>(result: Value) -> Result<Elicited
 }
 
 /// The model's answer.
-pub(crate) fn sampled(result: Value) -> Result<Sampled, ClientError> {
+pub(crate) fn sampled(result: Value) -> Result<Sampled, AskError> {
     serde_json::from_value::<CreateMessageResult>(result)
         .map(Sampled)
-        .map_err(|e| ClientError::Failed {
+        .map_err(|e| AskError::Failed {
             ask: Ask::Model,
             reason: format!("an answer MCP does not define: {e}"),
         })
 }
 
 /// The client's roots.
-pub(crate) fn roots(result: Value) -> Result<Vec<Root>, ClientError> {
+pub(crate) fn roots(result: Value) -> Result<Vec<Root>, AskError> {
     serde_json::from_value::<ListRootsResult>(result)
         .map(|listed| {
             (listed.roots.into_iter())
@@ -464,7 +464,7 @@ pub(crate) fn roots(result: Value) -> Result<Vec<Root>, ClientError> {
                 })
                 .collect()
         })
-        .map_err(|e| ClientError::Failed {
+        .map_err(|e| AskError::Failed {
             ask: Ask::Roots,
             reason: format!("an answer MCP does not define: {e}"),
         })
@@ -509,16 +509,16 @@ impl ClientAccess {
         &self,
         request: ClientRequestKind,
         key: Option<&str>,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<Value, AskError> {
         let ask = request.ask();
         if !self.link.supports_request(&request) {
             self.link.refused(needed_by(&request));
-            return Err(ClientError::NotSupported { ask });
+            return Err(AskError::NotSupported { ask });
         }
         let waited = self.ask_timeout;
         match tokio::time::timeout(waited, self.link.request(request, key)).await {
             Ok(answer) => answer,
-            Err(_) => Err(ClientError::TimedOut { ask, waited }),
+            Err(_) => Err(AskError::TimedOut { ask, waited }),
         }
     }
 }

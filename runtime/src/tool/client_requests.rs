@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::Context;
 use super::client::{
-    Ask, ClientError, ClientRequestKind, ElicitForm, Elicited, LogLevel, Root, Sampled, Sampling,
+    Ask, AskError, ClientRequestKind, ElicitForm, Elicited, LogLevel, Root, Sampled, Sampling,
     form_answer, roots, sampled,
 };
 
@@ -31,7 +31,7 @@ impl Context {
     /// the user thinks; the wait is bounded by the server's `ask_timeout`.
     ///
     /// ```
-    /// use mcp_fusion::tools::{ClientError, Elicited};
+    /// use mcp_fusion::tools::{AskError, Elicited};
     /// use mcp_fusion::{Context, ToolError};
     /// use mcp_fusion::tools::ElicitForm;
     ///
@@ -52,7 +52,7 @@ impl Context {
     ///         }
     ///         Elicited::Accepted(_) | Elicited::Declined => Ok(format!("Kept {note}")),
     ///         // An envelope that tells the model the user dismissed the question.
-    ///         Elicited::Cancelled => Err(ClientError::Cancelled.into()),
+    ///         Elicited::Cancelled => Err(AskError::Cancelled.into()),
     ///     }
     /// }
     /// # let _ = delete;
@@ -69,7 +69,7 @@ impl Context {
     pub async fn elicit<T: ElicitForm>(
         &self,
         message: impl Into<String>,
-    ) -> Result<Elicited<T>, ClientError> {
+    ) -> Result<Elicited<T>, AskError> {
         self.elicit_as(None, message.into()).await
     }
 
@@ -84,7 +84,7 @@ impl Context {
     /// Only `https` links are shown, and `http` links to this machine (`localhost`, `127.0.0.1`,
     /// `[::1]`, for development). The link is read as a browser reads it and sent as read. Any
     /// other link (`http` elsewhere, `javascript:`, `file:`, `data:`, no URL) is not sent:
-    /// [`ClientError::UrlRefused`], which tells the model to call again with an `https` link.
+    /// [`AskError::UrlRefused`], which tells the model to call again with an `https` link.
     /// Each ask has an id of its own, drawn from the operating system's random source.
     ///
     /// ```
@@ -97,7 +97,7 @@ impl Context {
         &self,
         message: impl Into<String>,
         url: impl Into<String>,
-    ) -> Result<Elicited<()>, ClientError> {
+    ) -> Result<Elicited<()>, AskError> {
         self.elicit_url_as(None, message.into(), url.into()).await
     }
 
@@ -112,7 +112,7 @@ impl Context {
     /// Ok(answer.text().unwrap_or_default().to_owned())
     /// # }
     /// ```
-    pub async fn sample(&self, sampling: Sampling) -> Result<Sampled, ClientError> {
+    pub async fn sample(&self, sampling: Sampling) -> Result<Sampled, AskError> {
         let answer = self.ask_as(ClientRequestKind::Sample(sampling.0), None);
         sampled(answer.await?)
     }
@@ -124,7 +124,7 @@ impl Context {
     /// Ok(f.roots().await?.len())
     /// # }
     /// ```
-    pub async fn roots(&self) -> Result<Vec<Root>, ClientError> {
+    pub async fn roots(&self) -> Result<Vec<Root>, AskError> {
         roots(self.ask_as(ClientRequestKind::Roots, None).await?)
     }
 
@@ -133,7 +133,7 @@ impl Context {
     /// `inputRequests`, and the client answers under it. Unnamed, an ask is keyed by its kind and
     /// its place in the call (`elicitation-1`, `sampling-2`), which is all a client needs; a
     /// name is for a client (or a test) that expects a key of its own. Each ask of a call needs
-    /// its own key: a second ask under one is refused ([`ClientError::Failed`]). Up to
+    /// its own key: a second ask under one is refused ([`AskError::Failed`]). Up to
     /// 2025-11-25 the client is asked on the session, and the key is not sent.
     ///
     /// ```
@@ -162,7 +162,7 @@ impl Context {
         &self,
         key: Option<&str>,
         message: String,
-    ) -> Result<Elicited<T>, ClientError> {
+    ) -> Result<Elicited<T>, AskError> {
         let params = ElicitRequestParams::FormElicitationParams {
             meta: None,
             message,
@@ -176,7 +176,7 @@ impl Context {
         key: Option<&str>,
         message: String,
         url: String,
-    ) -> Result<Elicited<()>, ClientError> {
+    ) -> Result<Elicited<()>, AskError> {
         let url = shown_url(&url)?;
         let params = ElicitRequestParams::UrlElicitationParams {
             meta: None,
@@ -193,9 +193,15 @@ impl Context {
     }
 
     /// Logs `data` (text, or any JSON) to the client at `level` (MCP `notifications/message`),
-    /// when the client's level lets it through: the one it set with `logging/setLevel`, or
-    /// (from 2026-07-28) the one its request carries; none when it set none. At most 100 messages
-    /// a call. Whether it was sent.
+    /// when the client's level lets it through. At most 100 messages a call. Whether it was
+    /// sent.
+    ///
+    /// - Up to 2025-11-25 (a session): the level the client set with `logging/setLevel`; until
+    ///   it sets one, `info` and above are sent (`debug` only once it asks for it).
+    /// - From 2026-07-28: the level the call's request carries (`logLevel` in its `_meta`);
+    ///   nothing when it carries none, as that revision says.
+    /// - Stateless HTTP before 2026-07-28, and a context outside a server: nothing (there is no
+    ///   way back to the client).
     ///
     /// The host gets what a person can safely read: every control character but `\n` and `\t`
     /// written as its escape (`\u001b`), in strings and keys; and a message of more than 16 KiB
@@ -227,7 +233,7 @@ impl Context {
     /// server's `ask_timeout`: the client's answer as it gave it (the gateway relays an
     /// upstream's requests through it).
     #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
-    pub(crate) async fn ask(&self, request: ClientRequestKind) -> Result<Value, ClientError> {
+    pub(crate) async fn ask(&self, request: ClientRequestKind) -> Result<Value, AskError> {
         self.ask_as(request, None).await
     }
 
@@ -236,9 +242,9 @@ impl Context {
         &self,
         request: ClientRequestKind,
         key: Option<&str>,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<Value, AskError> {
         let ask = request.ask();
-        let client = self.client().ok_or(ClientError::NotSupported { ask })?;
+        let client = self.client().ok_or(AskError::NotSupported { ask })?;
         let _paused = self.deadline().map(super::deadline::Deadline::pause);
         client.ask(request, key).await
     }
@@ -267,7 +273,7 @@ impl Input<'_> {
     pub async fn elicit<T: ElicitForm>(
         self,
         message: impl Into<String>,
-    ) -> Result<Elicited<T>, ClientError> {
+    ) -> Result<Elicited<T>, AskError> {
         self.context.elicit_as(Some(self.key), message.into()).await
     }
 
@@ -276,7 +282,7 @@ impl Input<'_> {
         self,
         message: impl Into<String>,
         url: impl Into<String>,
-    ) -> Result<Elicited<()>, ClientError> {
+    ) -> Result<Elicited<()>, AskError> {
         let (message, url) = (message.into(), url.into());
         self.context
             .elicit_url_as(Some(self.key), message, url)
@@ -284,7 +290,7 @@ impl Input<'_> {
     }
 
     /// [`Context::sample`], under this key.
-    pub async fn sample(self, sampling: Sampling) -> Result<Sampled, ClientError> {
+    pub async fn sample(self, sampling: Sampling) -> Result<Sampled, AskError> {
         let answer = self
             .context
             .ask_as(ClientRequestKind::Sample(sampling.0), Some(self.key));
@@ -292,7 +298,7 @@ impl Input<'_> {
     }
 
     /// [`Context::roots`], under this key.
-    pub async fn roots(self) -> Result<Vec<Root>, ClientError> {
+    pub async fn roots(self) -> Result<Vec<Root>, AskError> {
         roots(
             self.context
                 .ask_as(ClientRequestKind::Roots, Some(self.key))
@@ -303,8 +309,8 @@ impl Input<'_> {
 
 /// The link as a browser reads it, when it may be shown to the user: `https`, or `http` to a
 /// loopback host.
-fn shown_url(url: &str) -> Result<String, ClientError> {
-    let refused = |scheme: &str| ClientError::UrlRefused {
+fn shown_url(url: &str) -> Result<String, AskError> {
+    let refused = |scheme: &str| AskError::UrlRefused {
         scheme: scheme.to_owned(),
     };
     let parsed = url::Url::parse(url).map_err(|_| refused(""))?;
@@ -323,9 +329,9 @@ fn shown_url(url: &str) -> Result<String, ClientError> {
 
 /// A new id for a URL elicitation: 128 bits from the operating system's random source, so that
 /// no two asks (of one user or of two) share one, and none can be guessed.
-fn elicitation_id() -> Result<String, ClientError> {
+fn elicitation_id() -> Result<String, AskError> {
     let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|e| ClientError::Failed {
+    getrandom::fill(&mut bytes).map_err(|e| AskError::Failed {
         ask: Ask::User,
         reason: format!("no random id for the link: {e}"),
     })?;
@@ -363,7 +369,7 @@ mod tests {
         ] {
             assert_eq!(
                 shown_url(given),
-                Err(ClientError::UrlRefused {
+                Err(AskError::UrlRefused {
                     scheme: scheme.into()
                 }),
                 "{given}"

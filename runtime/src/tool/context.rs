@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use tokio_util::sync::CancellationToken;
+
 use super::call::{Progress, Reporter, TraceContext};
 use super::caller::Caller;
 use crate::ToolError;
@@ -32,6 +34,8 @@ pub struct Context {
     /// Where a handoff leads: the upstreams the server mounts (`Context::handoff`).
     #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
     handoffs: Option<Arc<dyn Handoffs>>,
+    /// Cancelled once the call stops without its handler finishing.
+    cancel: CancellationToken,
 }
 
 /// Where a handoff leads: the upstreams a server mounts (its gateway).
@@ -53,6 +57,7 @@ impl Context {
             client: None,
             deadline: None,
             handoffs: None,
+            cancel: CancellationToken::new(),
         }
     }
 
@@ -174,6 +179,77 @@ impl Context {
     /// This context with `caller` as its verified caller, for tests of handlers.
     pub fn with_caller(mut self, caller: Caller) -> Self {
         self.caller = Some(caller);
+        self
+    }
+
+    /// Completes once the call is stopped before its handler finished: the client cancelled it
+    /// (`notifications/cancelled`, or over HTTP it went away), its deadline passed, the server's
+    /// drain ended, or (from 2026-07-28) its round ended to ask the client. Never completes
+    /// when the handler finishes.
+    ///
+    /// A stopped call's future is **dropped** where it waits: code after that `.await` never
+    /// runs, and values it holds are dropped (put cleanup in their `Drop`). So the handler
+    /// itself needs nothing to stop; what it started outside its future does: a task it
+    /// spawned, a thread, a process. Give those [`cancellation`](Context::cancellation), or a
+    /// clone of the context to wait on this.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use mcp_fusion::Context;
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// let stop = CancellationToken::new();
+    /// let f = Context::detached("notes.reindex").with_cancellation(stop.clone());
+    /// let watcher = f.clone();
+    /// let work = tokio::spawn(async move {
+    ///     tokio::select! {
+    ///         () = watcher.cancelled() => "stopped",
+    ///         () = std::future::pending::<()>() => "finished",
+    ///     }
+    /// });
+    /// stop.cancel(); // as the server does when the client cancels the call
+    /// assert_eq!(work.await.unwrap(), "stopped");
+    /// # }
+    /// ```
+    pub async fn cancelled(&self) {
+        self.cancel.cancelled().await;
+    }
+
+    /// Whether the call was stopped before its handler finished (see
+    /// [`cancelled`](Context::cancelled)).
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// A token cancelled when the call is stopped before its handler finished (see
+    /// [`cancelled`](Context::cancelled)), for work the handler spawns: a child of the call's
+    /// own, so cancelling it stops only that work.
+    ///
+    /// ```
+    /// use mcp_fusion::{Context, ToolError};
+    ///
+    /// async fn export(f: Context) -> Result<String, ToolError> {
+    ///     let stop = f.cancellation();
+    ///     let job = tokio::spawn(async move {
+    ///         tokio::select! {
+    ///             () = stop.cancelled() => None, // the client gave up: stop writing
+    ///             () = tokio::time::sleep(std::time::Duration::from_secs(5)) => Some("export.csv"),
+    ///         }
+    ///     });
+    ///     // Dropped here if the call is cancelled; the spawned job sees the token instead.
+    ///     let file = job.await.ok().flatten().unwrap_or("nothing");
+    ///     Ok(file.to_owned())
+    /// }
+    /// # let _ = export;
+    /// ```
+    pub fn cancellation(&self) -> CancellationToken {
+        self.cancel.child_token()
+    }
+
+    /// This context stopped by `cancel` (tokio-util's token), for tests of handlers: the
+    /// server gives each call's context its own.
+    pub fn with_cancellation(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
         self
     }
 

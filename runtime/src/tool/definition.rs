@@ -273,7 +273,7 @@ impl ToolDefBuilder {
 
     /// The OAuth scopes a caller's token must grant to call any action of this tool (each
     /// action may need more of its own, [`ActionDefBuilder::scopes`]); `#[tool(scopes(..))]` in
-    /// the macro. Checked over streamable HTTP with an [`OAuth`](crate::server::oauth::OAuth)
+    /// the macro. Checked over streamable HTTP with an OAuth (`server::oauth::OAuth`, feature `oauth`)
     /// resource server; on stdio, where no token is presented, scopes do not apply.
     ///
     /// ```

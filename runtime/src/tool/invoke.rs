@@ -226,7 +226,7 @@ pub(crate) async fn ask_user(
 ) -> Result<(), Rejection> {
     for &ask in action.needs() {
         if !client.is_some_and(|client| client.can(ask)) {
-            let refused = super::ClientError::NotSupported { ask };
+            let refused = super::AskError::NotSupported { ask };
             return Err(Rejection::Unanswered(refused.into()));
         }
     }
@@ -547,5 +547,58 @@ pub trait Tool: Send + Sync + 'static {
     /// [`ServerBuilder::build`](crate::server::ServerBuilder::build) reports them.
     fn call(&self, arguments: Option<Map<String, Value>>) -> BoxFuture<'_, Answer> {
         Box::pin(in_process(self, arguments))
+    }
+}
+
+/// A tool shared with the rest of the program: the server calls it through the `Arc`, and the
+/// program keeps its own handle on the same value, its state included (a store, a counter, a
+/// cache the user's own `ServerHandler` reads too). Works for `Arc<dyn Tool>` as well.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use mcp_fusion::{Server, ToolError, tool};
+///
+/// #[derive(Default)]
+/// struct Notes {
+///     written: AtomicUsize,
+/// }
+///
+/// /// Notes.
+/// #[tool]
+/// impl Notes {
+///     /// Writes a note.
+///     async fn write(&self) -> Result<&'static str, ToolError> {
+///         self.written.fetch_add(1, Ordering::Relaxed);
+///         Ok("written")
+///     }
+/// }
+///
+/// let notes = Arc::new(Notes::default());
+/// let server = Server::builder("notes", "1").tool(Arc::clone(&notes)).build()?;
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let call = mcp_fusion::rmcp::model::CallToolRequestParams::new("notes")
+///     .with_arguments(serde_json::json!({"action": "write"}).as_object().unwrap().clone());
+/// server.call(call).await;
+/// # });
+/// assert_eq!(notes.written.load(Ordering::Relaxed), 1);
+/// # Ok::<(), mcp_fusion::server::BuildError>(())
+/// ```
+impl<T: Tool + ?Sized> Tool for std::sync::Arc<T> {
+    fn definition(&self) -> &ToolDef {
+        (**self).definition()
+    }
+
+    fn invoke(
+        &self,
+        index: usize,
+        args: Value,
+        context: Context,
+    ) -> BoxFuture<'_, Result<CallToolResult, Failure>> {
+        (**self).invoke(index, args, context)
+    }
+
+    fn call(&self, arguments: Option<Map<String, Value>>) -> BoxFuture<'_, Answer> {
+        (**self).call(arguments)
     }
 }

@@ -32,7 +32,7 @@ pub use answer::Answer;
 pub use call::TraceContext;
 pub(crate) use call::{Progress, Reporter, new_span_id};
 pub use caller::Caller;
-pub use client::{Ask, ClientError, ElicitForm, Elicited, LogLevel, Root, Sampled, Sampling};
+pub use client::{Ask, AskError, ElicitForm, Elicited, LogLevel, Root, Sampled, Sampling};
 pub(crate) use client::{ClientAccess, ClientLink, ClientRequestKind};
 pub use client_requests::Input;
 pub use context::Context;

@@ -22,7 +22,7 @@ use rmcp::model::RequestId;
 use rmcp::service::InboundStreamOrigin;
 use serde::de::DeserializeOwned;
 
-use crate::tool::{ClientError, ClientRequestKind, Context};
+use crate::tool::{AskError, ClientRequestKind, Context};
 
 /// The contexts of a link's calls in flight, by the id of their upstream request.
 #[derive(Debug, Default)]
@@ -95,9 +95,9 @@ pub(super) async fn relay<T: DeserializeOwned>(
 }
 
 /// A client's failure to answer, as the upstream is told it.
-fn refused(error: ClientError) -> McpError {
+fn refused(error: AskError) -> McpError {
     match error {
-        ClientError::NotSupported { .. } => McpError::invalid_request(
+        AskError::NotSupported { .. } => McpError::invalid_request(
             format!("the gateway's client cannot be asked this: {error}"),
             None,
         ),

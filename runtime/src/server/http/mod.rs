@@ -5,6 +5,7 @@
 mod body;
 mod connection;
 mod drain;
+mod hosts;
 mod listener;
 mod next;
 #[cfg(feature = "oauth")]

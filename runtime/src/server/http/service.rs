@@ -4,13 +4,14 @@
 //! 1. [`Drain`]: counts the POSTs being answered; refuses everything `503` once a graceful
 //!    shutdown begins;
 //! 2. [`Path`]: the endpoint's path only (when the server owns the whole HTTP server);
-//! 3. `Authenticate` (feature `oauth`): the bearer token, before the body is read;
-//! 4. [`ReadBodies`]: the body within its size and time, parsed `max_parsing` at a time;
-//! 5. `Scopes` (feature `oauth`): `403 insufficient_scope` for a call the token may not make;
-//! 6. [`SessionLimits`]: the cap on live sessions, one request per id in a session;
-//! 7. [`FastPath`] (stateless, optional): plain requests answered as rmcp would answer them;
-//! 8. rmcp's service: `Host` and `Origin`, sessions, streams of events, the MCP dispatch to
-//!    the server (the body it reads gives back its parse place once rmcp has parsed it).
+//! 3. [`Hosts`]: `Host` and `Origin` by rmcp's rules, before anything reads the request;
+//! 4. `Authenticate` (feature `oauth`): the bearer token, before the body is read;
+//! 5. [`ReadBodies`]: the body within its size and time, parsed `max_parsing` at a time;
+//! 6. `Scopes` (feature `oauth`): `403 insufficient_scope` for a call the token may not make;
+//! 7. [`SessionLimits`]: the cap on live sessions, one request per id in a session;
+//! 8. [`FastPath`] (stateless, optional): plain requests answered as rmcp would answer them;
+//! 9. rmcp's service: sessions, streams of events, the MCP dispatch to the server (the body it
+//!    reads gives back its parse place once rmcp has parsed it).
 //!
 //! Each layer is a `tower_service::Service` of its own, tested alone with
 //! `tower::ServiceExt::oneshot`; an inner layer reads what an outer one learnt (the verified
@@ -31,6 +32,7 @@ use tower_service::Service;
 
 use super::body::{Limits, ReadBodies};
 use super::drain::{Drain, Draining};
+use super::hosts::Hosts;
 use super::options::HttpOptions;
 use super::path::Path;
 use super::plain::FastPath;
@@ -53,7 +55,7 @@ type Authenticated<S> = super::oauth::Authenticate<S>;
 type Authenticated<S> = S;
 
 /// The whole stack, outermost first.
-pub(crate) type Stack = Drain<Path<Authenticated<ReadBodies<Inside>>>>;
+pub(crate) type Stack = Drain<Path<Hosts<Authenticated<ReadBodies<Inside>>>>>;
 
 /// The hardened streamable HTTP endpoint as a [`tower_service::Service`], to mount inside an
 /// existing application beside its own routes and layers (axum: `Router::nest_service`). Every
@@ -176,6 +178,7 @@ impl Server {
         let closing = config.cancellation_token.clone();
         let server = self.clone();
         let rmcp = StreamableHttpService::new(move || Ok(server.clone()), manager.clone(), config);
+        let hosts = Arc::new(rmcp.clone());
         let plain = (options.stateless && options.fast_path).then(|| {
             let headers = PlainHeaders::new(&options.allowed_hosts, self.without_param_headers());
             Arc::new((self.clone(), headers))
@@ -223,7 +226,10 @@ impl Server {
         HttpService {
             stack: Drain {
                 inner: Path {
-                    inner: authenticated,
+                    inner: Hosts {
+                        inner: authenticated,
+                        rmcp: hosts,
+                    },
                     paths,
                 },
                 draining: Arc::clone(&draining),
