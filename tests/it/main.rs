@@ -41,6 +41,7 @@ mod readme_quick_start;
 mod redis_failover;
 mod redis_limits;
 mod schema_fidelity;
+mod sdk2_client;
 mod server_pipeline;
 mod stdio_envelopes;
 mod stdio_serving;
