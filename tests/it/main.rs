@@ -44,6 +44,7 @@ mod redis_failover;
 mod redis_limits;
 mod schema_2020_12;
 mod schema_fidelity;
+mod sdk2_client;
 mod server_pipeline;
 mod stdio_envelopes;
 mod stdio_serving;

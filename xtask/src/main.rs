@@ -3,9 +3,9 @@
 //! - `test [ARGS]`: checks the sources' layout and that every path a comment names exists
 //!   (`structure`, then `paths`: they need no build), installs what the test suite needs when it is missing (`redis-server` for
 //!   the limits shared on Redis, `faketime` for replicas with skewed clocks, Node.js and npm
-//!   for the official TypeScript MCP SDK client and the MCP conformance suite, then each of
-//!   those from its lockfile with `npm ci`), saying what it installs, then runs the whole suite:
-//!   `cargo test --workspace [ARGS]`, then (without ARGS) `conformance`.
+//!   for the official TypeScript MCP SDK clients (1 and 2) and the MCP conformance suite, then
+//!   each of those from its lockfile with `npm ci`), saying what it installs, then runs the
+//!   whole suite: `cargo test --workspace [ARGS]`, then (without ARGS) `conformance`.
 //! - `conformance`: the official MCP conformance suite against `examples/everything`, its
 //!   requirement sets 2025-11-25 and 2026-07-28, results in `target/conformance/<revision>/`,
 //!   its known failures in `tests/conformance-suite/expected-failures.yml` (`conformance.rs`).
@@ -118,12 +118,13 @@ const NPM: Needed = Needed {
 /// The oldest Node.js the official TypeScript SDK supports (its `engines`).
 const NODE_MAJOR: u32 = 18;
 
-/// Installs what is missing of [`NEEDED`], then the official TypeScript SDK client and the
+/// Installs what is missing of [`NEEDED`], then the official TypeScript SDK clients and the
 /// MCP conformance suite.
 fn setup() -> Result<(), Error> {
     install(&NEEDED)?;
     sdk_client()?;
-    conformance::install()
+    conformance::install()?;
+    sdk2_client()
 }
 
 /// Installs what is missing of `needed`, or says why it cannot.
@@ -228,6 +229,18 @@ fn sdk_client() -> Result<(), Error> {
         "tests/sdk-client",
         "@modelcontextprotocol/sdk",
         "the official TypeScript MCP SDK client",
+    )
+}
+
+/// The official TypeScript MCP SDK 2 client (`tests/sdk2-client`), which tests run against
+/// `examples/everything` at MCP 2026-07-28 and in 2025-11-25 sessions: installed from its
+/// lockfile with `npm ci` when it is missing or the lockfile changed since. It needs Node.js 20
+/// or later, so the tests run it with the Node.js 22 the conformance suite pins, installed first.
+fn sdk2_client() -> Result<(), Error> {
+    npm_ci(
+        "tests/sdk2-client",
+        "@modelcontextprotocol/client",
+        "the official TypeScript MCP SDK 2 client",
     )
 }
 
