@@ -139,6 +139,8 @@ pub(crate) struct CancelInvoice {
     pub id: String,
     /// Why, for the customer.
     pub reason: Option<String>,
+    /// Cancel the invoice for good: only the user can give it (the server asks them).
+    pub confirm: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -267,8 +269,14 @@ impl Billing {
         }
     }
 
-    /// Cancels an invoice that is not paid yet.
-    #[action(destructive, scopes("invoices:write"), title = "Cancel an invoice")]
+    /// Cancels an invoice that is not paid yet, once the user confirms (asked of them: the
+    /// model cannot confirm for them).
+    #[action(
+        destructive,
+        scopes("invoices:write"),
+        title = "Cancel an invoice",
+        ask_user(confirm)
+    )]
     async fn cancel_invoice(
         &self,
         args: CancelInvoice,
@@ -280,6 +288,13 @@ impl Billing {
                 id: args.id,
                 status: invoice.status,
             });
+        }
+        if args.confirm != Some(true) {
+            f.warn(f.error(
+                mcp_fusion::ErrorCode::custom("NOT_CONFIRMED").expect("a valid code"),
+                "The user did not confirm: the invoice is unchanged.",
+            ));
+            return Ok(invoice);
         }
         if args.reason.is_none() {
             f.warn(f.error(

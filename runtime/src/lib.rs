@@ -94,7 +94,7 @@
 //! | `replacement` | action | `#[action(deprecated, replacement = cancel_invoice)]` | the action to call instead (another action of the tool) |
 //! | `timeout` | action | `#[action(timeout = "5s")]` | the handler's deadline (`"500ms"`, `"5s"`, `"2m"`, `"1h"`): TIMEOUT past it |
 //! | `heartbeat` | action | `#[action(heartbeat = "5s")]` | progress every 5 s while the handler reports none, to a client that asked for progress |
-//! | `ask_user` | action | `#[action(ask_user(confirm))]` | optional fields of the arguments only the user can give (a confirmation, a choice among their own accounts): asked of the user through elicitation when a call leaves one out, or MISSING_REQUIRED_FIELD for it when the client cannot be asked (see [Asking the user](crate#asking-the-user-deriveelicitform)); each an optional field a form can show, as serde names it (`ask_user("confirmDelete")` when renamed), checked when the server is built ([`ActionDefBuilder::user_field`](tools::ActionDefBuilder::user_field)) |
+//! | `ask_user` | action | `#[action(ask_user(confirm))]` | optional fields of the arguments only the user can give (a confirmation, a choice among their own accounts): left out of the listed schema, refused when the model sends it, asked of the user through elicitation, and the call refused when the client cannot ask (see [Asking the user](crate#asking-the-user-deriveelicitform)); each an optional field a form can show, as serde names it (`ask_user("confirmDelete")` when renamed), checked when the server is built ([`ActionDefBuilder::user_field`](tools::ActionDefBuilder::user_field)) |
 //! | `header` | action | `#[action(header(region = "Region"))]` | fields of the arguments mirrored in HTTP headers (2026-07-28, SEP-2243): listed with `"x-mcp-header"`, sent by clients as `Mcp-Param-Region` too, and over streamable HTTP a call whose header is missing, differs from the body or is bad Base64 is refused (HTTP 400, JSON-RPC -32020); each a field of one type among string, integer and boolean, as serde names it, checked when the server is built ([`ActionDefBuilder::header`](tools::ActionDefBuilder::header)) |
 //! | `crate` | tool | `#[tool(crate = ::my_sdk::mcp_fusion)]` | where this crate is, when re-exported |
 //!
@@ -232,15 +232,18 @@
 //! An option its field's kind does not take (`format` on a number, `min_items` on one choice)
 //! is a compile error on the option.
 //!
-//! An argument only the user can give (a confirmation, a choice among their own accounts) is
-//! marked on the action, `ask_user(confirm)`, and need not be asked in the handler: when a
-//! call leaves it out, the server asks the user for it in a form made from the argument's
-//! schema (its doc comment, bounds and choices), the way [`Context::elicit`] asks, puts the
-//! answer in the arguments, validates them again and runs the action with them. Declined or
-//! dismissed, the call is answered USER_DECLINED or USER_CANCELLED; where the user cannot be
-//! asked (a client without elicitation, stateless HTTP before 2026-07-28, a call in process),
-//! MISSING_REQUIRED_FIELD for the field
-//! ([`ActionDefBuilder::user_field`](tools::ActionDefBuilder::user_field)).
+//! An argument only the user can give (a confirmation) is marked on the action,
+//! `ask_user(confirm)`, and need not be asked in the handler. The model never gives it: it is
+//! left out of the schema `tools/list` shows, and a call carrying it is refused
+//! (USER_ONLY_FIELD). The server asks the user for it in a form made from the argument's schema
+//! (its doc comment, bounds and choices), the way [`Context::elicit`] asks, puts the answer in
+//! the arguments, validates them again and runs the action with them. Declined or dismissed,
+//! the call is answered USER_DECLINED or USER_CANCELLED; where the user cannot be asked (a
+//! client without elicitation, stateless HTTP before 2026-07-28, a call in process), the call
+//! never runs: CLIENT_UNSUPPORTED, telling the model not to fill the field in (-32021 from
+//! 2026-07-28) ([`ActionDefBuilder::user_field`](tools::ActionDefBuilder::user_field)). An
+//! answer the model may relay from the conversation is a deliberate choice of its own
+//! ([`ActionDefBuilder::relayed_user_field`](tools::ActionDefBuilder::relayed_user_field)).
 //!
 //! ```
 //! use mcp_fusion::{Server, ToolError, tool};
@@ -273,15 +276,16 @@
 //! let delete = |arguments: serde_json::Value| {
 //!     CallToolRequestParams::new("notes").with_arguments(arguments.as_object().cloned().unwrap())
 //! };
-//! // In process there is no user to ask.
+//! // In process there is no user to ask: the call never runs.
 //! let result = server.call(delete(serde_json::json!({"action": "delete", "note": "a"}))).await;
 //! let result = result.unwrap();
 //! let text = &result.content[0].as_text().unwrap().text;
-//! assert!(text.contains("Required field \"confirm\" is missing."), "{text}");
-//! // A call that gives the field is not asked.
+//! assert!(text.contains("the client cannot ask them"), "{text}");
+//! // The model cannot confirm for the user.
 //! let given = serde_json::json!({"action": "delete", "note": "a", "confirm": true});
 //! let result = server.call(delete(given)).await.unwrap();
-//! assert_eq!(result.content[0].as_text().unwrap().text, "Deleted a");
+//! let text = &result.content[0].as_text().unwrap().text;
+//! assert!(text.contains("USER_ONLY_FIELD"), "{text}");
 //! # });
 //! ```
 //!

@@ -2,8 +2,10 @@
 //! one out has the server ask the user for it, through the same way to the client a handler's
 //! `Context::elicit` takes (a 2025-11-25 session's back-channel, a 2026-07-28 `input_required`
 //! round), then runs with the answer; a question declined or dismissed is the envelope
-//! `elicit` gives; a client that cannot be asked gets MISSING_REQUIRED_FIELD; a call that gives
-//! the field is not asked. The client is rmcp's, with `client::Person` behind it.
+//! `elicit` gives. The model never gives such a field: it is not in the schema it reads, a call
+//! that carries it is refused (USER_ONLY_FIELD), and a client that cannot be asked never lets
+//! the call run (CLIENT_UNSUPPORTED, telling the model not to fill the field in; -32021 at
+//! 2026-07-28). The client is rmcp's, with `client::Person` behind it.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -91,15 +93,8 @@ fn delete(arguments: Value) -> CallToolRequestParams {
     call("desk", arguments)
 }
 
-/// What the user reads above the form that asks for `confirm`.
-const ASKED: &str = "form: The action \"desk.delete\" needs your answer to go on: confirm.";
-
-/// The answer of a call that left `confirm` out, where the user cannot be asked.
-fn missing_confirm() -> String {
-    let result = ToolError::missing_required_field("confirm");
-    let result = mcp_fusion::tools::Answer::from(result).into_result();
-    text(&result).to_owned()
-}
+/// What the user reads above the form that asks for `confirm`: the action named for a person.
+const ASKED: &str = "form: \u{201c}Delete\u{201d} needs your answer before it goes on.";
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_field_left_out_is_asked_of_the_user_on_a_2025_11_25_session() {
@@ -120,15 +115,34 @@ async fn a_field_left_out_is_asked_of_the_user_on_a_2025_11_25_session() {
     assert_eq!(person.asked(), [ASKED]);
 }
 
+/// The model cannot give what only the user may: the field is not in the schema it reads, and
+/// a call that carries it anyway is refused before anything runs, the user not asked.
 #[tokio::test(flavor = "current_thread", start_paused = true)]
-async fn a_call_that_gives_the_field_is_not_asked() {
+async fn a_call_that_gives_the_field_is_refused_and_it_is_not_listed() {
     let desk = Desk::default();
     let person = Person::new(&["elicitation"], Answer::Confirm);
     let client = over_stdio(desk.server(), person.clone()).await;
-    let kept = client.call_tool(delete(json!({"note": "a", "confirm": false})));
-    assert_eq!(text(&kept.await.expect("tools/call")), "Kept a");
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let listed = serde_json::to_value(&tools[0].input_schema).unwrap();
+    assert!(listed["properties"].get("note").is_some(), "{listed}");
+    assert!(listed["properties"].get("confirm").is_none(), "{listed}");
+    for confirm in [json!(true), json!(false)] {
+        let given = client.call_tool(delete(json!({"note": "a", "confirm": confirm})));
+        let given = given.await.expect("tools/call");
+        assert_eq!(given.is_error, Some(true));
+        let told = parse_envelope(text(&given));
+        assert_eq!(told.code, "USER_ONLY_FIELD");
+        assert_eq!(
+            told.message,
+            "Only the user can give \"confirm\"; the call may not carry it."
+        );
+        assert_eq!(
+            told.recovery.as_deref(),
+            Some("Call again without \"confirm\": the server asks the user for it.")
+        );
+    }
     assert!(person.asked().is_empty(), "{:?}", person.asked());
-    assert_eq!(desk.runs(), 1);
+    assert_eq!(desk.runs(), 0);
 }
 
 /// The question comes after the call's limits: a call they hold back never reaches the user.
@@ -187,25 +201,29 @@ async fn what_the_user_gives_is_validated_as_the_arguments_are() {
 }
 
 /// A client without elicitation, stateless HTTP before 2026-07-28, and a call in process
-/// without a client: MISSING_REQUIRED_FIELD for the field, as ERRORS.md §4 writes it.
+/// without a client: the call never runs, and the model is told the truth (this needs a client
+/// that can ask the user; do not fill the field in), never invited to give it.
 #[tokio::test(flavor = "current_thread")]
-async fn a_client_that_cannot_be_asked_gets_missing_required_field() {
+async fn a_client_that_cannot_be_asked_never_lets_the_call_run() {
     let desk = Desk::default();
-    let expected = missing_confirm();
-    let told = parse_envelope(&expected);
-    assert_eq!(told.code, "MISSING_REQUIRED_FIELD");
-    assert_eq!(told.message, "Required field \"confirm\" is missing.");
-    assert_eq!(
-        told.recovery.as_deref(),
-        Some("Provide the \"confirm\" parameter and retry.")
-    );
+    let expected = "This action needs the user's own answer (\"confirm\"), and the client cannot ask them (no elicitation).";
+    let check = |result: &CallToolResult| {
+        assert_eq!(result.is_error, Some(true));
+        let told = parse_envelope(text(result));
+        assert_eq!(told.code, "CLIENT_UNSUPPORTED");
+        assert_eq!(told.message, expected);
+        assert_eq!(
+            told.recovery.as_deref(),
+            Some(
+                "Do not retry with \"confirm\": tell the user this action needs a client that can ask them."
+            )
+        );
+    };
 
     let person = Person::new(&[], Answer::Confirm);
     let client = over_stdio(desk.server(), person.clone()).await;
     let answered = client.call_tool(delete(json!({"note": "a"}))).await;
-    let answered = answered.expect("tools/call");
-    assert_eq!(answered.is_error, Some(true));
-    assert_eq!(text(&answered), expected);
+    check(&answered.expect("tools/call"));
     assert!(person.asked().is_empty());
 
     let mut options = HttpOptions::default();
@@ -215,18 +233,37 @@ async fn a_client_that_cannot_be_asked_gets_missing_required_field() {
         "params": {"name": "desk", "arguments": {"action": "delete", "note": "a"}}});
     let headers = [("mcp-protocol-version", "2025-06-18")];
     let reply = raw_http::post(&addr, &headers, body.to_string().as_bytes()).await;
-    let result = &reply.message()["result"];
-    assert_eq!(result["isError"], true, "{result}");
-    assert_eq!(result["content"][0]["text"], expected.as_str());
+    let result: CallToolResult = serde_json::from_value(reply.message()["result"].clone()).unwrap();
+    check(&result);
+
+    // At 2026-07-28 the request says what its client can do: -32021, HTTP 400.
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+    "params": {"name": "desk", "arguments": {"action": "delete", "note": "a"}, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }}});
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "desk"),
+    ];
+    let reply = raw_http::post(&addr, &headers, body.to_string().as_bytes()).await;
+    assert_eq!(reply.status, 400, "{}", reply.body);
+    let error = &reply.message()["error"];
+    assert_eq!(error["code"], -32021, "{error}");
+    assert_eq!(
+        error["data"]["requiredCapabilities"],
+        json!({"elicitation": {}})
+    );
 
     let in_process = desk.server().call(delete(json!({"note": "a"}))).await;
-    assert_eq!(text(&in_process.expect("a tool of the server")), expected);
+    check(&in_process.expect("a tool of the server"));
     let arguments = json!({"action": "delete", "note": "a"});
     let alone = desk
         .call(arguments.as_object().cloned())
         .await
         .into_result();
-    assert_eq!(text(&alone), expected);
+    check(&alone);
     assert_eq!(desk.runs(), 0);
 }
 

@@ -476,8 +476,8 @@ impl ActionDefBuilder {
     /// relays (choosing one of the user's own accounts), never for a confirmation. A deliberate
     /// choice, unlike [`user_field`](Self::user_field): the field is listed in the schema the
     /// model reads, a call that gives it is not asked, and a client that cannot be asked gets
-    /// MISSING_REQUIRED_FIELD, which invites the model to give it. `#[action(model_may_relay(account))]`
-    /// in the macro.
+    /// MISSING_REQUIRED_FIELD, which invites the model to give it. Said by hand only, so that it
+    /// is always a choice made in code.
     ///
     /// ```
     /// #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -539,6 +539,26 @@ impl ActionDef {
     /// model ([`ActionDefBuilder::user_field`], not [`relayed_user_field`](ActionDefBuilder::relayed_user_field)).
     pub fn is_user_only(&self, name: &str) -> bool {
         self.user_fields.iter().any(|f| f == name) && !self.relayed.iter().any(|f| f == name)
+    }
+
+    /// The arguments' schema as the model reads it: without the fields only the user can give
+    /// (their properties, and their names in `required`).
+    pub(crate) fn listed_value(&self) -> std::borrow::Cow<'_, Value> {
+        if self.user_only().next().is_none() {
+            return std::borrow::Cow::Borrowed(&self.schema_value);
+        }
+        let mut listed = self.schema_value.clone();
+        if let Some(root) = listed.as_object_mut() {
+            for field in self.user_only() {
+                if let Some(Value::Object(properties)) = root.get_mut("properties") {
+                    properties.shift_remove(field);
+                }
+                if let Some(Value::Array(required)) = root.get_mut("required") {
+                    required.retain(|name| name.as_str() != Some(field));
+                }
+            }
+        }
+        std::borrow::Cow::Owned(listed)
     }
 
     /// The fields only the user can give, in the order they were marked.

@@ -191,7 +191,7 @@ mod tests {
         let asked = link.asked.lock().unwrap()[0].clone();
         assert_eq!(
             asked["message"],
-            "The action \"delete\" needs your answer to go on: confirm, reason."
+            "\u{201c}Delete\u{201d} needs your answer before it goes on."
         );
         assert_eq!(
             asked["requestedSchema"]["required"],
@@ -206,11 +206,21 @@ mod tests {
         let mut args = json!({"note": "a"});
         let unasked = ask(&action, &["confirm"], &mut args, None).await;
         let unasked = unasked.unwrap_err();
-        assert_eq!(code(unasked.clone()), "MISSING_REQUIRED_FIELD");
-        assert_eq!(unasked, ToolError::missing_required_field("confirm"));
+        // Only the user can give it: the model is told so, never invited to fill it in.
+        assert_eq!(code(unasked.clone()), "CLIENT_UNSUPPORTED");
+        assert_eq!(unasked, ToolError::user_answer_unavailable("confirm"));
         let (mute, _) = client(false, json!({}));
         let unasked = ask(&action, &["confirm"], &mut args, Some(&mute)).await;
-        assert_eq!(code(unasked.unwrap_err()), "MISSING_REQUIRED_FIELD");
+        assert_eq!(code(unasked.unwrap_err()), "CLIENT_UNSUPPORTED");
+        // A field the model may relay is its to give when the user cannot be asked.
+        let relayed = ActionDef::new::<Delete>("delete")
+            .relayed_user_field("reason")
+            .build();
+        let unasked = ask(&relayed, &["reason"], &mut args, None).await;
+        assert_eq!(
+            unasked.unwrap_err(),
+            ToolError::missing_required_field("reason")
+        );
         for (answer, expected) in [
             (json!({"action": "decline"}), "USER_DECLINED"),
             (json!({"action": "cancel"}), "USER_CANCELLED"),

@@ -322,7 +322,7 @@ impl ToolDefBuilder {
         let input_schema = match &discriminator {
             None => actions
                 .first()
-                .map_or_else(Map::new, |a| object_schema(&a.schema_value)),
+                .map_or_else(Map::new, |a| object_schema(&a.listed_value())),
             Some(field) => grouped_schema(field, &actions),
         };
         let router = ActionRouter::new(

@@ -53,7 +53,7 @@ impl ToolDef {
         let mut tool = rmcp::model::Tool::new(
             self.flat_name(action),
             description.clone(),
-            Arc::new(object_schema(&action.schema_value)),
+            Arc::new(object_schema(&action.listed_value())),
         );
         if description.is_empty() {
             tool.description = None;

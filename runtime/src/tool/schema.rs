@@ -243,7 +243,7 @@ pub(super) fn grouped_schema(discriminator: &str, actions: &[ActionDef]) -> Map<
     // Per field, in order of first appearance, what each action declares.
     let mut fields: Vec<(String, Vec<Declared>)> = Vec::new();
     for (i, action) in actions.iter().enumerate() {
-        let mut schema = action.schema_value.clone();
+        let mut schema = action.listed_value().into_owned();
         let own_defs = schema
             .as_object_mut()
             .and_then(|root| root.remove("$defs"))
