@@ -11,6 +11,7 @@ mod hostile_upstream;
 mod support;
 
 mod cancellation;
+mod answers;
 mod client;
 mod client_gateway;
 mod composition;

@@ -158,7 +158,7 @@ async fn a_call_held_back_by_its_limits_is_not_asked() {
     assert_eq!(envelope(&held), ("RATE_LIMITED".into(), Some(true)));
     assert_eq!(
         person.asked(),
-        ["form: The action \"desk.archive\" needs your answer to go on: confirm."]
+        ["form: \u{201c}Archive\u{201d} needs your answer before it goes on."]
     );
     assert_eq!(desk.runs(), 1);
 }

@@ -4,7 +4,7 @@ use std::fmt;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{Peer, RunningService};
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::RoleClient;
 use serde_json::{Map, Value};
 
 use super::{FromEnvelope, ParsedError, ParsedKind, parse_envelope};
@@ -34,8 +34,8 @@ impl fmt::Debug for Client {
 }
 
 /// A connection kept open for a [`Client`]: dropping it closes the transport (and stops a
-/// child server).
-pub type Connection = RunningService<RoleClient, ()>;
+/// child server). It answers what the server asks with the client's [`Answers`](super::Answers).
+pub type Connection = RunningService<RoleClient, super::Answers>;
 
 impl Client {
     /// A client over an established rmcp client connection.
@@ -52,10 +52,7 @@ impl Client {
     pub async fn spawn(
         command: tokio::process::Command,
     ) -> Result<(Client, Connection), ClientError> {
-        let transport =
-            rmcp::transport::TokioChildProcess::new(command).map_err(ClientError::transport)?;
-        let connection = ().serve(transport).await.map_err(ClientError::transport)?;
-        Ok((Client::new(connection.peer().clone()), connection))
+        super::Answers::new().spawn(command).await
     }
 
     /// Serves `server` in this process and connects to it, through the stdio transport over
@@ -82,15 +79,7 @@ impl Client {
     /// ```
     #[cfg(feature = "stdio")]
     pub async fn in_memory(server: crate::Server) -> Result<(Client, Connection), ClientError> {
-        let (client_end, server_end) = tokio::io::duplex(1 << 16);
-        let (read, write) = tokio::io::split(server_end);
-        let options = crate::server::StdioOptions::default();
-        tokio::spawn(async move {
-            if let Err(e) = server.serve_io(read, write, options).await {
-                tracing::debug!("an in-memory server stopped: {e}");
-            }
-        });
-        Client::connect(tokio::io::split(client_end)).await
+        super::Answers::new().in_memory(server).await
     }
 
     /// Connects over any rmcp client transport (stdio pipes, streamable HTTP, ...).
@@ -99,8 +88,7 @@ impl Client {
         T: rmcp::transport::IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        let connection = ().serve(transport).await.map_err(ClientError::transport)?;
-        Ok((Client::new(connection.peer().clone()), connection))
+        super::Answers::new().connect(transport).await
     }
 
     /// Connects to a streamable HTTP endpoint (`http://127.0.0.1:8080/mcp`) with rmcp's HTTP
@@ -113,8 +101,7 @@ impl Client {
     /// ```
     #[cfg(feature = "http-client")]
     pub async fn connect_http(url: &str) -> Result<(Client, Connection), ClientError> {
-        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
-        Client::connect(transport).await
+        super::Answers::new().connect_http(url).await
     }
 
     /// Renames the discriminator filled in by [`Client::call`] (default `action`).

@@ -14,12 +14,16 @@
 //! ```
 
 #[cfg(feature = "client")]
+mod answers;
+#[cfg(feature = "client")]
 mod batch;
 #[cfg(feature = "client")]
 mod batch_options;
 #[cfg(feature = "client")]
 mod connect;
 
+#[cfg(feature = "client")]
+pub use answers::Answers;
 #[cfg(feature = "client")]
 pub use batch_options::BatchOptions;
 
