@@ -269,8 +269,7 @@ impl Billing {
         }
     }
 
-    /// Cancels an invoice that is not paid yet, once the user confirms (asked of them: the
-    /// model cannot confirm for them).
+    /// Cancels an invoice that is not paid yet, once the user confirms.
     #[action(
         destructive,
         scopes("invoices:write"),
