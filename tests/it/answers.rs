@@ -20,7 +20,11 @@ struct Name {
 /// Asks the user, the client's model and the client's roots.
 #[tool(name = "desk")]
 async fn ask_everyone(f: Context) -> Result<String, ToolError> {
-    let name = f.elicit::<Name>("What is your name?").await?.accepted()?.name;
+    let name = f
+        .elicit::<Name>("What is your name?")
+        .await?
+        .accepted()?
+        .name;
     let sampled = f.sample(Sampling::new(20).user("A greeting?")).await?;
     let roots = f.roots().await?;
     let greeting = sampled.text().unwrap_or_default().to_owned();
@@ -57,7 +61,9 @@ async fn the_typed_client_answers_forms_sampling_and_roots() {
 
     // A client that answers nothing declares nothing, and is never asked.
     let (client, _connection) = Client::in_memory(server()).await.expect("connected");
-    let refused = client.call_as::<String>("desk", serde_json::json!({})).await;
+    let refused = client
+        .call_as::<String>("desk", serde_json::json!({}))
+        .await;
     let Err(ClientError::Tool(refused)) = refused else {
         panic!("{refused:?}")
     };

@@ -10,8 +10,8 @@
 mod hostile_upstream;
 mod support;
 
-mod cancellation;
 mod answers;
+mod cancellation;
 mod client;
 mod client_gateway;
 mod composition;

@@ -146,11 +146,11 @@ async fn a_call_that_gives_the_field_is_refused_and_it_is_not_listed() {
     // Over streamable HTTP at 2026-07-28, from a client that can be asked: refused all the same.
     let addr = stateless(desk.server(), HttpOptions::default()).await;
     let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-        "params": {"name": "desk", "arguments": {"action": "delete", "note": "a", "confirm": true},
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
-        }}});
+    "params": {"name": "desk", "arguments": {"action": "delete", "note": "a", "confirm": true},
+    "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+    }}});
     let headers = [
         ("mcp-protocol-version", "2026-07-28"),
         ("mcp-method", "tools/call"),

@@ -133,7 +133,10 @@ impl Answers {
         E: std::error::Error + Send + Sync + 'static,
     {
         use rmcp::ServiceExt;
-        let connection = self.serve(transport).await.map_err(ClientError::transport)?;
+        let connection = self
+            .serve(transport)
+            .await
+            .map_err(ClientError::transport)?;
         Ok((Client::new(connection.peer().clone()), connection))
     }
 

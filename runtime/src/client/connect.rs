@@ -2,9 +2,9 @@
 
 use std::fmt;
 
+use rmcp::RoleClient;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{Peer, RunningService};
-use rmcp::RoleClient;
 use serde_json::{Map, Value};
 
 use super::{FromEnvelope, ParsedError, ParsedKind, parse_envelope};

@@ -208,6 +208,7 @@ impl ServerHandler for Server {
     /// the client cancels it.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         let request = context.request_context();
+        handed_over(&request.extensions);
         let ended = cancellation(&request.ct, &request.extensions);
         let holder = holder(&request.extensions);
         let tools = context.accepted().tools_list_changed == Some(true);
@@ -225,6 +226,7 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        handed_over(&_context.extensions);
         Ok(ListToolsResult::with_all_items(self.listed_tools().await))
     }
 
@@ -279,7 +281,7 @@ impl Server {
     }
 
     /// Runs a request of the user's handler under its cancellation, its panic caught; refused
-    /// once the server is shutting down.
+    /// once the server is shutting down. Handed over: its parse place goes back.
     async fn user<'a, T>(
         &'a self,
         context: RequestContext<RoleServer>,
@@ -288,6 +290,7 @@ impl Server {
             RequestContext<RoleServer>,
         ) -> BoxFuture<'a, Result<T, ErrorData>>,
     ) -> Result<T, ErrorData> {
+        handed_over(&context.extensions);
         if context.extensions.get::<Stopping>().is_some() {
             return Err(ErrorData::new(
                 ErrorCode(-32000),
@@ -327,6 +330,7 @@ impl Server {
         params: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        handed_over(&context.extensions);
         let version = context.protocol_version();
         let capabilities = context.client_capabilities();
         let RequestContext {
@@ -587,6 +591,18 @@ fn back_channel(extensions: &Extensions) -> bool {
     }
     let _ = extensions;
     true
+}
+
+/// Gives back the parse place of an HTTP request as the server is handed it (`http::body`):
+/// every request that may last calls it as it begins; a short one gives it back with its end.
+fn handed_over(extensions: &Extensions) {
+    #[cfg(feature = "http")]
+    if let Some(parts) = extensions.get::<http::request::Parts>()
+        && let Some(place) = parts.extensions.get::<super::http::ParsePlace>()
+    {
+        place.release();
+    }
+    let _ = extensions;
 }
 
 /// The protocol version a request is of: its own (`_meta`, from 2026-07-28), else its

@@ -20,6 +20,8 @@ mod sessions;
 pub use options::{ConnectionOptions, HttpOptions};
 pub use service::HttpService;
 
+pub(crate) use body::ParsePlace;
+
 use crate::server::core::Server;
 use crate::server::serve::{Serve, ServeError};
 

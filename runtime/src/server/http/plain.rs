@@ -58,6 +58,9 @@ where
                 let asked = request.asked_with(inline);
                 if let Some(shape) = headers.shape(&asked, &parts.headers) {
                     // The body is read: its parse place goes back before the call runs.
+                    if let Some(place) = parts.extensions.remove::<super::body::ParsePlace>() {
+                        place.release();
+                    }
                     drop(body);
                     let mut extensions = rmcp::model::Extensions::new();
                     extensions.insert(parts);
