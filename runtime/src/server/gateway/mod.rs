@@ -24,6 +24,10 @@
 //! reaches each upstream, and [`Server::reach_upstreams`](crate::Server::reach_upstreams) connects
 //! them all before a lockfile is written.
 //!
+//! What an upstream asks of the client of a forwarded call is relayed only as its mount allows
+//! ([`Upstream::relay_sampling`], [`Upstream::relay_elicitation`], [`Upstream::relay_roots`]),
+//! to that call's client alone, and the gateway declares to each upstream only what it relays.
+//!
 //! The gateway keeps each upstream connected: after a failure it waits a backoff that doubles
 //! with each consecutive failure (with jitter, up to a maximum), then tries once; one log line
 //! tells an outage, one its end.
@@ -48,10 +52,13 @@ mod keeper;
 mod link;
 mod listing;
 mod relay;
+mod relays;
 mod source;
 mod subscribers;
 
 use std::time::Duration;
+
+pub use relays::{SamplingRelay, UPSTREAM_KEY};
 
 /// An upstream MCP server a gateway mounts: how to reach it, and how patiently.
 ///
@@ -78,6 +85,7 @@ pub struct Upstream {
     pub(crate) rate_limit: Option<crate::tool::RateLimit>,
     pub(crate) concurrency: Option<crate::tool::Concurrency>,
     pub(crate) scopes: Vec<String>,
+    pub(crate) relays: relays::Relays,
 }
 
 #[derive(Clone)]
@@ -110,6 +118,7 @@ impl std::fmt::Debug for Upstream {
             .field("rate_limit", &self.rate_limit)
             .field("concurrency", &self.concurrency)
             .field("scopes", &self.scopes)
+            .field("relays", &self.relays)
             .finish()
     }
 }
@@ -146,6 +155,7 @@ impl Upstream {
             rate_limit: None,
             concurrency: None,
             scopes: Vec::new(),
+            relays: relays::Relays::default(),
         }
     }
 
