@@ -119,6 +119,9 @@ async fn an_upstreams_asks_are_rounds_for_a_2026_07_28_client() {
     assert_eq!(text(&summarized), "Summarize b: short (small-model)");
     assert_eq!(
         person.asked(),
-        ["form: [up] Send the note to the model?", "model: Summarize b"]
+        [
+            "form: [up] Send the note to the model?",
+            "model: Summarize b"
+        ]
     );
 }

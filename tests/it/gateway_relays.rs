@@ -73,9 +73,15 @@ async fn an_upstream_is_declared_and_relayed_only_what_its_mount_allows() {
     assert!(declared_to.sampling.is_none() && declared_to.roots.is_none());
     // Asked anyway, the gateway refuses without asking its client.
     let refused = asked(&client, sampling(10), 1).await;
-    assert_eq!(refused, ["error: the gateway does not relay sampling for upstream h"]);
+    assert_eq!(
+        refused,
+        ["error: the gateway does not relay sampling for upstream h"]
+    );
     let refused = asked(&client, ROOTS(), 1).await;
-    assert_eq!(refused, ["error: the gateway does not relay roots for upstream h"]);
+    assert_eq!(
+        refused,
+        ["error: the gateway does not relay roots for upstream h"]
+    );
     assert!(person.asked().is_empty(), "{:?}", person.asked());
 
     // Turned on for this upstream, sampling and roots; elicitation turned off.
@@ -88,9 +94,15 @@ async fn an_upstream_is_declared_and_relayed_only_what_its_mount_allows() {
     assert!(declared_to.elicitation.is_none(), "{declared_to:?}");
     assert!(declared_to.sampling.is_some() && declared_to.roots.is_some());
     let roots = asked(&client, ROOTS(), 1).await;
-    assert!(roots[0].starts_with("ok: ") && roots[0].contains("file:///work/a"), "{roots:?}");
+    assert!(
+        roots[0].starts_with("ok: ") && roots[0].contains("file:///work/a"),
+        "{roots:?}"
+    );
     let refused = asked(&client, form("Password?"), 1).await;
-    assert_eq!(refused, ["error: the gateway does not relay elicitation for upstream h"]);
+    assert_eq!(
+        refused,
+        ["error: the gateway does not relay elicitation for upstream h"]
+    );
     assert_eq!(person.asked(), ["roots"]);
 }
 
@@ -121,10 +133,16 @@ async fn a_relayed_elicitation_names_its_upstream_and_shows_only_https_links() {
     assert!(answered[0].starts_with("ok: "), "{answered:?}");
     assert_eq!(
         person.asked(),
-        ["form: [h] Your bank password?", "url: https://bank.example/login"]
+        [
+            "form: [h] Your bank password?",
+            "url: https://bank.example/login"
+        ]
     );
     let sent = person.params.lock().unwrap()[1].clone();
-    assert_eq!((&sent["message"], &sent["_meta"][UPSTREAM_KEY]), (&json!("[h] Sign in"), &json!("h")));
+    assert_eq!(
+        (&sent["message"], &sent["_meta"][UPSTREAM_KEY]),
+        (&json!("[h] Sign in"), &json!("h"))
+    );
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -134,7 +152,10 @@ async fn relayed_sampling_is_clamped_counted_per_call_and_bounded_in_time() {
     let bounds = SamplingRelay::new().max_tokens(100).asks_per_call(2);
     let client = through(Upstream::http(&hostile.url).relay_sampling(bounds), &person).await;
     let answered = asked(&client, sampling(1_000_000), 3).await;
-    assert!(answered[0].starts_with("ok: ") && answered[1].starts_with("ok: "), "{answered:?}");
+    assert!(
+        answered[0].starts_with("ok: ") && answered[1].starts_with("ok: "),
+        "{answered:?}"
+    );
     assert_eq!(
         answered[2],
         "error: this call already relayed 2 sampling requests, the most the gateway relays per call for upstream h"
@@ -157,6 +178,8 @@ async fn relayed_sampling_is_clamped_counted_per_call_and_bounded_in_time() {
     let answered = asked(&client, sampling(10), 1).await;
     assert_eq!(
         answered,
-        ["error: the gateway's client: no answer of its model within 300 ms, the most the gateway waits for upstream h"]
+        [
+            "error: the gateway's client: no answer of its model within 300 ms, the most the gateway waits for upstream h"
+        ]
     );
 }

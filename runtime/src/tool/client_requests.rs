@@ -404,7 +404,11 @@ mod tests {
     fn a_relayed_link_is_https_only() {
         let shown = relayed_url("HTTPS://Pay.Example/x");
         assert_eq!(shown.as_deref(), Ok("https://pay.example/x"));
-        for given in ["http://localhost:8080/cb", "http://127.0.0.1/", "http://pay.example/"] {
+        for given in [
+            "http://localhost:8080/cb",
+            "http://127.0.0.1/",
+            "http://pay.example/",
+        ] {
             let scheme = "http".to_owned();
             assert_eq!(relayed_url(given), Err(AskError::UrlRefused { scheme }));
         }

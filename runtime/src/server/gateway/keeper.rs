@@ -146,7 +146,14 @@ impl Events {
         let link = (self.link.upgrade())
             .ok_or_else(|| McpError::invalid_request("the gateway unmounted the upstream", None))?;
         let (namespace, relays) = (&link.namespace, &link.upstream.relays);
-        relay(&link.asking, origin(&context.extensions), namespace, relays, request).await
+        relay(
+            &link.asking,
+            origin(&context.extensions),
+            namespace,
+            relays,
+            request,
+        )
+        .await
     }
 }
 

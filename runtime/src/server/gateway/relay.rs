@@ -4,9 +4,13 @@
 //!
 //! - An upstream on a session sends its request on the back-channel: it belongs to the call
 //!   whose upstream request it arrived with (over streamable HTTP, rmcp records the response
-//!   stream it came on, SEP-2260); over stdio, where streams cannot be told apart, to the one
-//!   call in flight on the link. A request that cannot be tied to one call is refused
-//!   (`invalid_request`, naming why), as is one the gateway's client cannot answer.
+//!   stream it came on, SEP-2260). Over stdio nothing on the wire says which call a request
+//!   belongs to (MCP defines no field for it), and a guess could hand a late request of one
+//!   caller's call to another's: it is refused. A request that cannot be tied to one call is
+//!   refused (`invalid_request`, naming why), as is one the gateway's client cannot answer.
+//! - Only what the mount relays is relayed (`relays.rs`), within its bounds: sampling clamped,
+//!   counted per call and bounded in wall-clock time; an elicitation named after its upstream
+//!   and its link `https` only.
 //! - The gateway speaks to its upstreams on 2025-11-25 sessions, so an upstream never answers
 //!   `input_required` (rmcp sends it only from 2026-07-28 on).
 //!
