@@ -280,6 +280,53 @@ impl Upstream {
     }
 }
 
+impl Upstream {
+    /// Relays the upstream's sampling requests to the client's model, within `bounds`. Off by
+    /// default: sampling spends the user's model budget, so the gateway neither declares nor
+    /// relays it to an upstream unless told.
+    ///
+    /// ```
+    /// use mcp_fusion::server::gateway::{SamplingRelay, Upstream};
+    ///
+    /// let crm = Upstream::http("http://10.0.0.7:8080/mcp")
+    ///     .relay_sampling(SamplingRelay::new().max_tokens(256));
+    /// # let _ = crm;
+    /// ```
+    pub fn relay_sampling(mut self, bounds: SamplingRelay) -> Self {
+        self.relays.sampling = Some(bounds);
+        self
+    }
+
+    /// Whether the upstream's elicitations reach the user (on by default). Each is shown
+    /// prefixed `[namespace] ` with the namespace in `_meta` ([`UPSTREAM_KEY`]), and a URL
+    /// elicitation only for an `https` link.
+    ///
+    /// ```
+    /// use mcp_fusion::server::gateway::Upstream;
+    ///
+    /// let silent = Upstream::command("billing-server", ["--stdio"]).relay_elicitation(false);
+    /// # let _ = silent;
+    /// ```
+    pub fn relay_elicitation(mut self, relay: bool) -> Self {
+        self.relays.elicitation = relay;
+        self
+    }
+
+    /// Whether the upstream may list the client's roots (off by default: they tell the
+    /// upstream where the user's files are).
+    ///
+    /// ```
+    /// use mcp_fusion::server::gateway::Upstream;
+    ///
+    /// let files = Upstream::command("file-server", ["--stdio"]).relay_roots(true);
+    /// # let _ = files;
+    /// ```
+    pub fn relay_roots(mut self, relay: bool) -> Self {
+        self.relays.roots = relay;
+        self
+    }
+}
+
 /// Whether `namespace` can name a mount: lowercase ASCII letters, digits and `-`, starting
 /// with a letter, at most 32 characters (the listed names stay valid MCP tool names).
 pub(crate) fn valid_namespace(namespace: &str) -> bool {

@@ -17,8 +17,6 @@ use rmcp::model::{
     SamplingCapability, UrlElicitationCapability,
 };
 
-use super::Upstream;
-
 /// The `_meta` key of a relayed elicitation that names the upstream asking (its namespace).
 ///
 /// ```
@@ -66,10 +64,12 @@ impl Relays {
 }
 
 /// The bounds of an upstream's sampling relayed to the client's model
-/// ([`Upstream::relay_sampling`]): `maxTokens` clamped to [`max_tokens`](Self::max_tokens)
-/// (1024 by default), at most [`asks_per_call`](Self::asks_per_call) asks per forwarded call
-/// (3 by default), each answered within [`timeout`](Self::timeout) of wall-clock time (60 s by
-/// default; the call's own deadline keeps running meanwhile).
+/// ([`Upstream::relay_sampling`](super::Upstream::relay_sampling)): `maxTokens` clamped to
+/// [`max_tokens`](Self::max_tokens) (1024 by default), at most
+/// [`asks_per_call`](Self::asks_per_call) asks per forwarded call (3 by default), each
+/// answered within [`timeout`](Self::timeout) of wall-clock time (60 s by default; the call's
+/// own deadline keeps running meanwhile). The gateway drops `includeContext`: what the client's
+/// other servers said is not the upstream's to read.
 ///
 /// ```
 /// use std::time::Duration;
@@ -120,53 +120,6 @@ impl SamplingRelay {
     /// upstream told so.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
-        self
-    }
-}
-
-impl Upstream {
-    /// Relays the upstream's sampling requests to the client's model, within `bounds`. Off by
-    /// default: sampling spends the user's model budget, so the gateway neither declares nor
-    /// relays it to an upstream unless told.
-    ///
-    /// ```
-    /// use mcp_fusion::server::gateway::{SamplingRelay, Upstream};
-    ///
-    /// let crm = Upstream::http("http://10.0.0.7:8080/mcp")
-    ///     .relay_sampling(SamplingRelay::new().max_tokens(256));
-    /// # let _ = crm;
-    /// ```
-    pub fn relay_sampling(mut self, bounds: SamplingRelay) -> Self {
-        self.relays.sampling = Some(bounds);
-        self
-    }
-
-    /// Whether the upstream's elicitations reach the user (on by default). Each is shown
-    /// prefixed `[namespace] ` with the namespace in `_meta` ([`UPSTREAM_KEY`]), and a URL
-    /// elicitation only for an `https` link.
-    ///
-    /// ```
-    /// use mcp_fusion::server::gateway::Upstream;
-    ///
-    /// let silent = Upstream::command("billing-server", ["--stdio"]).relay_elicitation(false);
-    /// # let _ = silent;
-    /// ```
-    pub fn relay_elicitation(mut self, relay: bool) -> Self {
-        self.relays.elicitation = relay;
-        self
-    }
-
-    /// Whether the upstream may list the client's roots (off by default: they tell the
-    /// upstream where the user's files are).
-    ///
-    /// ```
-    /// use mcp_fusion::server::gateway::Upstream;
-    ///
-    /// let files = Upstream::command("file-server", ["--stdio"]).relay_roots(true);
-    /// # let _ = files;
-    /// ```
-    pub fn relay_roots(mut self, relay: bool) -> Self {
-        self.relays.roots = relay;
         self
     }
 }
