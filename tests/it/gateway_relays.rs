@@ -183,3 +183,25 @@ async fn relayed_sampling_is_clamped_counted_per_call_and_bounded_in_time() {
         ]
     );
 }
+
+/// Over stdio nothing says which call an upstream's request belongs to: it is refused, even
+/// with one call in flight (the gateway used to hand it to that call, which could be another
+/// caller's than the one the upstream meant).
+#[tokio::test(flavor = "current_thread")]
+async fn a_request_over_stdio_that_names_no_call_is_refused() {
+    let binary = mcp_fusion_drivers::artifacts::driver("upstream");
+    let upstream = Upstream::command(binary.to_string_lossy(), ["--asks"])
+        .connect_timeout(Duration::from_secs(20));
+    let person = Person::new(&["elicitation"], Answer::Confirm);
+    let server = Server::builder("gateway", "1").mount("h", upstream).build();
+    let client = over_stdio(server.expect("the gateway builds"), person.clone()).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    assert!(tools.iter().any(|t| t.name == "h_ask"), "{tools:?}");
+    let result = client.call_tool(call("h_ask", json!({}))).await.unwrap();
+    assert!(
+        text(&result).starts_with("error: the gateway cannot tell which of its calls"),
+        "{}",
+        text(&result)
+    );
+    assert!(person.asked().is_empty(), "{:?}", person.asked());
+}
