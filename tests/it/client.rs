@@ -157,12 +157,14 @@ pub(crate) struct Person {
     /// What it declares it can be asked.
     pub(crate) can: &'static [&'static str],
     pub(crate) answer: Answer,
-    /// How long the user thinks before answering.
+    /// How long the user (or the model) thinks before answering.
     pub(crate) thinks: Duration,
     pub(crate) asked: Arc<Mutex<Vec<String>>>,
     /// The id of each URL elicitation it was asked.
     pub(crate) ids: Arc<Mutex<Vec<String>>>,
     pub(crate) logs: Arc<Mutex<Vec<LoggingMessageNotificationParam>>>,
+    /// The params of each elicitation (with its `_meta`) and sampling it was asked, as sent.
+    pub(crate) params: Arc<Mutex<Vec<serde_json::Value>>>,
 }
 
 impl Person {
@@ -174,6 +176,7 @@ impl Person {
             asked: Arc::default(),
             ids: Arc::default(),
             logs: Arc::default(),
+            params: Arc::default(),
         }
     }
 
@@ -206,8 +209,12 @@ impl ClientHandler for Person {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
+        // rmcp hands the request's `_meta` to the handler apart.
+        let mut sent = serde_json::to_value(&request).unwrap();
+        sent["_meta"] = serde_json::to_value(&context.meta).unwrap();
+        self.params.lock().unwrap().push(sent);
         let asked = match &request {
             ElicitRequestParams::FormElicitationParams { message, .. } => {
                 format!("form: {message}")
@@ -239,9 +246,12 @@ impl ClientHandler for Person {
         params: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
+        let sent = serde_json::to_value(&params).unwrap();
+        self.params.lock().unwrap().push(sent);
         let prompt = params.messages[0].content.first().and_then(|c| c.as_text());
         let prompt = prompt.map(|t| t.text.clone()).unwrap_or_default();
         self.asked.lock().unwrap().push(format!("model: {prompt}"));
+        tokio::time::sleep(self.thinks).await;
         let reply = SamplingMessage::assistant_text(format!("{prompt}: short"));
         Ok(CreateMessageResult::new(reply, "small-model".into()))
     }

@@ -11,12 +11,13 @@ use mcp_fusion::rmcp::model::*;
 use mcp_fusion::rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use mcp_fusion::rmcp::transport::StreamableHttpClientTransport;
 use mcp_fusion::server::HttpOptions;
-use mcp_fusion::server::gateway::Upstream;
+use mcp_fusion::server::gateway::{SamplingRelay, Upstream};
 use serde_json::json;
 
 use crate::client::{Answer, Person, call, envelope, notes, over_http, over_stdio, text};
 
-/// A gateway mounting `notes` (served over streamable HTTP with sessions) as `up`.
+/// A gateway mounting `notes` (served over streamable HTTP with sessions) as `up`, relaying
+/// its sampling and roots too. Each elicitation the user sees names it (`[up] `).
 async fn gateway() -> Server {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
@@ -26,7 +27,12 @@ async fn gateway() -> Server {
             .into_future(),
     );
     Server::builder("gateway", "1")
-        .mount("up", Upstream::http(url))
+        .mount(
+            "up",
+            (Upstream::http(url))
+                .relay_sampling(SamplingRelay::new())
+                .relay_roots(true),
+        )
         .build()
         .expect("the gateway builds")
 }
@@ -51,8 +57,8 @@ async fn an_upstreams_asks_reach_the_client_of_the_call_on_a_session() {
     assert_eq!(
         person.asked(),
         [
-            "form: Delete a?",
-            "form: Send the note to the model?",
+            "form: [up] Delete a?",
+            "form: [up] Send the note to the model?",
             "model: Summarize b",
             "roots"
         ]
@@ -65,7 +71,7 @@ async fn an_upstreams_asks_reach_the_client_of_the_call_on_a_session() {
     let declined = client.call_tool(call("up_notes", json!({"action": "delete", "note": "a"})));
     let declined = declined.await.unwrap();
     assert_eq!(envelope(&declined), ("USER_DECLINED".into(), Some(true)));
-    assert_eq!(person.asked(), ["form: Delete a?"]);
+    assert_eq!(person.asked(), ["form: [up] Delete a?"]);
 }
 
 /// A client that declared no roots is not asked for them: the gateway refuses the upstream's
@@ -113,6 +119,9 @@ async fn an_upstreams_asks_are_rounds_for_a_2026_07_28_client() {
     assert_eq!(text(&summarized), "Summarize b: short (small-model)");
     assert_eq!(
         person.asked(),
-        ["form: Send the note to the model?", "model: Summarize b"]
+        [
+            "form: [up] Send the note to the model?",
+            "model: Summarize b"
+        ]
     );
 }

@@ -1371,7 +1371,10 @@ async fn relisted_within(description: usize, pages: usize) {
     timeout(PATIENCE, hostile.asked(3 * pages + 1))
         .await
         .expect("the gateway lists again and again");
-    assert_eq!(gateway.list(100).await, ["ping", "h_echo", "h_flood"]);
+    assert_eq!(
+        gateway.list(100).await,
+        ["ping", "h_echo", "h_flood", "h_ask"]
+    );
     let echoed = gateway.call(101, "h_echo", json!({"text": "calm"})).await;
     assert_eq!(text(&echoed), "calm", "{echoed}");
     let asked = hostile.pages();

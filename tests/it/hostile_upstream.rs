@@ -5,7 +5,9 @@
 //! next page, and says that its tools changed again (a `notifications/tools/list_changed` for
 //! each page asked for, so they never stop while it is listed). `flood` sends progress
 //! notifications as fast as it can, then answers. It records the page each `tools/list` asked
-//! for.
+//! for. `ask` asks the gateway's client whatever request its arguments hold (`{"method",
+//! "params", "times"}`), ignoring the capabilities the gateway declared, and answers what came
+//! back of each; it records the capabilities the gateway declared.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -45,6 +47,13 @@ struct State {
     asked: watch::Sender<usize>,
     /// The session that began last (the gateway's), to tell.
     peer: Mutex<Option<Peer<RoleServer>>>,
+}
+
+/// What the gateway declared it can be asked, on its last session.
+pub(crate) fn declared(hostile: &Hostile) -> ClientCapabilities {
+    let peer = hostile.state.peer.lock().unwrap().clone();
+    let info = peer.expect("the gateway connected").peer_info();
+    info.expect("the gateway initialized").capabilities.clone()
 }
 
 impl Hostile {
@@ -130,6 +139,7 @@ impl ServerHandler for Handler {
             let tools = vec![
                 tool("echo", "Echoes text.".to_owned()),
                 tool("flood", "Floods progress, then answers.".to_owned()),
+                tool("ask", "Asks the client.".to_owned()),
             ];
             return Ok(ListToolsResult::with_all_items(tools));
         }
@@ -168,6 +178,7 @@ impl ServerHandler for Handler {
                 }
                 "flooded".to_owned()
             }
+            "ask" => ask(&context.peer, request.arguments.unwrap_or_default()).await,
             other => {
                 let message = format!("unknown tool: {other}");
                 return Err(ErrorData::invalid_params(message, None));
@@ -175,4 +186,23 @@ impl ServerHandler for Handler {
         };
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
     }
+}
+
+/// Sends the request `arguments` hold (`method`, `params`) `times` times (1 by default), one
+/// after the other: what came back of each, `ok: {result}` or `error: {message}`, a line each.
+async fn ask(peer: &Peer<RoleServer>, arguments: JsonObject) -> String {
+    let times = arguments.get("times").and_then(|t| t.as_u64()).unwrap_or(1);
+    let request = json!({"method": arguments["method"], "params": arguments.get("params")});
+    let mut answers = Vec::new();
+    for _ in 0..times {
+        let request: ServerRequest = serde_json::from_value(request.clone()).expect("a request");
+        answers.push(match peer.send_request(request).await {
+            Ok(result) => format!("ok: {}", serde_json::to_string(&result).unwrap()),
+            Err(mcp_fusion::rmcp::ServiceError::McpError(error)) => {
+                format!("error: {}", error.message)
+            }
+            Err(other) => format!("error: {other}"),
+        });
+    }
+    answers.join("\n")
 }

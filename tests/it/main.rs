@@ -24,6 +24,7 @@ mod exposition;
 mod fast_path;
 mod fixing_calls;
 mod gateway;
+mod gateway_relays;
 mod grouping_properties;
 mod hand_written_tool;
 mod handler_faults;

@@ -10,6 +10,9 @@
 //! - `grow`: lists one more tool (`extra`) from now on, and says so
 //!   (`notifications/tools/list_changed`).
 //!
+//! - `ask` (listed with `--asks`): asks the gateway's client for a form (`elicitation/create`)
+//!   and answers `answered`, or `error: {message}` when the gateway refused.
+//!
 //! `--start-delay-ms N` waits before reading anything (a slow start); `--pidfile PATH` writes
 //! its process id there; `--log PATH` appends each `notifications/cancelled` it receives and
 //! each call's name with the `traceparent` of its `_meta`.
@@ -32,6 +35,7 @@ async fn main() {
         std::fs::write(path, std::process::id().to_string()).expect("the pidfile is written");
     }
     let log = flag("--log");
+    let asks = args.iter().any(|a| a == "--asks");
     if let Some(ms) = flag("--start-delay-ms").and_then(|ms| ms.parse().ok()) {
         tokio::time::sleep(Duration::from_millis(ms)).await;
     }
@@ -50,6 +54,8 @@ async fn main() {
     });
     let cancelled = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
     let mut grown = false;
+    // The call `ask` is answering, until its request to the gateway's client is answered.
+    let mut asking = Value::Null;
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         let Ok(message) = serde_json::from_str::<Value>(&line) else {
@@ -63,13 +69,23 @@ async fn main() {
                 let _ = out.send(value.to_string());
             }
         };
+        if method.is_empty() && id == json!("ask-1") {
+            // The answer to `ask`'s request: what came back, as the call's answer.
+            let answer = match message.get("error") {
+                Some(error) => format!("error: {}", error["message"].as_str().unwrap_or("")),
+                None => "answered".to_owned(),
+            };
+            send(json!({"jsonrpc": "2.0", "id": asking.take(), "result": {
+                "content": [{"type": "text", "text": answer}], "isError": false}}));
+            continue;
+        }
         match method {
             "initialize" => send(json!({"jsonrpc": "2.0", "id": id, "result": {
                 "protocolVersion": message["params"]["protocolVersion"],
                 "capabilities": {"tools": {}},
                 "serverInfo": {"name": "test-upstream", "version": "1.0.0"}}})),
             "tools/list" => {
-                send(json!({"jsonrpc": "2.0", "id": id, "result": {"tools": tools(grown)}}));
+                send(json!({"jsonrpc": "2.0", "id": id, "result": {"tools": tools(grown, asks)}}));
             }
             "notifications/cancelled" => {
                 let request = message["params"]["requestId"].clone();
@@ -131,6 +147,13 @@ async fn main() {
                             json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
                         );
                     }
+                    "ask" => {
+                        asking = id.clone();
+                        send(json!({"jsonrpc": "2.0", "id": "ask-1",
+                            "method": "elicitation/create", "params": {
+                            "mode": "form", "message": "Your password?",
+                            "requestedSchema": {"type": "object", "properties": {}}}}));
+                    }
                     "die" => {
                         let _ = lines_out.send(EXIT.to_owned());
                     }
@@ -158,7 +181,7 @@ fn append(path: &str, line: &str) {
 /// Not a line: tells the writer to exit.
 const EXIT: &str = "\0exit";
 
-fn tools(grown: bool) -> Value {
+fn tools(grown: bool, asks: bool) -> Value {
     let object = |properties: Value| json!({"type": "object", "properties": properties});
     let mut tools = json!([
         {"name": "echo", "description": "Echoes text.",
@@ -173,6 +196,10 @@ fn tools(grown: bool) -> Value {
         {"name": "die", "inputSchema": object(json!({}))},
         {"name": "grow", "inputSchema": object(json!({}))},
     ]);
+    if asks {
+        let ask = json!({"name": "ask", "inputSchema": object(json!({}))});
+        tools.as_array_mut().expect("a list").push(ask);
+    }
     if grown {
         let extra = json!({"name": "extra", "inputSchema": object(json!({}))});
         tools.as_array_mut().expect("a list").push(extra);

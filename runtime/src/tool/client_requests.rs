@@ -229,12 +229,21 @@ impl Context {
             .await
     }
 
-    /// Sends `request` to the client, the action's deadline paused meanwhile, within the
-    /// server's `ask_timeout`: the client's answer as it gave it (the gateway relays an
+    /// Sends `request` to the client within the server's `ask_timeout`, the action's deadline
+    /// paused meanwhile when `pause`: the client's answer as it gave it (the gateway relays an
     /// upstream's requests through it).
     #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
-    pub(crate) async fn ask(&self, request: ClientRequestKind) -> Result<Value, AskError> {
-        self.ask_as(request, None).await
+    pub(crate) async fn ask(
+        &self,
+        request: ClientRequestKind,
+        pause: bool,
+    ) -> Result<Value, AskError> {
+        if pause {
+            return self.ask_as(request, None).await;
+        }
+        let ask = request.ask();
+        let client = self.client().ok_or(AskError::NotSupported { ask })?;
+        client.ask(request, None).await
     }
 
     /// [`Context::ask`], the ask named `key` when the handler named it ([`Context::input`]).
@@ -327,6 +336,20 @@ fn shown_url(url: &str) -> Result<String, AskError> {
     }
 }
 
+/// A link an upstream asks the gateway to show the user: `https` only, read as
+/// [`shown_url`] reads it (a loopback `http` link would name the user's own machine, which is
+/// no upstream's to point at).
+#[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+pub(crate) fn relayed_url(url: &str) -> Result<String, AskError> {
+    let shown = shown_url(url)?;
+    match shown.starts_with("https:") {
+        true => Ok(shown),
+        false => Err(AskError::UrlRefused {
+            scheme: "http".to_owned(),
+        }),
+    }
+}
+
 /// A new id for a URL elicitation: 128 bits from the operating system's random source, so that
 /// no two asks (of one user or of two) share one, and none can be guessed.
 fn elicitation_id() -> Result<String, AskError> {
@@ -375,6 +398,23 @@ mod tests {
                 "{given}"
             );
         }
+    }
+
+    #[test]
+    fn a_relayed_link_is_https_only() {
+        let shown = relayed_url("HTTPS://Pay.Example/x");
+        assert_eq!(shown.as_deref(), Ok("https://pay.example/x"));
+        for given in [
+            "http://localhost:8080/cb",
+            "http://127.0.0.1/",
+            "http://pay.example/",
+        ] {
+            let scheme = "http".to_owned();
+            assert_eq!(relayed_url(given), Err(AskError::UrlRefused { scheme }));
+        }
+        let scheme = "javascript".to_owned();
+        let refused = relayed_url("javascript:alert(1)");
+        assert_eq!(refused, Err(AskError::UrlRefused { scheme }));
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub use caller::Caller;
 pub use client::{Ask, AskError, ElicitForm, Elicited, LogLevel, Root, Sampled, Sampling};
 pub(crate) use client::{ClientAccess, ClientLink, ClientRequestKind};
 pub use client_requests::Input;
+#[cfg(feature = "gateway")]
+pub(crate) use client_requests::relayed_url;
 pub use context::Context;
 pub(crate) use context::Handoffs;
 pub(crate) use deadline::Deadline;

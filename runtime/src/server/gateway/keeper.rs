@@ -9,10 +9,8 @@ use std::sync::{Arc, Weak};
 use rmcp::ErrorData as McpError;
 #[allow(deprecated)] // Sampling and roots (SEP-2577), still relayed.
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
-    ElicitRequestParams, ElicitResult, ElicitationCapability, FormElicitationCapability,
-    ListRootsResult, ProgressNotificationParam, RootsCapabilities, SamplingCapability,
-    UrlElicitationCapability,
+    ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, ListRootsResult, ProgressNotificationParam,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
@@ -147,25 +145,29 @@ impl Events {
     ) -> Result<T, McpError> {
         let link = (self.link.upgrade())
             .ok_or_else(|| McpError::invalid_request("the gateway unmounted the upstream", None))?;
-        relay(&link.asking, origin(&context.extensions), request).await
+        let (namespace, relays) = (&link.namespace, &link.upstream.relays);
+        relay(
+            &link.asking,
+            origin(&context.extensions),
+            namespace,
+            relays,
+            request,
+        )
+        .await
     }
 }
 
 // Sampling and roots are deprecated by SEP-2577 in rmcp; the gateway still relays them.
 #[allow(deprecated)]
 impl ClientHandler for Events {
-    /// The gateway declares all it can relay; whether the client of a call can answer is
-    /// known only when the upstream asks.
+    /// The gateway declares to the upstream what it relays for it
+    /// ([`Upstream::relay_sampling`](super::Upstream::relay_sampling) and the like); whether
+    /// the client of a call can answer is known only when the upstream asks.
     fn get_info(&self) -> ClientConfig {
-        let mut capabilities = ClientCapabilities::default();
-        capabilities.sampling = Some(SamplingCapability::default());
-        capabilities.roots = Some(RootsCapabilities::default());
-        let mut elicitation = ElicitationCapability::default();
-        elicitation.form = Some(FormElicitationCapability::default());
-        elicitation.url = Some(UrlElicitationCapability::new());
-        capabilities.elicitation = Some(elicitation);
         let mut config = ClientConfig::default();
-        config.capabilities = capabilities;
+        if let Some(link) = self.link.upgrade() {
+            config.capabilities = link.upstream.relays.capabilities();
+        }
         config
     }
 

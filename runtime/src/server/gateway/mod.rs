@@ -24,6 +24,10 @@
 //! reaches each upstream, and [`Server::reach_upstreams`](crate::Server::reach_upstreams) connects
 //! them all before a lockfile is written.
 //!
+//! What an upstream asks of the client of a forwarded call is relayed only as its mount allows
+//! ([`Upstream::relay_sampling`], [`Upstream::relay_elicitation`], [`Upstream::relay_roots`]),
+//! to that call's client alone, and the gateway declares to each upstream only what it relays.
+//!
 //! The gateway keeps each upstream connected: after a failure it waits a backoff that doubles
 //! with each consecutive failure (with jitter, up to a maximum), then tries once; one log line
 //! tells an outage, one its end.
@@ -48,10 +52,13 @@ mod keeper;
 mod link;
 mod listing;
 mod relay;
+mod relays;
 mod source;
 mod subscribers;
 
 use std::time::Duration;
+
+pub use relays::{SamplingRelay, UPSTREAM_KEY};
 
 /// An upstream MCP server a gateway mounts: how to reach it, and how patiently.
 ///
@@ -78,6 +85,7 @@ pub struct Upstream {
     pub(crate) rate_limit: Option<crate::tool::RateLimit>,
     pub(crate) concurrency: Option<crate::tool::Concurrency>,
     pub(crate) scopes: Vec<String>,
+    pub(crate) relays: relays::Relays,
 }
 
 #[derive(Clone)]
@@ -110,6 +118,7 @@ impl std::fmt::Debug for Upstream {
             .field("rate_limit", &self.rate_limit)
             .field("concurrency", &self.concurrency)
             .field("scopes", &self.scopes)
+            .field("relays", &self.relays)
             .finish()
     }
 }
@@ -146,6 +155,7 @@ impl Upstream {
             rate_limit: None,
             concurrency: None,
             scopes: Vec::new(),
+            relays: relays::Relays::default(),
         }
     }
 
@@ -266,6 +276,53 @@ impl Upstream {
     /// to `max` (30 s by default), each less a random part of up to a fifth.
     pub fn backoff(mut self, first: Duration, max: Duration) -> Self {
         self.backoff = (first, max.max(first));
+        self
+    }
+}
+
+impl Upstream {
+    /// Relays the upstream's sampling requests to the client's model, within `bounds`. Off by
+    /// default: sampling spends the user's model budget, so the gateway neither declares nor
+    /// relays it to an upstream unless told.
+    ///
+    /// ```
+    /// use mcp_fusion::server::gateway::{SamplingRelay, Upstream};
+    ///
+    /// let crm = Upstream::http("http://10.0.0.7:8080/mcp")
+    ///     .relay_sampling(SamplingRelay::new().max_tokens(256));
+    /// # let _ = crm;
+    /// ```
+    pub fn relay_sampling(mut self, bounds: SamplingRelay) -> Self {
+        self.relays.sampling = Some(bounds);
+        self
+    }
+
+    /// Whether the upstream's elicitations reach the user (on by default). Each is shown
+    /// prefixed `[namespace] ` with the namespace in `_meta` ([`UPSTREAM_KEY`]), and a URL
+    /// elicitation only for an `https` link.
+    ///
+    /// ```
+    /// use mcp_fusion::server::gateway::Upstream;
+    ///
+    /// let silent = Upstream::command("billing-server", ["--stdio"]).relay_elicitation(false);
+    /// # let _ = silent;
+    /// ```
+    pub fn relay_elicitation(mut self, relay: bool) -> Self {
+        self.relays.elicitation = relay;
+        self
+    }
+
+    /// Whether the upstream may list the client's roots (off by default: they tell the
+    /// upstream where the user's files are).
+    ///
+    /// ```
+    /// use mcp_fusion::server::gateway::Upstream;
+    ///
+    /// let files = Upstream::command("file-server", ["--stdio"]).relay_roots(true);
+    /// # let _ = files;
+    /// ```
+    pub fn relay_roots(mut self, relay: bool) -> Self {
+        self.relays.roots = relay;
         self
     }
 }
