@@ -94,16 +94,6 @@ impl ToolError {
         .suggest(recovery)
     }
 
-    /// REQUEST_STATE_REFUSED: a retried 2026-07-28 call whose `requestState` cannot carry it
-    /// on from its last round (`why`: altered, expired, made for another call, used already).
-    pub(crate) fn round_refused(why: &str) -> Self {
-        ToolError::new(
-            ErrorCode::from_static("REQUEST_STATE_REFUSED"),
-            format!("This call cannot go on from its last round: {why}."),
-        )
-        .suggest("Call the tool again from the start, without inputResponses or requestState.")
-    }
-
     /// CLIENT_FAILED: the client answered the call's question (for `capability`) with an error,
     /// or with something that is no answer to it; `reason` is what it said (cut).
     pub(crate) fn client_failed(capability: &str, reason: &str) -> Self {

@@ -256,13 +256,15 @@ impl ServerBuilder {
     }
 
     /// The secret (32 bytes or more) the `requestState` of a 2026-07-28 call that asks its
-    /// client is sealed with (HMAC-SHA-256, rmcp's `RequestStateCodec`), bound to the tool, the
-    /// arguments and the verified caller, good for 15 minutes (`request_state_ttl`). Replicas
-    /// behind a load balancer need the same secret, so that the next round of a call may land on
-    /// any of them; without one, each process seals with a secret of its own, and a round
-    /// answered elsewhere is refused (REQUEST_STATE_REFUSED: the model calls again from the
-    /// start). A state already used is refused by the replica that used it, not by the others.
-    /// A shorter secret is a build error.
+    /// client is sealed with (HMAC-SHA-256, rmcp's `RequestStateCodec`), bound to the server's
+    /// name, the tool, the arguments and the verified caller (OAuth's subject), good for 15
+    /// minutes (`request_state_ttl`). Without OAuth there is no caller to bind: a state works for
+    /// whoever holds it. Replicas behind a load balancer need the same secret, so that the next
+    /// round of a call may land on any of them; without one, each process seals with a random
+    /// secret of its own, and a round answered elsewhere is refused (a JSON-RPC error, -32602:
+    /// the client calls again from the start). A state carries one retry: it is spent as it is
+    /// opened, on the replica that opened it (the others do not know). A shorter secret is a
+    /// build error.
     ///
     /// ```
     /// # fn replica() -> Result<(), Box<dyn std::error::Error>> {
@@ -276,8 +278,8 @@ impl ServerBuilder {
     }
 
     /// How long the `requestState` of a 2026-07-28 round is good for (15 minutes by default):
-    /// a call retried later is refused REQUEST_STATE_REFUSED, and the model calls again from
-    /// the start. Each state carries one retry, whenever it comes within that time.
+    /// a call retried later is refused (a JSON-RPC error, -32602), and the client calls again
+    /// from the start. Each state carries one retry, whenever it comes within that time.
     ///
     /// ```
     /// use std::time::Duration;

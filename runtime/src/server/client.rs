@@ -5,7 +5,8 @@
 //!   `Peer`), answered while the handler waits; log messages at the level the session set with
 //!   `logging/setLevel`;
 //! - [`RoundLink`], from 2026-07-28 (SEP-2322, no server-to-client requests on the wire): an ask
-//!   answered in the request's `inputResponses` is answered at once; the first that is not ends
+//!   answered in the request's `inputResponses` (or kept in its state, for the same question)
+//!   is answered at once; the first that is not, or whose answer is not of the kind asked, ends
 //!   the round, and the call is answered `input_required` with what it asked (`rounds`).
 //!
 //! Stateless HTTP before 2026-07-28 has no way back to its client: no link, every ask is told
@@ -19,8 +20,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rmcp::model::{
-    ClientCapabilities, CreateMessageRequest, ElicitRequest, InputRequest, InputRequests,
-    InputResponses, ListRootsRequest, LoggingLevel, LoggingMessageNotificationParam,
+    ClientCapabilities, CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult,
+    InputRequest, InputRequests, ListRootsRequest, ListRootsResult, LoggingLevel,
+    LoggingMessageNotificationParam,
 };
 use rmcp::service::ServiceError;
 use rmcp::{Peer, RoleServer};
@@ -28,6 +30,8 @@ use serde_json::Value;
 use tokio::sync::Notify;
 
 use crate::tool::{Ask, AskError, BoxFuture, ClientLink, ClientRequestKind};
+
+use super::rounds::{Answers, Given, question};
 
 /// At most this many log messages a call sends its client; the rest are dropped.
 pub(crate) const MAX_LOGS_PER_CALL: usize = 100;
@@ -194,6 +198,9 @@ pub(crate) struct Round {
     ended: Notify,
     /// What a handler asked that the request did not declare: the call answers -32021.
     missing: Mutex<Option<ClientCapabilities>>,
+    /// The answers this run of the handler used, each bound to the question it answered: the
+    /// next state keeps them.
+    used: Mutex<Answers>,
 }
 
 impl Round {
@@ -225,6 +232,11 @@ impl Round {
     pub(crate) fn asks(&self) -> InputRequests {
         std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner))
     }
+
+    /// The answers the round used, each bound to its question.
+    pub(crate) fn used(&self) -> Answers {
+        std::mem::take(&mut *self.used.lock().unwrap_or_else(PoisonError::into_inner))
+    }
 }
 
 /// A 2026-07-28 call's way to its client: the answers in its request (`inputResponses`), the
@@ -232,7 +244,7 @@ impl Round {
 /// request's stream.
 #[derive(Debug)]
 pub(crate) struct RoundLink {
-    answers: InputResponses,
+    answers: Answers,
     /// Asks made so far in this run of the handler: an unnamed ask's key is its kind and its
     /// place.
     asked: AtomicUsize,
@@ -248,7 +260,7 @@ pub(crate) struct RoundLink {
 
 impl RoundLink {
     pub(crate) fn new(
-        answers: InputResponses,
+        answers: Answers,
         capabilities: ClientCapabilities,
         peer: Option<Peer<RoleServer>>,
         level: Option<LoggingLevel>,
@@ -280,6 +292,20 @@ fn key(request: &ClientRequestKind, n: usize) -> String {
         ClientRequestKind::Roots => "roots",
     };
     format!("{kind}-{n}")
+}
+
+/// Whether `answer` is of the kind of result `asked` calls for.
+fn fits(asked: &InputRequest, answer: &Value) -> bool {
+    let answer = answer.clone();
+    match asked {
+        InputRequest::Elicitation(_) => serde_json::from_value::<ElicitResult>(answer).is_ok(),
+        InputRequest::CreateMessage(_) => {
+            serde_json::from_value::<CreateMessageResult>(answer).is_ok()
+        }
+        InputRequest::ListRoots(_) => serde_json::from_value::<ListRootsResult>(answer).is_ok(),
+        // A kind this server never asks.
+        _ => false,
+    }
 }
 
 impl ClientLink for RoundLink {
@@ -325,9 +351,6 @@ impl ClientLink for RoundLink {
             return Box::pin(std::future::ready(Err(AskError::Failed { ask, reason })));
         }
         drop(keys);
-        if let Some(answer) = self.answers.get(&key) {
-            return Box::pin(std::future::ready(Ok(answer.clone())));
-        }
         let asked = match request {
             ClientRequestKind::Sample(params) => {
                 InputRequest::CreateMessage(CreateMessageRequest::new(params))
@@ -337,6 +360,23 @@ impl ClientLink for RoundLink {
             }
             ClientRequestKind::Roots => InputRequest::ListRoots(ListRootsRequest::default()),
         };
+        // An answer counts for the question it was given to (one sent without a state, for
+        // whatever is asked under its key), and only when it is of the kind asked: otherwise
+        // the question is asked again.
+        let asking = question(&asked);
+        if let Some(given) = self.answers.get(&key)
+            && given.question.as_ref().is_none_or(|q| *q == asking)
+            && fits(&asked, &given.answer)
+        {
+            let answer = given.answer.clone();
+            let mut used = self
+                .round
+                .used
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            used.insert(key, Given::to(asking, answer.clone()));
+            return Box::pin(std::future::ready(Ok(answer)));
+        }
         let mut pending = self
             .round
             .pending
@@ -370,7 +410,8 @@ mod tests {
     #[tokio::test(flavor = "current_thread")]
     async fn a_named_ask_is_keyed_by_its_name_an_unnamed_one_by_its_kind_and_place() {
         let answered = json!({"roots": []});
-        let answers = InputResponses::from([("client_roots".to_owned(), answered.clone())]);
+        let answers =
+            Answers::from([("client_roots".to_owned(), Given::unbound(answered.clone()))]);
         let link = RoundLink::new(answers, ClientCapabilities::default(), None, None);
         let round = link.round();
         let roots = link.request(ClientRequestKind::Roots, Some("client_roots"));
@@ -384,12 +425,7 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_second_ask_under_one_key_is_refused() {
-        let link = RoundLink::new(
-            InputResponses::new(),
-            ClientCapabilities::default(),
-            None,
-            None,
-        );
+        let link = RoundLink::new(Answers::new(), ClientCapabilities::default(), None, None);
         drop(link.request(ClientRequestKind::Roots, Some("client_roots")));
         let again = link.request(ClientRequestKind::Roots, Some("client_roots"));
         let Err(AskError::Failed { ask, reason }) = again.await else {

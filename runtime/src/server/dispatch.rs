@@ -361,10 +361,8 @@ impl Server {
             state: request_state.as_deref(),
             caller: caller.as_ref(),
         });
-        let reach = match reach {
-            Ok(reach) => reach,
-            Err(refused) => return Ok(crate::tool::Answer::from(refused).into_result().into()),
-        };
+        // A state that cannot carry the call on is the client's doing: a JSON-RPC error.
+        let reach = reach?;
         // What the request's `_meta` carries (MCP 2026-07-28): a progress token, and a W3C
         // trace context (SEP-414), parsed strictly and otherwise ignored.
         let call = CallRequest {
@@ -387,12 +385,7 @@ impl Server {
             Called::InputRequired(asks) => Ok(CallToolResponse::InputRequired(
                 self.input_required(&reach, asks),
             )),
-            called => {
-                if matches!(called, Called::Answered(_)) {
-                    self.answered(&reach);
-                }
-                self.answer_of(&id, &name, called).map(Into::into)
-            }
+            called => self.answer_of(&id, &name, called).map(Into::into),
         }
     }
 

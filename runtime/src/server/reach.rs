@@ -1,7 +1,7 @@
 //! How a `tools/call` reaches the client that sent it, whichever way the request came: the
 //! link its handler's asks go through (`client`), and, from MCP 2026-07-28, the round they end
-//! and the `requestState` it is sealed with (`rounds`). A retried call's state is checked
-//! before anything runs.
+//! and the `requestState` it is sealed with (`rounds`). A retried call's state is checked,
+//! and spent, before anything runs.
 
 // Logging is deprecated by SEP-2577 in rmcp; it is still served.
 #![allow(deprecated)]
@@ -12,15 +12,14 @@ use rmcp::model::{
     ClientCapabilities, InputRequests, InputRequiredResult, InputResponses, LoggingLevel,
     ProtocolVersion,
 };
-use rmcp::{Peer, RoleServer};
+use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::{Map, Value};
 
-use crate::ToolError;
 use crate::tool::{Caller, ClientAccess};
 
 use super::client::{Round, RoundLink, SessionLink, UNSET_LEVEL};
 use super::core::Server;
-use super::rounds::{Refused, binding};
+use super::rounds::{Answers, Given, binding, question};
 
 /// The way a call reaches its client.
 #[derive(Default)]
@@ -39,12 +38,9 @@ impl Reach {
     }
 }
 
-/// What binds a 2026-07-28 call's rounds to it, the nonce of the state it was retried with (if
-/// it was), and the answers given so far.
+/// What binds a 2026-07-28 call's rounds to it.
 struct Sealed {
     bound: Vec<u8>,
-    nonce: Option<u64>,
-    answers: InputResponses,
 }
 
 /// What a request says of its client, as a transport read it.
@@ -69,9 +65,10 @@ pub(crate) struct Asker<'a> {
 }
 
 impl Server {
-    /// How the call `asker` describes reaches its client; the refusal of a retried call whose
-    /// state cannot carry it on.
-    pub(crate) fn reach(&self, asker: Asker<'_>) -> Result<Reach, ToolError> {
+    /// How the call `asker` describes reaches its client; the refusal (a JSON-RPC error) of a
+    /// retried call whose state cannot carry it on. Answers sent without a state are this
+    /// run's answers, bound to no earlier question.
+    pub(crate) fn reach(&self, asker: Asker<'_>) -> Result<Reach, ErrorData> {
         let inner = &self.inner;
         let capabilities = asker.capabilities.unwrap_or_default();
         let rounds = asker
@@ -80,22 +77,24 @@ impl Server {
             .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
         if rounds {
             let bound = binding(
+                &inner.info.name,
                 asker.tool,
                 asker.arguments,
                 asker.caller.map(Caller::subject),
             );
-            let (nonce, answers) = match (asker.state, asker.answers) {
-                (None, None) => (None, InputResponses::new()),
-                (None, Some(_)) => return Err(Refused::Missing.into_error()),
+            let answers: Answers = match (asker.state, asker.answers) {
+                (None, responses) => (responses.unwrap_or_default().into_iter())
+                    .map(|(key, answer)| (key, Given::unbound(answer)))
+                    .collect(),
                 (Some(state), responses) => {
                     let responses = responses.unwrap_or_default();
                     match inner.rounds.open(state, &bound, responses) {
-                        Ok(opened) => (Some(opened.nonce), opened.answers),
+                        Ok(opened) => opened.answers,
                         Err(refused) => return Err(refused.into_error()),
                     }
                 }
             };
-            let link = RoundLink::new(answers.clone(), capabilities, asker.peer, asker.log_level);
+            let link = RoundLink::new(answers, capabilities, asker.peer, asker.log_level);
             let round = link.round();
             return Ok(Reach {
                 client: Some(ClientAccess {
@@ -103,11 +102,7 @@ impl Server {
                     ask_timeout: inner.ask_timeout,
                 }),
                 round: Some(round),
-                sealed: Some(Sealed {
-                    bound,
-                    nonce,
-                    answers,
-                }),
+                sealed: Some(Sealed { bound }),
             });
         }
         let (Some(peer), true) = (asker.peer, asker.back_channel) else {
@@ -125,27 +120,18 @@ impl Server {
     }
 
     /// The answer of a round that ended with `asks`: `input_required`, with the state the
-    /// client sends back with its answers. The state the round was retried with is spent: each
-    /// state carries one retry.
+    /// client sends back with its answers, keeping the answers this run used, each bound to
+    /// the question it answered.
     pub(crate) fn input_required(&self, reach: &Reach, asks: InputRequests) -> InputRequiredResult {
-        self.answered(reach);
         let state = (reach.sealed.as_ref()).map(|sealed| {
-            let asked = asks.keys().cloned().collect();
-            self.inner
-                .rounds
-                .seal(&sealed.bound, &sealed.answers, asked)
+            let asked = (asks.iter())
+                .map(|(key, request)| (key.clone(), question(request)))
+                .collect();
+            let used = (reach.round.as_ref())
+                .map(|round| round.used())
+                .unwrap_or_default();
+            self.inner.rounds.seal(&sealed.bound, used, asked)
         });
         InputRequiredResult::new(Some(asks), state)
-    }
-
-    /// The call of `reach` was answered: the state it was retried with cannot be used again
-    /// here.
-    pub(crate) fn answered(&self, reach: &Reach) {
-        if let Some(Sealed {
-            nonce: Some(nonce), ..
-        }) = &reach.sealed
-        {
-            self.inner.rounds.spend(*nonce);
-        }
     }
 }

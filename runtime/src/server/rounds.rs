@@ -1,49 +1,83 @@
 //! The rounds of a 2026-07-28 call that asks its client (SEP-2322): the `requestState` a round
 //! ends with, sealed with rmcp's `RequestStateCodec` (HMAC-SHA-256 under the server's secret)
-//! and bound to the call (the tool called, a digest of its arguments, the verified caller) and
-//! to a lifetime, so that any replica sharing the secret can trust it on the next round without
-//! a shared store; and its refusal when it was altered, expired, made for another call, or
-//! already used here.
+//! and bound to the call (the server, the tool called, a digest of its arguments, the verified
+//! caller) and to a lifetime, so that any replica sharing the secret can trust it on the next
+//! round without a shared store; each answer it keeps bound to a digest of the question it
+//! answers; and its refusal when it was altered, expired, made for another call, or used
+//! already here (a state carries one retry: its nonce is recorded as it is opened).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rmcp::model::{InputResponses, RequestStateCodec, RequestStateError, SealOptions};
+use rmcp::ErrorData;
+use rmcp::model::{
+    InputRequest, InputResponses, RequestStateCodec, RequestStateError, SealOptions,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::ToolError;
-
 /// How long a round's `requestState` is good for by default.
 pub(crate) const DEFAULT_TTL: Duration = Duration::from_secs(15 * 60);
 
-/// The most states remembered as used, per process.
+/// The most states remembered as used, per process: when that many unexpired states were
+/// used, new retries are refused until the oldest expire (never forgotten early).
 const MAX_USED: usize = 100_000;
+
+/// An answer of the client, and the digest of the question it answers (none for an answer a
+/// call carried without a `requestState`: it answers whatever this run asks under its key).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct Given {
+    #[serde(rename = "q", default, skip_serializing_if = "Option::is_none")]
+    pub(crate) question: Option<String>,
+    #[serde(rename = "a")]
+    pub(crate) answer: Value,
+}
+
+impl Given {
+    /// The answer `answer` to the question of digest `question`.
+    pub(crate) fn to(question: String, answer: Value) -> Self {
+        Given {
+            question: Some(question),
+            answer,
+        }
+    }
+
+    /// An answer bound to no question.
+    pub(crate) fn unbound(answer: Value) -> Self {
+        Given {
+            question: None,
+            answer,
+        }
+    }
+}
+
+/// The answers of a call so far, by input key.
+pub(crate) type Answers = BTreeMap<String, Given>;
 
 /// What a sealed state holds: a nonce, for telling one round from another; a digest of what
 /// binds it to its call (read back to tell a state made for another call from an altered one,
 /// which the tag alone cannot); the answers of the rounds before, and the keys this round
-/// asked. The client sends back only this round's answers (SEP-2322: the state is the server's
-/// memory between rounds).
+/// asked with their questions' digests. The client sends back only this round's answers
+/// (SEP-2322: the state is the server's memory between rounds).
 #[derive(Serialize, Deserialize)]
 struct State {
     nonce: u64,
     bound: String,
-    #[serde(default, skip_serializing_if = "InputResponses::is_empty")]
-    answers: InputResponses,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    asked: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    answers: Answers,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    asked: BTreeMap<String, String>,
 }
 
-/// A retried call's state, opened.
+/// A retried call's state, opened (and spent).
 #[derive(Debug)]
 pub(crate) struct Opened {
-    pub(crate) nonce: u64,
     /// The answers of every round so far: those the state kept, and those the retry carries
-    /// for what the last round asked (an answer to anything else is ignored).
-    pub(crate) answers: InputResponses,
+    /// for what the last round asked, each bound to its question (an answer to anything else
+    /// is ignored).
+    pub(crate) answers: Answers,
 }
 
 fn digest(binding: &[u8]) -> String {
@@ -53,12 +87,81 @@ fn digest(binding: &[u8]) -> String {
         .collect()
 }
 
+/// `value` written with the keys of every object sorted, so that one value is one text.
+fn canonical(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort_unstable();
+            out.push(b'{');
+            for key in keys {
+                canonical(&Value::String(key.clone()), out);
+                out.push(b':');
+                canonical(&map[key], out);
+                out.push(b',');
+            }
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for item in items {
+                canonical(item, out);
+                out.push(b',');
+            }
+            out.push(b']');
+        }
+        other => out.extend_from_slice(other.to_string().as_bytes()),
+    }
+}
+
+/// The digest of a question a handler asked: the same in every run that asks the same thing
+/// (a URL elicitation's id, new in each run, is not part of the question).
+pub(crate) fn question(request: &InputRequest) -> String {
+    let mut asked = serde_json::to_value(request).unwrap_or_default();
+    if let Some(params) = asked.get_mut("params").and_then(Value::as_object_mut) {
+        params.remove("elicitationId");
+    }
+    let mut text = Vec::new();
+    canonical(&asked, &mut text);
+    digest(&text)
+}
+
+/// The nonces of the states used here, each until its state could no longer be opened.
+#[derive(Default)]
+struct Used {
+    seen: HashSet<u64>,
+    /// In the order they were recorded, which is the order they lapse in.
+    lapse: VecDeque<(u64, u64)>,
+}
+
+impl Used {
+    /// Records `nonce` at `now` until `until`, unless it was recorded already or `cap`
+    /// unexpired nonces are. Forgetting the lapsed costs one step each, once.
+    fn spend(&mut self, nonce: u64, now: u64, until: u64, cap: usize) -> Result<(), Refused> {
+        while let Some(&(lapses, old)) = self.lapse.front()
+            && lapses <= now
+        {
+            self.lapse.pop_front();
+            self.seen.remove(&old);
+        }
+        if self.seen.contains(&nonce) {
+            return Err(Refused::Used);
+        }
+        if self.seen.len() >= cap {
+            return Err(Refused::Full);
+        }
+        self.seen.insert(nonce);
+        self.lapse.push_back((until, nonce));
+        Ok(())
+    }
+}
+
 /// The rounds of this server's calls.
 pub(crate) struct Rounds {
     codec: RequestStateCodec,
     ttl: Duration,
-    /// The nonces of states whose call was answered here, and until when each could be used.
-    used: Mutex<HashMap<u64, u64>>,
+    used: Mutex<Used>,
+    cap: usize,
 }
 
 impl std::fmt::Debug for Rounds {
@@ -72,29 +175,36 @@ impl std::fmt::Debug for Rounds {
 /// Why a round's state was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Refused {
-    /// The state is missing while answers were sent.
-    Missing,
     /// Altered, or not sealed by this server's secret.
     Altered,
     /// Past its lifetime.
     Expired,
-    /// Sealed for another call: another tool, other arguments, another caller.
+    /// Sealed for another call: another server, tool, arguments, caller.
     Foreign,
-    /// Its call was answered already.
+    /// Used already: a state carries one retry.
     Used,
+    /// Too many states in their lifetime were used here to record one more.
+    Full,
 }
 
 impl Refused {
-    /// The envelope that tells the model.
-    pub(crate) fn into_error(self) -> ToolError {
+    /// The JSON-RPC error (-32602, invalid params) that answers the call: the client, not the
+    /// model, made the state, and it is the client that calls again from the start.
+    pub(crate) fn into_error(self) -> ErrorData {
         let why = match self {
-            Refused::Missing => "it carries answers (inputResponses) but no requestState",
             Refused::Altered => "its requestState was altered, or is not this server's",
             Refused::Expired => "its requestState expired",
             Refused::Foreign => "its requestState was made for another call",
             Refused::Used => "its requestState was used already",
+            Refused::Full => "too many rounds are under way on this server; try again later",
         };
-        ToolError::round_refused(why)
+        ErrorData::invalid_params(
+            format!(
+                "This call cannot go on from its last round: {why}. Call the tool again from \
+                 the start, without inputResponses or requestState."
+            ),
+            None,
+        )
     }
 }
 
@@ -105,39 +215,24 @@ fn now_ms() -> u64 {
     u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// What binds a state to its call: the tool, a digest of the arguments (their keys sorted at
-/// every level, so a client that writes them in another order sends the same call), and the
-/// verified caller.
+/// `N` bytes from the operating system's random source.
+fn random<const N: usize>() -> [u8; N] {
+    let mut bytes = [0; N];
+    // Without a random source no state can be made safely: better to stop than to guess.
+    getrandom::fill(&mut bytes).expect("the operating system's random source");
+    bytes
+}
+
+/// What binds a state to its call: the server (by name), the tool, a digest of the arguments
+/// (their keys sorted at every level, so a client that writes them in another order sends the
+/// same call), and the verified caller. Without OAuth there is no caller: the state works for
+/// whoever holds it.
 pub(crate) fn binding(
+    server: &str,
     tool: &str,
     arguments: Option<&Map<String, Value>>,
     subject: Option<&str>,
 ) -> Vec<u8> {
-    fn canonical(value: &Value, out: &mut Vec<u8>) {
-        match value {
-            Value::Object(map) => {
-                let mut keys: Vec<&String> = map.keys().collect();
-                keys.sort_unstable();
-                out.push(b'{');
-                for key in keys {
-                    canonical(&Value::String(key.clone()), out);
-                    out.push(b':');
-                    canonical(&map[key], out);
-                    out.push(b',');
-                }
-                out.push(b'}');
-            }
-            Value::Array(items) => {
-                out.push(b'[');
-                for item in items {
-                    canonical(item, out);
-                    out.push(b',');
-                }
-                out.push(b']');
-            }
-            other => out.extend_from_slice(other.to_string().as_bytes()),
-        }
-    }
     let mut arguments_json = Vec::new();
     canonical(
         &Value::Object(arguments.cloned().unwrap_or_default()),
@@ -145,6 +240,7 @@ pub(crate) fn binding(
     );
     let mut bound = Vec::new();
     for part in [
+        server.as_bytes(),
         tool.as_bytes(),
         &Sha256::digest(&arguments_json),
         subject.unwrap_or("").as_bytes(),
@@ -163,37 +259,28 @@ impl Rounds {
             codec,
             ttl,
             used: Mutex::default(),
+            cap: MAX_USED,
         })
     }
 
-    /// Rounds sealed with a secret of this process's own: a round answered by another replica
-    /// is refused.
+    /// Rounds sealed with a secret of this process's own, from the operating system's random
+    /// source: a round answered by another replica is refused.
     pub(crate) fn of_process(ttl: Duration) -> Self {
-        use std::hash::{BuildHasher, Hasher};
-        let mut secret = Vec::with_capacity(64);
-        for i in 0..8u64 {
-            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-            hasher.write_u64(i ^ now_ms());
-            secret.extend_from_slice(&hasher.finish().to_be_bytes());
-        }
-        Rounds::new(&secret, ttl).expect("64 bytes is a long enough secret")
+        Rounds::new(&random::<64>(), ttl).expect("64 bytes is a long enough secret")
     }
 
     /// The state a round of the call bound by `binding` ends with, keeping the `answers` given
-    /// so far and the keys the round `asked`.
+    /// so far and the keys the round `asked`, each with its question's digest.
     pub(crate) fn seal(
         &self,
         binding: &[u8],
-        answers: &InputResponses,
-        asked: Vec<String>,
+        answers: Answers,
+        asked: BTreeMap<String, String>,
     ) -> String {
-        use std::hash::{BuildHasher, Hasher};
-        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-        hasher.write_u64(now_ms());
         let state = State {
-            nonce: hasher.finish(),
+            nonce: u64::from_be_bytes(random()),
             bound: digest(binding),
-            answers: answers.clone(),
+            answers,
             asked,
         };
         let options = SealOptions::new().ttl(self.ttl);
@@ -202,8 +289,8 @@ impl Rounds {
             .unwrap_or_default()
     }
 
-    /// Opens the state a retried call sent with `responses`: its nonce and the answers so far,
-    /// or why it is refused.
+    /// Opens the state a retried call sent with `responses` and spends it, in one step: the
+    /// answers so far, or why it is refused.
     pub(crate) fn open(
         &self,
         sealed: &str,
@@ -217,33 +304,21 @@ impl Rounds {
         if state.bound != digest(binding) {
             return Err(Refused::Foreign);
         }
-        let used = self.used.lock().unwrap_or_else(PoisonError::into_inner);
-        if used.contains_key(&state.nonce) {
-            return Err(Refused::Used);
-        }
-        let mut answers = state.answers;
-        for key in state.asked {
-            if let Some(answer) = responses.remove(&key) {
-                answers.insert(key, answer);
-            }
-        }
-        Ok(Opened {
-            nonce: state.nonce,
-            answers,
-        })
-    }
-
-    /// The call whose state held `nonce` was answered: the state cannot be used again here.
-    pub(crate) fn spend(&self, nonce: u64) {
         let now = now_ms();
         let until = now.saturating_add(u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX));
-        let mut used = self.used.lock().unwrap_or_else(PoisonError::into_inner);
-        if used.len() >= MAX_USED {
-            used.retain(|_, until| *until > now);
+        (self.used.lock().unwrap_or_else(PoisonError::into_inner)).spend(
+            state.nonce,
+            now,
+            until,
+            self.cap,
+        )?;
+        let mut answers = state.answers;
+        for (key, question) in state.asked {
+            if let Some(answer) = responses.remove(&key) {
+                answers.insert(key, Given::to(question, answer));
+            }
         }
-        if used.len() < MAX_USED {
-            used.insert(nonce, until);
-        }
+        Ok(Opened { answers })
     }
 }
 
@@ -259,67 +334,108 @@ mod tests {
             .collect()
     }
 
+    fn asked(keys: &[&str]) -> BTreeMap<String, String> {
+        keys.iter()
+            .map(|k| ((*k).to_owned(), format!("q-{k}")))
+            .collect()
+    }
+
     #[test]
     fn a_state_keeps_the_answers_of_earlier_rounds_and_only_those_asked() {
         let rounds = Rounds::new(&[1; 32], DEFAULT_TTL).unwrap();
         let arguments = json!({"b": [1, {"y": 2, "x": 1}], "a": "z"});
-        let bound = binding("notes.delete", arguments.as_object(), Some("ada"));
-        let first = rounds.seal(&bound, &InputResponses::new(), vec!["elicitation-1".into()]);
+        let bound = binding("desk", "notes.delete", arguments.as_object(), Some("ada"));
+        let first = rounds.seal(&bound, Answers::new(), asked(&["elicitation-1"]));
         let answered = responses(&[
             ("elicitation-1", json!({"action": "accept"})),
             ("sampling-9", json!("made up")),
         ]);
         let opened = rounds.open(&first, &bound, answered).unwrap();
-        assert_eq!(
-            opened.answers,
-            responses(&[("elicitation-1", json!({"action": "accept"}))])
-        );
-        let second = rounds.seal(&bound, &opened.answers, vec!["sampling-2".into()]);
-        let more = responses(&[("sampling-2", json!({"model": "m"}))]);
-        let opened = rounds.open(&second, &bound, more).unwrap();
-        assert_eq!(opened.answers.len(), 2);
+        let accept = Given::to("q-elicitation-1".into(), json!({"action": "accept"}));
+        let kept = Answers::from([("elicitation-1".to_owned(), accept)]);
+        assert_eq!(opened.answers, kept);
+        let second = rounds.seal(&bound, opened.answers, asked(&["sampling-2"]));
         // The same arguments written in another order are the same call.
         let reordered = json!({"a": "z", "b": [1, {"x": 1, "y": 2}]});
-        let same = binding("notes.delete", reordered.as_object(), Some("ada"));
-        assert!(rounds.open(&second, &same, InputResponses::new()).is_ok());
+        let same = binding("desk", "notes.delete", reordered.as_object(), Some("ada"));
+        let more = responses(&[("sampling-2", json!({"model": "m"}))]);
+        let opened = rounds.open(&second, &same, more).unwrap();
+        assert_eq!(opened.answers.len(), 2);
+        assert_eq!(
+            opened.answers["sampling-2"].question.as_deref(),
+            Some("q-sampling-2")
+        );
     }
 
     #[test]
     fn a_state_is_refused_when_altered_foreign_used_or_expired() {
         let rounds = Rounds::new(&[1; 32], DEFAULT_TTL).unwrap();
-        let bound = binding("notes.delete", None, Some("ada"));
-        let state = rounds.seal(&bound, &InputResponses::new(), Vec::new());
+        let bound = binding("desk", "notes.delete", None, Some("ada"));
+        let state = rounds.seal(&bound, Answers::new(), BTreeMap::new());
         let none = InputResponses::new;
         let refusal = |state: &str, bound: &[u8]| rounds.open(state, bound, none()).unwrap_err();
         let mut altered = state.clone();
         altered.insert(altered.len() / 2, 'x');
         assert_eq!(refusal(&altered, &bound), Refused::Altered);
         let other_secret = Rounds::new(&[2; 32], DEFAULT_TTL).unwrap();
-        let theirs = other_secret.seal(&bound, &InputResponses::new(), Vec::new());
+        let theirs = other_secret.seal(&bound, Answers::new(), BTreeMap::new());
         assert_eq!(refusal(&theirs, &bound), Refused::Altered);
         for foreign in [
-            binding("notes.delete", None, Some("bob")),
+            binding("desk", "notes.delete", None, Some("bob")),
             binding(
+                "desk",
                 "notes.delete",
                 json!({"note": "a"}).as_object(),
                 Some("ada"),
             ),
-            binding("notes.keep", None, Some("ada")),
+            binding("desk", "notes.keep", None, Some("ada")),
+            // Another server sharing the secret.
+            binding("shelf", "notes.delete", None, Some("ada")),
         ] {
             assert_eq!(refusal(&state, &foreign), Refused::Foreign);
         }
-        let nonce = rounds.open(&state, &bound, none()).unwrap().nonce;
-        rounds.spend(nonce);
+        // Opening spends: the first open is the only one.
+        assert!(rounds.open(&state, &bound, none()).is_ok());
         assert_eq!(refusal(&state, &bound), Refused::Used);
 
         // Good for 1 ms of the wall clock every replica reads.
         let brief = Rounds::new(&[1; 32], Duration::from_millis(1)).unwrap();
-        let state = brief.seal(&bound, &InputResponses::new(), Vec::new());
+        let state = brief.seal(&bound, Answers::new(), BTreeMap::new());
         let sealed = now_ms();
         while now_ms() <= sealed + 2 {
             std::thread::yield_now();
         }
         let expired = brief.open(&state, &bound, none()).unwrap_err();
         assert_eq!(expired, Refused::Expired);
+    }
+
+    #[test]
+    fn a_full_record_refuses_until_its_oldest_lapse_and_forgets_nothing_early() {
+        let mut used = Used::default();
+        assert_eq!(used.spend(1, 0, 10, 2), Ok(()));
+        assert_eq!(used.spend(2, 5, 15, 2), Ok(()));
+        // Full: a third is refused, and the first two are still known.
+        assert_eq!(used.spend(3, 6, 16, 2), Err(Refused::Full));
+        assert_eq!(used.spend(1, 9, 19, 2), Err(Refused::Used));
+        assert_eq!(used.spend(2, 9, 19, 2), Err(Refused::Used));
+        // Once the first lapsed (its state expired too), there is room again.
+        assert_eq!(used.spend(3, 10, 20, 2), Ok(()));
+        assert_eq!(used.spend(2, 12, 22, 2), Err(Refused::Used));
+        assert_eq!(used.lapse.len(), 2);
+    }
+
+    #[test]
+    fn nonces_and_secrets_differ_each_time() {
+        let bound = binding("desk", "t", None, None);
+        let one = Rounds::of_process(DEFAULT_TTL);
+        let two = Rounds::of_process(DEFAULT_TTL);
+        let state = one.seal(&bound, Answers::new(), BTreeMap::new());
+        assert_eq!(
+            two.open(&state, &bound, InputResponses::new()).unwrap_err(),
+            Refused::Altered
+        );
+        let other = one.seal(&bound, Answers::new(), BTreeMap::new());
+        assert!(one.open(&state, &bound, InputResponses::new()).is_ok());
+        assert!(one.open(&other, &bound, InputResponses::new()).is_ok());
     }
 }
