@@ -14,7 +14,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleClient};
 
-use super::{Client, ClientError, Connection};
+use super::{Client, ClientError};
 use crate::tool::BoxFuture;
 
 type Elicit = dyn Fn(ElicitRequestParams) -> BoxFuture<'static, ElicitResult> + Send + Sync;
@@ -122,6 +122,70 @@ impl Answers {
             capabilities.roots = Some(Default::default());
         }
         capabilities
+    }
+}
+
+/// A connection kept open for a [`Client`]: dropping it closes the transport (and stops a
+/// child server). It answers what the server asks with the client's [`Answers`].
+pub type Connection = rmcp::service::RunningService<RoleClient, Answers>;
+
+/// A client that answers nothing the server asks (it declares no capability).
+impl Client {
+    /// Starts `command` as a child process and connects to it over stdio. Keep the returned
+    /// connection alive as long as the client is used.
+    pub async fn spawn(
+        command: tokio::process::Command,
+    ) -> Result<(Client, Connection), ClientError> {
+        Answers::new().spawn(command).await
+    }
+
+    /// Serves `server` in this process and connects to it, through the stdio transport over
+    /// an in-memory pipe: every promise of the transport and the pipeline, no process and no
+    /// socket. For tests, and for embedding a server in an application. Needs the `stdio`
+    /// feature; the server stops when the connection is dropped.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use mcp_fusion::client::Client;
+    /// use mcp_fusion::{Server, ToolError, tool};
+    ///
+    /// /// Pings.
+    /// #[tool]
+    /// async fn ping() -> Result<&'static str, ToolError> {
+    ///     Ok("pong")
+    /// }
+    ///
+    /// let server = Server::builder("s", "1").tool(PingTool).build()?;
+    /// let (client, _connection) = Client::in_memory(server).await?;
+    /// let pong: String = client.call_as("ping", serde_json::json!({})).await?;
+    /// assert_eq!(pong, "pong");
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "stdio")]
+    pub async fn in_memory(server: crate::Server) -> Result<(Client, Connection), ClientError> {
+        Answers::new().in_memory(server).await
+    }
+
+    /// Connects over any rmcp client transport (stdio pipes, streamable HTTP, ...).
+    pub async fn connect<T, E, A>(transport: T) -> Result<(Client, Connection), ClientError>
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        Answers::new().connect(transport).await
+    }
+
+    /// Connects to a streamable HTTP endpoint (`http://127.0.0.1:8080/mcp`) with rmcp's HTTP
+    /// client. Needs the `http-client` feature; TLS needs a reqwest TLS feature of your choice.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), mcp_fusion::client::ClientError> {
+    /// let (client, _connection) = mcp_fusion::client::Client::connect_http("http://127.0.0.1:8080/mcp").await?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "http-client")]
+    pub async fn connect_http(url: &str) -> Result<(Client, Connection), ClientError> {
+        Answers::new().connect_http(url).await
     }
 }
 

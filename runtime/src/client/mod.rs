@@ -23,12 +23,12 @@ mod batch_options;
 mod connect;
 
 #[cfg(feature = "client")]
-pub use answers::Answers;
+pub use answers::{Answers, Connection};
 #[cfg(feature = "client")]
 pub use batch_options::BatchOptions;
 
 #[cfg(feature = "client")]
-pub use connect::{CallError, Client, ClientError, Connection, ToolCallError, warnings};
+pub use connect::{CallError, Client, ClientError, ToolCallError, warnings};
 
 mod parse;
 pub(crate) mod reverse;
