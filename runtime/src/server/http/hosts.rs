@@ -7,7 +7,9 @@
 //! The check is rmcp's own, not a copy: the layer asks rmcp's service about the request's head
 //! alone (its `Host`, `Origin` and URI, with the method `OPTIONS`, which rmcp answers 405 once
 //! the headers pass), so the rules (ports, IPv6 brackets, `null` origins, an empty list) are
-//! always those of the rmcp that serves the request.
+//! always those of the rmcp that serves the request. What rmcp allowed is remembered (at most
+//! [`REMEMBERED`] heads, the usual few of a deployment), so that a request whose `Host` and
+//! `Origin` were allowed before costs a lookup, not a second pass through rmcp's service.
 
 use std::sync::Arc;
 
@@ -23,12 +25,34 @@ use super::reply::Reply;
 use crate::server::core::Server;
 use crate::tool::BoxFuture;
 
+/// How many allowed heads (URI authority, `Host`, `Origin`) are remembered; past it, rmcp
+/// decides each request again (nothing grows).
+pub(crate) const REMEMBERED: usize = 64;
+
 /// The `Host` and `Origin` layer over `S`.
 #[derive(Clone)]
 pub(crate) struct Hosts<S> {
     pub(crate) inner: S,
     /// The rmcp service whose rules decide (shared: a clone of it copies its settings).
     pub(crate) rmcp: Arc<StreamableHttpService<Server, LocalSessionManager>>,
+    /// The heads rmcp allowed.
+    pub(crate) allowed: Arc<std::sync::RwLock<foldhash::HashSet<Box<[u8]>>>>,
+}
+
+/// What rmcp's check reads of a request: its URI's authority, its `Host` and `Origin` values.
+fn head_key<B>(request: &Request<B>) -> Box<[u8]> {
+    let mut key = Vec::with_capacity(64);
+    if let Some(authority) = request.uri().authority() {
+        key.extend_from_slice(authority.as_str().as_bytes());
+    }
+    for name in [header::HOST, header::ORIGIN] {
+        for value in request.headers().get_all(&name) {
+            key.push(0);
+            key.extend_from_slice(value.as_bytes());
+        }
+        key.push(1);
+    }
+    key.into_boxed_slice()
 }
 
 impl<S, B> Service<Request<B>> for Hosts<S>
@@ -53,6 +77,14 @@ where
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
         let inner = self.inner.clone();
+        let key = head_key(&request);
+        let read = |allowed: &std::sync::RwLock<foldhash::HashSet<Box<[u8]>>>| {
+            (allowed.read()).map_or(false, |allowed| allowed.contains(&key))
+        };
+        if read(&self.allowed) {
+            return Box::pin(async move { Ok(next::call(inner, request).await) });
+        }
+        let allowed = Arc::clone(&self.allowed);
         let rmcp = Arc::clone(&self.rmcp);
         let mut head = Request::builder()
             .method(Method::OPTIONS)
@@ -70,6 +102,11 @@ where
                 if told.status() != StatusCode::METHOD_NOT_ALLOWED {
                     return Ok(told);
                 }
+                if let Ok(mut allowed) = allowed.write()
+                    && allowed.len() < REMEMBERED
+                {
+                    allowed.insert(key);
+                }
             }
             Ok(next::call(inner, request).await)
         })
@@ -83,13 +120,13 @@ mod tests {
     use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
     use tower::ServiceExt;
 
-    /// The status and body a request with `headers` gets from the layer over a service that
-    /// answers `reached`.
-    async fn status(headers: &[(&str, &str)]) -> (StatusCode, String) {
-        let mut request = Request::post("/mcp");
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
+    /// The layer over a service that answers `reached`.
+    fn layer() -> Hosts<
+        impl Service<Request<()>, Response = Reply, Error = std::convert::Infallible, Future: Send>
+        + Clone
+        + Send
+        + 'static,
+    > {
         let reached = tower::service_fn(|_: Request<()>| async {
             Ok::<_, std::convert::Infallible>(Reply::new(Full::from("reached").boxed()))
         });
@@ -103,14 +140,55 @@ mod tests {
             Arc::new(LocalSessionManager::default()),
             config,
         );
-        let layer = Hosts {
+        Hosts {
             inner: reached,
             rmcp: Arc::new(rmcp),
-        };
-        let reply = layer.oneshot(request.body(()).unwrap()).await.unwrap();
+            allowed: Default::default(),
+        }
+    }
+
+    /// The status and body a request with `headers` gets from `layer`.
+    async fn status_of<S>(layer: &Hosts<S>, headers: &[(&str, &str)]) -> (StatusCode, String)
+    where
+        S: Service<Request<()>, Response = Reply, Error = std::convert::Infallible>
+            + Clone
+            + Send
+            + 'static,
+        S::Future: Send,
+    {
+        let mut request = Request::post("/mcp");
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let reply = layer
+            .clone()
+            .oneshot(request.body(()).unwrap())
+            .await
+            .unwrap();
         let status = reply.status();
         let body = reply.into_body().collect().await.unwrap().to_bytes();
         (status, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    /// The status and body a request with `headers` gets from a new layer.
+    async fn status(headers: &[(&str, &str)]) -> (StatusCode, String) {
+        status_of(&layer(), headers).await
+    }
+
+    /// What rmcp allowed is remembered, at most `REMEMBERED` heads; what it refused never is.
+    #[tokio::test]
+    async fn allowed_heads_are_remembered_within_a_bound() {
+        let layer = layer();
+        for port in 0..100 {
+            let host = format!("127.0.0.1:{port}");
+            let reached = status_of(&layer, &[("host", &host)]).await;
+            assert_eq!(reached.0, StatusCode::OK);
+            let refused = status_of(&layer, &[("host", "evil.example")]).await;
+            assert_eq!(refused.0, StatusCode::FORBIDDEN);
+        }
+        assert_eq!(layer.allowed.read().unwrap().len(), REMEMBERED);
+        let again = status_of(&layer, &[("host", "127.0.0.1:3")]).await;
+        assert_eq!(again.0, StatusCode::OK);
     }
 
     #[tokio::test]

@@ -229,6 +229,7 @@ impl Server {
                     inner: Hosts {
                         inner: authenticated,
                         rmcp: hosts,
+                        allowed: Default::default(),
                     },
                     paths,
                 },
