@@ -79,7 +79,7 @@ where
         let inner = self.inner.clone();
         let key = head_key(&request);
         let read = |allowed: &std::sync::RwLock<foldhash::HashSet<Box<[u8]>>>| {
-            (allowed.read()).map_or(false, |allowed| allowed.contains(&key))
+            (allowed.read()).is_ok_and(|allowed| allowed.contains(&key))
         };
         if read(&self.allowed) {
             return Box::pin(async move { Ok(next::call(inner, request).await) });
