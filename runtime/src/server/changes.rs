@@ -181,7 +181,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Whether two peers are the same session: rmcp shares one peer information between every
 /// clone of a session's peer.
-fn same(a: &Peer<RoleServer>, b: &Peer<RoleServer>) -> bool {
+pub(crate) fn same(a: &Peer<RoleServer>, b: &Peer<RoleServer>) -> bool {
     match (a.peer_info(), b.peer_info()) {
         (Some(a), Some(b)) => Arc::ptr_eq(&a, &b),
         _ => false,

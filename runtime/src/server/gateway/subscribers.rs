@@ -12,6 +12,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use rmcp::service::SubscriptionSink;
 use rmcp::{Peer, RoleServer};
 
+use crate::server::changes::same;
+
 /// The sessions and streams to tell.
 #[derive(Default)]
 pub(crate) struct Subscribers {
@@ -21,15 +23,6 @@ pub(crate) struct Subscribers {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Whether two peers are the same session: the same peer information, which rmcp shares
-/// between every clone of a session's peer.
-fn same(a: &Peer<RoleServer>, b: &Peer<RoleServer>) -> bool {
-    match (a.peer_info(), b.peer_info()) {
-        (Some(a), Some(b)) => Arc::ptr_eq(&a, &b),
-        _ => false,
-    }
 }
 
 impl Subscribers {
