@@ -73,18 +73,9 @@ fn shelf_server(shelf: Shelf) -> Server {
         .expect("the server builds")
 }
 
-/// What a 2026-07-28 request carries in its `_meta` instead of an `initialize`.
-fn lifecycle() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "held", "version": "1"},
-    })
-}
-
 /// A 2026-07-28 request: its method, id and params, its lifecycle in `_meta`.
 fn request(id: u64, method: &str, mut params: Value) -> Value {
-    params["_meta"] = lifecycle();
+    params["_meta"] = crate::support::lifecycle_2026("held");
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
@@ -108,22 +99,8 @@ fn cancelled(id: u64) -> Value {
     json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}})
 }
 
-/// POSTs `message` with the headers a 2026-07-28 client sends; the response, its body unread.
 async fn post(endpoint: &HttpService, message: &Value) -> axum::http::Response<Body> {
-    use tower::ServiceExt;
-    let method = message["method"].as_str().unwrap();
-    let mut request = axum::http::Request::post("/mcp")
-        .header("host", "127.0.0.1:3000")
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", method);
-    if let Some(name) = message["params"]["name"].as_str() {
-        request = request.header("mcp-name", name);
-    }
-    let request = request.body(Body::from(message.to_string())).unwrap();
-    let reply = endpoint.clone().oneshot(request).await.unwrap();
-    reply.map(Body::new)
+    crate::support::post_2026(endpoint, message).await
 }
 
 /// Reads `body` until a frame holds `wanted`; what was read.

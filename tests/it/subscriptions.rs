@@ -65,38 +65,13 @@ fn server() -> (Server, Changes) {
     (builder.build().expect("the server builds"), changes)
 }
 
-fn lifecycle() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "listener", "version": "1"},
-    })
-}
-
 fn request(id: u64, method: &str, mut params: Value) -> Value {
-    params["_meta"] = lifecycle();
+    params["_meta"] = crate::support::lifecycle_2026("listener");
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
 async fn post(endpoint: &HttpService, message: &Value) -> axum::http::Response<Body> {
-    use tower::ServiceExt;
-    let method = message["method"].as_str().unwrap();
-    let mut request = axum::http::Request::post("/mcp")
-        .header("host", "127.0.0.1:3000")
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", method);
-    if let Some(name) = message["params"]["name"].as_str() {
-        request = request.header("mcp-name", name);
-    }
-    let request = request.body(Body::from(message.to_string())).unwrap();
-    endpoint
-        .clone()
-        .oneshot(request)
-        .await
-        .unwrap()
-        .map(Body::new)
+    crate::support::post_2026(endpoint, message).await
 }
 
 /// The next JSON-RPC message of an event stream.

@@ -111,3 +111,37 @@ pub(crate) fn latest_score(node: &mcp_fusion_drivers::redis_server::RedisServer,
         .map(|score| score.parse::<f64>().unwrap_or_else(|_| panic!("{reply}")))
         .fold(0.0, f64::max)
 }
+
+/// What a 2026-07-28 request carries in its `_meta` instead of an `initialize`: its version, no
+/// client capabilities, and the client's name.
+pub(crate) fn lifecycle_2026(client: &str) -> serde_json::Value {
+    serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": client, "version": "1"},
+    })
+}
+
+/// POSTs `message` to an endpoint served in process, with the headers a 2026-07-28 client sends
+/// (`Mcp-Method`, and `Mcp-Name` when the params name something); the response, its body unread.
+pub(crate) async fn post_2026(
+    endpoint: &mcp_fusion::server::HttpService,
+    message: &serde_json::Value,
+) -> axum::http::Response<axum::body::Body> {
+    use tower::ServiceExt;
+    let method = message["method"].as_str().unwrap();
+    let mut request = axum::http::Request::post("/mcp")
+        .header("host", "127.0.0.1:3000")
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method);
+    if let Some(name) = message["params"]["name"].as_str() {
+        request = request.header("mcp-name", name);
+    }
+    let request = request
+        .body(axum::body::Body::from(message.to_string()))
+        .unwrap();
+    let reply = endpoint.clone().oneshot(request).await.unwrap();
+    reply.map(axum::body::Body::new)
+}

@@ -84,14 +84,8 @@ fn close_one(node: &mut Map<String, Value>) -> bool {
 
 /// An object with its own `properties`, not a composition or a reference.
 fn is_object_shape(node: &Map<String, Value>) -> bool {
-    let typed_object = match node.get("type") {
-        None => true,
-        Some(Value::String(t)) => t == "object",
-        Some(_) => false,
-    };
-    typed_object
-        && node.get("properties").is_some_and(Value::is_object)
-        && !["allOf", "anyOf", "oneOf", "$ref"]
+    has_fields(node)
+        && !["allOf", "anyOf", "oneOf"]
             .iter()
             .any(|k| node.contains_key(*k))
 }
