@@ -725,7 +725,7 @@ async fn a_caller_key_without_a_secret_is_never_stored() {
 
 /// Log lines written while a test runs, through a `tracing` subscriber of its own.
 #[derive(Clone, Default)]
-struct Lines(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+pub(crate) struct Lines(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
 
 impl std::io::Write for Lines {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
@@ -739,7 +739,7 @@ impl std::io::Write for Lines {
 
 impl Lines {
     /// What the test's own subscriber writes (this thread: a current-thread runtime).
-    fn capture(&self) -> tracing::subscriber::DefaultGuard {
+    pub(crate) fn capture(&self) -> tracing::subscriber::DefaultGuard {
         let writer = self.clone();
         let subscriber = tracing_subscriber::fmt()
             .with_writer(move || writer.clone())
@@ -748,7 +748,7 @@ impl Lines {
         tracing::subscriber::set_default(subscriber)
     }
 
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
     }
 }

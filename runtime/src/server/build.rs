@@ -83,16 +83,25 @@ impl ServerBuilder {
         }
         problems.extend(self.settings_that_cannot_apply());
         let rounds = match &self.request_state_secret {
-            None => Ok(super::rounds::Rounds::of_process(self.request_state_ttl)),
-            Some(secret) => super::rounds::Rounds::new(secret, self.request_state_ttl),
-        };
-        let rounds = match rounds {
-            Ok(rounds) => Some(rounds),
-            Err(why) => {
-                problems.push(format!(
-                    "request_state_secret: {why}; use a secret of 32 bytes or more"
-                ));
-                None
+            None => Some(super::rounds::Rounds::of_process(self.request_state_ttl)),
+            Some(secret) => {
+                let shared = self.rates.store.used_states().filter(|_| self.store_given);
+                if shared.is_none() {
+                    tracing::warn!(
+                        server = %self.info.name,
+                        "request_state_secret is shared by replicas, but the limit store is each \
+                         process's own: a round's state runs once per replica, not once in the \
+                         fleet; keep the limits in a shared store (limit_store with RedisStore)"
+                    );
+                }
+                let rounds = super::rounds::Rounds::new(secret, self.request_state_ttl, shared);
+                rounds
+                    .map_err(|why| {
+                        problems.push(format!(
+                            "request_state_secret: {why}; use keys of 32 bytes or more, and an active key the ring holds"
+                        ));
+                    })
+                    .ok()
             }
         };
         let unkeyed = self.stores_refusing_caller_keys();
@@ -218,8 +227,11 @@ impl ServerBuilder {
         if self.rates.key.is_some() && !rate_limited {
             problems.push("rate_limit_key: no tool has a rate limit, so no call would be keyed; declare one (#[tool(rate_limit(..))], ServerBuilder::rate_limit) or remove the key".to_owned());
         }
-        if self.store_given && !limited {
-            problems.push("limit_store: no tool has a rate or concurrency limit to keep in it; declare one or remove the store".to_owned());
+        // A store shared by replicas also keeps the record of used round states.
+        let records_states =
+            self.request_state_secret.is_some() && self.rates.store.used_states().is_some();
+        if self.store_given && !limited && !records_states {
+            problems.push("limit_store: no tool has a rate or concurrency limit to keep in it, nor does it record the round states of a request_state_secret; declare a limit or remove the store".to_owned());
         }
         if self.max_contract_changes.is_some() && self.locked.is_none() {
             problems.push("max_contract_changes: there is no contract lockfile whose changes it would count; set contract_lock or remove it".to_owned());

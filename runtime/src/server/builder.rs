@@ -65,7 +65,7 @@ pub struct ServerBuilder {
     /// How long a handler's ask of its client waits.
     pub(super) ask_timeout: Duration,
     /// The secret 2026-07-28 rounds are sealed with, when replicas share one.
-    pub(super) request_state_secret: Option<Vec<u8>>,
+    pub(super) request_state_secret: Option<super::rounds::Secret>,
     pub(super) request_state_ttl: Duration,
     /// Who to tell what changed, handed out before the server is built.
     pub(super) changes: super::changes::Changes,
@@ -258,13 +258,25 @@ impl ServerBuilder {
     /// The secret (32 bytes or more) the `requestState` of a 2026-07-28 call that asks its
     /// client is sealed with (HMAC-SHA-256, rmcp's `RequestStateCodec`), bound to the server's
     /// name, the tool, the arguments and the verified caller (OAuth's subject), good for 15
-    /// minutes (`request_state_ttl`). Without OAuth there is no caller to bind: a state works for
-    /// whoever holds it. Replicas behind a load balancer need the same secret, so that the next
-    /// round of a call may land on any of them; without one, each process seals with a random
-    /// secret of its own, and a round answered elsewhere is refused (a JSON-RPC error, -32602:
-    /// the client calls again from the start). A state carries one retry: it is spent as it is
-    /// opened, on the replica that opened it (the others do not know). A shorter secret is a
-    /// build error.
+    /// minutes (`request_state_ttl`). A shorter secret is a build error.
+    ///
+    /// - **Replicas** behind a load balancer need the same secret, so that the next round of a
+    ///   call may land on any of them; without one, each process seals with a random secret of
+    ///   its own, and a round answered elsewhere is refused (a JSON-RPC error, -32602: the
+    ///   client calls again from the start).
+    /// - **Once**: a state carries one retry, spent as it is opened. With a limit store shared
+    ///   by the replicas ([`limit_store`](Self::limit_store) with `RedisStore`), the record of
+    ///   used states is shared too, and a state runs once in the fleet; with a store of each
+    ///   process, once per replica, and building warns of it.
+    /// - **Who may use it**: without OAuth there is no caller to bind, so a state works for
+    ///   whoever holds it (as a bearer token would).
+    /// - **Readable**: a state is signed, not encrypted: anyone holding it can read the answers
+    ///   of the call's earlier rounds in it. Those answers came from the client that holds it,
+    ///   and the questions are kept only as digests, so it shows nothing the server knows and
+    ///   the client does not; do not put secrets in what a handler asks.
+    ///
+    /// To rotate the secret without refusing the rounds in flight, use
+    /// [`request_state_keys`](Self::request_state_keys).
     ///
     /// ```
     /// # fn replica() -> Result<(), Box<dyn std::error::Error>> {
@@ -273,7 +285,40 @@ impl ServerBuilder {
     /// # let _ = builder; Ok(()) }
     /// ```
     pub fn request_state_secret(mut self, secret: impl Into<Vec<u8>>) -> Self {
-        self.request_state_secret = Some(secret.into());
+        self.request_state_secret = Some(super::rounds::Secret::One(secret.into()));
+        self
+    }
+
+    /// Seals round states with the key named `active` of a keyring, and opens those sealed
+    /// with any key of it (rmcp's `rs2` states; each key 32 bytes or more, ids of 1 to 255
+    /// bytes; an empty ring, a repeated id or an `active` not in it is a build error). Keys
+    /// are rotated in three deployments of every replica: add the new key (the old one still
+    /// active), make the new one active, and, once the old one's states expired
+    /// ([`request_state_ttl`](Self::request_state_ttl)), remove it. Everything
+    /// [`request_state_secret`](Self::request_state_secret) says of a state holds here.
+    ///
+    /// ```
+    /// let (old, new) = ([7u8; 32], [9u8; 32]);
+    /// // The second deployment: the new key seals, states of the old one still open.
+    /// let builder = mcp_fusion::Server::builder("desk", "1.0.0")
+    ///     .request_state_keys("2026-12", [("2026-11", old), ("2026-12", new)]);
+    /// # let _ = builder;
+    /// ```
+    pub fn request_state_keys<K, V>(
+        mut self,
+        active: impl Into<String>,
+        keys: impl IntoIterator<Item = (K, V)>,
+    ) -> Self
+    where
+        K: Into<String>,
+        V: Into<Vec<u8>>,
+    {
+        self.request_state_secret = Some(super::rounds::Secret::Ring {
+            active: active.into(),
+            keys: (keys.into_iter())
+                .map(|(id, key)| (id.into(), key.into()))
+                .collect(),
+        });
         self
     }
 

@@ -134,11 +134,16 @@ impl SessionLink {
     }
 }
 
-/// What the client said, as the handler's error.
+/// What the client said, as the handler's error: its own error message, or, when no answer
+/// came back (the transport closed, say), a sentence that keeps the transport's text in the
+/// log (ERRORS.md keeps internals from the model).
 fn failed(ask: Ask, error: ServiceError) -> AskError {
     let reason = match error {
         ServiceError::McpError(error) => error.message.into_owned(),
-        other => other.to_string(),
+        other => {
+            tracing::warn!(capability = ask.capability(), error = %other, "a request to the client failed");
+            "the request did not reach the client, or its answer was lost".to_owned()
+        }
     };
     AskError::Failed { ask, reason }
 }
@@ -156,9 +161,12 @@ impl ClientLink for SessionLink {
         let ask = request.ask();
         Box::pin(async move {
             let to_value = |v: Result<Value, serde_json::Error>| {
-                v.map_err(|e| AskError::Failed {
-                    ask,
-                    reason: e.to_string(),
+                v.map_err(|e| {
+                    tracing::warn!(capability = ask.capability(), error = %e, "a request to the client could not be written");
+                    AskError::Failed {
+                        ask,
+                        reason: "the request could not be written".to_owned(),
+                    }
                 })
             };
             match request {

@@ -349,18 +349,20 @@ impl Server {
             ..
         } = params;
         let caller = crate::tool::Caller::of(&extensions).cloned();
-        let reach = self.reach(Asker {
-            tool: &name,
-            arguments: arguments.as_ref(),
-            version,
-            capabilities,
-            peer: Some(peer.clone()),
-            back_channel: back_channel(&extensions),
-            log_level: meta.log_level(),
-            answers: input_responses,
-            state: request_state.as_deref(),
-            caller: caller.as_ref(),
-        });
+        let reach = self
+            .reach(Asker {
+                tool: &name,
+                arguments: arguments.as_ref(),
+                version,
+                capabilities,
+                peer: Some(peer.clone()),
+                back_channel: back_channel(&extensions),
+                log_level: meta.log_level(),
+                answers: input_responses,
+                state: request_state.as_deref(),
+                caller: caller.as_ref(),
+            })
+            .await;
         // A state that cannot carry the call on is the client's doing: a JSON-RPC error.
         let reach = reach?;
         // What the request's `_meta` carries (MCP 2026-07-28): a progress token, and a W3C
@@ -436,18 +438,20 @@ impl Server {
                 None,
             ),
         };
-        let reach = self.reach(Asker {
-            tool: &name,
-            arguments: call.arguments.as_ref(),
-            version,
-            capabilities,
-            back_channel: peer.is_some(),
-            peer,
-            log_level: None,
-            answers: None,
-            state: None,
-            caller: caller.as_ref(),
-        });
+        let reach = self
+            .reach(Asker {
+                tool: &name,
+                arguments: call.arguments.as_ref(),
+                version,
+                capabilities,
+                back_channel: peer.is_some(),
+                peer,
+                log_level: None,
+                answers: None,
+                state: None,
+                caller: caller.as_ref(),
+            })
+            .await;
         // A plain request carries no round of its own: nothing to refuse.
         let reach = reach.unwrap_or_default();
         let request = CallRequest {

@@ -68,7 +68,7 @@ impl Server {
     /// How the call `asker` describes reaches its client; the refusal (a JSON-RPC error) of a
     /// retried call whose state cannot carry it on. Answers sent without a state are this
     /// run's answers, bound to no earlier question.
-    pub(crate) fn reach(&self, asker: Asker<'_>) -> Result<Reach, ErrorData> {
+    pub(crate) async fn reach(&self, asker: Asker<'_>) -> Result<Reach, ErrorData> {
         let inner = &self.inner;
         let capabilities = asker.capabilities.unwrap_or_default();
         let rounds = asker
@@ -88,7 +88,7 @@ impl Server {
                     .collect(),
                 (Some(state), responses) => {
                     let responses = responses.unwrap_or_default();
-                    match inner.rounds.open(state, &bound, responses) {
+                    match inner.rounds.open(state, &bound, responses).await {
                         Ok(opened) => opened.answers,
                         Err(refused) => return Err(refused.into_error()),
                     }

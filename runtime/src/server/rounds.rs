@@ -7,7 +7,7 @@
 //! already here (a state carries one retry: its nonce is recorded as it is opened).
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rmcp::ErrorData;
@@ -17,6 +17,8 @@ use rmcp::model::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
+
+use super::limits::UsedStates;
 
 /// How long a round's `requestState` is good for by default.
 pub(crate) const DEFAULT_TTL: Duration = Duration::from_secs(15 * 60);
@@ -162,6 +164,8 @@ pub(crate) struct Rounds {
     ttl: Duration,
     used: Mutex<Used>,
     cap: usize,
+    /// The record every replica shares, when the limit store offers one; else `used`.
+    shared: Option<Arc<dyn UsedStates>>,
 }
 
 impl std::fmt::Debug for Rounds {
@@ -185,6 +189,8 @@ pub(crate) enum Refused {
     Used,
     /// Too many states in their lifetime were used here to record one more.
     Full,
+    /// The record shared by the replicas could not be reached: the state may have run.
+    Unrecorded,
 }
 
 impl Refused {
@@ -196,7 +202,8 @@ impl Refused {
             Refused::Expired => "its requestState expired",
             Refused::Foreign => "its requestState was made for another call",
             Refused::Used => "its requestState was used already",
-            Refused::Full => "too many rounds are under way on this server; try again later",
+            Refused::Full => "too many rounds are under way on this server",
+            Refused::Unrecorded => "the record of used states cannot be reached now",
         };
         ErrorData::invalid_params(
             format!(
@@ -251,22 +258,54 @@ pub(crate) fn binding(
     bound
 }
 
+/// The secret a server seals its states with.
+#[derive(Clone)]
+pub(crate) enum Secret {
+    /// One key (rmcp's `rs1` states).
+    One(Vec<u8>),
+    /// A keyring: every key opens, the active one seals (rmcp's `rs2` states), so that keys
+    /// can be rotated without refusing a state in flight.
+    Ring {
+        active: String,
+        keys: Vec<(String, Vec<u8>)>,
+    },
+}
+
+impl Secret {
+    fn codec(&self) -> Result<RequestStateCodec, RequestStateError> {
+        match self {
+            Secret::One(key) => RequestStateCodec::try_new(key.clone()),
+            Secret::Ring { active, keys } => RequestStateCodec::new_with_keyring(
+                active.clone(),
+                keys.iter().map(|(id, key)| (id.clone(), key.clone())),
+            ),
+        }
+    }
+}
+
 impl Rounds {
-    /// Rounds sealed with `secret` (32 bytes or more), good for `ttl`.
-    pub(crate) fn new(secret: &[u8], ttl: Duration) -> Result<Self, String> {
-        let codec = RequestStateCodec::try_new(secret.to_vec()).map_err(|e| e.to_string())?;
+    /// Rounds sealed with `secret` (each key 32 bytes or more), good for `ttl`, recording the
+    /// states used on `shared` when given, else in this process.
+    pub(crate) fn new(
+        secret: &Secret,
+        ttl: Duration,
+        shared: Option<Arc<dyn UsedStates>>,
+    ) -> Result<Self, String> {
+        let codec = secret.codec().map_err(|e| e.to_string())?;
         Ok(Rounds {
             codec,
             ttl,
             used: Mutex::default(),
             cap: MAX_USED,
+            shared,
         })
     }
 
     /// Rounds sealed with a secret of this process's own, from the operating system's random
     /// source: a round answered by another replica is refused.
     pub(crate) fn of_process(ttl: Duration) -> Self {
-        Rounds::new(&random::<64>(), ttl).expect("64 bytes is a long enough secret")
+        Rounds::new(&Secret::One(random::<64>().to_vec()), ttl, None)
+            .expect("64 bytes is a long enough secret")
     }
 
     /// The state a round of the call bound by `binding` ends with, keeping the `answers` given
@@ -291,7 +330,7 @@ impl Rounds {
 
     /// Opens the state a retried call sent with `responses` and spends it, in one step: the
     /// answers so far, or why it is refused.
-    pub(crate) fn open(
+    pub(crate) async fn open(
         &self,
         sealed: &str,
         binding: &[u8],
@@ -304,14 +343,33 @@ impl Rounds {
         if state.bound != digest(binding) {
             return Err(Refused::Foreign);
         }
-        let now = now_ms();
-        let until = now.saturating_add(u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX));
-        (self.used.lock().unwrap_or_else(PoisonError::into_inner)).spend(
-            state.nonce,
-            now,
-            until,
-            self.cap,
-        )?;
+        match &self.shared {
+            Some(shared) => {
+                // A state's id: its nonce under its binding, a digest that names no caller.
+                let mut id = Sha256::new();
+                id.update(state.bound.as_bytes());
+                id.update(state.nonce.to_be_bytes());
+                match shared.spend(id.finalize().into(), self.ttl).await {
+                    Ok(true) => {}
+                    Ok(false) => return Err(Refused::Used),
+                    Err(why) => {
+                        tracing::error!(%why, "the shared record of used round states cannot be reached: a retried round is refused");
+                        return Err(Refused::Unrecorded);
+                    }
+                }
+            }
+            None => {
+                let now = now_ms();
+                let until =
+                    now.saturating_add(u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX));
+                (self.used.lock().unwrap_or_else(PoisonError::into_inner)).spend(
+                    state.nonce,
+                    now,
+                    until,
+                    self.cap,
+                )?;
+            }
+        }
         let mut answers = state.answers;
         for (key, question) in state.asked {
             if let Some(answer) = responses.remove(&key) {
@@ -326,12 +384,33 @@ impl Rounds {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::future::Future;
 
     fn responses(pairs: &[(&str, Value)]) -> InputResponses {
         pairs
             .iter()
             .map(|(k, v)| ((*k).to_owned(), v.clone()))
             .collect()
+    }
+
+    /// Rounds under one key, recorded in this process.
+    fn sealed_with(key: u8, ttl: Duration) -> Rounds {
+        Rounds::new(&Secret::One(vec![key; 32]), ttl, None).unwrap()
+    }
+
+    /// Opens a state recorded in this process, which never waits.
+    fn open(
+        rounds: &Rounds,
+        state: &str,
+        bound: &[u8],
+        responses: InputResponses,
+    ) -> Result<Opened, Refused> {
+        let mut opening = std::pin::pin!(rounds.open(state, bound, responses));
+        let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+        match opening.as_mut().poll(&mut context) {
+            std::task::Poll::Ready(opened) => opened,
+            std::task::Poll::Pending => panic!("a record of this process never waits"),
+        }
     }
 
     fn asked(keys: &[&str]) -> BTreeMap<String, String> {
@@ -342,7 +421,7 @@ mod tests {
 
     #[test]
     fn a_state_keeps_the_answers_of_earlier_rounds_and_only_those_asked() {
-        let rounds = Rounds::new(&[1; 32], DEFAULT_TTL).unwrap();
+        let rounds = sealed_with(1, DEFAULT_TTL);
         let arguments = json!({"b": [1, {"y": 2, "x": 1}], "a": "z"});
         let bound = binding("desk", "notes.delete", arguments.as_object(), Some("ada"));
         let first = rounds.seal(&bound, Answers::new(), asked(&["elicitation-1"]));
@@ -350,7 +429,7 @@ mod tests {
             ("elicitation-1", json!({"action": "accept"})),
             ("sampling-9", json!("made up")),
         ]);
-        let opened = rounds.open(&first, &bound, answered).unwrap();
+        let opened = open(&rounds, &first, &bound, answered).unwrap();
         let accept = Given::to("q-elicitation-1".into(), json!({"action": "accept"}));
         let kept = Answers::from([("elicitation-1".to_owned(), accept)]);
         assert_eq!(opened.answers, kept);
@@ -359,7 +438,7 @@ mod tests {
         let reordered = json!({"a": "z", "b": [1, {"x": 1, "y": 2}]});
         let same = binding("desk", "notes.delete", reordered.as_object(), Some("ada"));
         let more = responses(&[("sampling-2", json!({"model": "m"}))]);
-        let opened = rounds.open(&second, &same, more).unwrap();
+        let opened = open(&rounds, &second, &same, more).unwrap();
         assert_eq!(opened.answers.len(), 2);
         assert_eq!(
             opened.answers["sampling-2"].question.as_deref(),
@@ -369,15 +448,15 @@ mod tests {
 
     #[test]
     fn a_state_is_refused_when_altered_foreign_used_or_expired() {
-        let rounds = Rounds::new(&[1; 32], DEFAULT_TTL).unwrap();
+        let rounds = sealed_with(1, DEFAULT_TTL);
         let bound = binding("desk", "notes.delete", None, Some("ada"));
         let state = rounds.seal(&bound, Answers::new(), BTreeMap::new());
         let none = InputResponses::new;
-        let refusal = |state: &str, bound: &[u8]| rounds.open(state, bound, none()).unwrap_err();
+        let refusal = |state: &str, bound: &[u8]| open(&rounds, state, bound, none()).unwrap_err();
         let mut altered = state.clone();
         altered.insert(altered.len() / 2, 'x');
         assert_eq!(refusal(&altered, &bound), Refused::Altered);
-        let other_secret = Rounds::new(&[2; 32], DEFAULT_TTL).unwrap();
+        let other_secret = sealed_with(2, DEFAULT_TTL);
         let theirs = other_secret.seal(&bound, Answers::new(), BTreeMap::new());
         assert_eq!(refusal(&theirs, &bound), Refused::Altered);
         for foreign in [
@@ -395,17 +474,17 @@ mod tests {
             assert_eq!(refusal(&state, &foreign), Refused::Foreign);
         }
         // Opening spends: the first open is the only one.
-        assert!(rounds.open(&state, &bound, none()).is_ok());
+        assert!(open(&rounds, &state, &bound, none()).is_ok());
         assert_eq!(refusal(&state, &bound), Refused::Used);
 
         // Good for 1 ms of the wall clock every replica reads.
-        let brief = Rounds::new(&[1; 32], Duration::from_millis(1)).unwrap();
+        let brief = sealed_with(1, Duration::from_millis(1));
         let state = brief.seal(&bound, Answers::new(), BTreeMap::new());
         let sealed = now_ms();
         while now_ms() <= sealed + 2 {
             std::thread::yield_now();
         }
-        let expired = brief.open(&state, &bound, none()).unwrap_err();
+        let expired = open(&brief, &state, &bound, none()).unwrap_err();
         assert_eq!(expired, Refused::Expired);
     }
 
@@ -431,11 +510,11 @@ mod tests {
         let two = Rounds::of_process(DEFAULT_TTL);
         let state = one.seal(&bound, Answers::new(), BTreeMap::new());
         assert_eq!(
-            two.open(&state, &bound, InputResponses::new()).unwrap_err(),
+            open(&two, &state, &bound, InputResponses::new()).unwrap_err(),
             Refused::Altered
         );
         let other = one.seal(&bound, Answers::new(), BTreeMap::new());
-        assert!(one.open(&state, &bound, InputResponses::new()).is_ok());
-        assert!(one.open(&other, &bound, InputResponses::new()).is_ok());
+        assert!(open(&one, &state, &bound, InputResponses::new()).is_ok());
+        assert!(open(&one, &other, &bound, InputResponses::new()).is_ok());
     }
 }

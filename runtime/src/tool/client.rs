@@ -296,7 +296,8 @@ pub enum AskError {
     Failed {
         /// What was asked.
         ask: Ask,
-        /// What the client said, for the model.
+        /// Why, for the model: the client's own error message, or a sentence of this crate's
+        /// (never a decoder's or a transport's text, which are logged instead).
         reason: String,
     },
     /// [`Context::elicit_url`](crate::Context::elicit_url) was given a link it does not show
@@ -422,19 +423,31 @@ impl ClientRequestKind {
     }
 }
 
+/// An answer of the client that could not be read: what is logged (the decoder's own text,
+/// for the server's operator) and what the handler and the model are told (a sentence of this
+/// crate's, never the decoder's text: ERRORS.md keeps internals from the model).
+fn unreadable(ask: Ask, reason: &str, error: &serde_json::Error) -> AskError {
+    tracing::warn!(capability = ask.capability(), %error, "{reason}");
+    AskError::Failed {
+        ask,
+        reason: reason.to_owned(),
+    }
+}
+
 /// The form's answer, read as `T`.
 pub(crate) fn form_answer<T: DeserializeOwned>(result: Value) -> Result<Elicited<T>, AskError> {
-    let failed = |reason: String| AskError::Failed {
-        ask: Ask::User,
-        reason,
-    };
     let result: ElicitResult = serde_json::from_value(result)
-        .map_err(|e| failed(format!("an answer MCP does not define: {e}")))?;
+        .map_err(|e| unreadable(Ask::User, "the client's answer is not one MCP defines", &e))?;
     match result.action {
         ElicitationAction::Accept => {
             let content = result.content.unwrap_or(Value::Object(Default::default()));
-            let answer = serde_json::from_value(content)
-                .map_err(|e| failed(format!("the form came back filled in otherwise: {e}")))?;
+            let answer = serde_json::from_value(content).map_err(|e| {
+                unreadable(
+                    Ask::User,
+                    "the form came back with values that do not fit it",
+                    &e,
+                )
+            })?;
             Ok(Elicited::Accepted(answer))
         }
         ElicitationAction::Decline => Ok(Elicited::Declined),
@@ -447,10 +460,7 @@ pub(crate) fn form_answer<T: DeserializeOwned>(result: Value) -> Result<Elicited
 pub(crate) fn sampled(result: Value) -> Result<Sampled, AskError> {
     serde_json::from_value::<CreateMessageResult>(result)
         .map(Sampled)
-        .map_err(|e| AskError::Failed {
-            ask: Ask::Model,
-            reason: format!("an answer MCP does not define: {e}"),
-        })
+        .map_err(|e| unreadable(Ask::Model, "the client's answer is not one MCP defines", &e))
 }
 
 /// The client's roots.
@@ -464,10 +474,7 @@ pub(crate) fn roots(result: Value) -> Result<Vec<Root>, AskError> {
                 })
                 .collect()
         })
-        .map_err(|e| AskError::Failed {
-            ask: Ask::Roots,
-            reason: format!("an answer MCP does not define: {e}"),
-        })
+        .map_err(|e| unreadable(Ask::Roots, "the client's answer is not one MCP defines", &e))
 }
 
 /// How a call reaches its client, in its context.
@@ -520,5 +527,38 @@ impl ClientAccess {
             Ok(answer) => answer,
             Err(_) => Err(AskError::TimedOut { ask, waited }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Form {
+        #[allow(dead_code)]
+        seats: u32,
+    }
+
+    #[test]
+    fn an_unreadable_answer_tells_the_model_no_decoder_text() {
+        let answers = [
+            json!({"action": "accept", "content": {"seats": "many"}}),
+            json!({"action": 42}),
+        ];
+        for answer in answers {
+            let error = form_answer::<Form>(answer).expect_err("the answer does not fit");
+            let text = ToolError::from(error).message().to_owned();
+            assert!(text.starts_with("The client could not answer"), "{text}");
+            for internal in ["invalid type", "expected", "line", "column", "u32"] {
+                assert!(
+                    !text.contains(internal),
+                    "{internal:?} reached the model: {text}"
+                );
+            }
+        }
+        let error = roots(json!({"roots": "none"})).expect_err("roots are a list");
+        assert!(!ToolError::from(error).message().contains("invalid type"));
     }
 }

@@ -354,9 +354,12 @@ pub(crate) fn relayed_url(url: &str) -> Result<String, AskError> {
 /// no two asks (of one user or of two) share one, and none can be guessed.
 fn elicitation_id() -> Result<String, AskError> {
     let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|e| AskError::Failed {
-        ask: Ask::User,
-        reason: format!("no random id for the link: {e}"),
+    getrandom::fill(&mut bytes).map_err(|e| {
+        tracing::error!(error = %e, "no random id for a link");
+        AskError::Failed {
+            ask: Ask::User,
+            reason: "no random id could be made for the link".to_owned(),
+        }
     })?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }

@@ -66,6 +66,14 @@ pub trait LimitStore: Send + Sync + 'static {
         None
     }
 
+    /// A record of the round states (MCP 2026-07-28's `requestState`) used already, shared
+    /// by every replica that uses this store, so that one state runs once in the fleet;
+    /// `None` (the default) for a store of this process alone: the server then keeps the
+    /// record itself, and a state runs once per replica.
+    fn used_states(&self) -> Option<std::sync::Arc<dyn UsedStates>> {
+        None
+    }
+
     /// Why this store cannot keep a concurrency limit as `spec` asks (a lease too short to be
     /// renewed, say), one sentence naming the fix; `None` when it can. Asked when the tool is
     /// registered, which then fails with the reason.
@@ -73,6 +81,36 @@ pub trait LimitStore: Send + Sync + 'static {
         let _ = spec;
         None
     }
+}
+
+/// A record of used round states shared by replicas ([`LimitStore::used_states`]).
+///
+/// A record kept in a map of your own (one process; a shared store would use its own
+/// atomic "set if absent, with expiry"):
+///
+/// ```
+/// use std::collections::HashSet;
+/// use std::sync::Mutex;
+/// use std::time::Duration;
+/// use mcp_fusion::server::limits::UsedStates;
+/// use mcp_fusion::tool::BoxFuture;
+///
+/// #[derive(Default)]
+/// struct Seen(Mutex<HashSet<[u8; 32]>>);
+///
+/// impl UsedStates for Seen {
+///     fn spend(&self, id: [u8; 32], _ttl: Duration) -> BoxFuture<'_, Result<bool, String>> {
+///         let first = self.0.lock().unwrap().insert(id);
+///         Box::pin(async move { Ok(first) })
+///     }
+/// }
+/// ```
+pub trait UsedStates: Send + Sync + 'static {
+    /// Records the state `id` (a digest: it names no caller) as used for `ttl`, in one atomic
+    /// step: `Ok(true)` the first time, `Ok(false)` when it was recorded already. `Err` (why,
+    /// for the log) when the record cannot be reached: the state is then refused, since it
+    /// may have run already.
+    fn spend(&self, id: [u8; 32], ttl: Duration) -> BoxFuture<'_, Result<bool, String>>;
 }
 
 /// What a store is told of a rate limit.

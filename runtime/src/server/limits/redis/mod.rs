@@ -46,6 +46,7 @@ mod renewal;
 mod scripts;
 mod shared;
 mod slots;
+mod used;
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -347,6 +348,10 @@ impl LimitStore for RedisStore {
                 shortest.as_millis()
             )
         })
+    }
+
+    fn used_states(&self) -> Option<Arc<dyn super::UsedStates>> {
+        Some(Arc::new(used::RedisUsed(Arc::clone(&self.inner))))
     }
 
     fn rate_limit(&self, spec: RateSpec<'_>) -> Box<dyn RateLimiter> {

@@ -77,6 +77,13 @@ if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then redis.call('PUBLISH', ARGV[2],
 return 0
 ";
 
+/// Records a round state as used, once. KEYS[1] the state's key; ARGV its time to live in ms.
+/// Returns 1 when recorded now, 0 when it was already.
+const ONCE: &str = r"
+if redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1]) then return 1 end
+return 0
+";
+
 /// Each script, sent to Redis once per connection lifetime and then called by digest.
 pub(super) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     spend: Script::new(SPEND),
@@ -84,6 +91,7 @@ pub(super) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     acquire: Script::new(ACQUIRE),
     renew: Script::new(RENEW),
     release: Script::new(RELEASE),
+    once: Script::new(ONCE),
 });
 
 pub(super) struct Scripts {
@@ -92,4 +100,5 @@ pub(super) struct Scripts {
     pub(super) acquire: Script,
     pub(super) renew: Script,
     pub(super) release: Script,
+    pub(super) once: Script,
 }
