@@ -112,6 +112,7 @@
 #[cfg(feature = "gateway")]
 pub mod gateway;
 pub mod limits;
+pub mod tasks;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 
