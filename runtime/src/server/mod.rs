@@ -144,6 +144,9 @@ mod source;
 mod span;
 #[cfg(feature = "stdio")]
 mod stdio;
+mod task_calls;
+mod task_methods;
+mod task_run;
 mod user;
 
 pub use admission::RateLimitKey;

@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use rmcp::model::{DetailedTask, InputResponses, Task, TaskPayload, TaskStatus};
 use sha2::{Digest, Sha256};
-use tokio::sync::Notify;
+use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::tool::BoxFuture;
@@ -57,8 +57,8 @@ struct Entry {
     cancel_asked: bool,
     /// Answers delivered and not yet taken by the running side.
     answers: InputResponses,
-    /// Woken when a client answers or cancels.
-    changed: Arc<Notify>,
+    /// Told when a client answers or cancels.
+    changed: Arc<watch::Sender<()>>,
 }
 
 impl Default for MemoryTaskStore {
@@ -222,7 +222,7 @@ impl TaskStore for MemoryTaskStore {
             let max = new.max_per_caller;
             return ready(Err(TaskStoreError::TooMany { max }));
         }
-        let at = timestamp(SystemTime::now());
+        let at = timestamp(new.created);
         let task = Task::new(new.id, TaskStatus::Working, at.clone(), at)
             .with_ttl_ms(millis(new.ttl))
             .with_poll_interval_ms(millis(new.poll_interval).max(1));
@@ -236,7 +236,7 @@ impl TaskStore for MemoryTaskStore {
                 leased_until: now + new.lease,
                 cancel_asked: false,
                 answers: InputResponses::new(),
-                changed: Arc::new(Notify::new()),
+                changed: Arc::new(watch::Sender::new(())),
             },
         );
         *tasks.per_caller.entry(caller).or_default() += 1;
@@ -282,7 +282,7 @@ impl TaskStore for MemoryTaskStore {
             entry.task.task.last_updated_at = timestamp(SystemTime::now());
         }
         if took {
-            entry.changed.notify_one();
+            entry.changed.send_replace(());
         }
         ready(Ok(true))
     }
@@ -300,7 +300,7 @@ impl TaskStore for MemoryTaskStore {
         if !entry.task.status().is_terminal() {
             entry.set(TaskPayload::Cancelled);
             entry.cancel_asked = true;
-            entry.changed.notify_one();
+            entry.changed.send_replace(());
         }
         ready(Ok(true))
     }
@@ -374,13 +374,19 @@ impl TaskStore for MemoryTaskStore {
     }
 
     fn changed<'a>(&'a self, id: &'a str) -> BoxFuture<'a, ()> {
-        let notify = {
+        // Subscribed now: a change after this call is seen, whenever the future is polled.
+        let watching = {
             let tasks = self.inner.lock();
-            tasks.by_id.get(id).map(|entry| Arc::clone(&entry.changed))
+            tasks.by_id.get(id).map(|entry| entry.changed.subscribe())
         };
         Box::pin(async move {
-            match notify {
-                Some(notify) => notify.notified().await,
+            match watching {
+                Some(mut watching) => {
+                    if watching.changed().await.is_err() {
+                        // The task was forgotten: nothing more will change.
+                        std::future::pending::<()>().await;
+                    }
+                }
                 None => std::future::pending().await,
             }
         })

@@ -141,6 +141,9 @@ pub struct NewTask<'a> {
     pub lease: Duration,
     /// The most tasks one caller holds at once.
     pub max_per_caller: usize,
+    /// When it was created (its `createdAt`, which the server tells the client as it creates
+    /// it): a store writes this, not a time of its own.
+    pub created: SystemTime,
 }
 
 impl<'a> NewTask<'a> {
@@ -160,7 +163,14 @@ impl<'a> NewTask<'a> {
             poll_interval: Duration::from_secs(1),
             lease: Duration::from_secs(10),
             max_per_caller: 100,
+            created: SystemTime::now(),
         }
+    }
+
+    /// The same, created at `at`.
+    pub fn created(mut self, at: SystemTime) -> Self {
+        self.created = at;
+        self
     }
 
     /// The same, polled every `interval`.
