@@ -13,7 +13,7 @@ pub(crate) const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// How long a replica's lease on a task it runs lasts; renewed every third of it.
 pub(crate) const DEFAULT_LEASE: Duration = Duration::from_secs(15);
 /// How many tasks one caller holds at once by default.
-pub(crate) const DEFAULT_MAX_PER_CALLER: usize = 100;
+pub(crate) const DEFAULT_MAX_PER_CALLER: usize = 1_000;
 
 /// The server's task settings.
 #[derive(Clone)]
