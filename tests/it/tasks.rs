@@ -424,3 +424,52 @@ async fn ids_are_unguessable() {
     assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
     assert_ne!(a[..16], b[..16]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_typed_client_starts_waits_answers_and_cancels_tasks() {
+    use mcp_fusion::client::{Answers, Started};
+    use mcp_fusion::rmcp::model::{
+        ElicitResult, ElicitationAction, InputResponses, TaskPayload, TaskStatus,
+    };
+
+    let server = Server::builder("jobs", "1")
+        .tool(Jobs::default())
+        .task_poll_interval(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    // It can be asked (elicitation); a task's questions are answered with tasks/update.
+    let answers = Answers::new().tasks().elicitation(|_| async {
+        ElicitResult::new(ElicitationAction::Decline)
+    });
+    let (client, _connection) = answers.in_memory(server).await.unwrap();
+    let Started::Task(task) = client.start_task("jobs.confirm", json!({})).await.unwrap() else {
+        panic!("jobs.confirm runs as a task");
+    };
+    assert_eq!(task.poll_interval_ms, Some(200));
+    let asking = client.wait_task(&task).await.unwrap();
+    let TaskPayload::InputRequired { input_requests } = &asking.payload else {
+        panic!("it asks: {asking:?}");
+    };
+    let answers: InputResponses = (input_requests.keys())
+        .map(|key| (key.clone(), json!({"action": "accept", "content": {"confirm": true}})))
+        .collect();
+    client.answer_task(&task.task_id, answers).await.unwrap();
+    let done = client.wait_task(&task).await.unwrap();
+    let TaskPayload::Completed { result } = &done.payload else {
+        panic!("it completes: {done:?}");
+    };
+    assert_eq!(result["content"][0]["text"], "confirmed: true");
+
+    let Started::Task(sleeping) = client.start_task("jobs.sleep", json!({})).await.unwrap() else {
+        panic!("jobs.sleep runs as a task");
+    };
+    client.cancel_task(&sleeping.task_id).await.unwrap();
+    let cancelled = client.wait_task(&sleeping).await.unwrap();
+    assert_eq!(cancelled.status(), TaskStatus::Cancelled);
+
+    // Without the extension declared, the same call runs inline.
+    let server = Server::builder("jobs", "1").tool(Jobs::default()).build().unwrap();
+    let (plain, _connection) = Answers::new().in_memory(server).await.unwrap();
+    let started = plain.start_task("jobs.refuse", json!({})).await.unwrap();
+    assert!(matches!(started, Started::Done(result) if result.is_error == Some(true)));
+}
