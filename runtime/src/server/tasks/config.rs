@@ -23,6 +23,8 @@ pub(crate) struct TaskConfig {
     pub(crate) poll_interval: Duration,
     pub(crate) lease: Duration,
     pub(crate) max_per_caller: usize,
+    /// Whether an action of the server runs as a task (set when it is built).
+    pub(crate) used: bool,
 }
 
 impl Default for TaskConfig {
@@ -33,6 +35,7 @@ impl Default for TaskConfig {
             poll_interval: DEFAULT_POLL_INTERVAL,
             lease: DEFAULT_LEASE,
             max_per_caller: DEFAULT_MAX_PER_CALLER,
+            used: false,
         }
     }
 }
