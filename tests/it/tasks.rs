@@ -56,7 +56,9 @@ impl Jobs {
     /// Succeeds with a warning.
     #[action(task, read_only)]
     async fn warn(&self, f: Context) -> Result<String, ToolError> {
-        f.warn(ToolError::new(ErrorCode::DEPRECATED, "Old.").severity(mcp_fusion::Severity::Warning));
+        f.warn(
+            ToolError::new(ErrorCode::DEPRECATED, "Old.").severity(mcp_fusion::Severity::Warning),
+        );
         Ok("done".into())
     }
 
@@ -69,11 +71,18 @@ impl Jobs {
     /// Answers with a JSON-RPC error.
     #[action(task, read_only)]
     async fn protocol(&self) -> Result<String, ErrorData> {
-        Err(ErrorData::invalid_params("the job refuses these params", None))
+        Err(ErrorData::invalid_params(
+            "the job refuses these params",
+            None,
+        ))
     }
 
     /// Runs only as a task; one at a time.
-    #[action(task = "required", read_only, concurrency(max_active = 1, max_queued = 0))]
+    #[action(
+        task = "required",
+        read_only,
+        concurrency(max_active = 1, max_queued = 0)
+    )]
     async fn single(&self) -> Result<String, ToolError> {
         tokio::time::sleep(Duration::from_secs(30)).await;
         Ok("single done".into())
@@ -87,7 +96,9 @@ fn endpoint(builder: impl FnOnce(Builder) -> Builder) -> HttpService {
 }
 
 fn endpoint_of(jobs: Jobs, builder: impl FnOnce(Builder) -> Builder) -> HttpService {
-    let server = builder(Server::builder("jobs", "1").tool(jobs)).build().unwrap();
+    let server = builder(Server::builder("jobs", "1").tool(jobs))
+        .build()
+        .unwrap();
     let mut options = HttpOptions::default();
     options.stateless = true;
     server.http_service(options)
@@ -175,7 +186,10 @@ async fn a_flood_of_creations_meets_the_per_caller_cap_until_ttls_pass() {
         let result = &refused["result"];
         assert_eq!(result["isError"], true, "{refused}");
         let text = result["content"][0]["text"].as_str().unwrap();
-        assert!(text.starts_with("<tool_error code=\"RATE_LIMITED\""), "{text}");
+        assert!(
+            text.starts_with("<tool_error code=\"RATE_LIMITED\""),
+            "{text}"
+        );
         assert!(text.contains("at most 3 at once"), "{text}");
     }
     tokio::time::sleep(ttl).await;
@@ -186,10 +200,18 @@ async fn a_flood_of_creations_meets_the_per_caller_cap_until_ttls_pass() {
 async fn unknown_ids_are_invalid_params_whatever_their_shape() {
     let endpoint = endpoint(|b| b);
     let long = "x".repeat(1_000);
-    for id in ["", "0123456789abcdef0123456789abcdef", "../../etc", long.as_str()] {
+    for id in [
+        "",
+        "0123456789abcdef0123456789abcdef",
+        "../../etc",
+        long.as_str(),
+    ] {
         for method in ["tasks/get", "tasks/cancel"] {
             let answer = rpc(&endpoint, method, json!({"taskId": id}), true).await;
-            assert_eq!(answer["error"]["code"], -32602, "{method} {id:.20}: {answer}");
+            assert_eq!(
+                answer["error"]["code"], -32602,
+                "{method} {id:.20}: {answer}"
+            );
             let message = answer["error"]["message"].as_str().unwrap();
             assert!(message.len() < 400, "the id is cut: {message}");
         }
@@ -218,7 +240,10 @@ async fn answers_to_questions_never_asked_are_dropped() {
     // Keys it did not ask, many and large: acknowledged, dropped.
     let mut strangers = serde_json::Map::new();
     for n in 0..100 {
-        strangers.insert(format!("never-{n}"), json!({"action": "accept", "content": {"confirm": true}}));
+        strangers.insert(
+            format!("never-{n}"),
+            json!({"action": "accept", "content": {"confirm": true}}),
+        );
     }
     strangers.insert("x".repeat(5_000), json!("y".repeat(5_000)));
     let update = json!({"taskId": id, "inputResponses": strangers});
@@ -229,10 +254,19 @@ async fn answers_to_questions_never_asked_are_dropped() {
     assert_eq!(still["inputRequests"].as_object().unwrap().len(), 1);
     // The question it asked, answered.
     let answer = json!({key.clone(): {"action": "accept", "content": {"confirm": true}}});
-    let ack = rpc(&endpoint, "tasks/update", json!({"taskId": id, "inputResponses": answer}), true).await;
+    let ack = rpc(
+        &endpoint,
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": answer}),
+        true,
+    )
+    .await;
     assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
     let done = once(&endpoint, &id, "completed").await;
-    assert_eq!(done["result"]["content"][0]["text"], "confirmed: true", "{done}");
+    assert_eq!(
+        done["result"]["content"][0]["text"], "confirmed: true",
+        "{done}"
+    );
     // An update of a finished task is acknowledged and changes nothing.
     let late = json!({"taskId": id, "inputResponses": {key: {"action": "decline"}}});
     rpc(&endpoint, "tasks/update", late, true).await;
@@ -260,7 +294,11 @@ async fn a_cancel_storm_stops_the_handler_once_and_leaves_finished_tasks_alone()
     assert_eq!(cancelled["status"], "cancelled");
     assert!(cancelled.get("result").is_none() && cancelled.get("error").is_none());
     tokio::time::sleep(Duration::from_secs(120)).await;
-    assert_eq!(jobs.woke.load(Ordering::SeqCst), 0, "the handler was stopped");
+    assert_eq!(
+        jobs.woke.load(Ordering::SeqCst),
+        0,
+        "the handler was stopped"
+    );
 
     let done = start(&endpoint, "refuse").await;
     once(&endpoint, &done, "completed").await;
@@ -288,18 +326,26 @@ async fn a_task_still_running_at_its_ttl_is_stopped_and_reads_failed_then_goes()
     let ttl = Duration::from_secs(10);
     let jobs = Jobs::default();
     let endpoint = endpoint_of(jobs.clone(), |b| {
-        b.task_ttl(ttl).task_poll_interval(Duration::from_millis(500))
+        b.task_ttl(ttl)
+            .task_poll_interval(Duration::from_millis(500))
     });
     let id = start(&endpoint, "sleep").await;
     tokio::time::sleep(ttl - Duration::from_millis(500)).await;
     let failed = get(&endpoint, &id).await["result"].clone();
     assert_eq!(failed["status"], "failed", "{failed}");
     assert_eq!(failed["error"]["code"], -32603);
-    assert!(failed["error"]["message"].as_str().unwrap().contains("ttl"), "{failed}");
+    assert!(
+        failed["error"]["message"].as_str().unwrap().contains("ttl"),
+        "{failed}"
+    );
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(get(&endpoint, &id).await["error"]["code"], -32602);
     tokio::time::sleep(Duration::from_secs(120)).await;
-    assert_eq!(jobs.woke.load(Ordering::SeqCst), 0, "the handler was stopped");
+    assert_eq!(
+        jobs.woke.load(Ordering::SeqCst),
+        0,
+        "the handler was stopped"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -310,7 +356,10 @@ async fn a_running_task_holds_its_concurrency_place() {
     let busy = once(&endpoint, &second, "completed").await;
     assert_eq!(busy["result"]["isError"], true);
     let text = busy["result"]["content"][0]["text"].as_str().unwrap();
-    assert!(text.starts_with("<tool_error code=\"SERVER_BUSY\""), "{text}");
+    assert!(
+        text.starts_with("<tool_error code=\"SERVER_BUSY\""),
+        "{text}"
+    );
     let done = once(&endpoint, &first, "completed").await;
     assert_eq!(done["result"]["content"][0]["text"], "single done");
     // Without the extension declared, a task-only action is refused as the extension asks.
@@ -318,7 +367,10 @@ async fn a_running_task_holds_its_concurrency_place() {
     let refused = rpc(&endpoint, "tools/call", params, false).await;
     assert_eq!(refused["error"]["code"], -32021, "{refused}");
     let required = &refused["error"]["data"]["requiredCapabilities"]["extensions"];
-    assert!(required.get("io.modelcontextprotocol/tasks").is_some(), "{refused}");
+    assert!(
+        required.get("io.modelcontextprotocol/tasks").is_some(),
+        "{refused}"
+    );
     // An action that may run as a task runs inline for such a client.
     let params = json!({"name": "jobs", "arguments": {"action": "refuse"}});
     let inline = rpc(&endpoint, "tools/call", params, false).await;
@@ -335,7 +387,10 @@ async fn the_error_contract_of_a_task_is_a_direct_calls() {
         let params = json!({"name": "jobs", "arguments": {"action": action}});
         let direct = rpc(&endpoint, "tools/call", params, false).await["result"].clone();
         let in_task = &task["result"];
-        assert_eq!(in_task["isError"], direct["isError"], "{action}: {task} {direct}");
+        assert_eq!(
+            in_task["isError"], direct["isError"],
+            "{action}: {task} {direct}"
+        );
         let text = in_task["content"][0]["text"].as_str().unwrap();
         match action {
             "refuse" => {
@@ -348,7 +403,10 @@ async fn the_error_contract_of_a_task_is_a_direct_calls() {
                 assert_eq!(in_task["content"], direct["content"], "the warning kept");
             }
             _ => {
-                assert!(text.starts_with("<tool_error code=\"INTERNAL_ERROR\""), "{text}");
+                assert!(
+                    text.starts_with("<tool_error code=\"INTERNAL_ERROR\""),
+                    "{text}"
+                );
                 assert!(!text.contains("0xdeadbeef"), "no internals: {text}");
             }
         }
@@ -379,13 +437,20 @@ async fn another_subjects_task_is_an_unknown_id() {
     let mut options = HttpOptions::default();
     options.stateless = true;
     options.oauth = Some(OAuth::jwt(verifier));
-    let server = Server::builder("jobs", "1").tool(Jobs::default()).build().unwrap();
+    let server = Server::builder("jobs", "1")
+        .tool(Jobs::default())
+        .build()
+        .unwrap();
     let serving = tokio::spawn(server.serve_http(listener, options).into_future());
     let post = async |subject: &str, method: &str, params: Value| {
         let bearer = format!("Bearer {}", issuer.token(&resource, subject, ""));
         let mut params = params;
         params["_meta"] = meta(true);
-        let name = params["name"].as_str().or(params["taskId"].as_str()).unwrap().to_owned();
+        let name = params["name"]
+            .as_str()
+            .or(params["taskId"].as_str())
+            .unwrap()
+            .to_owned();
         let headers = [
             ("Authorization", bearer.as_str()),
             ("MCP-Protocol-Version", "2026-07-28"),
@@ -397,8 +462,16 @@ async fn another_subjects_task_is_an_unknown_id() {
             .await
             .message()
     };
-    let created = post("alice", "tools/call", json!({"name": "jobs", "arguments": {"action": "sleep"}})).await;
-    let id = created["result"]["taskId"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
+    let created = post(
+        "alice",
+        "tools/call",
+        json!({"name": "jobs", "arguments": {"action": "sleep"}}),
+    )
+    .await;
+    let id = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_owned();
     let mine = post("alice", "tasks/get", json!({"taskId": id})).await;
     assert_eq!(mine["result"]["status"], "working", "{mine}");
     for method in ["tasks/get", "tasks/cancel"] {
@@ -406,7 +479,10 @@ async fn another_subjects_task_is_an_unknown_id() {
         assert_eq!(theirs["error"]["code"], -32602, "{method}: {theirs}");
     }
     let update = json!({"taskId": id, "inputResponses": {}});
-    assert_eq!(post("mallory", "tasks/update", update).await["error"]["code"], -32602);
+    assert_eq!(
+        post("mallory", "tasks/update", update).await["error"]["code"],
+        -32602
+    );
     // Still alice's, still running.
     let mine = post("alice", "tasks/get", json!({"taskId": id})).await;
     assert_eq!(mine["result"]["status"], "working", "{mine}");
@@ -438,9 +514,9 @@ async fn the_typed_client_starts_waits_answers_and_cancels_tasks() {
         .build()
         .unwrap();
     // It can be asked (elicitation); a task's questions are answered with tasks/update.
-    let answers = Answers::new().tasks().elicitation(|_| async {
-        ElicitResult::new(ElicitationAction::Decline)
-    });
+    let answers = Answers::new()
+        .tasks()
+        .elicitation(|_| async { ElicitResult::new(ElicitationAction::Decline) });
     let (client, _connection) = answers.in_memory(server).await.unwrap();
     let Started::Task(task) = client.start_task("jobs.confirm", json!({})).await.unwrap() else {
         panic!("jobs.confirm runs as a task");
@@ -451,7 +527,12 @@ async fn the_typed_client_starts_waits_answers_and_cancels_tasks() {
         panic!("it asks: {asking:?}");
     };
     let answers: InputResponses = (input_requests.keys())
-        .map(|key| (key.clone(), json!({"action": "accept", "content": {"confirm": true}})))
+        .map(|key| {
+            (
+                key.clone(),
+                json!({"action": "accept", "content": {"confirm": true}}),
+            )
+        })
         .collect();
     client.answer_task(&task.task_id, answers).await.unwrap();
     let done = client.wait_task(&task).await.unwrap();
@@ -468,7 +549,10 @@ async fn the_typed_client_starts_waits_answers_and_cancels_tasks() {
     assert_eq!(cancelled.status(), TaskStatus::Cancelled);
 
     // Without the extension declared, the same call runs inline.
-    let server = Server::builder("jobs", "1").tool(Jobs::default()).build().unwrap();
+    let server = Server::builder("jobs", "1")
+        .tool(Jobs::default())
+        .build()
+        .unwrap();
     let (plain, _connection) = Answers::new().in_memory(server).await.unwrap();
     let started = plain.start_task("jobs.refuse", json!({})).await.unwrap();
     assert!(matches!(started, Started::Done(result) if result.is_error == Some(true)));

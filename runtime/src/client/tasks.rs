@@ -86,7 +86,10 @@ impl Client {
 
     /// Answers the questions of task `id` (`tasks/update`), keyed as its `inputRequests`.
     pub async fn answer_task(&self, id: &str, answers: InputResponses) -> Result<(), ClientError> {
-        let answered = self.peer().update_task(UpdateTaskParams::new(id, answers)).await;
+        let answered = self
+            .peer()
+            .update_task(UpdateTaskParams::new(id, answers))
+            .await;
         answered.map_err(ClientError::transport)
     }
 

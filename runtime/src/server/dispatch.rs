@@ -293,7 +293,10 @@ impl Server {
         // Actions that run as tasks: the tasks extension (SEP-2663), which rmcp then serves
         // `tasks/*` for.
         if self.has_tasks() {
-            let extensions = info.capabilities.extensions.get_or_insert_with(Default::default);
+            let extensions = info
+                .capabilities
+                .extensions
+                .get_or_insert_with(Default::default);
             extensions.insert(TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
         }
         info.server_info = self.inner.info.clone();
@@ -398,7 +401,9 @@ impl Server {
         });
         // A state that cannot carry the call on is the client's doing: a JSON-RPC error.
         let reach = reach?;
-        let declared = asked_capabilities.as_ref().is_some_and(|c| c.supports_tasks());
+        let declared = asked_capabilities
+            .as_ref()
+            .is_some_and(|c| c.supports_tasks());
         match self.tasked(&name, arguments.as_ref(), declared, &reach.answers) {
             Tasked::Inline => {}
             Tasked::Refused(refused) => return Err(refused),

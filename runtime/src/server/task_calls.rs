@@ -77,7 +77,9 @@ impl Server {
             };
         }
         match support {
-            TaskSupport::AfterInputs { keys, .. } if !keys.iter().all(|k| answers.contains_key(k)) => {
+            TaskSupport::AfterInputs { keys, .. }
+                if !keys.iter().all(|k| answers.contains_key(k)) =>
+            {
                 Tasked::Inline
             }
             _ => Tasked::Task,

@@ -109,13 +109,16 @@ impl Server {
                 Called::InputRequired(asks) => asks,
                 Called::Cancelled { .. } => return Err(Stop::Stopped),
                 called => {
-                    return Ok(match self.answer_of(&rmcp::model::RequestId::Number(0), &name, called) {
-                        Ok(result) => TaskUpdate::Completed(result_object(&result)),
-                        Err(error) => TaskUpdate::Failed(error_object(&error)),
-                    });
+                    return Ok(
+                        match self.answer_of(&rmcp::model::RequestId::Number(0), &name, called) {
+                            Ok(result) => TaskUpdate::Completed(result_object(&result)),
+                            Err(error) => TaskUpdate::Failed(error_object(&error)),
+                        },
+                    );
                 }
             };
-            if store_says(store.record(id, TaskUpdate::InputRequired(asks)).await) != Held::Running {
+            if store_says(store.record(id, TaskUpdate::InputRequired(asks)).await) != Held::Running
+            {
                 return Err(Stop::Stopped);
             }
             let given = answered(store.as_ref(), id, &stop).await?;
