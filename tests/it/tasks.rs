@@ -557,3 +557,47 @@ async fn the_typed_client_starts_waits_answers_and_cancels_tasks() {
     let started = plain.start_task("jobs.refuse", json!({})).await.unwrap();
     assert!(matches!(started, Started::Done(result) if result.is_error == Some(true)));
 }
+
+/// Two replicas share one store; the one running a task is killed (its runtime shut down, no
+/// goodbye): once its lease lapses the other reads the task `failed`, saying to start it again.
+/// Real time (two runtimes, one clock): the lease is short, and the wait is for the event.
+#[test]
+fn a_killed_replicas_task_reads_failed_through_the_other() {
+    use mcp_fusion::server::tasks::MemoryTaskStore;
+
+    let store = MemoryTaskStore::new();
+    let replica = |store: MemoryTaskStore| {
+        endpoint(move |b| b.task_store(store).task_lease(Duration::from_millis(300)))
+    };
+    let doomed = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let first = replica(store.clone());
+    let id = doomed.block_on(start(&first, "sleep"));
+    let other = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let second = replica(store);
+    other.block_on(async {
+        let read = get(&second, &id).await;
+        assert_eq!(read["result"]["status"], "working", "{read}");
+    });
+    doomed.shutdown_background();
+    let failed = other.block_on(crate::support::eventually(
+        "the orphan reads failed",
+        async || {
+            let read = get(&second, &id).await;
+            (read["result"]["status"] == "failed").then_some(read)
+        },
+    ));
+    let error = &failed["result"]["error"];
+    assert_eq!(error["code"], -32603, "{failed}");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("replica") && message.contains("again"),
+        "{message}"
+    );
+}
