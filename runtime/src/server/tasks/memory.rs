@@ -319,12 +319,13 @@ impl TaskStore for MemoryTaskStore {
             return ready(Ok(held));
         }
         match update {
+            // Progress: a task asking questions keeps asking them (a late report of the run
+            // the questions ended must not take them back).
             TaskUpdate::Working { message } => {
-                if entry.task.status() != TaskStatus::Working {
-                    entry.set(TaskPayload::Working);
+                if entry.task.status() == TaskStatus::Working {
+                    entry.task.task.status_message = message;
+                    entry.task.task.last_updated_at = timestamp(SystemTime::now());
                 }
-                entry.task.task.status_message = message;
-                entry.task.task.last_updated_at = timestamp(SystemTime::now());
             }
             TaskUpdate::InputRequired(input_requests) => {
                 entry.task.task.status_message = None;
@@ -474,6 +475,11 @@ mod tests {
             .record("t", TaskUpdate::InputRequired(asks))
             .await
             .unwrap();
+        // A late progress report of the run that asked does not take the questions back.
+        let late = TaskUpdate::Working {
+            message: Some("late".into()),
+        };
+        assert_eq!(store.record("t", late).await.unwrap(), Held::Running);
         let changed = store.changed("t");
         let part = InputResponses::from([("a".into(), json!(1)), ("zzz".into(), json!(2))]);
         assert!(store.answer(None, "t", part).await.unwrap());

@@ -199,7 +199,9 @@ impl<'a> NewTask<'a> {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum TaskUpdate {
-    /// Working, with a message for the reader (its progress), if any.
+    /// Progress of a working task: its message for the reader, if any. It changes nothing
+    /// of a task that is not `working` (one asking questions keeps asking them: the store
+    /// makes it `working` again once they are answered).
     Working {
         /// The task's `statusMessage`.
         message: Option<String>,
