@@ -638,3 +638,33 @@ fn a_killed_replicas_task_reads_failed_through_the_other() {
         "{message}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_hand_written_action_runs_as_a_task_as_a_macro_one_does() {
+    use mcp_fusion::tools::{ActionDef, TaskSupport, ToolDef};
+
+    let def = ToolDef::new("export")
+        .description("Exports.")
+        .action(
+            ActionDef::without_arguments("all")
+                .description("Exports everything.")
+                .task(TaskSupport::Required),
+        )
+        .build();
+    let server = Server::builder("hand", "1")
+        .tool(crate::support::Defined(def))
+        .build()
+        .unwrap();
+    let mut options = HttpOptions::default();
+    options.stateless = true;
+    let endpoint = server.http_service(options);
+    let params = json!({"name": "export", "arguments": {"action": "all"}});
+    let created = rpc(&endpoint, "tools/call", params.clone(), true).await;
+    let id = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"));
+    let done = once(&endpoint, id, "completed").await;
+    assert_eq!(done["result"]["isError"], false, "{done}");
+    let refused = rpc(&endpoint, "tools/call", params, false).await;
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+}
