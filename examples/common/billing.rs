@@ -316,9 +316,11 @@ impl Billing {
         self.set_status(&args.id, Status::Void)
     }
 
-    /// Exports every invoice (slow: about 200 ms).
+    /// Exports every invoice (slow: about 200 ms). A client that declared the tasks extension
+    /// gets a task it polls (`tasks/get`) and may cancel (`tasks/cancel`).
     #[action(
         read_only,
+        task,
         concurrency(max_active = 2, max_queued = 2),
         timeout = "2s",
         title = "Export invoices"

@@ -308,6 +308,7 @@ fn action(
         user_fields: user_fields(options.ask_user.as_ref(), errors),
         needs: options.needs.as_ref().map(needs).unwrap_or_default(),
         headers: headers(options.header.as_ref(), errors),
+        task: super::task::task_mode(options.task.as_ref(), options.task_after.as_ref(), errors),
     })
 }
 

@@ -114,6 +114,7 @@ pub mod gateway;
 pub mod limits;
 #[cfg(feature = "oauth")]
 pub mod oauth;
+pub mod tasks;
 
 mod admission;
 mod build;
@@ -143,6 +144,9 @@ mod source;
 mod span;
 #[cfg(feature = "stdio")]
 mod stdio;
+mod task_calls;
+mod task_methods;
+mod task_run;
 mod user;
 
 pub use admission::RateLimitKey;

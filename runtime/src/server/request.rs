@@ -37,6 +37,8 @@ pub(crate) struct CallRequest<'a> {
     pub(crate) client: Option<ClientAccess>,
     /// From 2026-07-28, the round the call's asks end when their answer is not in the request.
     pub(crate) round: Option<Arc<Round>>,
+    /// Its rate limits were spent already: it runs a task, whose creation spent them.
+    pub(crate) spent: bool,
 }
 
 impl CallRequest<'_> {
@@ -54,6 +56,7 @@ impl CallRequest<'_> {
             cancelled: CancellationToken::new(),
             client: None,
             round: None,
+            spent: false,
         }
     }
 }
@@ -76,6 +79,8 @@ pub(crate) enum ProgressSink {
     /// the call's answer.
     #[cfg(feature = "stdio")]
     Lines(tokio::sync::mpsc::Sender<Framed>),
+    /// To the task the call runs as: its status message.
+    Task(Arc<dyn super::tasks::TaskStore>, Arc<str>),
 }
 
 /// A line the stdio transport writes, with the place of the request it answers (none for a
