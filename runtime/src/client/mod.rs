@@ -21,6 +21,10 @@ mod batch;
 mod batch_options;
 #[cfg(feature = "client")]
 mod connect;
+#[cfg(feature = "oauth-client")]
+pub mod oauth;
+#[cfg(feature = "oauth-client")]
+mod oauth_http;
 
 #[cfg(feature = "client")]
 pub use answers::{Answers, Connection};

@@ -63,6 +63,11 @@ pub(crate) struct Link {
     pub(super) relisting: Coalesced,
     /// Whether the first attempt to connect has ended (connected or not).
     attempted: std::sync::atomic::AtomicBool,
+    /// Whether the upstream refused the gateway's credentials when last tried (`credentials`).
+    pub(super) refused: std::sync::atomic::AtomicBool,
+    /// The gateway's OAuth session for the upstream, kept across connections.
+    #[cfg(feature = "oauth-client")]
+    pub(super) oauth: tokio::sync::Mutex<Option<crate::client::oauth::OAuthSession>>,
 }
 
 pub(super) enum State {
@@ -149,6 +154,9 @@ impl Link {
             tripped: Mutex::new(None),
             relisting: Coalesced::default(),
             attempted: std::sync::atomic::AtomicBool::new(false),
+            refused: std::sync::atomic::AtomicBool::new(false),
+            #[cfg(feature = "oauth-client")]
+            oauth: tokio::sync::Mutex::new(None),
         });
         if let Some(locked) = locked {
             let tools = link.servable(locked.tools.clone());
@@ -366,6 +374,9 @@ impl Link {
                     CONNECTING_RETRY,
                 ));
             }
+            State::Down { .. } if self.refused() => {
+                return Err(ToolError::upstream_credentials_refused(&self.namespace));
+            }
             State::Down { retry_at } => return Err(self.unavailable(*retry_at)),
         };
         let tools = self.tools();
@@ -434,6 +445,13 @@ impl Link {
             Err(ServiceError::McpError(error)) => {
                 self.call_failed(connection, caller);
                 Err(self.failed(name, &format!("{error:?}")))
+            }
+            Err(error) if error.auth_challenge().is_some() => {
+                // The upstream refused the gateway's token mid-connection: the keeper
+                // connects again (a new token), and until it can, calls are told why.
+                self.set_refused(true);
+                self.go_down(Some(connection), 1);
+                Err(ToolError::upstream_credentials_refused(&self.namespace))
             }
             Err(_) => Err(self.lost(connection)),
         }
