@@ -142,14 +142,14 @@ impl Grants {
         headers: HeaderMap,
         form: HashMap<String, String>,
     ) -> Response {
-        if self.hang.load(Ordering::SeqCst) {
-            std::future::pending::<()>().await;
-        }
         let mut seen: serde_json::Map<String, Value> =
             form.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
         let client = self.client(&headers, &form);
         seen.insert("auth".into(), json!(client.as_ref().map_or("refused", |c| c.2)));
         lock(&self.requests).push(Value::Object(seen));
+        if self.hang.load(Ordering::SeqCst) {
+            std::future::pending::<()>().await;
+        }
         let (client_id, client, _) = match client {
             Ok(client) => client,
             Err(refused) => return refused,

@@ -960,7 +960,8 @@ async fn an_upstream_behind_oauth_is_reached_with_the_gateways_own_token() {
         "ok",
         "the gateway's token grants the scope: {created}"
     );
-    // Without a token of its own, the upstream refuses the gateway (401): unavailable.
+    // Without a token of its own, the upstream refuses the gateway (401): its credentials
+    // were refused, which no retry mends (FORBIDDEN, critical, no retry_after).
     let mut id = 100;
     let refused = eventually("nobody_billing to be past connecting", async || {
         id += 1;
@@ -970,8 +971,11 @@ async fn an_upstream_behind_oauth_is_reached_with_the_gateways_own_token() {
         (code(&result) != "HANDOFF_CONNECTING").then_some(result)
     })
     .await;
-    assert_eq!(code(&refused), "HANDOFF_UPSTREAM_UNAVAILABLE", "{refused}");
-    assert!(retry_after(&refused) > 30, "the backoff: {refused}");
+    assert_eq!(code(&refused), "FORBIDDEN", "{refused}");
+    assert!(
+        refused.to_string().contains("refused the gateway's credentials"),
+        "{refused}"
+    );
 }
 
 /// The names of the tools an upstream contract records.
@@ -1333,8 +1337,11 @@ async fn one_callers_failing_calls_open_the_breaker_for_that_caller_alone() {
         assert_eq!(code(&silent), "TIMEOUT", "{silent}");
     }
     let refused = gateway.call(104, "t_echo", echo("bob")).await;
-    assert_eq!(code(&refused), "HANDOFF_UPSTREAM_UNAVAILABLE", "{refused}");
-    assert!(retry_after(&refused) > 30, "the backoff: {refused}");
+    assert_eq!(code(&refused), "FORBIDDEN", "{refused}");
+    assert!(
+        refused.to_string().contains("refused the gateway's credentials"),
+        "{refused}"
+    );
     // Ann is still served, on the same connection.
     let served = gateway.call(105, "t_echo", echo("ann")).await;
     assert_eq!(code(&served), "ok", "{served}");
