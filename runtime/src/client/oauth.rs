@@ -637,23 +637,36 @@ pub fn challenge_of(error: &ClientError) -> Option<String> {
     None
 }
 
-impl Answers {
-    /// Connects to the session's server, answering what it asks: authorizes when the server
-    /// challenges (its first 401, a step-up), then connects again.
-    pub async fn connect_oauth(
-        self,
-        session: &mut OAuthSession,
-    ) -> Result<(Client, Connection), ClientError> {
+impl OAuthSession {
+    /// Connects with `connect` (a lifecycle of the caller's choosing over the session's
+    /// transport), authorizing each time the server challenges (its first 401, a step-up)
+    /// within [`OAuth::max_step_ups`], then connecting again.
+    pub async fn connect<T, F, Fut>(&mut self, mut connect: F) -> Result<T, ClientError>
+    where
+        F: FnMut(OAuthTransport) -> Fut,
+        Fut: Future<Output = Result<T, ClientError>>,
+    {
         loop {
-            let transport = session.transport().await.map_err(ClientError::transport)?;
-            let failed = match self.clone().connect(transport).await {
+            let transport = self.transport().await.map_err(ClientError::transport)?;
+            let failed = match connect(transport).await {
                 Ok(connected) => return Ok(connected),
                 Err(failed) => failed,
             };
             let Some(challenge) = challenge_of(&failed) else {
                 return Err(failed);
             };
-            session.authorize(Some(&challenge)).await.map_err(ClientError::transport)?;
+            self.authorize(Some(&challenge)).await.map_err(ClientError::transport)?;
         }
+    }
+}
+
+impl Answers {
+    /// Connects to the session's server as [`OAuthSession::connect`] does, answering what it
+    /// asks.
+    pub async fn connect_oauth(
+        self,
+        session: &mut OAuthSession,
+    ) -> Result<(Client, Connection), ClientError> {
+        session.connect(|transport| self.clone().connect(transport)).await
     }
 }
