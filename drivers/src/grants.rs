@@ -89,7 +89,8 @@ impl Grants {
             claims["scope"] = json!(scope);
         }
         let token = lock(&self.signing).sign(&claims);
-        let mut body = json!({"access_token": token, "token_type": "Bearer", "expires_in": lifetime});
+        let mut body =
+            json!({"access_token": token, "token_type": "Bearer", "expires_in": lifetime});
         if !scope.is_empty() {
             body["scope"] = json!(scope);
         }
@@ -145,7 +146,10 @@ impl Grants {
         let mut seen: serde_json::Map<String, Value> =
             form.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
         let client = self.client(&headers, &form);
-        seen.insert("auth".into(), json!(client.as_ref().map_or("refused", |c| c.2)));
+        seen.insert(
+            "auth".into(),
+            json!(client.as_ref().map_or("refused", |c| c.2)),
+        );
         lock(&self.requests).push(Value::Object(seen));
         if self.hang.load(Ordering::SeqCst) {
             std::future::pending::<()>().await;
@@ -161,8 +165,11 @@ impl Grants {
                 if resource.is_empty() {
                     return error(StatusCode::BAD_REQUEST, "invalid_target");
                 }
-                let asked: Vec<&str> = form.get("scope").map_or(Vec::new(), |s| s.split(' ').collect());
-                let allowed = |s: &&str| client.scopes.is_empty() || client.scopes.iter().any(|c| c == s);
+                let asked: Vec<&str> = form
+                    .get("scope")
+                    .map_or(Vec::new(), |s| s.split(' ').collect());
+                let allowed =
+                    |s: &&str| client.scopes.is_empty() || client.scopes.iter().any(|c| c == s);
                 if asked.iter().any(|s| !allowed(s)) {
                     return error(StatusCode::BAD_REQUEST, "invalid_scope");
                 }
@@ -234,7 +241,10 @@ impl Grants {
 
     /// `POST /register`: a public client (no secret) unless it asks for a secret method.
     pub(crate) fn register(&self, asked: Value) -> Response {
-        let method = asked["token_endpoint_auth_method"].as_str().unwrap_or("none").to_owned();
+        let method = asked["token_endpoint_auth_method"]
+            .as_str()
+            .unwrap_or("none")
+            .to_owned();
         let client_id = self.fresh("client");
         let secret = (method.as_str() != "none").then(|| self.fresh("secret"));
         let registered = Registered {
@@ -263,7 +273,10 @@ const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 pub(crate) fn base64url(bytes: &[u8]) -> String {
     let mut out = String::new();
     for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
         for i in 0..=chunk.len() {
             let c = ALPHABET[(n >> (18 - 6 * i) & 63) as usize];
             out.push(match c {

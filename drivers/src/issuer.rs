@@ -271,14 +271,22 @@ impl Issuer {
             secret: Some(secret.to_owned()),
             scopes: scopes.iter().map(|s| (*s).to_owned()).collect(),
         };
-        let mut clients = self.grants.clients.lock().unwrap_or_else(|p| p.into_inner());
+        let mut clients = self
+            .grants
+            .clients
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         clients.insert(client_id.to_owned(), client);
     }
 
     /// Every token request so far: its form fields, and `auth`, how the client authenticated
     /// (`basic`, `post`, `none`; `refused` when it did not).
     pub fn token_requests(&self) -> Vec<Value> {
-        let requests = self.grants.requests.lock().unwrap_or_else(|p| p.into_inner());
+        let requests = self
+            .grants
+            .requests
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         requests.clone()
     }
 

@@ -5,10 +5,10 @@
 //! user agent that grants at once, lists the tools and calls each, stepping up when a call is
 //! challenged.
 
+use mcp_fusion::client::oauth::{HeadlessUserAgent, OAuth, OAuthError, Registration};
 use mcp_fusion::client::{Answers, Client, ClientError};
 use mcp_fusion::rmcp::model::ProtocolVersion;
 use mcp_fusion::rmcp::{ClientLifecycleMode, ClientServiceExt};
-use mcp_fusion::client::oauth::{HeadlessUserAgent, OAuth, OAuthError, Registration};
 use serde_json::Value;
 
 /// Where the authorization server sends the user back (never fetched: the user agent reads it).
@@ -30,7 +30,8 @@ pub async fn run(scenario: &str, server_url: &str, context: Option<Value>) -> Re
             let (id, secret) = (text("client_id"), text("client_secret"));
             OAuth::client_credentials(id.ok_or("no client_id")?, secret.ok_or("no client_secret")?)
         }
-        "auth/client-credentials-jwt" | "auth/enterprise-managed-authorization"
+        "auth/client-credentials-jwt"
+        | "auth/enterprise-managed-authorization"
         | "auth/wif-jwt-bearer" => {
             return Err(format!(
                 "{scenario}: mcp-fusion's OAuth client has no JWT client assertion (private_key_jwt, \
@@ -39,7 +40,9 @@ pub async fn run(scenario: &str, server_url: &str, context: Option<Value>) -> Re
             .into());
         }
         "auth/dpop" | "auth/dpop-nonce" => {
-            return Err(format!("{scenario}: rmcp's OAuth client does not do DPoP; not run").into());
+            return Err(
+                format!("{scenario}: rmcp's OAuth client does not do DPoP; not run").into(),
+            );
         }
         _ => {
             let registration = match text("client_id") {
@@ -58,7 +61,8 @@ pub async fn run(scenario: &str, server_url: &str, context: Option<Value>) -> Re
     let mut session = oauth.session(server_url)?;
     // The protocol version the suite asks for: 2026-07-28 is discovered (`server/discover`,
     // the version on every request), earlier ones initialized.
-    let modern = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").is_ok_and(|v| v.as_str() >= "2026");
+    let modern =
+        std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").is_ok_and(|v| v.as_str() >= "2026");
     let (client, connection) = session
         .connect(|transport| async move {
             let lifecycle = match modern {
@@ -95,5 +99,8 @@ fn stopped(failed: &mcp_fusion::client::ClientError) -> bool {
     let mcp_fusion::client::ClientError::Transport(error) = failed else {
         return false;
     };
-    matches!(error.downcast_ref::<OAuthError>(), Some(OAuthError::StepUpLimit { .. }))
+    matches!(
+        error.downcast_ref::<OAuthError>(),
+        Some(OAuthError::StepUpLimit { .. })
+    )
 }

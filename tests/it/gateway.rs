@@ -973,7 +973,9 @@ async fn an_upstream_behind_oauth_is_reached_with_the_gateways_own_token() {
     .await;
     assert_eq!(code(&refused), "FORBIDDEN", "{refused}");
     assert!(
-        refused.to_string().contains("refused the gateway's credentials"),
+        refused
+            .to_string()
+            .contains("refused the gateway's credentials"),
         "{refused}"
     );
 }
@@ -1339,7 +1341,9 @@ async fn one_callers_failing_calls_open_the_breaker_for_that_caller_alone() {
     let refused = gateway.call(104, "t_echo", echo("bob")).await;
     assert_eq!(code(&refused), "FORBIDDEN", "{refused}");
     assert!(
-        refused.to_string().contains("refused the gateway's credentials"),
+        refused
+            .to_string()
+            .contains("refused the gateway's credentials"),
         "{refused}"
     );
     // Ann is still served, on the same connection.

@@ -25,7 +25,9 @@ impl WhoAmI {
     /// The caller's subject and scopes.
     #[action(read_only)]
     async fn whoami(&self, f: Context) -> Result<Value, ToolError> {
-        let caller = f.caller().ok_or_else(|| ToolError::forbidden("No verified caller."))?;
+        let caller = f
+            .caller()
+            .ok_or_else(|| ToolError::forbidden("No verified caller."))?;
         Ok(json!({"subject": caller.subject(), "scopes": caller.scopes()}))
     }
 
@@ -40,7 +42,8 @@ impl WhoAmI {
 async fn resource_server(issuer: &Issuer) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let resource = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let verifier = JwtVerifier::new(&issuer.url, &resource).jwks_url(format!("{}/jwks", issuer.url));
+    let verifier =
+        JwtVerifier::new(&issuer.url, &resource).jwks_url(format!("{}/jwks", issuer.url));
     let mut options = HttpOptions::default();
     options.oauth = Some(ResourceServer::jwt(verifier));
     let server = Server::builder("who", "1").tool(WhoAmI).build().unwrap();
@@ -58,7 +61,9 @@ async fn client_credentials_get_a_token_the_typed_client_calls_with() {
     let issuer = Issuer::start().await.unwrap();
     issuer.register_client("svc", "s3cret", &[]);
     let resource = resource_server(&issuer).await;
-    let mut session = OAuth::client_credentials("svc", "s3cret").session(&resource).unwrap();
+    let mut session = OAuth::client_credentials("svc", "s3cret")
+        .session(&resource)
+        .unwrap();
     let (client, _connection) = Answers::new().connect_oauth(&mut session).await.unwrap();
     let me = client.call("who_am_i.whoami", json!({})).await.unwrap();
     assert_eq!(structured(&me)["subject"], "svc");
@@ -80,7 +85,9 @@ async fn a_refused_secret_is_a_clear_error() {
     let issuer = Issuer::start().await.unwrap();
     issuer.register_client("svc", "s3cret", &[]);
     let resource = resource_server(&issuer).await;
-    let mut session = OAuth::client_credentials("svc", "wrong").session(&resource).unwrap();
+    let mut session = OAuth::client_credentials("svc", "wrong")
+        .session(&resource)
+        .unwrap();
     let refused = session.authorize(None).await.unwrap_err();
     assert!(matches!(refused, OAuthError::Auth(_)), "{refused:?}");
     assert!(refused.to_string().contains("invalid_client"), "{refused}");
@@ -91,10 +98,11 @@ async fn a_refused_secret_is_a_clear_error() {
 async fn the_authorization_code_grant_registers_uses_pkce_and_steps_up() {
     let issuer = Issuer::start().await.unwrap();
     let resource = resource_server(&issuer).await;
-    let mut session = OAuth::authorization_code("http://localhost:3000/callback", HeadlessUserAgent)
-        .scopes(["notes:read"])
-        .session(&resource)
-        .unwrap();
+    let mut session =
+        OAuth::authorization_code("http://localhost:3000/callback", HeadlessUserAgent)
+            .scopes(["notes:read"])
+            .session(&resource)
+            .unwrap();
     let (client, _connection) = Answers::new().connect_oauth(&mut session).await.unwrap();
     let me = client.call("who_am_i.whoami", json!({})).await.unwrap();
     assert_eq!(structured(&me)["scopes"], json!(["notes:read"]));
@@ -102,7 +110,10 @@ async fn the_authorization_code_grant_registers_uses_pkce_and_steps_up() {
 
     // `admin` needs a scope the token lacks: 403 insufficient_scope, a step-up asking for the
     // scopes asked before and the challenged one, then the call again on the same connection.
-    let done = session.retry(|| client.call("who_am_i.admin", json!({}))).await.unwrap();
+    let done = session
+        .retry(|| client.call("who_am_i.admin", json!({})))
+        .await
+        .unwrap();
     assert_eq!(done.content[0].as_text().unwrap().text, "done");
     assert_eq!(session.authorizations(), 2);
     assert_eq!(session.requested_scopes(), ["notes:read", "admin"]);
@@ -113,7 +124,11 @@ async fn the_authorization_code_grant_registers_uses_pkce_and_steps_up() {
     assert_eq!(requests.len(), 2, "{requests:?}");
     for request in &requests {
         assert_eq!(request["grant_type"], "authorization_code");
-        assert!(request["code_verifier"].as_str().is_some_and(|v| v.len() >= 43));
+        assert!(
+            request["code_verifier"]
+                .as_str()
+                .is_some_and(|v| v.len() >= 43)
+        );
         assert_eq!(request["resource"], resource);
         assert_eq!(request["auth"], "none");
     }
@@ -125,7 +140,9 @@ async fn a_metadata_issuer_that_does_not_match_is_refused() {
     issuer.register_client("svc", "s3cret", &[]);
     issuer.claim_issuer("http://127.0.0.1:9/elsewhere");
     let resource = resource_server(&issuer).await;
-    let mut session = OAuth::client_credentials("svc", "s3cret").session(&resource).unwrap();
+    let mut session = OAuth::client_credentials("svc", "s3cret")
+        .session(&resource)
+        .unwrap();
     let refused = session.authorize(None).await.unwrap_err();
     assert!(
         refused.to_string().contains("http://127.0.0.1:9/elsewhere"),
@@ -142,7 +159,9 @@ async fn a_redirect_to_another_origin_is_refused() {
     other.register_client("svc", "s3cret", &[]);
     issuer.redirect_to(&other.url);
     let resource = resource_server(&issuer).await;
-    let mut session = OAuth::client_credentials("svc", "s3cret").session(&resource).unwrap();
+    let mut session = OAuth::client_credentials("svc", "s3cret")
+        .session(&resource)
+        .unwrap();
     let refused = session.authorize(None).await.unwrap_err();
     match &refused {
         OAuthError::Redirected { from, to } => {
@@ -184,7 +203,8 @@ async fn a_token_endpoint_that_never_answers_is_given_up_at_the_timeout() {
 async fn greedy(issuer: &Issuer) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let metadata = json!({"resource": format!("{base}/mcp"), "authorization_servers": [issuer.url]});
+    let metadata =
+        json!({"resource": format!("{base}/mcp"), "authorization_servers": [issuer.url]});
     let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let challenge_base = base.clone();
     let app = axum::Router::new()
@@ -220,15 +240,24 @@ async fn an_endless_step_up_stops_at_the_limit() {
         .max_step_ups(3)
         .session(&resource)
         .unwrap();
-    let failed = Answers::new().connect_oauth(&mut session).await.unwrap_err();
+    let failed = Answers::new()
+        .connect_oauth(&mut session)
+        .await
+        .unwrap_err();
     let ClientError::Transport(error) = &failed else {
         panic!("{failed:?}")
     };
     let error = error.downcast_ref::<OAuthError>().expect("an OAuth error");
     match error {
-        OAuthError::StepUpLimit { authorizations, scope } => {
+        OAuthError::StepUpLimit {
+            authorizations,
+            scope,
+        } => {
             assert_eq!(*authorizations, 4, "the first and 3 step-ups");
-            assert!(scope.as_deref().is_some_and(|s| s.starts_with("more:")), "{error}");
+            assert!(
+                scope.as_deref().is_some_and(|s| s.starts_with("more:")),
+                "{error}"
+            );
         }
         other => panic!("not the step-up limit: {other:?}"),
     }
@@ -262,15 +291,29 @@ async fn a_gateway_reaches_an_upstream_with_its_own_client_credentials() {
     let (client, _connection) = Client::in_memory(gateway).await.unwrap();
     assert!(listed(&client).await.contains(&"who_who_am_i".to_owned()));
     let me = client.call("who_who_am_i.whoami", json!({})).await.unwrap();
-    assert_eq!(structured(&me)["subject"], "front-desk", "the gateway's own token");
+    assert_eq!(
+        structured(&me)["subject"],
+        "front-desk",
+        "the gateway's own token"
+    );
 
     // Refused credentials: FORBIDDEN, critical, no retry offered.
-    let refused = client.call("nope_who_am_i.whoami", json!({})).await.unwrap_err();
+    let refused = client
+        .call("nope_who_am_i.whoami", json!({}))
+        .await
+        .unwrap_err();
     let error = &refused.tool_error().expect("an envelope").error;
     assert_eq!(error.code, "FORBIDDEN", "{error:?}");
-    assert_eq!(error.message, "The upstream \"nope\" refused the gateway's credentials.");
+    assert_eq!(
+        error.message,
+        "The upstream \"nope\" refused the gateway's credentials."
+    );
     assert_eq!(error.retry_after, None);
-    let text = refused.tool_error().unwrap().raw.content[0].as_text().unwrap().text.clone();
+    let text = refused.tool_error().unwrap().raw.content[0]
+        .as_text()
+        .unwrap()
+        .text
+        .clone();
     assert!(text.contains("severity=\"critical\""), "{text}");
     assert!(!text.contains("stale"), "{text}");
 }

@@ -32,12 +32,12 @@ use std::pin::Pin;
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
     ClientCredentialsConfig, CredentialStore, WWWAuthenticateParams,
 };
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::StreamableHttpClientTransport;
 
 use super::oauth_http::{Http, Refusal};
 use super::{Answers, Client, ClientError, Connection};
@@ -87,7 +87,10 @@ impl UserAgent for HeadlessUserAgent {
             let answer = client.get(&url).send().await.map_err(|e| e.to_string())?;
             let location = answer.headers().get(http::header::LOCATION);
             let location = location.and_then(|l| l.to_str().ok()).ok_or_else(|| {
-                format!("the authorization endpoint answered {} without a redirect", answer.status())
+                format!(
+                    "the authorization endpoint answered {} without a redirect",
+                    answer.status()
+                )
             })?;
             let base = url::Url::parse(&url).map_err(|e| e.to_string())?;
             Ok(base.join(location).map_err(|e| e.to_string())?.to_string())
@@ -141,7 +144,10 @@ impl std::fmt::Debug for Registration {
             } => f
                 .debug_struct("Preregistered")
                 .field("client_id", client_id)
-                .field("client_secret", &client_secret.as_ref().map(|_| "<redacted>"))
+                .field(
+                    "client_secret",
+                    &client_secret.as_ref().map(|_| "<redacted>"),
+                )
                 .finish(),
         }
     }
@@ -203,7 +209,10 @@ impl std::fmt::Debug for OAuth {
         out.field("scopes", &self.scopes)
             .field("timeout", &self.timeout)
             .field("max_step_ups", &self.max_step_ups)
-            .field("credential_store", &self.store.as_ref().map_or("in memory", |_| "the caller's"))
+            .field(
+                "credential_store",
+                &self.store.as_ref().map_or("in memory", |_| "the caller's"),
+            )
             .finish()
     }
 }
@@ -225,7 +234,10 @@ impl OAuth {
     /// The client credentials grant (no user): a service's own client ID and secret, sent
     /// as the authorization server's metadata asks (`client_secret_basic` when it takes only
     /// that, `client_secret_post` otherwise).
-    pub fn client_credentials(client_id: impl Into<String>, client_secret: impl Into<String>) -> Self {
+    pub fn client_credentials(
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+    ) -> Self {
         Self::with_grant(Grant::ClientCredentials {
             client_id: client_id.into(),
             client_secret: client_secret.into(),
@@ -244,7 +256,10 @@ impl OAuth {
 
     /// How the client is registered (authorization code grant only).
     pub fn registration(mut self, registration: Registration) -> Self {
-        if let Grant::Code { registration: r, .. } = &mut self.grant {
+        if let Grant::Code {
+            registration: r, ..
+        } = &mut self.grant
+        {
             *r = registration;
         }
         self
@@ -433,7 +448,10 @@ impl OAuthSession {
         if let Some(set) = &self.oauth.store {
             set(&mut manager);
         }
-        let resolution = manager.resolve_metadata_from_challenge(challenge).await.map_err(told)?;
+        let resolution = manager
+            .resolve_metadata_from_challenge(challenge)
+            .await
+            .map_err(told)?;
         manager.set_metadata(resolution.metadata);
         // A step-up asks for what was asked before and what the challenge asks (SEP-2350).
         let mut scopes = self.requested.clone();
@@ -441,7 +459,11 @@ impl OAuthSession {
             scopes.clone_from(&self.oauth.scopes);
         }
         if self.authorizations > 0 {
-            scopes.extend(challenged.iter().flat_map(|s| s.split_whitespace().map(str::to_owned)));
+            scopes.extend(
+                challenged
+                    .iter()
+                    .flat_map(|s| s.split_whitespace().map(str::to_owned)),
+            );
         }
         scopes.dedup();
         let manager = match &self.oauth.grant {
@@ -458,9 +480,16 @@ impl OAuthSession {
                     scopes: scopes.clone(),
                     resource: Some(self.url.to_string()),
                 };
-                manager.validate_client_credentials_metadata(&config).map_err(told)?;
-                manager.configure_client_credentials(&config).map_err(told)?;
-                manager.exchange_client_credentials(&config).await.map_err(told)?;
+                manager
+                    .validate_client_credentials_metadata(&config)
+                    .map_err(told)?;
+                manager
+                    .configure_client_credentials(&config)
+                    .map_err(told)?;
+                manager
+                    .exchange_client_credentials(&config)
+                    .await
+                    .map_err(told)?;
                 manager
             }
             Grant::Code {
@@ -496,8 +525,14 @@ impl OAuthSession {
                     .map_err(|(_, e)| told(e))?;
                 let url = session.get_authorization_url().to_owned();
                 scopes = asked_scopes(&url);
-                let redirected = user_agent.authorize(url).await.map_err(OAuthError::UserAgent)?;
-                session.handle_callback_url(&redirected).await.map_err(told)?;
+                let redirected = user_agent
+                    .authorize(url)
+                    .await
+                    .map_err(OAuthError::UserAgent)?;
+                session
+                    .handle_callback_url(&redirected)
+                    .await
+                    .map_err(told)?;
                 session.auth_manager
             }
         };
@@ -545,7 +580,9 @@ impl OAuthSession {
     }
 
     /// The manager every transport shares (one without tokens before the first authorization).
-    async fn shared(&mut self) -> Result<Arc<tokio::sync::Mutex<AuthorizationManager>>, OAuthError> {
+    async fn shared(
+        &mut self,
+    ) -> Result<Arc<tokio::sync::Mutex<AuthorizationManager>>, OAuthError> {
         if let Some(manager) = &self.manager {
             return Ok(Arc::clone(manager));
         }
@@ -574,7 +611,9 @@ impl OAuthSession {
             let Some(challenge) = challenge_of(&failed) else {
                 return Err(failed);
             };
-            self.authorize(Some(&challenge)).await.map_err(ClientError::transport)?;
+            self.authorize(Some(&challenge))
+                .await
+                .map_err(ClientError::transport)?;
         }
     }
 }
@@ -593,12 +632,18 @@ fn asked_scopes(url: &str) -> Vec<String> {
         return Vec::new();
     };
     let scope = url.query_pairs().find(|(k, _)| k == "scope");
-    scope.map_or_else(Vec::new, |(_, s)| s.split_whitespace().map(str::to_owned).collect())
+    scope.map_or_else(Vec::new, |(_, s)| {
+        s.split_whitespace().map(str::to_owned).collect()
+    })
 }
 
 /// rmcp's error, or the precise refusal of the OAuth HTTP client behind it.
 fn told(error: AuthError, refused: &std::sync::Mutex<Option<Refusal>>) -> OAuthError {
-    if let Some(refusal) = refused.lock().unwrap_or_else(PoisonError::into_inner).take() {
+    if let Some(refusal) = refused
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take()
+    {
         return match refusal {
             Refusal::TimedOut { url, after } => OAuthError::TimedOut { url, after },
             Refusal::Redirected { from, to } => OAuthError::Redirected { from, to },
@@ -655,7 +700,9 @@ impl OAuthSession {
             let Some(challenge) = challenge_of(&failed) else {
                 return Err(failed);
             };
-            self.authorize(Some(&challenge)).await.map_err(ClientError::transport)?;
+            self.authorize(Some(&challenge))
+                .await
+                .map_err(ClientError::transport)?;
         }
     }
 }
@@ -667,6 +714,8 @@ impl Answers {
         self,
         session: &mut OAuthSession,
     ) -> Result<(Client, Connection), ClientError> {
-        session.connect(|transport| self.clone().connect(transport)).await
+        session
+            .connect(|transport| self.clone().connect(transport))
+            .await
     }
 }

@@ -89,7 +89,10 @@ async fn connect_oauth<H: ClientHandler + Clone>(
     }
     let mut challenged = false;
     loop {
-        let transport = session.transport_with(config.clone()).await.map_err(failed)?;
+        let transport = session
+            .transport_with(config.clone())
+            .await
+            .map_err(failed)?;
         match events.clone().serve(transport).await {
             Ok(service) => return Ok(service),
             Err(e) => match e.auth_challenge() {

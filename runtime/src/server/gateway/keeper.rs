@@ -19,8 +19,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::Target;
 use super::link::{Link, State, lock};
-use super::{credentials, listing};
 use super::relay::{origin, relay};
+use super::{credentials, listing};
 use crate::tool::ClientRequestKind;
 
 impl Link {

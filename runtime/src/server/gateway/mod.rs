@@ -116,7 +116,7 @@ impl std::fmt::Debug for Upstream {
             .field("bearer", &self.bearer.as_ref().map(|_| "…"));
         #[cfg(feature = "oauth-client")]
         out.field("oauth", &self.oauth);
-        out            .field("connect_timeout", &self.connect_timeout)
+        out.field("connect_timeout", &self.connect_timeout)
             .field("call_timeout", &self.call_timeout)
             .field("backoff", &self.backoff)
             .field("breaker", &self.breaker)
