@@ -107,12 +107,13 @@ impl Grants {
         ([(header::CACHE_CONTROL, "no-store")], axum::Json(body)).into_response()
     }
 
-    /// The client a token request authenticates as, and how (`basic`, `post`, `none`).
+    /// The client a token request authenticates as, and how (`basic`, `post`, `none`); `None`
+    /// when it does not.
     fn client(
         &self,
         headers: &HeaderMap,
         form: &HashMap<String, String>,
-    ) -> Result<(String, Registered, &'static str), Response> {
+    ) -> Option<(String, Registered, &'static str)> {
         let basic = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
@@ -127,13 +128,13 @@ impl Grants {
             None => match (form.get("client_id"), form.get("client_secret")) {
                 (Some(id), Some(secret)) => (id.clone(), Some(secret.clone()), "post"),
                 (Some(id), None) => (id.clone(), None, "none"),
-                (None, _) => return Err(error(StatusCode::UNAUTHORIZED, "invalid_client")),
+                (None, _) => return None,
             },
         };
         let registered = lock(&self.clients).get(&id).cloned();
         match registered {
-            Some(client) if client.secret == secret => Ok((id, client, auth)),
-            _ => Err(error(StatusCode::UNAUTHORIZED, "invalid_client")),
+            Some(client) if client.secret == secret => Some((id, client, auth)),
+            _ => None,
         }
     }
 
@@ -154,9 +155,8 @@ impl Grants {
         if self.hang.load(Ordering::SeqCst) {
             std::future::pending::<()>().await;
         }
-        let (client_id, client, _) = match client {
-            Ok(client) => client,
-            Err(refused) => return refused,
+        let Some((client_id, client, _)) = client else {
+            return error(StatusCode::UNAUTHORIZED, "invalid_client");
         };
         let field = |name: &str| form.get(name).cloned().unwrap_or_default();
         match form.get("grant_type").map(String::as_str) {
