@@ -23,8 +23,6 @@ mod batch_options;
 mod connect;
 #[cfg(feature = "oauth-client")]
 pub mod oauth;
-#[cfg(feature = "oauth-client")]
-mod oauth_http;
 
 #[cfg(feature = "client")]
 pub use answers::{Answers, Connection};

@@ -56,7 +56,7 @@ async fn connect_oauth<H: ClientHandler + Clone>(
     config: StreamableHttpClientTransportConfig,
     events: H,
 ) -> Result<RunningService<RoleClient, H>, String> {
-    use crate::client::oauth::{OAuthError, OAuthSession};
+    use crate::oauth_client::{OAuthError, OAuthSession};
     use rmcp::ServiceExt;
     use rmcp::transport::auth::AuthError;
 

@@ -67,7 +67,7 @@ pub(crate) struct Link {
     pub(super) refused: std::sync::atomic::AtomicBool,
     /// The gateway's OAuth session for the upstream, kept across connections.
     #[cfg(feature = "oauth-client")]
-    pub(super) oauth: tokio::sync::Mutex<Option<crate::client::oauth::OAuthSession>>,
+    pub(super) oauth: tokio::sync::Mutex<Option<crate::oauth_client::OAuthSession>>,
 }
 
 pub(super) enum State {

@@ -80,7 +80,7 @@ pub struct Upstream {
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) bearer: Option<String>,
     #[cfg(feature = "oauth-client")]
-    pub(crate) oauth: Option<crate::client::oauth::OAuth>,
+    pub(crate) oauth: Option<crate::oauth_client::OAuth>,
     pub(crate) connect_timeout: Duration,
     pub(crate) call_timeout: Duration,
     pub(crate) backoff: (Duration, Duration),
@@ -237,7 +237,7 @@ impl Upstream {
     }
 
     /// The gateway's own OAuth client for an HTTP upstream (feature `oauth-client`): usually
-    /// [`OAuth::client_credentials`](crate::client::oauth::OAuth::client_credentials), the
+    /// [`OAuth::client_credentials`](crate::oauth_client::OAuth::client_credentials), the
     /// grant that needs no user. The gateway gets a token before it connects (discovery from
     /// the upstream's metadata), refreshes or gets another as it expires, and never passes a
     /// client's token on. An upstream or authorization server that refuses the gateway's
@@ -252,7 +252,7 @@ impl Upstream {
     /// assert!(!format!("{crm:?}").contains("s3cret"));
     /// ```
     #[cfg(feature = "oauth-client")]
-    pub fn oauth(mut self, oauth: crate::client::oauth::OAuth) -> Self {
+    pub fn oauth(mut self, oauth: crate::oauth_client::OAuth) -> Self {
         self.oauth = Some(oauth);
         self
     }
