@@ -83,8 +83,9 @@ impl Grants {
     fn issue(&self, client_id: &str, resource: &str, scope: &str, refresh: bool) -> Response {
         let lifetime = self.lifetime.load(Ordering::SeqCst);
         let now = now();
+        // A `jti` of its own: two tokens issued in the same second differ.
         let mut claims = json!({"iss": self.url, "aud": resource, "sub": client_id,
-            "client_id": client_id, "iat": now, "exp": now + lifetime});
+            "client_id": client_id, "iat": now, "exp": now + lifetime, "jti": self.fresh("at")});
         if !scope.is_empty() {
             claims["scope"] = json!(scope);
         }

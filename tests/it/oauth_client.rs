@@ -11,7 +11,8 @@ use mcp_fusion::client::oauth::{HeadlessUserAgent, OAuth, OAuthError};
 use mcp_fusion::client::{Answers, Client, ClientError};
 use mcp_fusion::server::HttpOptions;
 use mcp_fusion::server::gateway::Upstream;
-use mcp_fusion::server::oauth::{JwtVerifier, OAuth as ResourceServer};
+use mcp_fusion::server::oauth::{JwtVerifier, OAuth as ResourceServer, TokenError, TokenVerifier};
+use mcp_fusion::tools::{BoxFuture, Caller};
 use mcp_fusion::{Context, Server, ToolError, tool};
 use mcp_fusion_drivers::issuer::Issuer;
 use serde_json::{Value, json};
@@ -38,17 +39,54 @@ impl WhoAmI {
     }
 }
 
+/// The issuer's JWTs, less those revoked: a token can stop being taken before it expires.
+#[derive(Clone)]
+struct Revocable {
+    jwt: std::sync::Arc<JwtVerifier>,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    revoked: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Revocable {
+    /// Every token taken so far is refused from now on.
+    fn revoke_all(&self) {
+        let seen = self.seen.lock().unwrap().clone();
+        self.revoked.lock().unwrap().extend(seen);
+    }
+}
+
+impl TokenVerifier for Revocable {
+    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Caller, TokenError>> {
+        Box::pin(async move {
+            if self.revoked.lock().unwrap().iter().any(|t| t == token) {
+                return Err(TokenError::Invalid("revoked".into()));
+            }
+            self.seen.lock().unwrap().push(token.to_owned());
+            self.jwt.verify(token).await
+        })
+    }
+}
+
 /// A resource server of `issuer`'s on a free loopback port: its resource URI.
 async fn resource_server(issuer: &Issuer) -> String {
+    revocable_server(issuer).await.0
+}
+
+/// A resource server of `issuer`'s whose tokens can be revoked: its resource URI, its verifier.
+async fn revocable_server(issuer: &Issuer) -> (String, Revocable) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let resource = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let verifier =
-        JwtVerifier::new(&issuer.url, &resource).jwks_url(format!("{}/jwks", issuer.url));
+    let jwt = JwtVerifier::new(&issuer.url, &resource).jwks_url(format!("{}/jwks", issuer.url));
+    let verifier = Revocable {
+        jwt: std::sync::Arc::new(jwt),
+        seen: std::sync::Arc::default(),
+        revoked: std::sync::Arc::default(),
+    };
     let mut options = HttpOptions::default();
-    options.oauth = Some(ResourceServer::jwt(verifier));
+    options.oauth = Some(ResourceServer::new(&resource, &issuer.url, verifier.clone()));
     let server = Server::builder("who", "1").tool(WhoAmI).build().unwrap();
     tokio::spawn(server.serve_http(listener, options).into_future());
-    resource
+    (resource, verifier)
 }
 
 fn structured(result: &mcp_fusion::rmcp::model::CallToolResult) -> Value {
@@ -316,4 +354,50 @@ async fn a_gateway_reaches_an_upstream_with_its_own_client_credentials() {
         .clone();
     assert!(text.contains("severity=\"critical\""), "{text}");
     assert!(!text.contains("stale"), "{text}");
+}
+
+#[tokio::test]
+async fn a_gateway_gets_a_new_token_when_the_upstream_stops_taking_its_own() {
+    let issuer = Issuer::start().await.unwrap();
+    issuer.register_client("front-desk", "s3cret", &[]);
+    let (resource, verifier) = revocable_server(&issuer).await;
+    let gateway = Server::builder("front-desk", "1")
+        .mount(
+            "who",
+            Upstream::http(&resource)
+                .oauth(OAuth::client_credentials("front-desk", "s3cret"))
+                .header("x-tenant", "acme"),
+        )
+        .build()
+        .unwrap();
+    let (client, _connection) = Client::in_memory(gateway).await.unwrap();
+    assert!(listed(&client).await.contains(&"who_who_am_i".to_owned()));
+    client.call("who_who_am_i.whoami", json!({})).await.unwrap();
+    assert_eq!(issuer.token_requests().len(), 1);
+
+    // The upstream stops taking the token (revoked): 401 to the forwarded call, a new token
+    // (client credentials again), the call once more, answered.
+    verifier.revoke_all();
+    let me = client.call("who_who_am_i.whoami", json!({})).await.unwrap();
+    assert_eq!(structured(&me)["subject"], "front-desk");
+    assert_eq!(issuer.token_requests().len(), 2, "one new token");
+}
+
+#[tokio::test]
+async fn the_refresh_token_renews_an_expired_access_token() {
+    let issuer = Issuer::start().await.unwrap();
+    let resource = resource_server(&issuer).await;
+    // Tokens that expire at once: the next use refreshes.
+    issuer.token_lifetime(0);
+    let mut session =
+        OAuth::authorization_code("http://localhost:3000/callback", HeadlessUserAgent)
+            .session(&resource)
+            .unwrap();
+    session.authorize(None).await.unwrap();
+    let first = session.access_token().await.unwrap();
+    let requests = issuer.token_requests();
+    let grants: Vec<&str> = requests.iter().map(|r| r["grant_type"].as_str().unwrap()).collect();
+    assert_eq!(grants, ["authorization_code", "refresh_token"]);
+    assert!(first.split('.').count() == 3, "a JWT");
+    assert_eq!(session.authorizations(), 1, "refreshed, not authorized again");
 }

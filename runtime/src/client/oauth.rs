@@ -19,7 +19,10 @@ impl OAuthSession {
     {
         loop {
             let failed = match op().await {
-                Ok(done) => return Ok(done),
+                Ok(done) => {
+                    self.answered();
+                    return Ok(done);
+                }
                 Err(failed) => failed,
             };
             let Some(challenge) = challenge_of(&failed) else {
@@ -59,7 +62,10 @@ impl OAuthSession {
         loop {
             let transport = self.transport().await.map_err(ClientError::transport)?;
             let failed = match connect(transport).await {
-                Ok(connected) => return Ok(connected),
+                Ok(connected) => {
+                    self.answered();
+                    return Ok(connected);
+                }
                 Err(failed) => failed,
             };
             let Some(challenge) = challenge_of(&failed) else {

@@ -279,9 +279,9 @@ impl OAuth {
         self
     }
 
-    /// How many times a challenge (a 401, or a 403 `insufficient_scope`) may send the client
-    /// to authorize again after the first authorization (2 by default): an endless step-up
-    /// ends with [`OAuthError::StepUpLimit`].
+    /// How many times challenges in a row (a 401, or a 403 `insufficient_scope`, with no
+    /// answer in between) may send the client to authorize again after the first (2 by
+    /// default): an endless step-up ends with [`OAuthError::StepUpLimit`].
     pub fn max_step_ups(mut self, max: u32) -> Self {
         self.max_step_ups = max;
         self
@@ -304,6 +304,7 @@ impl OAuth {
             manager: None,
             oauth: self,
             authorizations: 0,
+            challenged: 0,
             requested: Vec::new(),
         })
     }
@@ -337,9 +338,10 @@ pub enum OAuthError {
         /// Where it redirected.
         to: String,
     },
-    /// The server kept challenging after [`OAuth::max_step_ups`] new authorizations.
+    /// The server kept challenging (a 401, or a 403 `insufficient_scope`) after the first
+    /// authorization and [`OAuth::max_step_ups`] more, with no answer in between.
     StepUpLimit {
-        /// The authorizations made.
+        /// The authorizations made for those challenges.
         authorizations: u32,
         /// The scope the last challenge asked for.
         scope: Option<String>,
@@ -400,6 +402,8 @@ pub struct OAuthSession {
     /// Shared with every transport made; `None` until the first authorization.
     manager: Option<Arc<tokio::sync::Mutex<AuthorizationManager>>>,
     authorizations: u32,
+    /// The challenges met since the server last answered (`answered`).
+    challenged: u32,
     /// The scopes asked for so far.
     requested: Vec<String>,
 }
@@ -421,6 +425,12 @@ impl OAuthSession {
         self.authorizations
     }
 
+    /// The server answered a request: the challenges counted toward the step-up limit start
+    /// over (an expired token later is not one more step-up).
+    pub fn answered(&mut self) {
+        self.challenged = 0;
+    }
+
     /// The scopes asked for so far (the union over every authorization).
     pub fn requested_scopes(&self) -> &[String] {
         &self.requested
@@ -433,11 +443,16 @@ impl OAuthSession {
         let challenged = challenge
             .map(|c| WWWAuthenticateParams::parse(c, &self.url).scope)
             .unwrap_or_default();
-        if self.authorizations > self.oauth.max_step_ups {
-            return Err(OAuthError::StepUpLimit {
-                authorizations: self.authorizations,
-                scope: challenged,
-            });
+        if challenge.is_some() {
+            // Challenges with no answer in between: past the limit, the server wants more
+            // than any authorization gives.
+            if self.challenged > self.oauth.max_step_ups {
+                return Err(OAuthError::StepUpLimit {
+                    authorizations: self.challenged,
+                    scope: challenged,
+                });
+            }
+            self.challenged += 1;
         }
         let http = Http::new(self.oauth.timeout).map_err(|e| OAuthError::Auth(e.into()))?;
         let refused = Arc::clone(&http.refused);
@@ -466,7 +481,8 @@ impl OAuthSession {
                     .flat_map(|s| s.split_whitespace().map(str::to_owned)),
             );
         }
-        scopes.dedup();
+        let mut seen = std::collections::HashSet::new();
+        scopes.retain(|s| seen.insert(s.clone()));
         let manager = match &self.oauth.grant {
             Grant::ClientCredentials {
                 client_id,

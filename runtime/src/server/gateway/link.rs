@@ -424,10 +424,22 @@ impl Link {
         // The gateway speaks to its upstreams on 2025-11-25 sessions, where an upstream asks
         // on the back-channel (relayed, `relay.rs`) and never answers `input_required` (rmcp
         // refuses to send it before 2026-07-28; anything else is a failed call).
-        let mut options = PeerRequestOptions::no_options();
-        options.meta = Some(meta);
+        let options = || {
+            let mut options = PeerRequestOptions::no_options();
+            options.meta = Some(meta.clone());
+            options
+        };
         let call = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        match self.exchange(&peer, call, options, context).await {
+        let mut answer = self.exchange(&peer, call.clone(), options(), context).await;
+        if let Err(error) = &answer
+            && error.auth_challenge().is_some()
+            && super::credentials::renewed(self).await
+        {
+            // The upstream stopped taking the gateway's token (expired, revoked): once more
+            // with a new one.
+            answer = self.exchange(&peer, call, options(), context).await;
+        }
+        match answer {
             Ok(ServerResult::CallToolResult(result)) => {
                 self.breaker.served(caller);
                 self.trips.store(0, Ordering::Relaxed);
@@ -447,8 +459,9 @@ impl Link {
                 Err(self.failed(name, &format!("{error:?}")))
             }
             Err(error) if error.auth_challenge().is_some() => {
-                // The upstream refused the gateway's token mid-connection: the keeper
-                // connects again (a new token), and until it can, calls are told why.
+                // The upstream refused the gateway's token mid-connection, a new one too: the
+                // keeper connects again when the backoff ends, and until then calls are told
+                // why.
                 self.set_refused(true);
                 self.go_down(Some(connection), 1);
                 Err(ToolError::upstream_credentials_refused(&self.namespace))
