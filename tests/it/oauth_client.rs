@@ -83,7 +83,11 @@ async fn revocable_server(issuer: &Issuer) -> (String, Revocable) {
         revoked: std::sync::Arc::default(),
     };
     let mut options = HttpOptions::default();
-    options.oauth = Some(ResourceServer::new(&resource, &issuer.url, verifier.clone()));
+    options.oauth = Some(ResourceServer::new(
+        &resource,
+        &issuer.url,
+        verifier.clone(),
+    ));
     let server = Server::builder("who", "1").tool(WhoAmI).build().unwrap();
     tokio::spawn(server.serve_http(listener, options).into_future());
     (resource, verifier)
@@ -396,8 +400,95 @@ async fn the_refresh_token_renews_an_expired_access_token() {
     session.authorize(None).await.unwrap();
     let first = session.access_token().await.unwrap();
     let requests = issuer.token_requests();
-    let grants: Vec<&str> = requests.iter().map(|r| r["grant_type"].as_str().unwrap()).collect();
+    let grants: Vec<&str> = requests
+        .iter()
+        .map(|r| r["grant_type"].as_str().unwrap())
+        .collect();
     assert_eq!(grants, ["authorization_code", "refresh_token"]);
     assert!(first.split('.').count() == 3, "a JWT");
-    assert_eq!(session.authorizations(), 1, "refreshed, not authorized again");
+    assert_eq!(
+        session.authorizations(),
+        1,
+        "refreshed, not authorized again"
+    );
+}
+
+/// An upstream that takes no token: every POST is answered 401 `invalid_token`, its headers
+/// recorded (`x-tenant`, `authorization`).
+async fn unwelcoming(
+    issuer: &Issuer,
+) -> (
+    String,
+    std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>>,
+) {
+    use axum::http::HeaderMap;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let metadata =
+        json!({"resource": format!("{base}/mcp"), "authorization_servers": [issuer.url]});
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let recorded = seen.clone();
+    let challenge = format!(
+        "Bearer error=\"invalid_token\", resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\""
+    );
+    let app = axum::Router::new()
+        .route(
+            "/.well-known/oauth-protected-resource/mcp",
+            axum::routing::get(move || async move { axum::Json(metadata) }),
+        )
+        .route(
+            "/mcp",
+            axum::routing::post(move |headers: HeaderMap| {
+                let header = |name: &str| {
+                    let value = headers.get(name).and_then(|v| v.to_str().ok());
+                    value.unwrap_or_default().to_owned()
+                };
+                recorded
+                    .lock()
+                    .unwrap()
+                    .push((header("x-tenant"), header("authorization")));
+                let challenge = challenge.clone();
+                async move {
+                    (
+                        axum::http::StatusCode::UNAUTHORIZED,
+                        [(axum::http::header::WWW_AUTHENTICATE, challenge)],
+                    )
+                }
+            }),
+        );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("{base}/mcp"), seen)
+}
+
+#[tokio::test]
+async fn a_gateway_sends_its_headers_and_its_own_token_and_a_refusal_is_final() {
+    let issuer = Issuer::start().await.unwrap();
+    issuer.register_client("front-desk", "s3cret", &[]);
+    let (url, seen) = unwelcoming(&issuer).await;
+    let gateway = Server::builder("front-desk", "1")
+        .mount(
+            "crm",
+            Upstream::http(&url)
+                .oauth(OAuth::client_credentials("front-desk", "s3cret"))
+                .header("x-tenant", "acme")
+                .backoff(Duration::from_secs(60), Duration::from_secs(60)),
+        )
+        .build()
+        .unwrap();
+    assert_eq!(gateway.reach_upstreams().await, ["crm"]);
+    // A token, refused (401); a new token for the challenge, refused again: the gateway stops.
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    for (tenant, authorization) in &seen {
+        assert_eq!(tenant, "acme");
+        assert!(authorization.starts_with("Bearer ey"), "{authorization}");
+    }
+    assert_ne!(seen[0].1, seen[1].1, "a new token for the challenge");
+    assert_eq!(issuer.token_requests().len(), 2);
+
+    let (client, _connection) = Client::in_memory(gateway).await.unwrap();
+    let refused = client.call("crm_anything", json!({})).await.unwrap_err();
+    let error = &refused.tool_error().expect("an envelope").error;
+    assert_eq!(error.code, "FORBIDDEN", "{error:?}");
+    assert_eq!(error.retry_after, None);
 }
