@@ -1,6 +1,8 @@
-//! OAuth as a client (feature `oauth-client`), re-exported as `client::oauth`, on rmcp's authorization support: [`OAuth`] says
-//! how to get tokens, [`OAuthSession`] gets and keeps them for one MCP server, and
-//! [`Answers::connect_oauth`](crate::client::Answers::connect_oauth) connects the typed client with them.
+//! OAuth as a client (feature `oauth-client`, re-exported as `client::oauth`), on rmcp's
+//! authorization support: [`OAuth`] says how to get tokens, [`OAuthSession`] gets and keeps
+//! them for one MCP server, and
+//! [`Answers::connect_oauth`](crate::client::Answers::connect_oauth) connects the typed client
+//! with them.
 //!
 //! rmcp does the protocol: protected-resource metadata (RFC 9728, from the `WWW-Authenticate`
 //! challenge or the well-known paths) and authorization-server metadata (RFC 8414, OpenID
@@ -11,7 +13,8 @@
 //! (`client_secret_basic`, `client_secret_post`, `none`); refresh; client credentials.
 //! What is ours: every OAuth request bounded by [`OAuth::timeout`] and never following a
 //! redirect to another origin; step-up on a 401/403 challenge, asking for the scopes asked
-//! before and the challenged ones (SEP-2350), at most [`OAuth::max_step_ups`] times; where
+//! before and the challenged ones (SEP-2350), at most [`OAuth::max_step_ups`] in a row; a
+//! gateway's upstream with the gateway's own client (`Upstream::oauth`); where
 //! tokens are kept ([`OAuth::credential_store`], in memory by default); errors that say
 //! which of these refused; no secret in `Debug` or in a log line.
 //!
@@ -33,8 +36,6 @@ use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use rmcp::transport::StreamableHttpClientTransport;
-
-mod requests;
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
     ClientCredentialsConfig, CredentialStore, WWWAuthenticateParams,
@@ -42,6 +43,8 @@ use rmcp::transport::auth::{
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
 use requests::{Http, Refusal};
+
+mod requests;
 
 /// The browser, or whatever stands for the user: it is given the authorization URL and gives
 /// back the URL the authorization server redirected to (with `code`, `state` and maybe `iss`).
@@ -64,8 +67,8 @@ pub trait UserAgent: Send + Sync + 'static {
 /// What [`UserAgent::authorize`] returns.
 pub type UserAgentFuture = Pin<Box<dyn Future<Output = Result<String, String>> + Send>>;
 
-/// A user agent with no user: it fetches the authorization URL without following the
-/// redirect and gives back where it points. For authorization servers that grant without a
+/// A user agent with no user: it fetches the authorization URL (within 30 s) without
+/// following the redirect and gives back where it points. For authorization servers that grant without a
 /// login (tests, the conformance suite's).
 ///
 /// ```
@@ -85,7 +88,11 @@ impl UserAgent for HeadlessUserAgent {
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .map_err(|e| e.to_string())?;
-            let answer = client.get(&url).send().await.map_err(|e| e.to_string())?;
+            let asked = tokio::time::timeout(Duration::from_secs(30), client.get(&url).send());
+            let answer = asked
+                .await
+                .map_err(|_| format!("{url} did not answer within 30 s"))?;
+            let answer = answer.map_err(|e| e.to_string())?;
             let location = answer.headers().get(http::header::LOCATION);
             let location = location.and_then(|l| l.to_str().ok()).ok_or_else(|| {
                 format!(

@@ -237,7 +237,7 @@ impl Upstream {
     }
 
     /// The gateway's own OAuth client for an HTTP upstream (feature `oauth-client`): usually
-    /// [`OAuth::client_credentials`](crate::oauth_client::OAuth::client_credentials), the
+    /// [`OAuth::client_credentials`](crate::client::oauth::OAuth::client_credentials), the
     /// grant that needs no user. The gateway gets a token before it connects (discovery from
     /// the upstream's metadata), refreshes or gets another as it expires, and never passes a
     /// client's token on. An upstream or authorization server that refuses the gateway's
