@@ -5,7 +5,7 @@
 //! user agent that grants at once, lists the tools and calls each, stepping up when a call is
 //! challenged.
 
-use mcp_fusion::client::oauth::{HeadlessUserAgent, OAuth, OAuthError, Registration};
+use mcp_fusion::client::oauth::{Algorithm, HeadlessUserAgent, OAuth, OAuthError, Registration};
 use mcp_fusion::client::{Answers, Client, ClientError};
 use mcp_fusion::rmcp::model::ProtocolVersion;
 use mcp_fusion::rmcp::{ClientLifecycleMode, ClientServiceExt};
@@ -30,12 +30,24 @@ pub async fn run(scenario: &str, server_url: &str, context: Option<Value>) -> Re
             let (id, secret) = (text("client_id"), text("client_secret"));
             OAuth::client_credentials(id.ok_or("no client_id")?, secret.ok_or("no client_secret")?)
         }
-        "auth/client-credentials-jwt"
-        | "auth/enterprise-managed-authorization"
-        | "auth/wif-jwt-bearer" => {
+        "auth/client-credentials-jwt" => {
+            let algorithm = match text("signing_algorithm").as_deref() {
+                Some("ES384") => Algorithm::ES384,
+                Some("RS256") => Algorithm::RS256,
+                Some("EdDSA") => Algorithm::EdDSA,
+                _ => Algorithm::ES256,
+            };
+            let (id, pem) = (text("client_id"), text("private_key_pem"));
+            OAuth::client_credentials_jwt(
+                id.ok_or("no client_id")?,
+                pem.ok_or("no key")?,
+                algorithm,
+            )
+        }
+        "auth/enterprise-managed-authorization" | "auth/wif-jwt-bearer" => {
             return Err(format!(
-                "{scenario}: mcp-fusion's OAuth client has no JWT client assertion (private_key_jwt, \
-                 JWT bearer grants); not run"
+                "{scenario}: mcp-fusion's OAuth client has no JWT bearer grant (an identity \
+                 assertion exchanged for a token); not run"
             )
             .into());
         }

@@ -38,13 +38,20 @@ use std::time::Duration;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
-    ClientCredentialsConfig, CredentialStore, WWWAuthenticateParams,
+    ClientCredentialsConfig, CredentialStore, InMemoryCredentialStore, StoredCredentials,
+    WWWAuthenticateParams,
 };
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
 use requests::{Http, Refusal};
 
+#[cfg(feature = "oauth-client-jwt")]
+mod assertion;
 mod requests;
+
+/// The signing algorithms of [`OAuth::client_credentials_jwt`].
+#[cfg(feature = "oauth-client-jwt")]
+pub use jsonwebtoken::Algorithm;
 
 /// The browser, or whatever stands for the user: it is given the authorization URL and gives
 /// back the URL the authorization server redirected to (with `code`, `state` and maybe `iss`).
@@ -172,10 +179,35 @@ enum Grant {
         client_id: String,
         client_secret: String,
     },
+    #[cfg(feature = "oauth-client-jwt")]
+    ClientCredentialsJwt {
+        client_id: String,
+        key_pem: String,
+        algorithm: jsonwebtoken::Algorithm,
+    },
 }
 
-/// Sets a caller's credential store on a manager.
-type SetStore = Arc<dyn Fn(&mut AuthorizationManager) + Send + Sync>;
+/// Saves credentials in the store a manager was given.
+type Save = Box<
+    dyn Fn(StoredCredentials) -> Pin<Box<dyn Future<Output = Result<(), AuthError>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// Sets a credential store on a manager, and saves in it.
+type SetStore = Arc<dyn Fn(&mut AuthorizationManager) -> Save + Send + Sync>;
+
+/// `store` as a [`SetStore`].
+fn keep<S: CredentialStore + Clone + 'static>(store: S) -> SetStore {
+    Arc::new(move |manager: &mut AuthorizationManager| {
+        manager.set_credential_store(store.clone());
+        let store = store.clone();
+        Box::new(move |credentials| {
+            let store = store.clone();
+            Box::pin(async move { store.save(credentials).await })
+        })
+    })
+}
 
 /// How a client gets its tokens for an MCP server: the grant, the scopes, the limits.
 ///
@@ -213,6 +245,16 @@ impl std::fmt::Debug for OAuth {
                 .field("grant", &"client_credentials")
                 .field("client_id", client_id)
                 .field("client_secret", &"<redacted>"),
+            #[cfg(feature = "oauth-client-jwt")]
+            Grant::ClientCredentialsJwt {
+                client_id,
+                algorithm,
+                ..
+            } => out
+                .field("grant", &"client_credentials (private_key_jwt)")
+                .field("client_id", client_id)
+                .field("algorithm", algorithm)
+                .field("key", &"<redacted>"),
         };
         out.field("scopes", &self.scopes)
             .field("timeout", &self.timeout)
@@ -249,6 +291,30 @@ impl OAuth {
         Self::with_grant(Grant::ClientCredentials {
             client_id: client_id.into(),
             client_secret: client_secret.into(),
+        })
+    }
+
+    /// The client credentials grant, the client proving itself with a JWT it signs with
+    /// `private_key_pem` (`private_key_jwt`, RFC 7523; feature `oauth-client-jwt`): an EC
+    /// (`ES256`, `ES384`), Ed25519 (`EdDSA`) or RSA key in PEM.
+    ///
+    /// ```
+    /// use mcp_fusion::client::oauth::{Algorithm, OAuth};
+    ///
+    /// let pem = "-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----\n";
+    /// let oauth = OAuth::client_credentials_jwt("billing-agent", pem, Algorithm::ES256);
+    /// assert!(!format!("{oauth:?}").contains("PRIVATE KEY"));
+    /// ```
+    #[cfg(feature = "oauth-client-jwt")]
+    pub fn client_credentials_jwt(
+        client_id: impl Into<String>,
+        private_key_pem: impl Into<String>,
+        algorithm: jsonwebtoken::Algorithm,
+    ) -> Self {
+        Self::with_grant(Grant::ClientCredentialsJwt {
+            client_id: client_id.into(),
+            key_pem: private_key_pem.into(),
+            algorithm,
         })
     }
 
@@ -297,9 +363,7 @@ impl OAuth {
     /// Where tokens are kept: rmcp's [`CredentialStore`] (a handle that clones cheaply). In
     /// memory, for the session alone, by default.
     pub fn credential_store<S: CredentialStore + Clone + 'static>(mut self, store: S) -> Self {
-        self.store = Some(Arc::new(move |manager: &mut AuthorizationManager| {
-            manager.set_credential_store(store.clone());
-        }));
+        self.store = Some(keep(store));
         self
     }
 
@@ -461,20 +525,21 @@ impl OAuthSession {
             }
             self.challenged += 1;
         }
-        let http = Http::new(self.oauth.timeout).map_err(|e| OAuthError::Auth(e.into()))?;
+        let http = Arc::new(Http::new(self.oauth.timeout).map_err(|e| OAuthError::Auth(e.into()))?);
         let refused = Arc::clone(&http.refused);
         let told = |e: AuthError| told(e, &refused);
         let mut manager =
-            AuthorizationManager::new_with_oauth_http_client(self.url.clone(), Arc::new(http))
+            AuthorizationManager::new_with_oauth_http_client(self.url.clone(), http.clone())
                 .await
                 .map_err(told)?;
-        if let Some(set) = &self.oauth.store {
-            set(&mut manager);
-        }
+        let set = self.oauth.store.clone();
+        let save = set.unwrap_or_else(|| keep(InMemoryCredentialStore::new()))(&mut manager);
         let resolution = manager
             .resolve_metadata_from_challenge(challenge)
             .await
             .map_err(told)?;
+        #[cfg(feature = "oauth-client-jwt")]
+        let metadata = resolution.metadata.clone();
         manager.set_metadata(resolution.metadata);
         // A step-up asks for what was asked before and what the challenge asks (SEP-2350).
         let mut scopes = self.requested.clone();
@@ -512,6 +577,35 @@ impl OAuthSession {
                     .map_err(told)?;
                 manager
                     .exchange_client_credentials(&config)
+                    .await
+                    .map_err(told)?;
+                manager
+            }
+            #[cfg(feature = "oauth-client-jwt")]
+            Grant::ClientCredentialsJwt {
+                client_id,
+                key_pem,
+                algorithm,
+            } => {
+                if scopes.is_empty() {
+                    scopes = manager.select_initial_scopes(&[]).await;
+                }
+                let asked = assertion::Assertion {
+                    client_id,
+                    key_pem,
+                    algorithm: *algorithm,
+                    scopes: &scopes,
+                    resource: self.url.as_str(),
+                };
+                let token = assertion::exchange(&http, &metadata, asked)
+                    .await
+                    .map_err(told)?;
+                let granted = scopes.clone();
+                let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+                let received = now.map_or(0, |d| d.as_secs());
+                let stored =
+                    StoredCredentials::new(client_id.clone(), Some(token), granted, Some(received));
+                save(stored.with_issuer(metadata.issuer.clone()))
                     .await
                     .map_err(told)?;
                 manager

@@ -132,18 +132,28 @@ async fn read(
     Ok(builder.body(body)?)
 }
 
+impl Http {
+    /// Sends `request` within the timeout, following redirects within its origin when
+    /// `follow`.
+    pub(super) async fn timed(
+        &self,
+        request: http::Request<Vec<u8>>,
+        follow: bool,
+    ) -> Result<http::Response<Vec<u8>>, OAuthHttpClientError> {
+        let url = request.uri().to_string();
+        match tokio::time::timeout(self.timeout, self.send(request, follow)).await {
+            Ok(answer) => answer,
+            Err(_) => Err(self.refuse(Refusal::TimedOut {
+                url,
+                after: self.timeout,
+            })),
+        }
+    }
+}
+
 impl OAuthHttpClient for Http {
     fn execute(&self, request: OAuthHttpRequest) -> OAuthHttpClientFuture<'_> {
-        Box::pin(async move {
-            let url = request.request.uri().to_string();
-            let follow = request.redirect_policy == OAuthHttpRedirectPolicy::Follow;
-            match tokio::time::timeout(self.timeout, self.send(request.request, follow)).await {
-                Ok(answer) => answer,
-                Err(_) => Err(self.refuse(Refusal::TimedOut {
-                    url,
-                    after: self.timeout,
-                })),
-            }
-        })
+        let follow = request.redirect_policy == OAuthHttpRedirectPolicy::Follow;
+        Box::pin(self.timed(request.request, follow))
     }
 }
