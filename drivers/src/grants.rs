@@ -21,6 +21,8 @@ use crate::issuer::{SigningKey, now};
 pub(crate) struct Registered {
     pub(crate) secret: Option<String>,
     pub(crate) scopes: Vec<String>,
+    /// The public key of a `private_key_jwt` client.
+    pub(crate) jwk: Option<jsonwebtoken::jwk::Jwk>,
 }
 
 struct Code {
@@ -121,6 +123,11 @@ impl Grants {
             .and_then(|v| v.strip_prefix("Basic "))
             .and_then(base64_decode)
             .and_then(|raw| String::from_utf8(raw).ok());
+        if form.get("client_assertion_type").map(String::as_str)
+            == Some("urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+        {
+            return self.asserted(form.get("client_assertion")?);
+        }
         let (id, secret, auth) = match &basic {
             Some(pair) => {
                 let (id, secret) = pair.split_once(':').unwrap_or((pair, ""));
@@ -137,6 +144,22 @@ impl Grants {
             Some(client) if client.secret == secret => Some((id, client, auth)),
             _ => None,
         }
+    }
+
+    /// The `private_key_jwt` client whose key signed `assertion` (for this issuer, its `iss`
+    /// and `sub` the client ID, unexpired).
+    fn asserted(&self, assertion: &str) -> Option<(String, Registered, &'static str)> {
+        let clients = lock(&self.clients).clone();
+        clients.into_iter().find_map(|(id, client)| {
+            let key = jsonwebtoken::DecodingKey::from_jwk(client.jwk.as_ref()?).ok()?;
+            let header = jsonwebtoken::decode_header(assertion).ok()?;
+            let mut validation = jsonwebtoken::Validation::new(header.alg);
+            validation.set_audience(&[&self.url]);
+            validation.set_issuer(&[&id]);
+            validation.sub = Some(id.clone());
+            jsonwebtoken::decode::<Value>(assertion, &key, &validation).ok()?;
+            Some((id, client, "private_key_jwt"))
+        })
     }
 
     /// `POST /token`.
@@ -251,6 +274,7 @@ impl Grants {
         let registered = Registered {
             secret: secret.clone(),
             scopes: Vec::new(),
+            jwk: None,
         };
         lock(&self.clients).insert(client_id.clone(), registered);
         let mut body = asked;
@@ -288,6 +312,20 @@ pub(crate) fn base64url(bytes: &[u8]) -> String {
         }
     }
     out
+}
+
+/// Standard base64 with padding, in lines of 64 (PEM).
+pub(crate) fn base64(bytes: &[u8]) -> String {
+    let mut out = base64url(bytes).replace('-', "+").replace('_', "/");
+    while out.len() % 4 != 0 {
+        out.push('=');
+    }
+    let lines: Vec<&str> = out
+        .as_bytes()
+        .chunks(64)
+        .map(|l| std::str::from_utf8(l).unwrap_or(""))
+        .collect();
+    lines.join("\n")
 }
 
 /// Standard base64 (a Basic credential), padding allowed.

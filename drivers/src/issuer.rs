@@ -27,6 +27,8 @@ pub struct SigningKey {
     /// Its key id (`kid`).
     pub kid: String,
     encoding: EncodingKey,
+    /// The private key as PKCS#8 DER.
+    der: Vec<u8>,
     /// The public half, as published.
     pub jwk: Jwk,
 }
@@ -37,6 +39,7 @@ impl std::fmt::Debug for SigningKey {
         f.debug_struct("SigningKey")
             .field("kid", &self.kid)
             .field("encoding", &"<redacted>")
+            .field("der", &"<redacted>")
             .finish_non_exhaustive()
     }
 }
@@ -57,8 +60,15 @@ impl SigningKey {
         SigningKey {
             kid: kid.to_owned(),
             encoding,
+            der,
             jwk,
         }
+    }
+
+    /// The private key in PEM (PKCS#8), as a client holds its `private_key_jwt` key.
+    pub fn private_pem(&self) -> String {
+        let lines = crate::grants::base64(&self.der);
+        format!("-----BEGIN PRIVATE KEY-----\n{lines}\n-----END PRIVATE KEY-----\n")
     }
 
     /// `claims` signed as a JWT access token (EdDSA, this key's id and the type `at+jwt` in
@@ -270,6 +280,23 @@ impl Issuer {
         let client = Registered {
             secret: Some(secret.to_owned()),
             scopes: scopes.iter().map(|s| (*s).to_owned()).collect(),
+            jwk: None,
+        };
+        let mut clients = self
+            .grants
+            .clients
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        clients.insert(client_id.to_owned(), client);
+    }
+
+    /// Registers a client that authenticates with a JWT signed by `key` (`private_key_jwt`,
+    /// RFC 7523), for the client credentials grant.
+    pub fn register_jwt_client(&self, client_id: &str, key: &Jwk) {
+        let client = Registered {
+            secret: None,
+            scopes: Vec::new(),
+            jwk: Some(key.clone()),
         };
         let mut clients = self
             .grants
@@ -280,7 +307,7 @@ impl Issuer {
     }
 
     /// Every token request so far: its form fields, and `auth`, how the client authenticated
-    /// (`basic`, `post`, `none`; `refused` when it did not).
+    /// (`basic`, `post`, `private_key_jwt`, `none`; `refused` when it did not).
     pub fn token_requests(&self) -> Vec<Value> {
         let requests = self
             .grants

@@ -123,6 +123,35 @@ async fn client_credentials_get_a_token_the_typed_client_calls_with() {
 }
 
 #[tokio::test]
+async fn client_credentials_with_a_signed_assertion_get_a_token() {
+    use mcp_fusion::client::oauth::Algorithm;
+    use mcp_fusion_drivers::issuer::SigningKey;
+    let issuer = Issuer::start().await.unwrap();
+    let key = SigningKey::generate("svc-key");
+    issuer.register_jwt_client("svc", &key.jwk);
+    let resource = resource_server(&issuer).await;
+    let oauth = OAuth::client_credentials_jwt("svc", key.private_pem(), Algorithm::EdDSA);
+    assert!(!format!("{oauth:?}").contains("PRIVATE KEY"), "{oauth:?}");
+    let mut session = oauth.session(&resource).unwrap();
+    let (client, _connection) = Answers::new().connect_oauth(&mut session).await.unwrap();
+    let me = client.call("who_am_i.whoami", json!({})).await.unwrap();
+    assert_eq!(structured(&me)["subject"], "svc");
+    let requests = issuer.token_requests();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert_eq!(requests[0]["auth"], "private_key_jwt");
+    assert_eq!(requests[0]["resource"], resource);
+    assert!(requests[0].get("client_secret").is_none());
+
+    // Another key: refused by the issuer, told as such.
+    let other = SigningKey::generate("other");
+    let mut session = OAuth::client_credentials_jwt("svc", other.private_pem(), Algorithm::EdDSA)
+        .session(&resource)
+        .unwrap();
+    let refused = session.authorize(None).await.unwrap_err();
+    assert!(refused.to_string().contains("invalid_client"), "{refused}");
+}
+
+#[tokio::test]
 async fn a_refused_secret_is_a_clear_error() {
     let issuer = Issuer::start().await.unwrap();
     issuer.register_client("svc", "s3cret", &[]);
