@@ -317,7 +317,7 @@ pub(crate) fn base64url(bytes: &[u8]) -> String {
 /// Standard base64 with padding, in lines of 64 (PEM).
 pub(crate) fn base64(bytes: &[u8]) -> String {
     let mut out = base64url(bytes).replace('-', "+").replace('_', "/");
-    while out.len() % 4 != 0 {
+    while !out.len().is_multiple_of(4) {
         out.push('=');
     }
     let lines: Vec<&str> = out
