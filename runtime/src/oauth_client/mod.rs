@@ -533,7 +533,10 @@ impl OAuthSession {
                 .await
                 .map_err(told)?;
         let set = self.oauth.store.clone();
+        // What the session stores itself (a grant rmcp does not make) goes where rmcp's does.
         let save = set.unwrap_or_else(|| keep(InMemoryCredentialStore::new()))(&mut manager);
+        #[cfg(not(feature = "oauth-client-jwt"))]
+        drop(save);
         let resolution = manager
             .resolve_metadata_from_challenge(challenge)
             .await

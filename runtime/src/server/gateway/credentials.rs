@@ -110,20 +110,21 @@ async fn connect_oauth<H: ClientHandler + Clone>(
     }
 }
 
-/// Gets the gateway a new token for the upstream after it refused the current one mid-
-/// connection (expired, revoked); whether it got one. An upstream reached with a bearer token
-/// (or none) has no other.
-pub(super) async fn renewed(link: &Link) -> bool {
-    #[cfg(feature = "oauth-client")]
-    if let Some(session) = &mut *link.oauth.lock().await {
-        return match session.authorize(None).await {
-            Ok(()) => true,
-            Err(error) => {
-                tracing::warn!(upstream = %link.namespace, %error, "the gateway's OAuth client got no new token for the upstream");
-                false
-            }
-        };
+impl Link {
+    /// Gets the gateway a new token for the upstream after it refused the current one mid-
+    /// connection (expired, revoked); whether it got one. An upstream reached with a bearer
+    /// token (or none) has no other.
+    pub(super) async fn renewed(&self) -> bool {
+        #[cfg(feature = "oauth-client")]
+        if let Some(session) = &mut *self.oauth.lock().await {
+            return match session.authorize(None).await {
+                Ok(()) => true,
+                Err(error) => {
+                    tracing::warn!(upstream = %self.namespace, %error, "the gateway's OAuth client got no new token for the upstream");
+                    false
+                }
+            };
+        }
+        false
     }
-    let _ = link;
-    false
 }

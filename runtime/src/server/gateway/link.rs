@@ -433,7 +433,7 @@ impl Link {
         let mut answer = self.exchange(&peer, call.clone(), options(), context).await;
         if let Err(error) = &answer
             && error.auth_challenge().is_some()
-            && super::credentials::renewed(self).await
+            && self.renewed().await
         {
             // The upstream stopped taking the gateway's token (expired, revoked): once more
             // with a new one.
