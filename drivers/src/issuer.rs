@@ -2,8 +2,12 @@
 //! sees one: its metadata (RFC 8414, naming its `jwks_uri`) and its keys (a JWKS document),
 //! with Ed25519 signing keys generated here and JWT access tokens signed with them. Keys can be
 //! rotated, every fetch of the keys is counted, and both documents can be moved elsewhere (a
-//! redirect, as a compromised or misconfigured host would answer).
+//! redirect, as a compromised or misconfigured host would answer). For OAuth clients it has
+//! the endpoints of the grants (`grants`): token (client credentials, authorization code with
+//! PKCE, refresh), authorization (granting at once) and dynamic registration; its metadata can
+//! be made to name another issuer, and its token endpoint to never answer.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -11,6 +15,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
+
+use crate::grants::{Grants, Registered};
 
 /// Any error of the issuer.
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -21,6 +27,8 @@ pub struct SigningKey {
     /// Its key id (`kid`).
     pub kid: String,
     encoding: EncodingKey,
+    /// The private key as PKCS#8 DER.
+    der: Vec<u8>,
     /// The public half, as published.
     pub jwk: Jwk,
 }
@@ -31,6 +39,7 @@ impl std::fmt::Debug for SigningKey {
         f.debug_struct("SigningKey")
             .field("kid", &self.kid)
             .field("encoding", &"<redacted>")
+            .field("der", &"<redacted>")
             .finish_non_exhaustive()
     }
 }
@@ -51,8 +60,15 @@ impl SigningKey {
         SigningKey {
             kid: kid.to_owned(),
             encoding,
+            der,
             jwk,
         }
+    }
+
+    /// The private key in PEM (PKCS#8), as a client holds its `private_key_jwt` key.
+    pub fn private_pem(&self) -> String {
+        let lines = crate::grants::base64(&self.der);
+        format!("-----BEGIN PRIVATE KEY-----\n{lines}\n-----END PRIVATE KEY-----\n")
     }
 
     /// `claims` signed as a JWT access token (EdDSA, this key's id and the type `at+jwt` in
@@ -71,7 +87,7 @@ impl SigningKey {
 }
 
 /// `N` bytes no other run sees: std's per-process random hash keys, drawn again per word.
-fn random_bytes<const N: usize>() -> [u8; N] {
+pub(crate) fn random_bytes<const N: usize>() -> [u8; N] {
     use std::hash::{BuildHasher, Hasher};
     let mut out = [0u8; N];
     for (i, chunk) in out.chunks_mut(8).enumerate() {
@@ -95,7 +111,10 @@ pub struct Issuer {
     fetches: Arc<AtomicUsize>,
     /// Where its metadata and keys are redirected to, when they are.
     moved: Arc<Mutex<Option<String>>>,
-    signing: Mutex<SigningKey>,
+    signing: Arc<Mutex<SigningKey>>,
+    grants: Arc<Grants>,
+    /// The issuer its metadata names, when it lies.
+    claimed: Arc<Mutex<Option<String>>>,
     server: tokio::task::JoinHandle<()>,
 }
 
@@ -127,18 +146,29 @@ impl Issuer {
             "jwks_uri": format!("{url}/jwks"),
             "authorization_endpoint": format!("{url}/authorize"),
             "token_endpoint": format!("{url}/token"),
+            "registration_endpoint": format!("{url}/register"),
             "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "client_credentials", "refresh_token"],
+            "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
             "code_challenge_methods_supported": ["S256"],
+            "authorization_response_iss_parameter_supported": true,
         });
         let keys = published.clone();
         let counted = fetches.clone();
         let moved = Arc::new(Mutex::new(None::<String>));
-        let (metadata_moved, keys_moved) = (moved.clone(), moved.clone());
+        let claimed = Arc::new(Mutex::new(None::<String>));
+        let (metadata_moved, keys_moved, lie) = (moved.clone(), moved.clone(), claimed.clone());
+        let signing = Arc::new(Mutex::new(key));
+        let grants = Arc::new(Grants::new(url.clone(), signing.clone()));
+        let (token, authorize, register) = (grants.clone(), grants.clone(), grants.clone());
         let app = axum::Router::new()
             .route(
                 "/.well-known/oauth-authorization-server",
                 axum::routing::get(move || {
-                    let metadata = metadata.clone();
+                    let mut metadata = metadata.clone();
+                    if let Some(other) = lie.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+                        metadata["issuer"] = json!(other);
+                    }
                     let moved =
                         redirect(&metadata_moved, "/.well-known/oauth-authorization-server");
                     async move { moved.ok_or(axum::Json(metadata)) }
@@ -152,6 +182,31 @@ impl Issuer {
                     let moved = redirect(&keys_moved, "/jwks");
                     async move { moved.ok_or(axum::Json(JwkSet { keys })) }
                 }),
+            )
+            .route(
+                "/token",
+                axum::routing::post(
+                    move |headers: axum::http::HeaderMap,
+                          axum::Form(form): axum::Form<HashMap<String, String>>| {
+                        token.clone().token(headers, form)
+                    },
+                ),
+            )
+            .route(
+                "/authorize",
+                axum::routing::get(
+                    move |axum::extract::Query(query): axum::extract::Query<HashMap<String, String>>| {
+                        let answer = authorize.authorize(query);
+                        async move { answer }
+                    },
+                ),
+            )
+            .route(
+                "/register",
+                axum::routing::post(move |axum::Json(asked): axum::Json<Value>| {
+                    let answer = register.register(asked);
+                    async move { answer }
+                }),
             );
         let server = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
@@ -161,7 +216,9 @@ impl Issuer {
             published,
             fetches,
             moved,
-            signing: Mutex::new(key),
+            signing,
+            grants,
+            claimed,
             server,
         })
     }
@@ -215,6 +272,65 @@ impl Issuer {
     /// same path at `origin` (`http://127.0.0.1:PORT`, another issuer's, say).
     pub fn redirect_to(&self, origin: &str) {
         *self.moved.lock().unwrap_or_else(|p| p.into_inner()) = Some(origin.to_owned());
+    }
+
+    /// Registers a confidential client (`client_id`, `secret`) that may be given `scopes` (any
+    /// when empty), for the client credentials grant or a pre-registered client.
+    pub fn register_client(&self, client_id: &str, secret: &str, scopes: &[&str]) {
+        let client = Registered {
+            secret: Some(secret.to_owned()),
+            scopes: scopes.iter().map(|s| (*s).to_owned()).collect(),
+            jwk: None,
+        };
+        let mut clients = self
+            .grants
+            .clients
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        clients.insert(client_id.to_owned(), client);
+    }
+
+    /// Registers a client that authenticates with a JWT signed by `key` (`private_key_jwt`,
+    /// RFC 7523), for the client credentials grant.
+    pub fn register_jwt_client(&self, client_id: &str, key: &Jwk) {
+        let client = Registered {
+            secret: None,
+            scopes: Vec::new(),
+            jwk: Some(key.clone()),
+        };
+        let mut clients = self
+            .grants
+            .clients
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        clients.insert(client_id.to_owned(), client);
+    }
+
+    /// Every token request so far: its form fields, and `auth`, how the client authenticated
+    /// (`basic`, `post`, `private_key_jwt`, `none`; `refused` when it did not).
+    pub fn token_requests(&self) -> Vec<Value> {
+        let requests = self
+            .grants
+            .requests
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        requests.clone()
+    }
+
+    /// From now on, its token endpoint takes requests and never answers.
+    pub fn hang_token_endpoint(&self) {
+        self.grants.hang.store(true, Ordering::SeqCst);
+    }
+
+    /// The lifetime of the tokens its token endpoint issues from now on (an hour by default).
+    pub fn token_lifetime(&self, seconds: u64) {
+        self.grants.lifetime.store(seconds, Ordering::SeqCst);
+    }
+
+    /// From now on, its metadata names `issuer` as its issuer (a host that lies, or another
+    /// server's metadata served here).
+    pub fn claim_issuer(&self, issuer: &str) {
+        *self.claimed.lock().unwrap_or_else(|p| p.into_inner()) = Some(issuer.to_owned());
     }
 
     /// How many times its keys were fetched.

@@ -6,13 +6,15 @@
 //! - [`raw_stdio`] and [`raw_http`]: the billing server as a child process spoken to in raw
 //!   JSON-RPC lines or raw HTTP/1.1, for what a typed client never sends;
 //! - [`redis_server`]: a `redis-server` of one's own on a free loopback port;
-//! - [`issuer`]: an OAuth authorization server of one's own (metadata, keys, signed tokens);
+//! - [`issuer`]: an OAuth authorization server of one's own (metadata, keys, signed tokens, its
+//!   token, authorization and registration endpoints: `grants`);
 //! - [`bench_tool`]: the `bench` tool of workload 4 (`shared/bench/WORKLOADS.md`);
 //! - [`mix`]: the mixed calls of the soak and HTTP load, each answer judged;
 //! - [`measure`]: what the drivers read of a child process (`/proc`) and how they report.
 
 pub mod artifacts;
 pub mod bench_tool;
+mod grants;
 pub mod issuer;
 pub mod measure;
 pub mod mix;

@@ -340,6 +340,8 @@ pub mod contract;
 mod envelope;
 mod error;
 pub mod middleware;
+#[cfg(feature = "oauth-client")]
+mod oauth_client;
 pub mod router;
 pub mod server;
 mod tool;

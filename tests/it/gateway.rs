@@ -960,7 +960,8 @@ async fn an_upstream_behind_oauth_is_reached_with_the_gateways_own_token() {
         "ok",
         "the gateway's token grants the scope: {created}"
     );
-    // Without a token of its own, the upstream refuses the gateway (401): unavailable.
+    // Without a token of its own, the upstream refuses the gateway (401): its credentials
+    // were refused, which no retry mends (FORBIDDEN, critical, no retry_after).
     let mut id = 100;
     let refused = eventually("nobody_billing to be past connecting", async || {
         id += 1;
@@ -970,8 +971,13 @@ async fn an_upstream_behind_oauth_is_reached_with_the_gateways_own_token() {
         (code(&result) != "HANDOFF_CONNECTING").then_some(result)
     })
     .await;
-    assert_eq!(code(&refused), "HANDOFF_UPSTREAM_UNAVAILABLE", "{refused}");
-    assert!(retry_after(&refused) > 30, "the backoff: {refused}");
+    assert_eq!(code(&refused), "FORBIDDEN", "{refused}");
+    assert!(
+        refused
+            .to_string()
+            .contains("refused the gateway's credentials"),
+        "{refused}"
+    );
 }
 
 /// The names of the tools an upstream contract records.

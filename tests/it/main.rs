@@ -38,6 +38,7 @@ mod macro_elicit_form;
 mod macro_hygiene;
 mod meta_mirror;
 mod oauth;
+mod oauth_client;
 mod observability;
 mod otel;
 mod output_schema;

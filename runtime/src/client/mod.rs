@@ -23,6 +23,8 @@ mod batch_options;
 mod connect;
 #[cfg(feature = "client")]
 mod tasks;
+#[cfg(feature = "oauth-client")]
+pub mod oauth;
 
 #[cfg(feature = "client")]
 pub use answers::{Answers, Connection};

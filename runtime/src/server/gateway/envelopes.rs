@@ -123,6 +123,27 @@ impl ToolError {
             .actions(tools)
     }
 
+    /// FORBIDDEN, severity `critical`: the upstream mounted under `namespace` refused the
+    /// gateway's own credentials for it (a 401 or 403, or its authorization server refused
+    /// the gateway's client). Nothing the model sends can change that, so the envelope does
+    /// not invite a retry: the gateway's operator must fix its credentials.
+    ///
+    /// ```
+    /// let err = mcp_fusion::ToolError::upstream_credentials_refused("billing");
+    /// assert_eq!(err.message(), "The upstream \"billing\" refused the gateway's credentials.");
+    /// assert_eq!(err.get_retry_after(), None);
+    /// ```
+    pub fn upstream_credentials_refused(namespace: &str) -> Self {
+        ToolError::new(
+            ErrorCode::FORBIDDEN,
+            format!("The upstream \"{namespace}\" refused the gateway's credentials."),
+        )
+        .critical()
+        .suggest(format!(
+            "Do not retry this call: the gateway's credentials for \"{namespace}\" must be renewed by its operator. Tell the user."
+        ))
+    }
+
     /// VALIDATION_ERROR: the upstream mounted under `namespace` refused a call's arguments
     /// (JSON-RPC `-32602`) saying `said`.
     ///

@@ -19,8 +19,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::Target;
 use super::link::{Link, State, lock};
-use super::listing;
 use super::relay::{origin, relay};
+use super::{credentials, listing};
 use crate::tool::ClientRequestKind;
 
 impl Link {
@@ -58,6 +58,7 @@ pub(super) async fn keep(link: Weak<Link>, stop: CancellationToken) {
                     closer: dropped.clone(),
                 });
                 this.reconnected();
+                this.set_refused(false);
                 match failures {
                     0 => tracing::info!(upstream = %namespace, tools, "connected to the upstream"),
                     _ => tracing::info!(upstream = %namespace, tools, "the upstream answers again"),
@@ -132,6 +133,7 @@ async fn wait_until(at: Instant, stop: &CancellationToken) -> bool {
 
 /// What an upstream tells the gateway on its own: its tools changed, progress of forwarded
 /// calls; and what it asks of the client of a forwarded call (`relay`).
+#[derive(Clone)]
 pub(super) struct Events {
     link: Weak<Link>,
 }
@@ -259,13 +261,9 @@ async fn open(link: &Arc<Link>) -> Result<RunningService<RoleClient, Events>, St
                     .map_err(|e| format!("header {name}: {e}"))?;
                 headers.insert(name, value);
             }
-            let mut config =
+            let config =
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers);
-            if let Some(token) = &link.upstream.bearer {
-                config = config.auth_header(token.clone());
-            }
-            let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
-            events.serve(transport).await.map_err(|e| e.to_string())?
+            credentials::connect_http(link, config, events).await?
         }
     };
     let tools = listing::list(service.peer(), link.upstream.connect_timeout).await?;

@@ -63,6 +63,11 @@ pub(crate) struct Link {
     pub(super) relisting: Coalesced,
     /// Whether the first attempt to connect has ended (connected or not).
     attempted: std::sync::atomic::AtomicBool,
+    /// Whether the upstream refused the gateway's credentials when last tried (`credentials`).
+    pub(super) refused: std::sync::atomic::AtomicBool,
+    /// The gateway's OAuth session for the upstream, kept across connections.
+    #[cfg(feature = "oauth-client")]
+    pub(super) oauth: tokio::sync::Mutex<Option<crate::oauth_client::OAuthSession>>,
 }
 
 pub(super) enum State {
@@ -149,6 +154,9 @@ impl Link {
             tripped: Mutex::new(None),
             relisting: Coalesced::default(),
             attempted: std::sync::atomic::AtomicBool::new(false),
+            refused: std::sync::atomic::AtomicBool::new(false),
+            #[cfg(feature = "oauth-client")]
+            oauth: tokio::sync::Mutex::new(None),
         });
         if let Some(locked) = locked {
             let tools = link.servable(locked.tools.clone());
@@ -366,6 +374,9 @@ impl Link {
                     CONNECTING_RETRY,
                 ));
             }
+            State::Down { .. } if self.refused() => {
+                return Err(ToolError::upstream_credentials_refused(&self.namespace));
+            }
             State::Down { retry_at } => return Err(self.unavailable(*retry_at)),
         };
         let tools = self.tools();
@@ -413,10 +424,22 @@ impl Link {
         // The gateway speaks to its upstreams on 2025-11-25 sessions, where an upstream asks
         // on the back-channel (relayed, `relay.rs`) and never answers `input_required` (rmcp
         // refuses to send it before 2026-07-28; anything else is a failed call).
-        let mut options = PeerRequestOptions::no_options();
-        options.meta = Some(meta);
+        let options = || {
+            let mut options = PeerRequestOptions::no_options();
+            options.meta = Some(meta.clone());
+            options
+        };
         let call = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        match self.exchange(&peer, call, options, context).await {
+        let mut answer = self.exchange(&peer, call.clone(), options(), context).await;
+        if let Err(error) = &answer
+            && error.auth_challenge().is_some()
+            && self.renewed().await
+        {
+            // The upstream stopped taking the gateway's token (expired, revoked): once more
+            // with a new one.
+            answer = self.exchange(&peer, call, options(), context).await;
+        }
+        match answer {
             Ok(ServerResult::CallToolResult(result)) => {
                 self.breaker.served(caller);
                 self.trips.store(0, Ordering::Relaxed);
@@ -434,6 +457,14 @@ impl Link {
             Err(ServiceError::McpError(error)) => {
                 self.call_failed(connection, caller);
                 Err(self.failed(name, &format!("{error:?}")))
+            }
+            Err(error) if error.auth_challenge().is_some() => {
+                // The upstream refused the gateway's token mid-connection, a new one too: the
+                // keeper connects again when the backoff ends, and until then calls are told
+                // why.
+                self.set_refused(true);
+                self.go_down(Some(connection), 1);
+                Err(ToolError::upstream_credentials_refused(&self.namespace))
             }
             Err(_) => Err(self.lost(connection)),
         }

@@ -47,6 +47,7 @@
 //! ```
 
 mod breaker;
+mod credentials;
 mod envelopes;
 mod keeper;
 mod link;
@@ -78,6 +79,8 @@ pub struct Upstream {
     pub(crate) target: Target,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) bearer: Option<String>,
+    #[cfg(feature = "oauth-client")]
+    pub(crate) oauth: Option<crate::oauth_client::OAuth>,
     pub(crate) connect_timeout: Duration,
     pub(crate) call_timeout: Duration,
     pub(crate) backoff: (Duration, Duration),
@@ -110,8 +113,10 @@ impl std::fmt::Debug for Upstream {
         // Header values are credentials: only their names are shown.
         let names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
         out.field("headers", &names)
-            .field("bearer", &self.bearer.as_ref().map(|_| "…"))
-            .field("connect_timeout", &self.connect_timeout)
+            .field("bearer", &self.bearer.as_ref().map(|_| "…"));
+        #[cfg(feature = "oauth-client")]
+        out.field("oauth", &self.oauth);
+        out.field("connect_timeout", &self.connect_timeout)
             .field("call_timeout", &self.call_timeout)
             .field("backoff", &self.backoff)
             .field("breaker", &self.breaker)
@@ -148,6 +153,8 @@ impl Upstream {
             target,
             headers: Vec::new(),
             bearer: None,
+            #[cfg(feature = "oauth-client")]
+            oauth: None,
             connect_timeout: Duration::from_secs(10),
             call_timeout: Duration::from_secs(60),
             backoff: (Duration::from_secs(1), Duration::from_secs(30)),
@@ -226,6 +233,27 @@ impl Upstream {
     /// passthrough).
     pub fn bearer(mut self, token: impl Into<String>) -> Self {
         self.bearer = Some(token.into());
+        self
+    }
+
+    /// The gateway's own OAuth client for an HTTP upstream (feature `oauth-client`): usually
+    /// [`OAuth::client_credentials`](crate::client::oauth::OAuth::client_credentials), the
+    /// grant that needs no user. The gateway gets a token before it connects (discovery from
+    /// the upstream's metadata), refreshes or gets another as it expires, and never passes a
+    /// client's token on. An upstream or authorization server that refuses the gateway's
+    /// credentials makes its calls answer FORBIDDEN (critical, no retry) until it takes them.
+    ///
+    /// ```
+    /// use mcp_fusion::client::oauth::OAuth;
+    /// use mcp_fusion::server::gateway::Upstream;
+    ///
+    /// let crm = Upstream::http("http://10.0.0.7:8080/mcp")
+    ///     .oauth(OAuth::client_credentials("front-desk", "s3cret").scopes(["crm:read"]));
+    /// assert!(!format!("{crm:?}").contains("s3cret"));
+    /// ```
+    #[cfg(feature = "oauth-client")]
+    pub fn oauth(mut self, oauth: crate::oauth_client::OAuth) -> Self {
+        self.oauth = Some(oauth);
         self
     }
 
