@@ -9,12 +9,13 @@ use std::sync::Arc;
 
 use rmcp::model::{
     ClientCapabilities, ClientInfo, CreateMessageRequestParams, CreateMessageResult,
-    ElicitRequestParams, ElicitResult, ListRootsResult, Root,
+    ElicitRequestParams, ElicitResult, Implementation, ListRootsResult, ProtocolVersion, Root,
 };
+use rmcp::service::ClientServiceExt;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleClient};
 
-use super::{Client, ClientError};
+use super::{Client, ClientError, Era};
 use crate::tool::BoxFuture;
 
 type Elicit = dyn Fn(ElicitRequestParams) -> BoxFuture<'static, ElicitResult> + Send + Sync;
@@ -60,9 +61,11 @@ type Sample =
 /// ```
 #[derive(Clone, Default)]
 pub struct Answers {
-    elicit: Option<Arc<Elicit>>,
-    sample: Option<Arc<Sample>>,
-    roots: Option<Arc<[Root]>>,
+    pub(super) elicit: Option<Arc<Elicit>>,
+    pub(super) sample: Option<Arc<Sample>>,
+    pub(super) roots: Option<Arc<[Root]>>,
+    era: Era,
+    named: Option<Implementation>,
 }
 
 impl std::fmt::Debug for Answers {
@@ -71,6 +74,8 @@ impl std::fmt::Debug for Answers {
             .field("elicitation", &self.elicit.is_some())
             .field("sampling", &self.sample.is_some())
             .field("roots", &self.roots)
+            .field("era", &self.era)
+            .field("named", &self.named)
             .finish()
     }
 }
@@ -81,7 +86,21 @@ impl Answers {
         Self::default()
     }
 
-    /// Answers forms (MCP elicitation, form mode) with `answer`, as the user would.
+    /// Opens connections in `era` ([`Era::Initialize`] by default).
+    pub fn era(mut self, era: Era) -> Self {
+        self.era = era;
+        self
+    }
+
+    /// The name and version the client gives of itself (`clientInfo`; rmcp's by default).
+    pub fn named(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.named = Some(Implementation::new(name, version));
+        self
+    }
+
+    /// Answers forms (MCP elicitation, form mode) with `answer`, as the user would. An
+    /// accepted form is given the schema's defaults for the fields the answer leaves out
+    /// (SEP-1034), before it is sent.
     pub fn elicitation<F, Fut>(mut self, answer: F) -> Self
     where
         F: Fn(ElicitRequestParams) -> Fut + Send + Sync + 'static,
@@ -196,12 +215,14 @@ impl Answers {
         T: rmcp::transport::IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        use rmcp::ServiceExt;
+        let lifecycle = self.era.lifecycle();
+        let answers = self.clone();
         let connection = self
-            .serve(transport)
+            .serve_with_lifecycle(transport, lifecycle)
             .await
             .map_err(ClientError::transport)?;
-        Ok((Client::new(connection.peer().clone()), connection))
+        let client = Client::new(connection.peer().clone()).answering(answers);
+        Ok((client, connection))
     }
 
     /// Serves `server` in this process and connects to it as [`Client::in_memory`] does,
@@ -246,6 +267,12 @@ impl rmcp::ClientHandler for Answers {
     fn get_info(&self) -> ClientInfo {
         let mut info = ClientInfo::default();
         info.capabilities = self.capabilities();
+        // `initialize` names the newest version that has it (rmcp's default is one that
+        // does not); discovery chooses its own.
+        info.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
+        if let Some(named) = &self.named {
+            info.client_info = named.clone();
+        }
         info
     }
 
@@ -254,12 +281,7 @@ impl rmcp::ClientHandler for Answers {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        match &self.elicit {
-            Some(answer) => Ok(answer(request).await),
-            None => Err(ErrorData::method_not_found::<
-                rmcp::model::ElicitationCreateRequestMethod,
-            >()),
-        }
+        self.elicit(request).await
     }
 
     async fn create_message(

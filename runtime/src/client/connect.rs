@@ -18,7 +18,9 @@ use crate::envelope::mirror_entries;
 /// result as it came.
 #[derive(Clone)]
 pub struct Client {
-    peer: Peer<RoleClient>,
+    pub(super) peer: Peer<RoleClient>,
+    /// What it answers when a 2026-07-28 call asks (`input_required`).
+    pub(super) answers: super::Answers,
     discriminator: String,
     /// How [`Client::batch`] runs its calls.
     pub(super) batch: super::BatchOptions,
@@ -38,9 +40,16 @@ impl Client {
     pub fn new(peer: Peer<RoleClient>) -> Self {
         Client {
             peer,
+            answers: super::Answers::new(),
             discriminator: "action".into(),
             batch: super::BatchOptions::default(),
         }
+    }
+
+    /// The client answering a 2026-07-28 call's rounds with `answers`.
+    pub(super) fn answering(mut self, answers: super::Answers) -> Self {
+        self.answers = answers;
+        self
     }
 
     /// Renames the discriminator filled in by [`Client::call`] (default `action`).
@@ -107,10 +116,26 @@ impl Client {
         }
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = Some(args);
-        self.peer
-            .call_tool(params)
-            .await
-            .map_err(ClientError::transport)
+        self.call_rounds(params).await
+    }
+
+    /// Sends `params` as they are (no discriminator filled in), answering the rounds of a
+    /// 2026-07-28 call as [`call_raw`](Client::call_raw) does, and gives the result as it came.
+    ///
+    /// ```no_run
+    /// # async fn run(client: mcp_fusion::client::Client) -> Result<(), mcp_fusion::client::ClientError> {
+    /// use mcp_fusion::rmcp::model::CallToolRequestParams;
+    ///
+    /// let params = CallToolRequestParams::new("add_numbers")
+    ///     .with_arguments(serde_json::json!({"a": 1, "b": 2}).as_object().cloned().unwrap());
+    /// let result = client.call_tool(params).await?;
+    /// # let _ = result; Ok(()) }
+    /// ```
+    pub async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+    ) -> Result<CallToolResult, ClientError> {
+        self.call_rounds(params).await
     }
 
     /// Calls and decodes the success value into `T`: the result's `structuredContent` when it
