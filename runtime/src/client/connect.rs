@@ -21,6 +21,9 @@ pub struct Client {
     pub(super) peer: Peer<RoleClient>,
     /// What it answers when a 2026-07-28 call asks (`input_required`).
     pub(super) answers: super::Answers,
+    /// Set once the server's tools were listed through this client: from 2026-07-28 the
+    /// listing tells rmcp which arguments a call mirrors in `Mcp-Param-*` headers.
+    pub(super) listed: std::sync::Arc<tokio::sync::OnceCell<()>>,
     discriminator: String,
     /// How [`Client::batch`] runs its calls.
     pub(super) batch: super::BatchOptions,
@@ -41,6 +44,7 @@ impl Client {
         Client {
             peer,
             answers: super::Answers::new(),
+            listed: Default::default(),
             discriminator: "action".into(),
             batch: super::BatchOptions::default(),
         }
@@ -64,11 +68,14 @@ impl Client {
     }
 
     /// The server's tools, as `tools/list` shows them.
+    ///
+    /// From 2026-07-28 a tool whose `x-mcp-header` annotations are invalid is left out (rmcp
+    /// drops it), so it is never called.
     pub async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, ClientError> {
-        self.peer
-            .list_all_tools()
-            .await
-            .map_err(ClientError::transport)
+        let tools = self.peer.list_all_tools().await;
+        let tools = tools.map_err(ClientError::transport)?;
+        let _ = self.listed.set(());
+        Ok(tools)
     }
 
     /// Calls `tool.action` (or a single-action `tool`) with `arguments` (an object, or null);

@@ -9,7 +9,7 @@
 use rmcp::ErrorData;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequestParams, ElicitResult,
-    ElicitationAction, InputRequest, InputRequests, InputResponses,
+    ElicitationAction, InputRequest, InputRequests, InputResponses, ProtocolVersion,
 };
 use serde_json::{Map, Value};
 
@@ -111,11 +111,21 @@ pub fn with_defaults(schema: &Value, mut content: Map<String, Value>) -> Map<Str
 
 impl Client {
     /// Calls the tool, answering each round the server asks for with the client's answers,
-    /// until the result is complete (a result without `resultType` is complete).
+    /// until the result is complete (a result without `resultType` is complete). From
+    /// 2026-07-28 the tools are listed first, once: the listing says which arguments go in
+    /// headers.
     pub(super) async fn call_rounds(
         &self,
         mut params: CallToolRequestParams,
     ) -> Result<CallToolResult, ClientError> {
+        let info = self.peer.peer_info();
+        let version = info.as_deref().map(|info| &info.protocol_version);
+        if version.is_some_and(|v| *v >= ProtocolVersion::STANDARD_HEADERS) {
+            let listing = self.listed.get_or_try_init(|| async {
+                self.peer.list_all_tools().await.map(|_| ())
+            });
+            listing.await.map_err(ClientError::transport)?;
+        }
         for _ in 0..MOST_ROUNDS {
             // Each round is a request of its own: rmcp gives it a new id.
             let response = self.peer.call_tool_once(params.clone()).await;
