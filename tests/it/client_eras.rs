@@ -80,7 +80,7 @@ impl Seen {
     }
 }
 
-/// What the front does besides recording.
+/// What the front does besides recording (and giving each 2026-07-28 answer as JSON).
 #[derive(Clone, Copy, PartialEq)]
 enum Front {
     /// Passes everything through.
@@ -165,7 +165,11 @@ async fn record(State(recorder): State<Recorder>, request: Request, next: Next) 
     };
     seen.answer = answer.clone();
     recorder.seen.lock().unwrap().push(seen);
-    if !altered {
+    // A 2026-07-28 answer goes back as JSON even when the server streamed it: rmcp 3.11's
+    // transport reads the tools of a `tools/list` answered on a stream it sees end first
+    // without keeping their header annotations (`drain_queued_stream_messages` skips
+    // `cache_tools_from_response`), and would then send a call without its `Mcp-Param-*`.
+    if !altered && (answer.is_null() || !streams) {
         return Response::from_parts(parts, Body::from(bytes));
     }
     parts.headers.remove("content-length");

@@ -12,7 +12,8 @@
 //! with the `MCP-Protocol-Version` header equal to it; the `Mcp-Method`, `Mcp-Name` and
 //! `Mcp-Param-*` headers (Base64 where a value is unsafe in a header, none for null); the
 //! gate on tools whose `x-mcp-header` annotations are invalid (dropped from `tools/list`,
-//! so never called); an SSE stream resumed after the server's `retry` delay with
+//! so never called; rmcp 3.11 misses both the gate and the annotations of a `tools/list`
+//! answered on an SSE stream whose end it handles before the answer); an SSE stream resumed after the server's `retry` delay with
 //! `Last-Event-ID`. Schemas pass through as JSON objects, in their order: nothing here
 //! rewrites one or follows a `$ref`, remote or not.
 //!
