@@ -26,8 +26,7 @@ async fn main() {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "warn".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
         )
         .init();
     let Some(url) = std::env::args().nth(1) else {
@@ -132,7 +131,9 @@ async fn scenario_steps(
                 .and_then(Value::as_array)
                 .ok_or("the context names no toolCalls")?;
             for made in calls {
-                let name = made["name"].as_str().ok_or("a tool call without its name")?;
+                let name = made["name"]
+                    .as_str()
+                    .ok_or("a tool call without its name")?;
                 call(client, name, made["arguments"].clone()).await?;
             }
         }

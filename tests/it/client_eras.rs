@@ -150,7 +150,10 @@ async fn record(State(recorder): State<Recorder>, request: Request, next: Next) 
     let mut answer = message_of(&bytes);
     let altered = match recorder.front {
         Front::DropsStates if answer["result"]["resultType"] == "input_required" => {
-            answer["result"].as_object_mut().unwrap().remove("requestState");
+            answer["result"]
+                .as_object_mut()
+                .unwrap()
+                .remove("requestState");
             true
         }
         Front::AddsAnInvalidTool if answer["result"]["tools"].is_array() => {
@@ -158,7 +161,10 @@ async fn record(State(recorder): State<Recorder>, request: Request, next: Next) 
                 "type": "object",
                 "properties": {"value": {"type": "string", "x-mcp-header": ""}},
             }});
-            answer["result"]["tools"].as_array_mut().unwrap().push(invalid);
+            answer["result"]["tools"]
+                .as_array_mut()
+                .unwrap()
+                .push(invalid);
             true
         }
         _ => false,
@@ -236,22 +242,40 @@ async fn a_refused_version_is_asked_again_and_every_request_names_its_version_an
     let posts = posts(&seen);
     // Discovery, refused, then asked again with a new id at the version the server named.
     let (refused, retried) = (&posts[0], &posts[1]);
-    assert_eq!((refused.method(), retried.method()), ("server/discover", "server/discover"));
+    assert_eq!(
+        (refused.method(), retried.method()),
+        ("server/discover", "server/discover")
+    );
     assert_eq!(refused.answer["error"]["code"], -32022);
     assert_ne!(refused.body["id"], retried.body["id"]);
-    assert!(retried.answer["result"]["supportedVersions"].is_array(), "{:?}", retried.answer);
+    assert!(
+        retried.answer["result"]["supportedVersions"].is_array(),
+        "{:?}",
+        retried.answer
+    );
     for post in &posts {
         let meta = &post.body["params"]["_meta"];
         let version = meta["io.modelcontextprotocol/protocolVersion"].as_str();
-        assert_eq!(post.header("mcp-protocol-version"), version, "{:?}", post.body);
+        assert_eq!(
+            post.header("mcp-protocol-version"),
+            version,
+            "{:?}",
+            post.body
+        );
         assert_eq!(version, Some("2026-07-28"));
-        assert_eq!(meta["io.modelcontextprotocol/clientInfo"]["name"], "eras-test");
+        assert_eq!(
+            meta["io.modelcontextprotocol/clientInfo"]["name"],
+            "eras-test"
+        );
         assert!(meta["io.modelcontextprotocol/clientCapabilities"]["elicitation"].is_object());
         assert_eq!(post.header("mcp-method"), Some(post.method()));
     }
     // Each call names its tool, and mirrors the region: as it is when a header can carry
     // it, in Base64 when it cannot (spaces at its ends, a letter beyond ASCII).
-    let calls: Vec<&Seen> = posts.iter().filter(|p| p.method() == "tools/call").collect();
+    let calls: Vec<&Seen> = posts
+        .iter()
+        .filter(|p| p.method() == "tools/call")
+        .collect();
     let mirrored: Vec<_> = (calls.iter())
         .map(|c| (c.header("mcp-name"), c.header("mcp-param-region")))
         .collect();
@@ -280,9 +304,18 @@ async fn a_round_echoes_the_state_exactly_under_a_new_id_and_fills_the_forms_def
     let methods: Vec<&str> = posts.iter().map(Seen::method).collect();
     assert_eq!(
         methods,
-        ["server/discover", "tools/list", "tools/call", "tools/call", "tools/call"]
+        [
+            "server/discover",
+            "tools/list",
+            "tools/call",
+            "tools/call",
+            "tools/call"
+        ]
     );
-    let calls: Vec<&Seen> = posts.iter().filter(|p| p.method() == "tools/call").collect();
+    let calls: Vec<&Seen> = posts
+        .iter()
+        .filter(|p| p.method() == "tools/call")
+        .collect();
     let [asked, answered, unrelated] = calls[..] else {
         panic!("{calls:?}")
     };
@@ -310,7 +343,10 @@ async fn a_round_without_a_state_is_answered_without_one() {
     let said: String = client.call_as("greet", json!({})).await.expect("greet");
     assert_eq!(said, "Hello, Ada; Hello, Ada");
     let posts = posts(&seen);
-    let calls: Vec<&Seen> = posts.iter().filter(|p| p.method() == "tools/call").collect();
+    let calls: Vec<&Seen> = posts
+        .iter()
+        .filter(|p| p.method() == "tools/call")
+        .collect();
     assert_eq!(calls.len(), 2, "{calls:?}");
     assert_eq!(calls[0].answer["result"]["resultType"], "input_required");
     assert!(calls[0].answer["result"].get("requestState").is_none());
@@ -348,7 +384,10 @@ async fn a_tool_whose_header_annotation_is_invalid_is_never_listed() {
     assert_eq!(names, ["deploy", "greet"]);
     let listed = posts(&seen);
     let listed = listed.iter().find(|p| p.method() == "tools/list").unwrap();
-    assert_eq!(listed.answer["result"]["tools"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        listed.answer["result"]["tools"].as_array().unwrap().len(),
+        3
+    );
 }
 
 #[test]

@@ -20,7 +20,10 @@ pub(super) const MOST_ROUNDS: usize = 16;
 
 impl Answers {
     /// Answers a form, the schema's defaults filling what an accepted answer leaves out.
-    pub(super) async fn elicit(&self, asked: ElicitRequestParams) -> Result<ElicitResult, ErrorData> {
+    pub(super) async fn elicit(
+        &self,
+        asked: ElicitRequestParams,
+    ) -> Result<ElicitResult, ErrorData> {
         let Some(answer) = &self.elicit else {
             return Err(ErrorData::method_not_found::<
                 rmcp::model::ElicitationCreateRequestMethod,
@@ -121,9 +124,9 @@ impl Client {
         let info = self.peer.peer_info();
         let version = info.as_deref().map(|info| &info.protocol_version);
         if version.is_some_and(|v| *v >= ProtocolVersion::STANDARD_HEADERS) {
-            let listing = self.listed.get_or_try_init(|| async {
-                self.peer.list_all_tools().await.map(|_| ())
-            });
+            let listing = self
+                .listed
+                .get_or_try_init(|| async { self.peer.list_all_tools().await.map(|_| ()) });
             listing.await.map_err(ClientError::transport)?;
         }
         for _ in 0..MOST_ROUNDS {

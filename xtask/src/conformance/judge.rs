@@ -34,10 +34,7 @@ pub(crate) fn requirement_set(listing: &str, side: Side) -> Vec<Listed> {
             continue;
         }
         let item = line.trim();
-        match (
-            section.starts_with(heading),
-            item.strip_prefix("- "),
-        ) {
+        match (section.starts_with(heading), item.strip_prefix("- ")) {
             (true, Some(name)) => listed.push(Listed {
                 name: name.to_owned(),
                 not_scored: None,
