@@ -109,8 +109,7 @@ fn message_of(bytes: &[u8]) -> Value {
     (text.lines())
         .filter_map(|line| line.strip_prefix("data:"))
         .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-        .filter(|message| message.get("result").is_some() || message.get("error").is_some())
-        .last()
+        .rfind(|message| message.get("result").is_some() || message.get("error").is_some())
         .unwrap_or(Value::Null)
 }
 

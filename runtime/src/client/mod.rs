@@ -41,14 +41,18 @@ mod batch_options;
 #[cfg(feature = "client")]
 mod connect;
 #[cfg(feature = "client")]
+mod connection;
+#[cfg(feature = "client")]
 mod era;
 #[cfg(feature = "client")]
 mod rounds;
 
 #[cfg(feature = "client")]
-pub use answers::{Answers, Connection};
+pub use answers::Answers;
 #[cfg(feature = "client")]
 pub use batch_options::BatchOptions;
+#[cfg(feature = "client")]
+pub use connection::Connection;
 
 #[cfg(feature = "client")]
 pub use connect::{CallError, Client, ClientError, ToolCallError, warnings};
