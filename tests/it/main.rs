@@ -13,6 +13,7 @@ mod support;
 mod answers;
 mod cancellation;
 mod client;
+mod client_eras;
 mod client_gateway;
 mod composition;
 mod custom_headers;

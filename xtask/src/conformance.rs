@@ -3,7 +3,10 @@
 //! once for each requirement set it runs: `--requirements 2025-11-25` (the stateful wire,
 //! `initialize` and sessions) and `--requirements 2026-07-28` (the stateless wire), each on a
 //! server of its own, its results in `target/conformance/<revision>/` (a folder of checks per
-//! scenario, the suite's output in `suite.log`, the server's log in `server.log`).
+//! scenario, the suite's output in `suite.log`, the server's log in `server.log`). Then the
+//! client scenarios of each set (`conformance client --command ...`), the suite running
+//! `examples/conformance_client` against a mock server per scenario, its results in
+//! `target/conformance/<revision>/client/` (a folder of checks, stdout and stderr per scenario).
 //!
 //! The suite and the Node.js it runs on (it needs Node 22 or later; the machine's may be older)
 //! are npm packages pinned by `tests/conformance-suite/package-lock.json`, installed with
@@ -23,6 +26,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 
 use super::{Error, cargo, npm_ci, output, workspace};
+use baseline::Side;
 use judge::{Listed, Ran, Verdict};
 
 /// Where the suite is installed, from the workspace's root.
@@ -55,8 +59,9 @@ pub(crate) fn install() -> Result<(), Error> {
     Ok(())
 }
 
-/// Builds `examples/everything`, runs each requirement set of the suite against it (a server
-/// of its own each), and judges every scenario they ran.
+/// Builds `examples/everything` and `examples/conformance_client`, runs each requirement set of
+/// the suite against the server (a server of its own each), then against the client, and
+/// judges every scenario they ran.
 pub(crate) fn run() -> Result<(), Error> {
     let known = std::fs::read_to_string(workspace().join(EXPECTED_FAILURES))?;
     let known = baseline::parse(&known).map_err(|e| format!("{EXPECTED_FAILURES}: {e}"))?;
@@ -65,42 +70,49 @@ pub(crate) fn run() -> Result<(), Error> {
             && !REVISIONS.contains(&revision.as_str())
         {
             return Err(format!(
-                "{EXPECTED_FAILURES}: {entry} is in server@{revision}, a requirement set xtask \
+                "{EXPECTED_FAILURES}: {entry} is in {}@{revision}, a requirement set xtask \
                  does not run (it runs {})",
+                entry.side,
                 REVISIONS.join(" and ")
             )
             .into());
         }
     }
-    let example = build_example()?;
+    let built = build_examples()?;
     let results = workspace().join("target").join("conformance");
     // Only this run's results: the suite names each scenario's folder by the time.
     if results.exists() {
         std::fs::remove_dir_all(&results)?;
     }
-    let mut runs = Vec::new();
     let mut problems = Vec::new();
-    for revision in REVISIONS {
-        let dir = results.join(revision);
-        std::fs::create_dir_all(&dir)?;
-        let (ran, status) = run_revision(&example, revision, &dir)?;
-        let verdict = judge::judge(revision, &ran, &known);
-        report(revision, &verdict, &dir);
-        // The suite's exit code says whether a scored scenario has a FAILURE: another than the
-        // checks xtask read say is a suite that failed otherwise.
-        let said = i32::from(verdict.scored_failure);
-        if status != Some(said) {
-            let status = status.map_or("by a signal".to_owned(), |code| format!("with {code}"));
-            problems.push(format!(
-                "{revision}: the suite exited {status} where its checks say {said}: see {}",
-                dir.join("suite.log").display()
-            ));
+    for side in [Side::Server, Side::Client] {
+        let mut runs = Vec::new();
+        for revision in REVISIONS {
+            let dir = match side {
+                Side::Server => results.join(revision),
+                Side::Client => results.join(revision).join("client"),
+            };
+            std::fs::create_dir_all(&dir)?;
+            let (ran, status) = run_revision(side, &built, revision, &dir)?;
+            let verdict = judge::judge(side, revision, &ran, &known);
+            report(side, revision, &verdict, &dir);
+            // The suite's exit code says whether a scored scenario has a FAILURE: another than
+            // the checks xtask read say is a suite that failed otherwise.
+            let said = i32::from(verdict.scored_failure);
+            if status != Some(said) {
+                let status = status.map_or("by a signal".to_owned(), |code| format!("with {code}"));
+                problems.push(format!(
+                    "{side}@{revision}: the suite exited {status} where its checks say {said}: \
+                     see {}",
+                    dir.join("suite.log").display()
+                ));
+            }
+            problems.extend(verdict.problems);
+            runs.push(ran);
         }
-        problems.extend(verdict.problems);
-        runs.push(ran);
+        let ran: Vec<&[Ran]> = runs.iter().map(Vec::as_slice).collect();
+        problems.extend(judge::unrun(&known, side, &ran));
     }
-    let ran: Vec<&[Ran]> = runs.iter().map(Vec::as_slice).collect();
-    problems.extend(judge::unrun(&known, &ran));
     if problems.is_empty() {
         eprintln!("xtask: the MCP conformance suite passes, its known failures aside");
         return Ok(());
@@ -118,28 +130,55 @@ pub(crate) fn run() -> Result<(), Error> {
     .into())
 }
 
-/// Runs the requirement set of `revision` against a server of its own, its results and logs
-/// in `dir`: every scenario it runs, with its checks, and the suite's exit code.
+/// Runs the requirement set of `revision` on `side` (against a server of its own, or with the
+/// conformance client), its results and logs in `dir`: every scenario it runs, with its
+/// checks, and the suite's exit code.
 fn run_revision(
-    example: &Path,
+    side: Side,
+    built: &Built,
     revision: &str,
     dir: &Path,
 ) -> Result<(Vec<Ran>, Option<i32>), Error> {
     let listing = output(suite()?.args(["list", "--requirements", revision]))?;
-    let listed = judge::requirement_set(&listing);
+    let listed = judge::requirement_set(&listing, side);
     if listed.is_empty() {
-        return Err(format!("the suite lists no server scenario for {revision}").into());
+        return Err(format!("the suite lists no {side} scenario for {revision}").into());
     }
-    let server = Server::start(example, &dir.join("server.log"))?;
-    eprintln!(
-        "xtask: the MCP conformance suite, --requirements {revision} ({} scenarios), against \
-         examples/everything at {}",
-        listed.len(),
-        server.url
-    );
+    let mut command = suite()?;
+    // Stopped when dropped, once the suite is done.
+    let mut server = None;
+    match side {
+        Side::Server => {
+            let started = Server::start(&built.everything, &dir.join("server.log"))?;
+            eprintln!(
+                "xtask: the MCP conformance suite, --requirements {revision} ({} server \
+                 scenarios), against examples/everything at {}",
+                listed.len(),
+                started.url
+            );
+            command.args(["server", "--url", &started.url]);
+            server = Some(started);
+        }
+        Side::Client => {
+            // The suite splits the command at spaces.
+            let client = built.client.to_str().filter(|path| !path.contains(' '));
+            let client = client.ok_or_else(|| {
+                format!(
+                    "the suite cannot run {}: its path has a space or is not UTF-8",
+                    built.client.display()
+                )
+            })?;
+            eprintln!(
+                "xtask: the MCP conformance suite, --requirements {revision} ({} client \
+                 scenarios), running examples/conformance_client",
+                listed.len()
+            );
+            command.args(["client", "--command", client]);
+        }
+    }
     let log = std::fs::File::create(dir.join("suite.log"))?;
-    let status = suite()?
-        .args(["server", "--url", &server.url, "--requirements", revision])
+    let status = command
+        .args(["--requirements", revision])
         .arg("-o")
         .arg(dir)
         .stdout(log.try_clone()?)
@@ -150,7 +189,7 @@ fn run_revision(
     let ran = listed
         .into_iter()
         .map(|listed: Listed| {
-            let checks = match judge::results_of(dir, &listed.name) {
+            let checks = match judge::results_of(dir, side, &listed.name) {
                 None => Err(format!(
                     "the suite wrote no folder for it in {}: see suite.log there",
                     dir.display()
@@ -184,11 +223,11 @@ fn suite() -> Result<Command, Error> {
     Ok(command)
 }
 
-/// Prints what the run of `revision` showed.
-fn report(revision: &str, verdict: &Verdict, dir: &Path) {
+/// Prints what the run of `revision` on `side` showed.
+fn report(side: Side, revision: &str, verdict: &Verdict, dir: &Path) {
     let [success, failure, warning, skipped] = verdict.checks;
     eprintln!(
-        "xtask: {revision}: {} scenarios ({} scored): {} passed, {} failed, {} of them known; \
+        "xtask: {side}@{revision}: {} scenarios ({} scored): {} passed, {} failed, {} of them known; \
          checks: {success} passed, {failure} failed, {warning} warned, {skipped} skipped \
          (in {})",
         verdict.scenarios,
@@ -208,24 +247,41 @@ fn bin() -> PathBuf {
     workspace().join(SUITE).join("node_modules").join(".bin")
 }
 
-/// Builds `examples/everything` and gives its executable, where Cargo put it.
-fn build_example() -> Result<PathBuf, Error> {
+/// The examples the suite runs, where Cargo put them.
+struct Built {
+    /// `examples/everything`, the server.
+    everything: PathBuf,
+    /// `examples/conformance_client`, the client.
+    client: PathBuf,
+}
+
+/// Builds `examples/everything` and `examples/conformance_client`, and gives their
+/// executables, where Cargo put them.
+fn build_examples() -> Result<Built, Error> {
     // Cargo's progress and diagnostics as usual on stderr; its messages, as JSON, on stdout.
     let messages = output(
         cargo()
             .args(["build", "--example", "everything"])
+            .args(["--example", "conformance_client"])
             .arg("--message-format=json-render-diagnostics")
             .stderr(Stdio::inherit()),
     )?;
-    messages
-        .lines()
-        .filter(|line| line.contains(r#""reason":"compiler-artifact""#))
-        .filter(|line| {
-            line.contains(r#""kind":["example"]"#) && line.contains(r#""name":"everything""#)
-        })
-        .find_map(|line| json_string(line, "executable"))
-        .map(PathBuf::from)
-        .ok_or_else(|| "cargo built examples/everything but named no executable".into())
+    let executable = |name: &str| {
+        messages
+            .lines()
+            .filter(|line| line.contains(r#""reason":"compiler-artifact""#))
+            .filter(|line| {
+                line.contains(r#""kind":["example"]"#)
+                    && line.contains(&format!(r#""name":"{name}""#))
+            })
+            .find_map(|line| json_string(line, "executable"))
+            .map(PathBuf::from)
+            .ok_or_else(|| format!("cargo built examples/{name} but named no executable"))
+    };
+    Ok(Built {
+        everything: executable("everything")?,
+        client: executable("conformance_client")?,
+    })
 }
 
 /// The string value of `"key":` in one line of Cargo's JSON messages, its escapes undone

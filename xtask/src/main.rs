@@ -7,8 +7,10 @@
 //!   each of those from its lockfile with `npm ci`), saying what it installs, then runs the
 //!   whole suite: `cargo test --workspace [ARGS]`, then (without ARGS) `conformance`.
 //! - `conformance`: the official MCP conformance suite against `examples/everything`, its
-//!   requirement sets 2025-11-25 and 2026-07-28, results in `target/conformance/<revision>/`,
-//!   its known failures in `tests/conformance-suite/expected-failures.yml` (`conformance.rs`).
+//!   requirement sets 2025-11-25 and 2026-07-28, then their client scenarios run by
+//!   `examples/conformance_client`, results in `target/conformance/<revision>/` (the client's
+//!   in `client/` there), its known failures in `tests/conformance-suite/expected-failures.yml`
+//!   (`conformance.rs`).
 //! - `paths`: every path of this repository that a comment or a Markdown file names exists
 //!   (`paths.rs`).
 //! - `structure [--sizes]`: the sources' layout (`structure.rs`): no import circle among the
@@ -37,9 +39,10 @@ tasks:
   test [ARGS]   `structure`, `paths`, install what the tests need when missing, then
                 `cargo test --workspace [ARGS]` and, without ARGS, `conformance`
   conformance   the official MCP conformance suite against examples/everything (installed
-                when missing): its requirement sets 2025-11-25 and 2026-07-28, results in
-                target/conformance/<revision>/, its known failures in
-                tests/conformance-suite/expected-failures.yml
+                when missing): its requirement sets 2025-11-25 and 2026-07-28, then their
+                client scenarios run by examples/conformance_client, results in
+                target/conformance/<revision>/ (the client's in client/ there), its known
+                failures in tests/conformance-suite/expected-failures.yml
   paths         check that every path a comment or Markdown file names exists
   structure [--sizes]
                 the sources' layout, without building them: no import circle among the files

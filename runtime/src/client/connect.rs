@@ -18,7 +18,12 @@ use crate::envelope::mirror_entries;
 /// result as it came.
 #[derive(Clone)]
 pub struct Client {
-    peer: Peer<RoleClient>,
+    pub(super) peer: Peer<RoleClient>,
+    /// What it answers when a 2026-07-28 call asks (`input_required`).
+    pub(super) answers: super::Answers,
+    /// Set once the server's tools were listed through this client: from 2026-07-28 the
+    /// listing tells rmcp which arguments a call mirrors in `Mcp-Param-*` headers.
+    pub(super) listed: std::sync::Arc<tokio::sync::OnceCell<()>>,
     discriminator: String,
     /// How [`Client::batch`] runs its calls.
     pub(super) batch: super::BatchOptions,
@@ -38,9 +43,17 @@ impl Client {
     pub fn new(peer: Peer<RoleClient>) -> Self {
         Client {
             peer,
+            answers: super::Answers::new(),
+            listed: Default::default(),
             discriminator: "action".into(),
             batch: super::BatchOptions::default(),
         }
+    }
+
+    /// The client answering a 2026-07-28 call's rounds with `answers`.
+    pub(super) fn answering(mut self, answers: super::Answers) -> Self {
+        self.answers = answers;
+        self
     }
 
     /// Renames the discriminator filled in by [`Client::call`] (default `action`).
@@ -55,11 +68,14 @@ impl Client {
     }
 
     /// The server's tools, as `tools/list` shows them.
+    ///
+    /// From 2026-07-28 a tool whose `x-mcp-header` annotations are invalid is left out (rmcp
+    /// drops it), so it is never called.
     pub async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, ClientError> {
-        self.peer
-            .list_all_tools()
-            .await
-            .map_err(ClientError::transport)
+        let tools = self.peer.list_all_tools().await;
+        let tools = tools.map_err(ClientError::transport)?;
+        let _ = self.listed.set(());
+        Ok(tools)
     }
 
     /// Calls `tool.action` (or a single-action `tool`) with `arguments` (an object, or null);
@@ -86,10 +102,26 @@ impl Client {
         arguments: Value,
     ) -> Result<CallToolResult, ClientError> {
         let params = self.params(target, arguments)?;
-        self.peer
-            .call_tool(params)
-            .await
-            .map_err(ClientError::transport)
+        self.call_rounds(params).await
+    }
+
+    /// Sends `params` as they are (no discriminator filled in), answering the rounds of a
+    /// 2026-07-28 call as [`call_raw`](Client::call_raw) does, and gives the result as it came.
+    ///
+    /// ```no_run
+    /// # async fn run(client: mcp_fusion::client::Client) -> Result<(), mcp_fusion::client::ClientError> {
+    /// use mcp_fusion::rmcp::model::CallToolRequestParams;
+    ///
+    /// let params = CallToolRequestParams::new("add_numbers")
+    ///     .with_arguments(serde_json::json!({"a": 1, "b": 2}).as_object().cloned().unwrap());
+    /// let result = client.call_tool(params).await?;
+    /// # let _ = result; Ok(()) }
+    /// ```
+    pub async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+    ) -> Result<CallToolResult, ClientError> {
+        self.call_rounds(params).await
     }
 
     /// The params of a call of `target` (`tool.action`, or a single-action `tool`).

@@ -2,19 +2,45 @@
 //! a YAML file of one shape only, read here (xtask uses the standard library only).
 //!
 //! ```yaml
-//! # Every requirement set, in each of its runs that runs the scenario:
+//! # The server's runs, every requirement set, in each of its runs that runs the scenario:
 //! server:
 //!   - scenario            # why it fails
-//! # Only the run of `--requirements 2026-07-28`:
+//! # Only the server's run of `--requirements 2026-07-28`:
 //! server@2026-07-28:
 //!   - scenario:check-id   # why this check fails
+//! # The client's runs, likewise (`client:`, `client@2025-11-25:`):
+//! client@2026-07-28:
+//!   - auth/scope-step-up  # why it fails
 //! ```
 //!
 //! An entry is a whole scenario (any of its checks may fail or warn) or one check of it, as the
 //! suite's own `--expected-failures` writes them, and each says why in a comment; anything else
 //! is refused with its line.
 
-/// Where an entry applies.
+/// What the suite tests: a server (`conformance server`) or a client (`conformance client`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    Server,
+    Client,
+}
+
+impl Side {
+    /// Its name, as the suite's commands and the file's sections spell it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Side::Server => "server",
+            Side::Client => "client",
+        }
+    }
+}
+
+impl std::fmt::Display for Side {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Where an entry applies, on its side.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Scope {
     /// Every requirement set, in each run of it that runs the scenario (`server:`).
@@ -35,6 +61,7 @@ impl Scope {
 /// A known failure.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Entry {
+    pub(crate) side: Side,
     pub(crate) scope: Scope,
     pub(crate) scenario: String,
     /// One check of the scenario; the whole scenario when `None`.
@@ -70,23 +97,18 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Entry>, String> {
             continue;
         }
         if !content.starts_with(' ') {
-            scope = Some(match content {
-                "server:" | "server: []" => Scope::Every,
-                _ => match content.strip_prefix("server@") {
-                    Some(header) => {
-                        match header.strip_suffix(": []").or(header.strip_suffix(':')) {
-                            Some(revision) if is_revision(revision) => {
-                                Scope::Revision(revision.to_owned())
-                            }
-                            _ => return fail("a section is `server:` or `server@YYYY-MM-DD:`"),
-                        }
-                    }
-                    None => return fail("a section is `server:` or `server@YYYY-MM-DD:`"),
-                },
-            });
+            match section(content) {
+                Some(found) => scope = Some(found),
+                None => {
+                    return fail(
+                        "a section is `server:`, `client:`, `server@YYYY-MM-DD:` or \
+                         `client@YYYY-MM-DD:`",
+                    );
+                }
+            }
             continue;
         }
-        let Some(scope) = scope.clone() else {
+        let Some((side, scope)) = scope.clone() else {
             return fail("an entry before any section");
         };
         let Some(item) = content.trim_start().strip_prefix("- ") else {
@@ -111,6 +133,7 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Entry>, String> {
             return fail("every entry says why it fails, in a comment after it");
         };
         let entry = Entry {
+            side,
             scope,
             scenario: scenario.to_owned(),
             check: check.map(str::to_owned),
@@ -118,7 +141,8 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Entry>, String> {
             line,
         };
         let overlaps = |other: &Entry| {
-            other.scope == entry.scope
+            other.side == entry.side
+                && other.scope == entry.scope
                 && other.scenario == entry.scenario
                 && (other.check == entry.check || other.check.is_none() || entry.check.is_none())
         };
@@ -130,6 +154,25 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Entry>, String> {
         entries.push(entry);
     }
     Ok(entries)
+}
+
+/// A section's header: `server:`, `client@2026-07-28:`, each maybe `: []` (empty).
+fn section(header: &str) -> Option<(Side, Scope)> {
+    let header = header.strip_suffix(": []").or(header.strip_suffix(':'))?;
+    let (side, revision) = match header.split_once('@') {
+        Some((side, revision)) => (side, Some(revision)),
+        None => (header, None),
+    };
+    let side = [Side::Server, Side::Client]
+        .into_iter()
+        .find(|s| s.name() == side)?;
+    match revision {
+        None => Some((side, Scope::Every)),
+        Some(revision) if is_revision(revision) => {
+            Some((side, Scope::Revision(revision.to_owned())))
+        }
+        Some(_) => None,
+    }
 }
 
 /// `YYYY-MM-DD`.
@@ -154,12 +197,16 @@ mod tests {
                     server@2026-07-28:  # only at 2026-07-28\n\
                     \x20 # a comment line between entries\n\
                     \x20 - json-schema-2020-12:sep-2106-anchor-keyword-preserved # $anchor is dropped\n\
-                    server@2025-11-25: []\n";
+                    server@2025-11-25: []\n\
+                    client@2026-07-28:\n\
+                    \x20 - auth/dpop # no DPoP\n\
+                    client: []\n";
         let entries = parse(text).unwrap();
         assert_eq!(
             entries,
             [
                 Entry {
+                    side: Side::Server,
                     scope: Scope::Every,
                     scenario: "tasks-lifecycle".into(),
                     check: None,
@@ -167,11 +214,20 @@ mod tests {
                     line: 3,
                 },
                 Entry {
+                    side: Side::Server,
                     scope: Scope::Revision("2026-07-28".into()),
                     scenario: "json-schema-2020-12".into(),
                     check: Some("sep-2106-anchor-keyword-preserved".into()),
                     reason: "$anchor is dropped".into(),
                     line: 7,
+                },
+                Entry {
+                    side: Side::Client,
+                    scope: Scope::Revision("2026-07-28".into()),
+                    scenario: "auth/dpop".into(),
+                    check: None,
+                    reason: "no DPoP".into(),
+                    line: 10,
                 },
             ]
         );
@@ -183,7 +239,8 @@ mod tests {
     fn refuses_each_misuse_with_its_line() {
         let refused = |text: &str| parse(text).unwrap_err();
         assert!(refused("  - ping # why\n").starts_with("line 1: an entry before any section"));
-        assert!(refused("client:\n").contains("a section is"));
+        assert!(refused("clients:\n").contains("a section is"));
+        assert!(refused("client@latest:\n").contains("a section is"));
         assert!(refused("server@2026-7-28:\n").contains("a section is"));
         assert!(refused("server:\n  - ping\n").contains("line 2: every entry says why"));
         assert!(refused("server:\n  - ping #\n").contains("every entry says why"));
@@ -195,5 +252,8 @@ mod tests {
         // The same entry in two sections is two scopes, not a repeat.
         let both = "server:\n  - ping # why\nserver@2026-07-28:\n  - ping # why\n";
         assert_eq!(parse(both).unwrap().len(), 2);
+        // And the same scenario on both sides is two entries.
+        let sides = "server:\n  - ping # why\nclient:\n  - ping # why\n";
+        assert_eq!(parse(sides).unwrap().len(), 2);
     }
 }

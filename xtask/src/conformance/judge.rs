@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use super::baseline::{Entry, Scope};
+use super::baseline::{Entry, Scope, Side};
 use super::json::{self, Json};
 
 /// A scenario the requirement set runs: whether it scores it, and why not.
@@ -19,8 +19,12 @@ pub(crate) struct Listed {
     pub(crate) not_scored: Option<String>,
 }
 
-/// What `conformance list --requirements R` prints: the server scenarios R runs.
-pub(crate) fn requirement_set(listing: &str) -> Vec<Listed> {
+/// What `conformance list --requirements R` prints: the scenarios R runs on `side`.
+pub(crate) fn requirement_set(listing: &str, side: Side) -> Vec<Listed> {
+    let (heading, tag) = match side {
+        Side::Server => ("Server scenarios", " [server]"),
+        Side::Client => ("Client scenarios", " [client]"),
+    };
     let mut listed = Vec::new();
     let mut section = "";
     let mut reason = String::new();
@@ -30,16 +34,13 @@ pub(crate) fn requirement_set(listing: &str) -> Vec<Listed> {
             continue;
         }
         let item = line.trim();
-        match (
-            section.starts_with("Server scenarios"),
-            item.strip_prefix("- "),
-        ) {
+        match (section.starts_with(heading), item.strip_prefix("- ")) {
             (true, Some(name)) => listed.push(Listed {
                 name: name.to_owned(),
                 not_scored: None,
             }),
             (false, Some(name)) if section.starts_with("Run and reported") => {
-                if let Some(name) = name.strip_suffix(" [server]") {
+                if let Some(name) = name.strip_suffix(tag) {
                     listed.push(Listed {
                         name: name.to_owned(),
                         not_scored: Some(reason.clone()),
@@ -118,10 +119,18 @@ pub(crate) fn checks(text: &str) -> Result<Vec<Check>, String> {
         .collect()
 }
 
-/// Where the suite put a scenario's results in `dir`: `server-<scenario>-<time>/`, the time
-/// as `2026-12-06T04-06-34-165Z`; the latest, if it ran more than once.
-pub(crate) fn results_of(dir: &Path, scenario: &str) -> Option<std::path::PathBuf> {
-    let prefix = format!("server-{scenario}-");
+/// Where the suite put a scenario's results in `dir`: `server-<scenario>-<time>/` for a
+/// server's, `<scenario>-<time>/` for a client's (`auth/<name>-<time>/` for `auth/<name>`),
+/// the time as `2026-12-06T04-06-34-165Z`; the latest, if it ran more than once.
+pub(crate) fn results_of(dir: &Path, side: Side, scenario: &str) -> Option<std::path::PathBuf> {
+    let (dir, scenario) = match scenario.rsplit_once('/') {
+        Some((folder, name)) => (dir.join(folder), name),
+        None => (dir.to_owned(), scenario),
+    };
+    let prefix = match side {
+        Side::Server => format!("server-{scenario}-"),
+        Side::Client => format!("{scenario}-"),
+    };
     let mut found: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
         .ok()?
         .filter_map(|entry| entry.ok().map(|e| e.path()))
@@ -170,9 +179,13 @@ pub(crate) struct Verdict {
     pub(crate) checks: [usize; 4],
 }
 
-/// Judges the run of `revision` against the known failures that cover it.
-pub(crate) fn judge(revision: &str, ran: &[Ran], known: &[Entry]) -> Verdict {
-    let known: Vec<&Entry> = known.iter().filter(|e| e.scope.covers(revision)).collect();
+/// Judges the run of `revision` on `side` against the known failures that cover it.
+pub(crate) fn judge(side: Side, revision: &str, ran: &[Ran], known: &[Entry]) -> Verdict {
+    let known: Vec<&Entry> = (known.iter())
+        .filter(|e| e.side == side && e.scope.covers(revision))
+        .collect();
+    // How each problem names the run: `server@2026-07-28`.
+    let run = format!("{side}@{revision}");
     let mut verdict = Verdict {
         scenarios: ran.len(),
         scored: ran.iter().filter(|r| r.listed.not_scored.is_none()).count(),
@@ -184,7 +197,7 @@ pub(crate) fn judge(revision: &str, ran: &[Ran], known: &[Entry]) -> Verdict {
             Ok(checks) => checks,
             Err(why) => {
                 verdict.failed += 1;
-                (verdict.problems).push(format!("{revision} {name}: no results: {why}"));
+                (verdict.problems).push(format!("{run} {name}: no results: {why}"));
                 continue;
             }
         };
@@ -203,7 +216,7 @@ pub(crate) fn judge(revision: &str, ran: &[Ran], known: &[Entry]) -> Verdict {
         if let Some(whole) = entries.iter().find(|e| e.check.is_none()) {
             match failing.is_empty() {
                 true => verdict.problems.push(format!(
-                    "{revision} {name} passes now: remove {whole} from expected-failures.yml"
+                    "{run} {name} passes now: remove {whole} from expected-failures.yml"
                 )),
                 false => {
                     verdict.failed_as_known += 1;
@@ -223,7 +236,7 @@ pub(crate) fn judge(revision: &str, ran: &[Ran], known: &[Entry]) -> Verdict {
                     (verdict.expected).push(format!("{name}:{} ({})", check.id, entry.reason))
                 }
                 None => verdict.problems.push(format!(
-                    "{revision} {name}: {} {}: {}",
+                    "{run} {name}: {} {}: {}",
                     check.id,
                     check.status,
                     check.message.as_deref().unwrap_or("(no message)")
@@ -234,10 +247,10 @@ pub(crate) fn judge(revision: &str, ran: &[Ran], known: &[Entry]) -> Verdict {
             let id = entry.check.as_deref().unwrap_or_default();
             match worst.iter().find(|c| c.id == id).map(|c| c.status.as_str()) {
                 Some("SUCCESS") => verdict.problems.push(format!(
-                    "{revision} {name}:{id} passes now: remove {entry} from expected-failures.yml"
+                    "{run} {name}:{id} passes now: remove {entry} from expected-failures.yml"
                 )),
                 None => verdict.problems.push(format!(
-                    "{revision} {name} reported no check {id}: {entry} of expected-failures.yml \
+                    "{run} {name} reported no check {id}: {entry} of expected-failures.yml \
                      names none"
                 )),
                 Some(_) => {}
@@ -248,25 +261,27 @@ pub(crate) fn judge(revision: &str, ran: &[Ran], known: &[Entry]) -> Verdict {
         let ran_it = ran.iter().any(|r| r.listed.name == entry.scenario);
         if !ran_it && entry.scope == Scope::Revision(revision.to_owned()) {
             verdict.problems.push(format!(
-                "{entry} of expected-failures.yml names a scenario --requirements {revision} \
-                 does not run"
+                "{entry} of expected-failures.yml names a scenario the {side} run of \
+                 --requirements {revision} does not run"
             ));
         }
     }
     verdict
 }
 
-/// The known failures of the `server:` section that no run ran: each names a scenario no
-/// requirement set runs.
-pub(crate) fn unrun(known: &[Entry], runs: &[&[Ran]]) -> Vec<String> {
+/// The known failures of the `server:` (or `client:`) section that no run of `side` ran:
+/// each names a scenario no requirement set runs there.
+pub(crate) fn unrun(known: &[Entry], side: Side, runs: &[&[Ran]]) -> Vec<String> {
     (known.iter())
-        .filter(|e| e.scope == Scope::Every)
+        .filter(|e| e.side == side && e.scope == Scope::Every)
         .filter(|e| {
             !runs
                 .iter()
                 .any(|ran| ran.iter().any(|r| r.listed.name == e.scenario))
         })
-        .map(|e| format!("{e} of expected-failures.yml names a scenario no requirement set runs"))
+        .map(|e| {
+            format!("{e} of expected-failures.yml names a scenario no requirement set runs on the {side}")
+        })
         .collect()
 }
 

@@ -40,18 +40,29 @@ fn reads_the_requirement_set_the_suite_lists() {
                    \x20   - tasks-lifecycle [server]\n\
                    \x20 pending (1):\n\
                    \x20   - json-schema-2020-12 [server]\n";
-    let listed = requirement_set(listing);
-    let named: Vec<(&str, Option<&str>)> = (listed.iter())
-        .map(|l| (l.name.as_str(), l.not_scored.as_deref()))
-        .collect();
+    let named = |side| -> Vec<(String, Option<String>)> {
+        (requirement_set(listing, side).into_iter())
+            .map(|l| (l.name, l.not_scored))
+            .collect()
+    };
+    let named = |side| {
+        named(side)
+            .iter()
+            .map(|(n, r)| format!("{n} {}", r.as_deref().unwrap_or("scored")))
+            .collect::<Vec<_>>()
+    };
     assert_eq!(
-        named,
+        named(Side::Server),
         [
-            ("server-stateless", None),
-            ("tools-list", None),
-            ("tasks-lifecycle", Some("extension")),
-            ("json-schema-2020-12", Some("pending")),
+            "server-stateless scored",
+            "tools-list scored",
+            "tasks-lifecycle extension",
+            "json-schema-2020-12 pending",
         ]
+    );
+    assert_eq!(
+        named(Side::Client),
+        ["tools_call scored", "auth/dpop extension"]
     );
 }
 
@@ -79,12 +90,21 @@ fn finds_a_scenarios_results_by_its_name_and_time() {
         "server-tools-list-2026-12-06T04-06-34-165Z",
         "server-tools-list-2026-12-06T04-06-35-001Z",
         "server-tools-list-changed-2026-12-06T04-06-36-000Z",
+        "tools_call-2026-12-06T04-06-36-000Z",
+        "auth/dpop-2026-12-06T04-06-36-000Z",
+        "auth/dpop-nonce-2026-12-06T04-06-36-000Z",
     ] {
         std::fs::create_dir_all(dir.join(sub)).unwrap();
     }
-    let found = results_of(&dir, "tools-list").unwrap();
+    let found = results_of(&dir, Side::Server, "tools-list").unwrap();
     assert!(found.ends_with("server-tools-list-2026-12-06T04-06-35-001Z"));
-    assert!(results_of(&dir, "tools").is_none());
+    assert!(results_of(&dir, Side::Server, "tools").is_none());
+    // A client's, under its own name; `auth/*` in the folder `auth`.
+    let found = results_of(&dir, Side::Client, "tools_call").unwrap();
+    assert!(found.ends_with("tools_call-2026-12-06T04-06-36-000Z"));
+    let found = results_of(&dir, Side::Client, "auth/dpop").unwrap();
+    assert!(found.ends_with("auth/dpop-2026-12-06T04-06-36-000Z"));
+    assert!(results_of(&dir, Side::Server, "tools_call").is_none());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -114,12 +134,12 @@ fn an_unknown_failure_or_warning_fails_the_run_a_known_one_does_not() {
         "server:\n  - tasks-lifecycle # no tasks yet\n\
          server@2026-07-28:\n  - json-schema:anchor # dropped\n",
     );
-    let verdict = judge("2026-07-28", &run, &entries);
+    let verdict = judge(Side::Server, "2026-07-28", &run, &entries);
     assert_eq!(
         verdict.problems,
         [
-            "2026-07-28 tools-list: names WARNING: names said WARNING",
-            "2026-07-28 caching: ttl FAILURE: ttl said FAILURE",
+            "server@2026-07-28 tools-list: names WARNING: names said WARNING",
+            "server@2026-07-28 caching: ttl FAILURE: ttl said FAILURE",
         ]
     );
     assert_eq!(
@@ -158,26 +178,27 @@ fn a_known_failure_that_passes_or_is_not_reported_fails_the_run() {
          server@2026-07-28:\n  - nowhere # a typo\n\
          server@2025-11-25:\n  - ping # another run's\n",
     );
-    let verdict = judge("2026-07-28", &run, &entries);
+    let verdict = judge(Side::Server, "2026-07-28", &run, &entries);
     assert_eq!(
         verdict.problems,
         [
-            "2026-07-28 tasks-lifecycle passes now: remove tasks-lifecycle (line 2) from \
+            "server@2026-07-28 tasks-lifecycle passes now: remove tasks-lifecycle (line 2) from \
              expected-failures.yml",
-            "2026-07-28 json-schema reported no check anchr: json-schema:anchr (line 4) of \
+            "server@2026-07-28 json-schema reported no check anchr: json-schema:anchr (line 4) of \
              expected-failures.yml names none",
-            "2026-07-28 json-schema:anchor passes now: remove json-schema:anchor (line 5) from \
+            "server@2026-07-28 json-schema:anchor passes now: remove json-schema:anchor (line 5) from \
              expected-failures.yml",
-            "nowhere (line 8) of expected-failures.yml names a scenario --requirements \
-             2026-07-28 does not run",
+            "nowhere (line 8) of expected-failures.yml names a scenario the server run of \
+             --requirements 2026-07-28 does not run",
         ]
     );
     assert!(verdict.expected.is_empty() && !verdict.scored_failure);
-    let unrun = unrun(&entries, &[&run]);
+    let unrun = unrun(&entries, Side::Server, &[&run]);
     assert_eq!(
         unrun,
         [
-            "no-such-scenario (line 6) of expected-failures.yml names a scenario no requirement set runs"
+            "no-such-scenario (line 6) of expected-failures.yml names a scenario no requirement \
+             set runs on the server"
         ]
     );
 }
@@ -187,10 +208,35 @@ fn a_scenario_without_results_fails_the_run_even_when_known() {
     let mut run = vec![ran("tasks-lifecycle", false, &[])];
     run[0].checks = Err("no checks.json in target/conformance".into());
     let entries = known("server:\n  - tasks-lifecycle # no tasks yet\n");
-    let verdict = judge("2026-07-28", &run, &entries);
+    let verdict = judge(Side::Server, "2026-07-28", &run, &entries);
     assert_eq!(
         verdict.problems,
-        ["2026-07-28 tasks-lifecycle: no results: no checks.json in target/conformance"]
+        ["server@2026-07-28 tasks-lifecycle: no results: no checks.json in target/conformance"]
     );
     assert_eq!(verdict.failed, 1);
+}
+
+#[test]
+fn a_client_run_is_judged_by_the_client_sections_only() {
+    let run = [
+        ran("tools_call", true, &[("tool-add-numbers", "SUCCESS")]),
+        ran("auth/dpop", false, &[("dpop-proof", "FAILURE")]),
+    ];
+    // The server's entry for a scenario of the same name does not cover the client's run.
+    let entries = known(
+        "server:\n  - tools_call # not the client's\n\
+         client@2026-07-28:\n  - auth/dpop # no DPoP\n\
+         client@2025-11-25:\n  - initialize # another run's\n",
+    );
+    let verdict = judge(Side::Client, "2026-07-28", &run, &entries);
+    assert!(verdict.problems.is_empty(), "{:?}", verdict.problems);
+    assert_eq!(verdict.expected, ["auth/dpop (no DPoP)"]);
+    assert!(!verdict.scored_failure);
+    // The same failure unlisted fails the client's run, named as the client's.
+    let verdict = judge(Side::Client, "2026-07-28", &run, &[]);
+    assert_eq!(
+        verdict.problems,
+        ["client@2026-07-28 auth/dpop: dpop-proof FAILURE: dpop-proof said FAILURE"]
+    );
+    assert!(unrun(&entries, Side::Client, &[&run]).is_empty());
 }
