@@ -1,0 +1,328 @@
+//! Tasks shared by a fleet on one Redis, started by the test on a free loopback port
+//! (`redis-server` must be installed; the test fails, never skips, when it cannot start).
+//! Two stores on one Redis stand for two replicas; Redis's own clock keeps leases and
+//! expiries, so those tests take real time, kept short, and wait for what they expect.
+
+use std::time::Duration;
+
+use mcp_fusion::rmcp::model::{
+    DetailedTask, ElicitRequest, ElicitRequestParams, InputRequest, InputRequests,
+    InputResponses, JsonObject, TaskPayload, TaskStatus,
+};
+use mcp_fusion::server::tasks::{
+    Held, NewTask, ORPHANED, RedisTaskStore, TaskStore, TaskStoreError, TaskUpdate,
+};
+use mcp_fusion_drivers::redis_server::{self, RedisServer};
+use serde_json::json;
+use sha2::Digest;
+
+use crate::support::eventually;
+
+const SECRET: &str = "a test secret of more than sixteen bytes";
+const TTL: Duration = Duration::from_secs(60);
+
+fn redis() -> RedisServer {
+    RedisServer::start().unwrap_or_else(|e| panic!("these tests need a Redis of their own: {e}"))
+}
+
+/// A replica's store on `redis`.
+fn store(redis: &RedisServer) -> RedisTaskStore {
+    RedisTaskStore::builder(redis.url())
+        .prefix("fleet")
+        .key_secret(SECRET)
+        .timeout(Duration::from_millis(300))
+        .build()
+        .unwrap()
+}
+
+/// A fresh task id of 32 hex digits, as a server mints them (unique here, not unguessable).
+fn fresh_id() -> String {
+    static MINTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = MINTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let seed = format!("{n} {:?} {}", std::time::SystemTime::now(), std::process::id());
+    sha2::Sha256::digest(seed)[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn question(message: &str) -> InputRequest {
+    let params: ElicitRequestParams = serde_json::from_value(json!({
+        "mode": "form", "message": message,
+        "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+    }))
+    .unwrap();
+    InputRequest::Elicitation(ElicitRequest::new(params))
+}
+
+fn result(text: &str) -> JsonObject {
+    serde_json::from_value(json!({"content": [{"type": "text", "text": text}], "isError": false}))
+        .unwrap()
+}
+
+async fn read(store: &RedisTaskStore, caller: Option<&str>, id: &str) -> Option<DetailedTask> {
+    store.get(caller, id).await.unwrap()
+}
+
+async fn status(store: &RedisTaskStore, caller: Option<&str>, id: &str) -> Option<TaskStatus> {
+    read(store, caller, id).await.map(|task| task.status())
+}
+
+#[tokio::test]
+async fn a_task_created_through_one_replica_is_read_answered_and_finished_through_another() {
+    let redis = redis();
+    let (first, second) = (store(&redis), store(&redis));
+    let id = fresh_id();
+    let alice = Some("alice@example.com");
+    first.create(NewTask::new(&id, alice, TTL)).await.unwrap();
+    // Readable at once through the other replica, and only by its caller.
+    let seen = read(&second, alice, &id).await.expect("readable at once");
+    assert_eq!(seen.status(), TaskStatus::Working);
+    assert_eq!(seen.task.task_id, id);
+    assert_eq!(seen.task.ttl_ms, Some(60_000));
+    assert!(seen.task.created_at.ends_with('Z'), "{:?}", seen.task);
+    assert_eq!(status(&second, Some("mallory"), &id).await, None);
+    assert_eq!(status(&second, None, &id).await, None, "nor the anonymous");
+    assert!(!second.cancel(Some("mallory"), &id).await.unwrap());
+    let stranger = InputResponses::from([("a".to_owned(), json!(true))]);
+    assert!(!second.answer(Some("mallory"), &id, stranger).await.unwrap());
+
+    // The running replica asks two questions; the other replica reads them and answers in
+    // parts, an answer to a question never asked dropped.
+    let asks = InputRequests::from([("a".into(), question("A?")), ("b".into(), question("B?"))]);
+    let held = first.record(&id, TaskUpdate::InputRequired(asks)).await.unwrap();
+    assert_eq!(held, Held::Running);
+    let seen = read(&second, alice, &id).await.unwrap();
+    let TaskPayload::InputRequired { input_requests } = &seen.payload else {
+        panic!("asking: {seen:?}");
+    };
+    assert_eq!(input_requests.keys().collect::<Vec<_>>(), ["a", "b"]);
+    assert_eq!(input_requests["a"], question("A?"));
+    let part = InputResponses::from([("a".into(), json!({"ok": true})), ("zzz".into(), json!(1))]);
+    assert!(second.answer(alice, &id, part).await.unwrap());
+    assert_eq!(first.take_answers(&id).await.unwrap(), None, "b is pending");
+    let seen = read(&first, alice, &id).await.unwrap();
+    let TaskPayload::InputRequired { input_requests } = &seen.payload else {
+        panic!("still asking b: {seen:?}");
+    };
+    assert_eq!(input_requests.keys().collect::<Vec<_>>(), ["b"]);
+    let rest = InputResponses::from([("b".into(), json!({"ok": false}))]);
+    assert!(second.answer(alice, &id, rest).await.unwrap());
+    assert_eq!(status(&second, alice, &id).await, Some(TaskStatus::Working));
+    let taken = first.take_answers(&id).await.unwrap().unwrap();
+    let expected = InputResponses::from([
+        ("a".into(), json!({"ok": true})),
+        ("b".into(), json!({"ok": false})),
+    ]);
+    assert_eq!(taken, expected, "the stranger dropped");
+    assert_eq!(first.take_answers(&id).await.unwrap(), Some(InputResponses::new()));
+
+    // Progress, then the end, read through the other replica; a cancel storm leaves it.
+    let progress = TaskUpdate::Working {
+        message: Some("part 2 of 5".into()),
+    };
+    first.record(&id, progress).await.unwrap();
+    let seen = read(&second, alice, &id).await.unwrap();
+    assert_eq!(seen.task.status_message.as_deref(), Some("part 2 of 5"));
+    first.record(&id, TaskUpdate::Completed(result("done"))).await.unwrap();
+    for _ in 0..50 {
+        assert!(second.cancel(alice, &id).await.unwrap());
+    }
+    let seen = read(&second, alice, &id).await.unwrap();
+    assert_eq!(seen.payload, TaskPayload::Completed { result: result("done") });
+    assert_eq!(seen.task.status_message, None);
+    let late = first.record(&id, TaskUpdate::Completed(result("again"))).await;
+    assert_eq!(late.unwrap(), Held::Gone, "a terminal status is final");
+    assert_eq!(first.renew(&id, TTL).await.unwrap(), Held::Gone);
+}
+
+#[tokio::test]
+async fn a_cancel_through_another_replica_wakes_the_running_one_at_once() {
+    let redis = redis();
+    let (running, other) = (store(&redis), store(&redis));
+    let id = fresh_id();
+    running.create(NewTask::new(&id, None, TTL)).await.unwrap();
+    let asks = InputRequests::from([("sure".into(), question("Sure?"))]);
+    running.record(&id, TaskUpdate::InputRequired(asks)).await.unwrap();
+    // The running replica listens once it first waits for its task.
+    drop(running.changed(&id));
+    eventually("the running replica to listen", async || {
+        let subscribers = redis_server::query(&redis, &["PUBSUB", "NUMSUB", "fleet:tasks:changed"]);
+        (subscribers.ok()?.ends_with(",1")).then_some(())
+    })
+    .await;
+    let woken = running.changed(&id);
+    let started = std::time::Instant::now();
+    assert!(other.cancel(None, &id).await.unwrap());
+    woken.await;
+    // Without the announcement the running side would read the store after a second.
+    assert!(started.elapsed() < Duration::from_millis(900), "{:?}", started.elapsed());
+    assert_eq!(running.renew(&id, TTL).await.unwrap(), Held::Cancelled);
+    let late = running.record(&id, TaskUpdate::Completed(result("late"))).await;
+    assert_eq!(late.unwrap(), Held::Cancelled);
+    let seen = read(&other, None, &id).await.unwrap();
+    assert_eq!(seen.payload, TaskPayload::Cancelled, "its questions are gone too");
+}
+
+#[tokio::test]
+async fn a_task_whose_lease_lapses_reads_failed_and_says_to_start_it_again() {
+    let redis = redis();
+    let (running, other) = (store(&redis), store(&redis));
+    let id = fresh_id();
+    let lease = Duration::from_millis(300);
+    running.create(NewTask::new(&id, None, TTL).lease(lease)).await.unwrap();
+    assert_eq!(running.renew(&id, lease).await.unwrap(), Held::Running);
+    // The replica stops renewing (it died): the task reads failed once the lease lapses.
+    let seen = eventually("the lease to lapse", async || {
+        let seen = read(&other, None, &id).await?;
+        (seen.status() == TaskStatus::Failed).then_some(seen)
+    })
+    .await;
+    let TaskPayload::Failed { error } = &seen.payload else {
+        unreachable!()
+    };
+    assert_eq!(error["code"], -32603);
+    assert_eq!(error["message"], ORPHANED);
+    assert!(ORPHANED.contains("start it anew"));
+    assert_eq!(seen.task.status_message.as_deref(), Some(ORPHANED));
+    // The replica comes back to it: nothing more is recorded.
+    assert_eq!(running.renew(&id, lease).await.unwrap(), Held::Gone);
+    let late = running.record(&id, TaskUpdate::Completed(result("late"))).await;
+    assert_eq!(late.unwrap(), Held::Gone);
+    assert_eq!(status(&other, None, &id).await, Some(TaskStatus::Failed));
+}
+
+#[tokio::test]
+async fn callers_are_capped_and_every_key_is_gone_with_the_ttl() {
+    let redis = redis();
+    let (first, second) = (store(&redis), store(&redis));
+    let ttl = Duration::from_millis(400);
+    let new = |id| NewTask::new(id, Some("alice"), ttl).max_per_caller(2);
+    let ids: Vec<String> = (0..3).map(|_| fresh_id()).collect();
+    first.create(new(&ids[0])).await.unwrap();
+    second.create(new(&ids[1])).await.unwrap();
+    // The cap is the fleet's: the third, through either replica, is refused.
+    let refused = first.create(new(&ids[2])).await;
+    assert_eq!(refused, Err(TaskStoreError::TooMany { max: 2 }));
+    assert_eq!(status(&first, Some("alice"), &ids[2]).await, None);
+    // Another caller has places of its own.
+    second.create(NewTask::new(&ids[2], Some("bob"), ttl)).await.unwrap();
+    let asks = InputRequests::from([("q".into(), question("Q?"))]);
+    first.record(&ids[0], TaskUpdate::InputRequired(asks)).await.unwrap();
+    let answer = InputResponses::from([("q".into(), json!(1))]);
+    second.answer(Some("alice"), &ids[0], answer).await.unwrap();
+    // A client that never polls: the tasks, their questions, answers and the counts expire.
+    eventually("every key to expire", async || {
+        (redis.integer(&["DBSIZE"]) == 0).then_some(())
+    })
+    .await;
+    for id in &ids[..2] {
+        assert_eq!(status(&second, Some("alice"), id).await, None);
+    }
+    let (again, more) = (fresh_id(), fresh_id());
+    first.create(new(&again)).await.unwrap();
+    first.create(new(&more)).await.unwrap();
+}
+
+#[tokio::test]
+async fn nothing_in_redis_names_a_task_id_or_a_caller() {
+    use redis::Commands;
+    let redis = redis();
+    let tasks = store(&redis);
+    let callers = ["alice@example.com", "bob@example.com"];
+    let mut ids = Vec::new();
+    for caller in callers {
+        let id = fresh_id();
+        tasks.create(NewTask::new(&id, Some(caller), TTL)).await.unwrap();
+        let asks = InputRequests::from([("q".into(), question("Q?"))]);
+        tasks.record(&id, TaskUpdate::InputRequired(asks)).await.unwrap();
+        ids.push(id);
+    }
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut connection = client.get_connection().unwrap();
+    let keys: Vec<String> = connection
+        .scan_match::<_, String>("fleet*")
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(keys.len(), 6, "two tasks, their questions, two counts: {keys:?}");
+    let secrets: Vec<String> = callers
+        .iter()
+        .map(|c| c.to_string())
+        .chain(ids.iter().cloned())
+        .collect();
+    for key in &keys {
+        let dump: Vec<u8> = redis::cmd("DUMP").arg(key).query(&mut connection).unwrap();
+        let dump = String::from_utf8_lossy(&dump);
+        for secret in &secrets {
+            let plain: String = sha2::Sha256::digest(secret.as_bytes())[..16]
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            for text in [secret.as_str(), plain.as_str()] {
+                assert!(!key.contains(text), "{key} names {secret}");
+                assert!(!dump.contains(text), "{key}'s value names {secret}");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn redis_gone_mid_task_is_answered_within_the_timeout_then_unknown_once_back_empty() {
+    let mut redis = redis();
+    let tasks = store(&redis);
+    let id = fresh_id();
+    tasks.create(NewTask::new(&id, None, TTL)).await.unwrap();
+    redis.stop();
+    let started = std::time::Instant::now();
+    let unavailable = |r: &Result<_, TaskStoreError>| {
+        matches!(r, Err(TaskStoreError::Unavailable { .. }))
+    };
+    assert!(unavailable(&tasks.get(None, &id).await.map(|_| ())));
+    assert!(unavailable(&tasks.renew(&id, TTL).await.map(|_| ())));
+    let done = tasks.record(&id, TaskUpdate::Completed(result("lost"))).await;
+    assert!(unavailable(&done.map(|_| ())));
+    assert!(unavailable(&tasks.cancel(None, &id).await.map(|_| ())));
+    let other = fresh_id();
+    assert!(unavailable(&tasks.create(NewTask::new(&other, None, TTL)).await));
+    // Five operations, each bounded by the store's timeout (300 ms) and a reconnection.
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    redis.restart().unwrap();
+    let back = eventually("the store to reach Redis again", async || {
+        tasks.get(None, &id).await.ok()
+    })
+    .await;
+    assert_eq!(back, None, "a restarted Redis lost the task: an unknown id");
+    assert_eq!(tasks.renew(&id, TTL).await.unwrap(), Held::Gone);
+}
+
+#[tokio::test]
+async fn identified_callers_need_a_key_secret() {
+    let redis = redis();
+    let unkeyed = RedisTaskStore::builder(redis.url()).build().unwrap();
+    let why = unkeyed.refuses_caller_keys().expect("refused");
+    assert!(why.contains("RedisTaskStoreBuilder::key_secret"), "{why}");
+    assert_eq!(store(&redis).refuses_caller_keys(), None);
+    let id = fresh_id();
+    let refused = unkeyed.create(NewTask::new(&id, Some("alice"), TTL)).await;
+    assert!(matches!(refused, Err(TaskStoreError::Unavailable { .. })), "{refused:?}");
+    // The anonymous caller has no key to hide.
+    unkeyed.create(NewTask::new(&id, None, TTL)).await.unwrap();
+    let short = RedisTaskStore::builder(redis.url()).key_secret("short").build();
+    assert!(short.is_err());
+    let braces = RedisTaskStore::builder(redis.url()).prefix("a{b}").build();
+    assert!(braces.is_err());
+}
+
+#[tokio::test]
+async fn unknown_ids_read_as_unknown_everywhere() {
+    let redis = redis();
+    let tasks = store(&redis);
+    let id = fresh_id();
+    assert_eq!(read(&tasks, None, &id).await, None);
+    assert!(!tasks.cancel(None, &id).await.unwrap());
+    let answers = InputResponses::from([("q".into(), json!(1))]);
+    assert!(!tasks.answer(None, &id, answers).await.unwrap());
+    assert_eq!(tasks.renew(&id, TTL).await.unwrap(), Held::Gone);
+    let done = tasks.record(&id, TaskUpdate::Completed(result("x"))).await;
+    assert_eq!(done.unwrap(), Held::Gone);
+    assert_eq!(tasks.take_answers(&id).await.unwrap(), None);
+    assert_eq!(redis.integer(&["DBSIZE"]), 0, "nothing written for them");
+}
