@@ -46,7 +46,7 @@ use mcp_fusion::contract::Contract;
 use mcp_fusion::middleware::Audit;
 use mcp_fusion::server::limits::{FailPolicy, RedisStore};
 use mcp_fusion::server::oauth::{JwtVerifier, OAuth};
-use mcp_fusion::server::{HttpOptions, ServerBuilder, StdioOptions};
+use mcp_fusion::server::{HttpOptions, ServerBuilder, StdioOptions, ToolSettings};
 use mcp_fusion::tools::Exposition;
 
 /// The billing MCP server: invoices of a small business, on stdio or streamable HTTP.
@@ -89,6 +89,10 @@ struct Args {
     /// No audit middleware.
     #[arg(long)]
     no_audit: bool,
+    /// Seconds an export (`export_invoices`) takes, in five parts; its deadline is ten times
+    /// it, so a reader can watch one work, cancel it, or kill its replica mid-way.
+    #[arg(long, value_name = "S", default_value = "0.2", value_parser = seconds)]
+    export_seconds: Duration,
     /// Keep the limits in this Redis, shared by every replica (`redis://127.0.0.1:6379`).
     #[arg(long, value_name = "URL")]
     redis: Option<String>,
@@ -153,7 +157,7 @@ struct Args {
     #[arg(long, value_name = "PATH")]
     contract_write: Option<PathBuf>,
     /// Seconds calls in flight may still run after stdin closes or a shutdown signal
-    /// [default: the longest action deadline].
+    /// [default: an export's deadline, ten times `--export-seconds`].
     #[arg(long, value_name = "S", value_parser = seconds)]
     drain: Option<Duration>,
     /// stdio: the longest message read, in bytes.
@@ -198,7 +202,10 @@ fn rate_limit(text: &str) -> Result<(u64, u64), String> {
 fn describe(args: &Args) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
     let mut server = Server::builder("billing-server", env!("CARGO_PKG_VERSION"))
         .instructions("Invoices of a small business. Call billing with an `action`.")
-        .tool(billing::Billing::seeded());
+        .tool_with(
+            billing::Billing::seeded().exporting_in(args.export_seconds),
+            ToolSettings::new().middleware(billing::ExportDeadline::of(args.export_seconds)),
+        );
     if let Some((max, seconds)) = args.rate_limit {
         server = server.rate_limit(max, Duration::from_secs(seconds));
         // With OAuth, each verified subject has its own budget (the server's default).
@@ -248,6 +255,11 @@ fn describe(args: &Args) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
     Ok(server)
 }
 
+/// The longest a call may run: an export's deadline (the default drain).
+fn export_deadline(args: &Args) -> Duration {
+    billing::ExportDeadline::of(args.export_seconds).0
+}
+
 /// SIGTERM (what an orchestrator sends) or Ctrl-C.
 async fn stop_signal() {
     let ctrl_c = async {
@@ -290,7 +302,7 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
             let mut options = StdioOptions::default();
             options.max_line_bytes = args.max_line_bytes;
             options.max_pending_answers = args.max_pending_answers;
-            options.drain = args.drain;
+            options.drain = args.drain.or(Some(export_deadline(&args)));
             server
                 .serve_stdio(options)
                 .with_graceful_shutdown(stop_signal())
@@ -312,7 +324,7 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
             options.body_read_timeout = args.body_timeout;
             options.connections.idle_timeout = args.idle_timeout;
             options.session_keep_alive = args.session_keep_alive;
-            options.drain = args.drain;
+            options.drain = args.drain.or(Some(export_deadline(&args)));
             if let (Some(issuer), Some(audience)) = (&args.oauth_issuer, &args.oauth_audience) {
                 let mut verifier = JwtVerifier::new(issuer, audience);
                 if let Some(jwks) = &args.oauth_jwks {
