@@ -13,7 +13,8 @@
 //! (sampling), ask the user (elicitation, forms typed by `#[derive(ElicitForm)]`) and list the
 //! client's roots; from MCP 2026-07-28 in `input_required` rounds (`common/input_required.rs`,
 //! and a prompt of its handler). One mirrors a field in an HTTP header (`test_header_mirror`,
-//! SEP-2243).
+//! SEP-2243). Some run as tasks for a client that declared the tasks extension
+//! (`common/task_fixtures.rs`).
 
 #[path = "common/cli.rs"]
 mod cli;
@@ -21,6 +22,8 @@ mod cli;
 mod input_required;
 #[path = "common/prompts_resources.rs"]
 mod prompts_resources;
+#[path = "common/task_fixtures.rs"]
+mod task_fixtures;
 
 use std::time::Duration;
 
@@ -460,6 +463,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tool(EchoPersonTool)
         .tool(InputRequired)
         .tool(PostToChannelTool)
+        // Tools that run as tasks (SEP-2663), and one that never does.
+        .tool(task_fixtures::GreetTool)
+        .tool(task_fixtures::SlowComputeTool)
+        .tool(task_fixtures::FailingJobTool)
+        .tool(task_fixtures::ProtocolErrorJobTool)
+        .tool(task_fixtures::ConfirmDeleteTool)
+        .tool(task_fixtures::MultiInputTool)
+        .tool(task_fixtures::TestToolWithTaskTool)
         // Every progress report is sent, however close to the last (the suite's are 50 ms apart).
         .progress_interval(Duration::ZERO)
         .handler(handler.clone())

@@ -371,7 +371,7 @@ pub mod tools {
         ActionDef, ActionDefBuilder, ActionRef, Annotations, Answer, Ask, AskError, BoxFuture,
         Caller, Choice, Concurrency, Deprecation, ElicitChoice, ElicitForm, Elicited, Exposition,
         Failure, Input, IntoOutput, LogLevel, RateLimit, Response, Root, SCOPES_KEY, Sampled,
-        Sampling, SingleToolDefBuilder, ToolDef, ToolDefBuilder, TraceContext,
+        Sampling, SingleToolDefBuilder, TaskSupport, ToolDef, ToolDefBuilder, TraceContext,
     };
     /// Implements [`ElicitChoice`] for an enum of unit variants: a choice in a form (or
     /// several, as a `Vec`); see the [crate docs](crate#asking-the-user-deriveelicitform).

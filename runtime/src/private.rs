@@ -17,6 +17,7 @@ pub use rmcp::model::{CallToolResult, ElicitationSchema};
 pub use serde_json::{Map, Value};
 
 pub use crate::client::{FromEnvelope, ParsedError};
+pub use crate::tool::TaskSupport;
 pub use crate::tool::{
     ActionDef, ActionDefBuilder, ActionRef, Ask, BoxFuture, Choice, Context, ElicitChoice,
     ElicitForm, Exposition, Failure, IntoOutput, Tool, ToolDef,

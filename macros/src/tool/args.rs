@@ -174,6 +174,11 @@ pub(super) struct ActionOptions {
     /// `header(region = "Region")`: fields of the arguments mirrored in HTTP headers
     /// (`Mcp-Param-Region`, SEP-2243).
     pub(super) header: Option<HeaderArgs>,
+    /// `task` (may run as a task), `task = "required"` (only as a task), `task = "optional"`.
+    pub(super) task: Option<SpannedValue<Override<String>>>,
+    /// `task_after = "user_name"`: a task only once the call's request answers these input
+    /// keys (comma-separated); before, the call runs inline and its asks end rounds.
+    pub(super) task_after: Option<SpannedValue<String>>,
 }
 
 impl ActionOptions {
@@ -194,6 +199,8 @@ impl ActionOptions {
         .or_else(|| self.heartbeat.as_ref().map(|t| t.span()))
         .or_else(|| self.ask_user.as_ref().map(|a| a.span))
         .or_else(|| self.header.as_ref().map(|h| h.span))
+        .or_else(|| self.task.as_ref().map(|t| t.span()))
+        .or_else(|| self.task_after.as_ref().map(|t| t.span()))
     }
 }
 

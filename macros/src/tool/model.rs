@@ -71,6 +71,16 @@ pub(super) struct Action {
     pub(super) needs: Vec<&'static str>,
     /// The fields mirrored in HTTP headers (`header`), in the order written.
     pub(super) headers: Vec<Header>,
+    /// Whether it runs as a task (`task`).
+    pub(super) task: Option<TaskMode>,
+}
+
+/// How an action runs as a task: `task`, `task = "required"`, `task_after = ".."`.
+pub(super) struct TaskMode {
+    /// Only as a task.
+    pub(super) required: bool,
+    /// The input keys a request answers before the call becomes a task.
+    pub(super) after: Vec<String>,
 }
 
 /// `region = "Region"` of `header(..)`: a field as the schema names it, and its header's name

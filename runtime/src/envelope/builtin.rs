@@ -180,6 +180,23 @@ impl ToolError {
         .retry_after(secs)
     }
 
+    /// RATE_LIMITED: the caller holds `max` tasks already (MCP tasks extension), running or
+    /// kept until their ttl ends; a place comes back as one ends.
+    ///
+    /// ```
+    /// let err = mcp_fusion::ToolError::too_many_tasks(100);
+    /// assert_eq!(err.message(), "Too many tasks: a caller holds at most 100 at once.");
+    /// assert_eq!(err.get_retry_after(), Some(1));
+    /// ```
+    pub fn too_many_tasks(max: usize) -> Self {
+        ToolError::new(
+            ErrorCode::RATE_LIMITED,
+            format!("Too many tasks: a caller holds at most {max} at once."),
+        )
+        .suggest("Cancel a task you no longer need (tasks/cancel) or wait for one to end and its ttl to pass, then call again.")
+        .retry_after(1u32)
+    }
+
     /// TIMEOUT: the action's deadline passed and the call was cancelled.
     ///
     /// ```

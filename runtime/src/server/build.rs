@@ -187,6 +187,7 @@ impl ServerBuilder {
                 ask_timeout: self.ask_timeout,
                 levels: Default::default(),
                 changes: self.changes,
+                tasks: self.tasks,
                 rounds: rounds.expect("a build with a problem returned above"),
                 unkeyed,
                 listing: Default::default(),

@@ -69,6 +69,8 @@ pub struct ServerBuilder {
     pub(super) request_state_ttl: Duration,
     /// Who to tell what changed, handed out before the server is built.
     pub(super) changes: super::changes::Changes,
+    /// Where tasks live, and what each is told.
+    pub(super) tasks: super::tasks::TaskConfig,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -158,6 +160,7 @@ impl Server {
             request_state_secret: None,
             request_state_ttl: super::rounds::DEFAULT_TTL,
             changes: Default::default(),
+            tasks: Default::default(),
         }
     }
 }
@@ -459,6 +462,75 @@ impl ServerBuilder {
     /// A build error without [`contract_lock`](Self::contract_lock).
     pub fn max_contract_changes(mut self, max: usize) -> Self {
         self.max_contract_changes = Some(max);
+        self
+    }
+
+    /// Keeps the server's tasks (actions marked `#[action(task)]`) in `store`:
+    /// [`MemoryTaskStore`](super::tasks::MemoryTaskStore) (the default: this process only) or a
+    /// store every replica shares, so that any of them answers `tasks/get`, `tasks/update`
+    /// and `tasks/cancel` for a task another runs.
+    ///
+    /// ```
+    /// use mcp_fusion::server::tasks::MemoryTaskStore;
+    /// let builder = mcp_fusion::Server::builder("billing-server", "1.0.0")
+    ///     .task_store(MemoryTaskStore::new().max_tasks(1_000));
+    /// # let _ = builder;
+    /// ```
+    pub fn task_store(mut self, store: impl super::tasks::TaskStore) -> Self {
+        self.tasks.store = Arc::new(store);
+        self
+    }
+
+    /// How long a task is kept from its creation (`ttlMs`, an hour by default): a task still
+    /// running then is stopped and reads `failed`; any task is gone (an unknown id) after it.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let builder = mcp_fusion::Server::builder("s", "1").task_ttl(Duration::from_secs(600));
+    /// # let _ = builder;
+    /// ```
+    pub fn task_ttl(mut self, ttl: Duration) -> Self {
+        self.tasks.ttl = ttl;
+        self
+    }
+
+    /// The interval clients are told to poll a task at (`pollIntervalMs`, 500 ms by default).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let builder = mcp_fusion::Server::builder("s", "1").task_poll_interval(Duration::from_secs(2));
+    /// # let _ = builder;
+    /// ```
+    pub fn task_poll_interval(mut self, interval: Duration) -> Self {
+        self.tasks.poll_interval = interval;
+        self
+    }
+
+    /// How long the replica running a task may go without renewing its lease on it (15 s by
+    /// default; it renews every third of it) before the task reads `failed`: a replica that
+    /// died leaves no task `working` for longer than that.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let builder = mcp_fusion::Server::builder("s", "1").task_lease(Duration::from_secs(30));
+    /// # let _ = builder;
+    /// ```
+    pub fn task_lease(mut self, lease: Duration) -> Self {
+        self.tasks.lease = lease;
+        self
+    }
+
+    /// How many tasks one caller holds at once (100 by default), running or kept for their
+    /// ttl; past it a call that would start one is refused with an envelope saying so. A caller
+    /// is its OAuth subject, else its [`rate_limit_key`](Self::rate_limit_key); callers with
+    /// neither are one caller.
+    ///
+    /// ```
+    /// let builder = mcp_fusion::Server::builder("s", "1").max_tasks_per_caller(10);
+    /// # let _ = builder;
+    /// ```
+    pub fn max_tasks_per_caller(mut self, max: usize) -> Self {
+        self.tasks.max_per_caller = max;
         self
     }
 }

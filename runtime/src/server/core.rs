@@ -56,6 +56,8 @@ pub(crate) struct Inner {
     pub(crate) levels: super::client::Levels,
     /// Who to tell what changed (`Changes`).
     pub(crate) changes: super::changes::Changes,
+    /// Where tasks live, and what each is told.
+    pub(crate) tasks: super::tasks::TaskConfig,
     /// The rounds of 2026-07-28 calls that ask their client.
     pub(crate) rounds: super::rounds::Rounds,
     /// Why budgets of verified callers (each its subject's) could not be kept as set up: the

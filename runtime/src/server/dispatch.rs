@@ -25,6 +25,7 @@ use super::core::Server;
 use super::methods::{MCP_REQUESTS, REMOVED_IN_2026_07_28, client_requests, not_found, stateless};
 use super::reach::Asker;
 use super::request::{CallRequest, ProgressSink, Stopping, cancellation, trace_of};
+use super::task_calls::{Refusal, TaskCall, Tasked};
 use super::user::{Notification, UserHandler};
 
 macro_rules! delegate_to_user {
@@ -221,6 +222,33 @@ impl ServerHandler for Server {
         self.hub().listen(context, holder, ended).await
     }
 
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        handed_over(&context.extensions);
+        self.task_get(request, &context).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        handed_over(&context.extensions);
+        self.task_update(request, &context.extensions).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        handed_over(&context.extensions);
+        self.task_cancel(request, &context.extensions).await
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -262,6 +290,12 @@ impl Server {
         info.capabilities
             .logging
             .get_or_insert_with(Default::default);
+        // Actions that run as tasks: the tasks extension (SEP-2663), which rmcp then serves
+        // `tasks/*` for.
+        if self.has_tasks() {
+            let extensions = info.capabilities.extensions.get_or_insert_with(Default::default);
+            extensions.insert(TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
+        }
         info.server_info = self.inner.info.clone();
         if let Some(instructions) = &self.inner.instructions {
             info.instructions = Some(instructions.clone());
@@ -333,6 +367,7 @@ impl Server {
         handed_over(&context.extensions);
         let version = context.protocol_version();
         let capabilities = context.client_capabilities();
+        let asked_capabilities = capabilities.clone();
         let RequestContext {
             ct,
             id,
@@ -363,6 +398,28 @@ impl Server {
         });
         // A state that cannot carry the call on is the client's doing: a JSON-RPC error.
         let reach = reach?;
+        let declared = asked_capabilities.as_ref().is_some_and(|c| c.supports_tasks());
+        match self.tasked(&name, arguments.as_ref(), declared, &reach.answers) {
+            Tasked::Inline => {}
+            Tasked::Refused(refused) => return Err(refused),
+            Tasked::Task => {
+                let call = TaskCall {
+                    name: name.to_string(),
+                    arguments,
+                    trace: trace_of(meta.get_traceparent(), meta.get_tracestate()),
+                    extensions,
+                    answers: reach.answers.clone(),
+                    capabilities: asked_capabilities.unwrap_or_default(),
+                };
+                return match self.create_task(call).await {
+                    Ok(task) => Ok(CallToolResponse::Task(task)),
+                    Err(Refusal::Envelope(envelope)) => Ok(CallToolResponse::from(
+                        crate::tool::Answer::from(envelope).into_result(),
+                    )),
+                    Err(Refusal::Protocol(error)) => Err(error),
+                };
+            }
+        }
         // What the request's `_meta` carries (MCP 2026-07-28): a progress token, and a W3C
         // trace context (SEP-414), parsed strictly and otherwise ignored.
         let call = CallRequest {
@@ -436,6 +493,7 @@ impl Server {
                 None,
             ),
         };
+        let declared_tasks = capabilities.clone();
         let reach = self.reach(Asker {
             tool: &name,
             arguments: call.arguments.as_ref(),
@@ -450,6 +508,29 @@ impl Server {
         });
         // A plain request carries no round of its own: nothing to refuse.
         let reach = reach.unwrap_or_default();
+        let declared = declared_tasks.as_ref().is_some_and(|c| c.supports_tasks());
+        match self.tasked(&name, call.arguments.as_ref(), declared, &reach.answers) {
+            Tasked::Inline => {}
+            Tasked::Refused(refused) => return Some(answer(id, Err(refused), shape)),
+            Tasked::Task => {
+                let task = TaskCall {
+                    name: name.to_string(),
+                    arguments: call.arguments,
+                    trace: trace_of(call.traceparent.as_deref(), call.tracestate.as_deref()),
+                    extensions,
+                    answers: reach.answers.clone(),
+                    capabilities: declared_tasks.unwrap_or_default(),
+                };
+                let created = match self.create_task(task).await {
+                    Ok(task) => Ok(ServerResult::from(CallToolResponse::Task(task))),
+                    Err(Refusal::Envelope(envelope)) => Ok(ServerResult::from(
+                        CallToolResponse::from(crate::tool::Answer::from(envelope).into_result()),
+                    )),
+                    Err(Refusal::Protocol(error)) => Err(error),
+                };
+                return Some(answer(id, created, shape));
+            }
+        }
         let request = CallRequest {
             trace: trace_of(call.traceparent.as_deref(), call.tracestate.as_deref()),
             name: call.name,
@@ -517,7 +598,10 @@ impl Server {
         called: Called,
     ) -> Result<CallToolResult, ErrorData> {
         match called {
-            Called::Answered(result) => Ok(result.into_result()),
+            Called::Answered(answer) => match answer.protocol_error() {
+                Some(error) => Err(error.clone()),
+                None => Ok(answer.into_result()),
+            },
             Called::UnknownTool => Err(ErrorData::invalid_params(self.unknown_tool(name), None)),
             // Answered by the dispatch before this (`input_required`).
             Called::InputRequired(_) => Err(ErrorData::internal_error(

@@ -24,6 +24,9 @@ macro_rules! client_requests {
                 SubscriptionsListenRequest: SubscriptionsListenRequestMethod,
                 SubscribeRequest: SubscribeRequestMethod,
                 UnsubscribeRequest: UnsubscribeRequestMethod,
+                GetTaskRequest: GetTaskMethod,
+                UpdateTaskRequest: UpdateTaskMethod,
+                CancelTaskRequest: CancelTaskMethod,
             }
             tools {
                 CallToolRequest: CallToolRequestMethod,
@@ -43,12 +46,6 @@ macro_rules! client_requests {
                         -> ListResourceTemplatesResult;
                 ReadResourceRequest: ReadResourceRequestMethod
                     => read_resource(request: ReadResourceRequestParams) -> ReadResourceResponse;
-                GetTaskRequest: GetTaskMethod
-                    => get_task(request: GetTaskParams) -> GetTaskResult;
-                UpdateTaskRequest: UpdateTaskMethod
-                    => update_task(request: UpdateTaskParams) -> ();
-                CancelTaskRequest: CancelTaskMethod
-                    => cancel_task(request: CancelTaskParams) -> ();
                 ListSkillsRequest: ListSkillsRequestMethod
                     => list_skills(request: Option<PaginatedRequestParams>) -> ListSkillsResult;
                 GetSkillRequest: GetSkillRequestMethod
@@ -65,7 +62,7 @@ pub(crate) use client_requests;
 /// Who answers a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Route {
-    /// The server itself (the lifecycle, logging, subscriptions).
+    /// The server itself (the lifecycle, logging, subscriptions, tasks).
     Server,
     /// The tool pipeline.
     Tools,

@@ -112,6 +112,7 @@
 #[cfg(feature = "gateway")]
 pub mod gateway;
 pub mod limits;
+pub mod tasks;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 
@@ -143,6 +144,9 @@ mod source;
 mod span;
 #[cfg(feature = "stdio")]
 mod stdio;
+mod task_calls;
+mod task_methods;
+mod task_run;
 mod user;
 
 pub use admission::RateLimitKey;

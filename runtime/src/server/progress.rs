@@ -57,10 +57,28 @@ async fn forward(sink: ProgressSink, progress: Arc<Progress>) {
                 let line = super::plain::progress_line(note);
                 lines.send((line, None)).await.is_ok()
             }
+            ProgressSink::Task(store, id) => {
+                let message = Some(status_message(&note));
+                let update = super::tasks::TaskUpdate::Working { message };
+                // A store that cannot answer loses a progress report, not the task.
+                !matches!(store.record(id, update).await, Ok(super::tasks::Held::Gone))
+            }
         };
         if !sent {
             return;
         }
+    }
+}
+
+/// A progress report as a task's status message: its message, and how far along it is.
+fn status_message(note: &rmcp::model::ProgressNotificationParam) -> String {
+    let done = match note.total {
+        Some(total) => format!("{}/{total}", note.progress),
+        None => note.progress.to_string(),
+    };
+    match &note.message {
+        Some(message) => format!("{message} ({done})"),
+        None => format!("progress {done}"),
     }
 }
 

@@ -26,6 +26,9 @@ use super::rounds::{Answers, Given, binding, question};
 pub(crate) struct Reach {
     pub(crate) client: Option<ClientAccess>,
     pub(crate) round: Option<Arc<Round>>,
+    /// From 2026-07-28: the answers the request carried (those its state kept too), which a
+    /// call that becomes a task runs with.
+    pub(crate) answers: Answers,
     /// From 2026-07-28: what the call's next state keeps.
     sealed: Option<Sealed>,
 }
@@ -94,9 +97,10 @@ impl Server {
                     }
                 }
             };
-            let link = RoundLink::new(answers, capabilities, asker.peer, asker.log_level);
+            let link = RoundLink::new(answers.clone(), capabilities, asker.peer, asker.log_level);
             let round = link.round();
             return Ok(Reach {
+                answers,
                 client: Some(ClientAccess {
                     link: Arc::new(link),
                     ask_timeout: inner.ask_timeout,

@@ -55,6 +55,26 @@ impl Registry {
         Some((registered, action.map_or(Route::Discriminator, Route::Flat)))
     }
 
+    /// Whether the action a call of `name` with `arguments` reaches runs as a task (`None`
+    /// when it does not, or the call reaches no action).
+    pub(crate) fn task_of(
+        &self,
+        name: &str,
+        arguments: Option<&Map<String, Value>>,
+    ) -> Option<&crate::tool::TaskSupport> {
+        let (registered, route) = self.find(name)?;
+        let def = registered.tool.definition();
+        let index = match (route, def.discriminator()) {
+            (Route::Flat(index), _) => index,
+            (Route::Discriminator, None) => 0,
+            (Route::Discriminator, Some(_)) => {
+                let empty = Map::new();
+                def.router().route_or_render(arguments.unwrap_or(&empty)).ok()?
+            }
+        };
+        def.actions().get(index)?.task_support()
+    }
+
     /// The tools' definitions, in order.
     pub(crate) fn definitions(&self) -> impl Iterator<Item = &ToolDef> {
         self.tools.iter().map(|t| t.tool.definition())

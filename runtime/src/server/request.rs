@@ -76,6 +76,8 @@ pub(crate) enum ProgressSink {
     /// the call's answer.
     #[cfg(feature = "stdio")]
     Lines(tokio::sync::mpsc::Sender<Framed>),
+    /// To the task the call runs as: its status message.
+    Task(Arc<dyn super::tasks::TaskStore>, Arc<str>),
 }
 
 /// A line the stdio transport writes, with the place of the request it answers (none for a

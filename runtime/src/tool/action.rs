@@ -132,6 +132,47 @@ pub struct ActionDef {
     pub(super) ask_message: Option<String>,
     /// The fields mirrored in headers, each with its header's name (`header.rs`).
     pub(super) headers: Vec<(String, String)>,
+    /// Whether a call may (or must) run as a task (MCP tasks extension).
+    pub(super) task: Option<TaskSupport>,
+}
+
+/// Whether an action runs as a task (MCP tasks extension, SEP-2663) for a client that declared
+/// the extension: the call is answered at once with a task the client polls (`tasks/get`).
+/// `#[action(task)]` and `#[action(task = "required")]` in the macro.
+///
+/// ```
+/// use mcp_fusion::tools::{ActionDef, TaskSupport};
+/// let export = ActionDef::without_arguments("export").task(TaskSupport::Optional);
+/// assert_eq!(export.build().task(), Some(TaskSupport::Optional));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// A task for a client that declared the extension; inline for any other.
+    Optional,
+    /// Only as a task: a client that did not declare the extension is answered -32021.
+    Required,
+    /// As `Optional`, but a task only once the call's request answers the questions under
+    /// these input keys (`Context::input(key)`): before, the call runs inline and its asks end
+    /// rounds (SEP-2322), so that a call gathers its input first and becomes a task on its
+    /// last round. `required` says whether it is as `Required` otherwise.
+    AfterInputs {
+        /// The input keys whose answers the request must carry.
+        keys: Vec<String>,
+        /// Whether a client without the extension is refused.
+        required: bool,
+    },
+}
+
+impl TaskSupport {
+    /// Whether a client that did not declare the extension is refused (-32021).
+    pub fn required(&self) -> bool {
+        match self {
+            TaskSupport::Optional => false,
+            TaskSupport::Required => true,
+            TaskSupport::AfterInputs { required, .. } => *required,
+        }
+    }
 }
 
 impl std::fmt::Debug for ActionDef {
@@ -218,6 +259,7 @@ impl ActionDef {
             relayed: Vec::new(),
             ask_message: None,
             headers: Vec::new(),
+            task: None,
         })
     }
 }
@@ -374,6 +416,14 @@ impl ActionDefBuilder {
     /// ```
     pub fn heartbeat(mut self, every: Duration) -> Self {
         self.0.heartbeat = Some(every.max(Duration::from_millis(10)));
+        self
+    }
+
+    /// Runs the action as a task for a client that declared the tasks extension (see
+    /// [`TaskSupport`]). A task runs under the action's timeout, limits and middleware as a call
+    /// does; its handler's asks of the user become the task's questions.
+    pub fn task(mut self, support: TaskSupport) -> Self {
+        self.0.task = Some(support);
         self
     }
 
@@ -645,6 +695,16 @@ impl ActionDef {
     /// The JSON Schema of the success value, if the action declares one.
     pub fn output_schema(&self) -> Option<&Map<String, Value>> {
         self.output.as_deref()
+    }
+
+    /// Whether it runs as a task, if it may.
+    pub fn task(&self) -> Option<TaskSupport> {
+        self.task.clone()
+    }
+
+    /// Whether it runs as a task, by reference.
+    pub(crate) fn task_support(&self) -> Option<&TaskSupport> {
+        self.task.as_ref()
     }
 
     /// The heartbeat's interval, if any.

@@ -31,6 +31,8 @@ pub struct Answer(Inner);
 enum Inner {
     Result(CallToolResult),
     Envelope(Envelope),
+    /// The handler answered with a JSON-RPC error (rmcp's `ErrorData`): no result.
+    Protocol(rmcp::ErrorData),
 }
 
 impl Answer {
@@ -38,11 +40,32 @@ impl Answer {
         Answer(Inner::Envelope(envelope))
     }
 
+    pub(crate) fn protocol(error: rmcp::ErrorData) -> Self {
+        Answer(Inner::Protocol(error))
+    }
+
+    /// The JSON-RPC error the call answers instead of a result, when its handler returned
+    /// rmcp's `ErrorData` (`Err(ErrorData::invalid_params(..))`): a protocol error, not a
+    /// tool error.
+    ///
+    /// ```
+    /// use mcp_fusion::tools::Answer;
+    /// use mcp_fusion::{ErrorCode, ToolError};
+    /// assert!(Answer::from(ToolError::new(ErrorCode::NOT_FOUND, "No.")).protocol_error().is_none());
+    /// ```
+    pub fn protocol_error(&self) -> Option<&rmcp::ErrorData> {
+        match &self.0 {
+            Inner::Protocol(error) => Some(error),
+            _ => None,
+        }
+    }
+
     /// Whether the call failed (`isError`).
     pub fn is_error(&self) -> bool {
         match &self.0 {
             Inner::Result(result) => result.is_error == Some(true),
             Inner::Envelope(envelope) => envelope.is_error,
+            Inner::Protocol(_) => true,
         }
     }
 
@@ -57,14 +80,19 @@ impl Answer {
                 .collect::<Vec<_>>()
                 .join("\n"),
             Inner::Envelope(envelope) => envelope.text().into_owned(),
+            Inner::Protocol(error) => protocol_text(error),
         }
     }
 
-    /// The answer as rmcp's type (the mirror made a JSON value in `_meta`).
+    /// The answer as rmcp's type (the mirror made a JSON value in `_meta`); a protocol error
+    /// as an error result of its text (a transport answers it as the JSON-RPC error it is).
     pub fn into_result(self) -> CallToolResult {
         match self.0 {
             Inner::Result(result) => result,
             Inner::Envelope(envelope) => envelope.into_result(),
+            Inner::Protocol(error) => {
+                CallToolResult::error(vec![rmcp::model::ContentBlock::text(protocol_text(&error))])
+            }
         }
     }
 
@@ -92,6 +120,12 @@ impl Answer {
                     tracing::error!("an answer could not be written as JSON: {e}");
                 }
             }
+            Inner::Protocol(error) => {
+                let result = Answer::protocol(error.clone()).into_result();
+                if let Err(e) = serde_json::to_writer(out, &result) {
+                    tracing::error!("an answer could not be written as JSON: {e}");
+                }
+            }
         }
     }
 
@@ -101,6 +135,7 @@ impl Answer {
     pub(crate) fn code(&self) -> Option<(&str, bool)> {
         match &self.0 {
             Inner::Envelope(envelope) => Some(envelope.code()),
+            Inner::Protocol(_) => Some(("PROTOCOL_ERROR", false)),
             Inner::Result(result) => {
                 let entries = crate::envelope::mirror_entries(result);
                 let entry = match result.is_error {
@@ -119,7 +154,7 @@ impl Answer {
     pub(crate) fn as_envelope(&self) -> Option<&Envelope> {
         match &self.0 {
             Inner::Envelope(envelope) => Some(envelope),
-            Inner::Result(_) => None,
+            Inner::Result(_) | Inner::Protocol(_) => None,
         }
     }
 }
@@ -130,8 +165,16 @@ impl Serialize for Answer {
         match &self.0 {
             Inner::Result(result) => result.serialize(serializer),
             Inner::Envelope(envelope) => envelope.serialize(serializer, true),
+            Inner::Protocol(error) => Answer::protocol(error.clone())
+                .into_result()
+                .serialize(serializer),
         }
     }
+}
+
+/// A protocol error as text: `{message} (JSON-RPC error {code})`.
+fn protocol_text(error: &rmcp::ErrorData) -> String {
+    format!("{} (JSON-RPC error {})", error.message, error.code.0)
 }
 
 impl From<CallToolResult> for Answer {

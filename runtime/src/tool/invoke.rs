@@ -295,7 +295,12 @@ pub(crate) fn finish(
             None => return callable.apply(err).into(),
         },
         Ok(Err(Failure::Invalid(refused))) => return invalid(refused),
+        // A handler that answers with a JSON-RPC error (rmcp's `ErrorData`) answers a protocol
+        // error, as an rmcp handler would.
         Ok(Err(Failure::Internal(cause))) => {
+            if let Some(error) = cause.downcast_ref::<rmcp::ErrorData>() {
+                return Answer::protocol(error.clone());
+            }
             let incident = context.incident();
             return internal(
                 def.name(),

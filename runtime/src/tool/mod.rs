@@ -27,6 +27,7 @@ mod user_field;
 
 pub use action::{
     ActionDef, ActionDefBuilder, ActionRef, Annotations, Concurrency, Deprecation, RateLimit,
+    TaskSupport,
 };
 pub use answer::Answer;
 pub use call::TraceContext;

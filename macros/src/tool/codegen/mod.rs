@@ -195,6 +195,21 @@ fn action_def(
     if action.open_arguments {
         def.extend(quote!(.open_arguments()));
     }
+    if let Some(task) = &action.task {
+        let required = task.required;
+        let support = match task.after.is_empty() {
+            true if required => quote!(#private::TaskSupport::Required),
+            true => quote!(#private::TaskSupport::Optional),
+            false => {
+                let keys = &task.after;
+                quote!(#private::TaskSupport::AfterInputs {
+                    keys: #private::Vec::from([#(#private::ToString::to_string(#keys)),*]),
+                    required: #required,
+                })
+            }
+        };
+        def.extend(quote!(.task(#support)));
+    }
     if let Some(ms) = action.heartbeat_ms {
         def.extend(quote!(.heartbeat(#private::Duration::from_millis(#ms))));
     }
