@@ -12,6 +12,12 @@
 //! those Sentinels name (followed through failovers); per-customer budgets (`--rate-limit`)
 //! need `--redis-key-secret`.
 //!
+//! `export_invoices` runs as a task for a client that declared the tasks extension: it takes
+//! `--export-seconds S` (0.2 by default), polled with `tasks/get`, stopped with
+//! `tasks/cancel`. With a Redis its tasks are kept there too, so any replica answers for a
+//! task another runs, and a task whose replica is killed reads `failed` once its lease
+//! (`--task-lease S`, 15 by default) lapses.
+//!
 //! With `--oauth-issuer URL --oauth-audience URI [--oauth-jwks URL]` (HTTP) it is an OAuth
 //! resource server: every request needs a bearer token (a JWT) that issuer made for that
 //! audience, its metadata is at `/.well-known/oauth-protected-resource/mcp`, and
@@ -45,6 +51,7 @@ use mcp_fusion::Server;
 use mcp_fusion::contract::Contract;
 use mcp_fusion::middleware::Audit;
 use mcp_fusion::server::limits::{FailPolicy, RedisStore};
+use mcp_fusion::server::tasks::RedisTaskStore;
 use mcp_fusion::server::oauth::{JwtVerifier, OAuth};
 use mcp_fusion::server::{HttpOptions, ServerBuilder, StdioOptions, ToolSettings};
 use mcp_fusion::tools::Exposition;
@@ -89,6 +96,10 @@ struct Args {
     /// No audit middleware.
     #[arg(long)]
     no_audit: bool,
+    /// Seconds the replica running a task may go without renewing its lease (it renews every
+    /// third of it) before the task reads `failed`: how long a task outlives a killed replica.
+    #[arg(long, value_name = "S", default_value = "15", value_parser = seconds)]
+    task_lease: Duration,
     /// Seconds an export (`export_invoices`) takes, in five parts; its deadline is ten times
     /// it, so a reader can watch one work, cancel it, or kill its replica mid-way.
     #[arg(long, value_name = "S", default_value = "0.2", value_parser = seconds)]
@@ -219,14 +230,31 @@ fn describe(args: &Args) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
     if let Some(max) = args.rate_limit_keys {
         server = server.max_rate_limit_keys(max);
     }
-    let store = match (&args.redis, &args.redis_master) {
-        (Some(url), _) => Some(RedisStore::builder(url.as_str())),
-        (None, Some(name)) => Some(RedisStore::sentinel(&args.redis_sentinel, name.as_str())),
-        (None, None) if !args.redis_cluster.is_empty() => {
-            Some(RedisStore::cluster(&args.redis_cluster))
-        }
-        (None, None) => None,
+    server = server.task_lease(args.task_lease);
+    let (store, tasks) = match (&args.redis, &args.redis_master) {
+        (Some(url), _) => (
+            Some(RedisStore::builder(url.as_str())),
+            Some(RedisTaskStore::builder(url.as_str())),
+        ),
+        (None, Some(name)) => (
+            Some(RedisStore::sentinel(&args.redis_sentinel, name.as_str())),
+            Some(RedisTaskStore::sentinel(&args.redis_sentinel, name.as_str())),
+        ),
+        (None, None) if !args.redis_cluster.is_empty() => (
+            Some(RedisStore::cluster(&args.redis_cluster)),
+            Some(RedisTaskStore::cluster(&args.redis_cluster)),
+        ),
+        (None, None) => (None, None),
     };
+    if let Some(tasks) = tasks {
+        let mut tasks = tasks
+            .prefix(args.redis_prefix.as_str())
+            .timeout(args.redis_timeout);
+        if let Some(secret) = &args.redis_key_secret {
+            tasks = tasks.key_secret(secret);
+        }
+        server = server.task_store(tasks.build()?);
+    }
     if let Some(store) = store {
         let mut store = store
             .fail(match args.fail_open {

@@ -326,8 +326,11 @@ impl Billing {
         self.set_status(&args.id, Status::Void)
     }
 
-    /// Exports every invoice (slow: 200 ms unless the server says otherwise).
+    /// Exports every invoice (slow: about 200 ms).
+    // As long as the server says (`exporting_in`); a client that declared the tasks extension
+    // gets a task to poll.
     #[action(
+        task,
         read_only,
         concurrency(max_active = 2, max_queued = 2),
         title = "Export invoices"

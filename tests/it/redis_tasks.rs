@@ -71,13 +71,17 @@ async fn a_task_created_through_one_replica_is_read_answered_and_finished_throug
     let (first, second) = (store(&redis), store(&redis));
     let id = fresh_id();
     let alice = Some("alice@example.com");
-    first.create(NewTask::new(&id, alice, TTL)).await.unwrap();
+    // The server's own clock names its createdAt, as its task-creation result said.
+    let created = std::time::UNIX_EPOCH + Duration::from_millis(1_785_234_600_123);
+    let new = NewTask::new(&id, alice, TTL).created(created);
+    first.create(new).await.unwrap();
     // Readable at once through the other replica, and only by its caller.
     let seen = read(&second, alice, &id).await.expect("readable at once");
     assert_eq!(seen.status(), TaskStatus::Working);
     assert_eq!(seen.task.task_id, id);
     assert_eq!(seen.task.ttl_ms, Some(60_000));
-    assert!(seen.task.created_at.ends_with('Z'), "{:?}", seen.task);
+    assert_eq!(seen.task.created_at, "2026-07-28T10:30:00.123Z");
+    assert_eq!(seen.task.last_updated_at, seen.task.created_at);
     assert_eq!(status(&second, Some("mallory"), &id).await, None);
     assert_eq!(status(&second, None, &id).await, None, "nor the anonymous");
     assert!(!second.cancel(Some("mallory"), &id).await.unwrap());

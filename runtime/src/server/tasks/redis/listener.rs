@@ -39,8 +39,8 @@ async fn listen(store: Weak<Inner>) {
                 let Ok(hash) = message.get_payload::<String>() else {
                     continue;
                 };
-                if let Some(wake) = store.lock_running().get(&hash) {
-                    wake.notify_one();
+                if let Some(changes) = store.lock_running().get(&hash) {
+                    changes.heard();
                 }
             }
         }

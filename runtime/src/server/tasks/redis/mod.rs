@@ -32,7 +32,7 @@ mod shared;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, UNIX_EPOCH};
 
 use redis::RedisError;
 use rmcp::model::{DetailedTask, InputResponses};
@@ -243,11 +243,13 @@ impl TaskStore for RedisTaskStore {
                 return Err(TaskStoreError::TooMany { max });
             }
             let owner = keys::owner(new.id, new.caller);
+            let created = new.created.duration_since(UNIX_EPOCH).unwrap_or_default();
             let args = (
                 owner,
                 ttl,
                 millis(new.poll_interval).max(1),
                 millis(new.lease).max(1),
+                millis(created),
             );
             let created = inner.on_task::<i64>(&SCRIPTS.create, &keys, args).await;
             if created != Ok(1) {
@@ -376,15 +378,7 @@ impl TaskStore for RedisTaskStore {
         let inner = Arc::clone(&self.inner);
         inner.listen();
         let hash = inner.keys(id).hash;
-        let wake = Arc::clone(inner.lock_running().entry(hash.clone()).or_default());
-        let waiting = Waiting { inner, hash, wake };
-        Box::pin(async move {
-            let notified = waiting.wake.notified();
-            tokio::select! {
-                () = notified => {}
-                () = tokio::time::sleep(POLL) => {}
-            }
-        })
+        Box::pin(Waiting::begin(inner, hash, POLL).wait())
     }
 
     fn refuses_caller_keys(&self) -> Option<String> {

@@ -8,7 +8,7 @@
 //! |---|---|
 //! | `o` | the owner: a hash of the task id and the caller's key |
 //! | `s` | `working`, `completed`, `failed` or `cancelled` (`input_required` is `working` with questions pending) |
-//! | `c`, `u`, `x` | created, last updated, expires: ms since the epoch on Redis's clock |
+//! | `c`, `u`, `x` | created (the server's `createdAt`), last updated (Redis's clock, never before `c`), expires (Redis's clock): ms since the epoch |
 //! | `t`, `p` | `ttlMs`, `pollIntervalMs` |
 //! | `l` | the running replica's lease, until when (ms) |
 //! | `m` | the status message, if any |
@@ -32,10 +32,15 @@ const PRELUDE: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local function ms(n) return string.format('%.0f', n) end
+local function stamp()
+  local created = tonumber(redis.call('HGET', KEYS[1], 'c') or '0')
+  if created > now then return ms(created) end
+  return ms(now)
+end
 local function lapse()
   if redis.call('HGET', KEYS[1], 's') ~= 'working' then return false end
   if tonumber(redis.call('HGET', KEYS[1], 'l') or '0') >= now then return false end
-  redis.call('HSET', KEYS[1], 's', 'failed', 'r', ARGV[1], 'm', ARGV[2], 'u', ms(now))
+  redis.call('HSET', KEYS[1], 's', 'failed', 'r', ARGV[1], 'm', ARGV[2], 'u', stamp())
   redis.call('HDEL', KEYS[1], 'l')
   redis.call('DEL', KEYS[2], KEYS[3])
   return true
@@ -64,11 +69,12 @@ return 0
 ";
 
 /// Creates a task, `working`, leased. KEYS the task; ARGV (after the prelude's two) the owner,
-/// the ttl, the poll interval and the lease in ms. Returns 1, or 0 when the id is taken.
+/// the ttl, the poll interval and the lease in ms, and when the server created it (ms since the
+/// epoch, its `createdAt`). Returns 1, or 0 when the id is taken.
 const CREATE: &str = r"
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local expires = now + tonumber(ARGV[4])
-redis.call('HSET', KEYS[1], 'o', ARGV[3], 's', 'working', 'c', ms(now), 'u', ms(now),
+redis.call('HSET', KEYS[1], 'o', ARGV[3], 's', 'working', 'c', ARGV[7], 'u', ARGV[7],
   'x', ms(expires), 't', ARGV[4], 'p', ARGV[5], 'l', ms(now + tonumber(ARGV[6])))
 redis.call('PEXPIREAT', KEYS[1], ms(expires))
 return 1
@@ -100,7 +106,7 @@ for i = 6, #ARGV, 2 do
 end
 if taken > 0 then
   redis.call('PEXPIREAT', KEYS[3], redis.call('HGET', KEYS[1], 'x'))
-  redis.call('HSET', KEYS[1], 'u', ms(now))
+  redis.call('HSET', KEYS[1], 'u', stamp())
   redis.call('PUBLISH', ARGV[4], ARGV[5])
 end
 return 1
@@ -112,7 +118,7 @@ const CANCEL: &str = r"
 if redis.call('HGET', KEYS[1], 'o') ~= ARGV[3] then return 0 end
 lapse()
 if redis.call('HGET', KEYS[1], 's') == 'working' then
-  redis.call('HSET', KEYS[1], 's', 'cancelled', 'u', ms(now))
+  redis.call('HSET', KEYS[1], 's', 'cancelled', 'u', stamp())
   redis.call('HDEL', KEYS[1], 'l')
   redis.call('DEL', KEYS[2], KEYS[3])
   redis.call('PUBLISH', ARGV[4], ARGV[5])
@@ -154,7 +160,7 @@ else
   redis.call('HDEL', KEYS[1], 'l', 'm')
   redis.call('DEL', KEYS[2], KEYS[3])
 end
-redis.call('HSET', KEYS[1], 'u', ms(now))
+redis.call('HSET', KEYS[1], 'u', stamp())
 return 0
 ";
 

@@ -2,7 +2,7 @@
 //! outage log, the names, and how a task read from Redis becomes the task `tasks/get` answers.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -27,7 +27,7 @@ pub(super) struct Inner {
     /// Whether a caller's key came without a secret to hash it under (said once).
     pub(super) unkeyed_said: AtomicBool,
     /// Who to wake when a task running here is answered or cancelled, by the task's hash.
-    pub(super) running: Mutex<HashMap<String, Arc<Notify>>>,
+    pub(super) running: Mutex<HashMap<String, Arc<Changes>>>,
     /// The task that hears changed tasks, started by the first wait for one.
     pub(super) listener: OnceLock<tokio::task::JoinHandle<()>>,
 }
@@ -41,7 +41,7 @@ impl Drop for Inner {
 }
 
 impl Inner {
-    pub(super) fn lock_running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Notify>>> {
+    pub(super) fn lock_running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Changes>>> {
         self.running.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -197,18 +197,64 @@ pub(super) fn held(code: i64) -> Held {
     }
 }
 
-/// A wait for a task running here to change: forgets the task's waker when the last wait ends.
+/// The changes heard of one task running here: counted, so that every wait begun before one
+/// ends (the lease keeper's and the one for answers alike).
+#[derive(Default)]
+pub(super) struct Changes {
+    heard: AtomicU64,
+    notify: Notify,
+}
+
+impl Changes {
+    /// Counts a change and wakes every wait.
+    pub(super) fn heard(&self) {
+        self.heard.fetch_add(1, Ordering::AcqRel);
+        self.notify.notify_waiters();
+    }
+}
+
+/// A wait for a task running here to change, begun when made: ends at the first change heard
+/// since, or after `POLL`. Forgets the task's changes when the last wait ends.
 pub(super) struct Waiting {
-    pub(super) inner: Arc<Inner>,
-    pub(super) hash: String,
-    pub(super) wake: Arc<Notify>,
+    inner: Arc<Inner>,
+    hash: String,
+    changes: Arc<Changes>,
+    since: u64,
+    until: tokio::time::Instant,
+}
+
+impl Waiting {
+    pub(super) fn begin(inner: Arc<Inner>, hash: String, poll: Duration) -> Self {
+        let changes = Arc::clone(inner.lock_running().entry(hash.clone()).or_default());
+        let since = changes.heard.load(Ordering::Acquire);
+        Waiting {
+            inner,
+            hash,
+            changes,
+            since,
+            until: tokio::time::Instant::now() + poll,
+        }
+    }
+
+    pub(super) async fn wait(self) {
+        let notified = self.changes.notify.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if self.changes.heard.load(Ordering::Acquire) != self.since {
+            return;
+        }
+        tokio::select! {
+            () = notified => {}
+            () = tokio::time::sleep_until(self.until) => {}
+        }
+    }
 }
 
 impl Drop for Waiting {
     fn drop(&mut self) {
         let mut running = self.inner.lock_running();
         // The map's and this one's: no other wait for the task.
-        if Arc::strong_count(&self.wake) <= 2 {
+        if Arc::strong_count(&self.changes) <= 2 {
             running.remove(&self.hash);
         }
     }
