@@ -330,3 +330,207 @@ async fn unknown_ids_read_as_unknown_everywhere() {
     assert_eq!(tasks.take_answers(&id).await.unwrap(), None);
     assert_eq!(redis.integer(&["DBSIZE"]), 0, "nothing written for them");
 }
+
+// Two servers on one Redis, over streamable HTTP: what a client of a fleet meets.
+
+/// How many `Bench.hold` handlers stopped before their end (dropped).
+static HOLDS_STOPPED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The form `bench.sign` asks.
+#[derive(serde::Deserialize)]
+struct Sure {
+    sure: bool,
+}
+
+impl mcp_fusion::tools::ElicitForm for Sure {
+    fn schema() -> mcp_fusion::rmcp::model::ElicitationSchema {
+        mcp_fusion::rmcp::model::ElicitationSchema::builder()
+            .required_bool("sure")
+            .build()
+            .expect("a form of one field")
+    }
+}
+
+struct Bench;
+
+/// Long work, run as tasks.
+#[mcp_fusion::tool]
+impl Bench {
+    /// Signs once the user is sure.
+    #[action(task)]
+    async fn sign(&self, f: mcp_fusion::Context) -> Result<String, mcp_fusion::ToolError> {
+        let sure = f.elicit::<Sure>("Sign it?").await?;
+        Ok(format!("signed: {}", sure.accepted()?.sure))
+    }
+
+    /// Holds on until stopped.
+    #[action(task)]
+    async fn hold(&self) -> Result<String, mcp_fusion::ToolError> {
+        struct Stopped;
+        impl Drop for Stopped {
+            fn drop(&mut self) {
+                HOLDS_STOPPED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        let _stopped = Stopped;
+        std::future::pending::<()>().await;
+        unreachable!()
+    }
+}
+
+/// A replica serving `Bench` on a loopback port, its tasks on `redis`: its address.
+async fn bench_replica(redis: &RedisServer) -> String {
+    let server = mcp_fusion::Server::builder("bench", "1")
+        .tool(Bench)
+        .task_store(store(redis))
+        .build()
+        .unwrap();
+    crate::client::stateless(server, mcp_fusion::server::HttpOptions::default()).await
+}
+
+/// A 2026-07-28 request of a client that declared tasks and forms; its answer.
+async fn ask(addr: &str, method: &str, mut params: serde_json::Value) -> serde_json::Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "extensions": {"io.modelcontextprotocol/tasks": {}},
+            "elicitation": {"form": {}},
+        },
+        "io.modelcontextprotocol/clientInfo": {"name": "fleet", "version": "1"},
+    });
+    let name = params["name"].as_str().or(params["taskId"].as_str()).unwrap_or_default();
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", method),
+        ("mcp-name", name),
+    ];
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    mcp_fusion_drivers::raw_http::post(addr, &headers, body.to_string().as_bytes())
+        .await
+        .message()
+}
+
+/// Starts `action` of `bench` through `addr` as a task: its id.
+async fn start_task(addr: &str, tool: &str, arguments: serde_json::Value) -> String {
+    let created = ask(addr, "tools/call", json!({"name": tool, "arguments": arguments})).await;
+    let result = &created["result"];
+    assert_eq!(result["resultType"], "task", "{created}");
+    assert_eq!(result["status"], "working", "{created}");
+    result["taskId"].as_str().expect("a task id").to_owned()
+}
+
+/// `tasks/get` of `id` through `addr`, once its status is `status`.
+async fn task_reads(addr: &str, id: &str, status: &str) -> serde_json::Value {
+    let what = format!("task {id} to read {status} through {addr}");
+    eventually(&what, async || {
+        let read = ask(addr, "tasks/get", json!({"taskId": id})).await;
+        (read["result"]["status"] == status).then_some(read["result"].clone())
+    })
+    .await
+}
+
+#[tokio::test]
+async fn two_replicas_serve_one_task_end_to_end() {
+    let redis = redis();
+    let (first, second) = (bench_replica(&redis).await, bench_replica(&redis).await);
+
+    // Created through the first, asked and answered through the second.
+    let id = start_task(&first, "bench", json!({"action": "sign"})).await;
+    let asking = task_reads(&second, &id, "input_required").await;
+    let (key, asked) = asking["inputRequests"].as_object().unwrap().iter().next().unwrap();
+    assert_eq!(asked["params"]["message"], "Sign it?", "{asking}");
+    let answers = json!({key.clone(): {"action": "accept", "content": {"sure": true}}, "never": 1});
+    let ack = ask(&second, "tasks/update", json!({"taskId": id, "inputResponses": answers})).await;
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    let done = task_reads(&second, &id, "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "signed: true", "{done}");
+    assert_eq!(done["result"]["isError"], false, "{done}");
+
+    // Cancelled through the second: the handler stops on the first, where it runs.
+    let stopped = HOLDS_STOPPED.load(std::sync::atomic::Ordering::SeqCst);
+    let id = start_task(&first, "bench", json!({"action": "hold"})).await;
+    task_reads(&second, &id, "working").await;
+    let ack = ask(&second, "tasks/cancel", json!({"taskId": id})).await;
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    task_reads(&first, &id, "cancelled").await;
+    eventually("the handler to stop on the first replica", async || {
+        (HOLDS_STOPPED.load(std::sync::atomic::Ordering::SeqCst) > stopped).then_some(())
+    })
+    .await;
+
+    // An id neither replica made is unknown to both.
+    let unknown = ask(&second, "tasks/get", json!({"taskId": fresh_id()})).await;
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+}
+
+/// Billing replicas as processes of their own on `redis`, their exports taking 30 s, their
+/// task leases 1 s.
+async fn billing_fleet(redis: &RedisServer, count: usize) -> Vec<mcp_fusion_drivers::raw_http::Billing> {
+    let url = redis.url();
+    let args = [
+        "--stateless",
+        "--no-audit",
+        "--redis",
+        &url,
+        "--export-seconds",
+        "30",
+        "--task-lease",
+        "1",
+    ];
+    let mut fleet = Vec::new();
+    for _ in 0..count {
+        let billing = mcp_fusion_drivers::artifacts::billing();
+        let replica = mcp_fusion_drivers::raw_http::Billing::start(&billing, &args).await;
+        fleet.push(replica.expect("a billing replica starts"));
+    }
+    fleet
+}
+
+const EXPORT_SLOTS: &str = "billing:slots:billing.export_invoices";
+
+#[tokio::test]
+async fn a_killed_replicas_task_reads_failed_through_another_and_says_to_start_it_again() {
+    let redis = redis();
+    let mut fleet = billing_fleet(&redis, 2).await;
+    let (doomed, survivor) = (fleet[0].addr.clone(), fleet[1].addr.clone());
+    let export = json!({"action": "export_invoices", "format": "csv"});
+    let id = start_task(&doomed, "billing", export).await;
+    task_reads(&survivor, &id, "working").await;
+    eventually("the export to hold its slot", async || {
+        (redis.integer(&["ZCARD", EXPORT_SLOTS]) == 1).then_some(())
+    })
+    .await;
+    // Killed, not shut down: nothing of it says goodbye.
+    fleet[0].child.start_kill().unwrap();
+    fleet[0].child.wait().await.unwrap();
+    let failed = task_reads(&survivor, &id, "failed").await;
+    assert_eq!(failed["error"]["code"], -32603, "{failed}");
+    assert_eq!(failed["error"]["message"], ORPHANED, "{failed}");
+    assert_eq!(failed["statusMessage"], ORPHANED, "{failed}");
+    assert!(failed.get("result").is_none(), "{failed}");
+    // Started again, through the survivor, it runs.
+    let again = start_task(&survivor, "billing", json!({"action": "export_invoices", "format": "csv"})).await;
+    task_reads(&survivor, &again, "working").await;
+}
+
+#[tokio::test]
+async fn a_cancel_through_one_billing_replica_stops_the_export_on_the_other() {
+    let redis = redis();
+    let fleet = billing_fleet(&redis, 2).await;
+    let (running, other) = (fleet[0].addr.clone(), fleet[1].addr.clone());
+    let id = start_task(&running, "billing", json!({"action": "export_invoices", "format": "csv"})).await;
+    eventually("the export to hold its slot", async || {
+        (redis.integer(&["ZCARD", EXPORT_SLOTS]) == 1).then_some(())
+    })
+    .await;
+    let ack = ask(&other, "tasks/cancel", json!({"taskId": id})).await;
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    task_reads(&running, &id, "cancelled").await;
+    // The handler stopped where it ran: its slot is given back long before the export's 30 s.
+    let started = std::time::Instant::now();
+    eventually("the export's slot to be given back", async || {
+        (redis.integer(&["ZCARD", EXPORT_SLOTS]) == 0).then_some(())
+    })
+    .await;
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+}
