@@ -333,8 +333,8 @@ async fn unknown_ids_read_as_unknown_everywhere() {
 
 // Two servers on one Redis, over streamable HTTP: what a client of a fleet meets.
 
-/// How many `Bench.hold` handlers stopped before their end (dropped).
-static HOLDS_STOPPED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The form `bench.sign` asks.
 #[derive(serde::Deserialize)]
@@ -351,7 +351,8 @@ impl mcp_fusion::tools::ElicitForm for Sure {
     }
 }
 
-struct Bench;
+/// Counts its `hold` handlers stopped before their end (dropped).
+struct Bench(Arc<AtomicUsize>);
 
 /// Long work, run as tasks.
 #[mcp_fusion::tool]
@@ -366,23 +367,29 @@ impl Bench {
     /// Holds on until stopped.
     #[action(task)]
     async fn hold(&self) -> Result<String, mcp_fusion::ToolError> {
-        struct Stopped;
+        struct Stopped(Arc<AtomicUsize>);
         impl Drop for Stopped {
             fn drop(&mut self) {
-                HOLDS_STOPPED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                self.0.fetch_add(1, Ordering::SeqCst);
             }
         }
-        let _stopped = Stopped;
+        let _stopped = Stopped(Arc::clone(&self.0));
         std::future::pending::<()>().await;
         unreachable!()
     }
 }
 
 /// A replica serving `Bench` on a loopback port, its tasks on `redis`: its address.
-async fn bench_replica(redis: &RedisServer) -> String {
+async fn bench_replica(redis: &RedisServer, stopped: &Arc<AtomicUsize>) -> String {
+    bench_replica_capped(redis, stopped, 100).await
+}
+
+/// The same, each caller holding at most `max` tasks.
+async fn bench_replica_capped(redis: &RedisServer, stopped: &Arc<AtomicUsize>, max: usize) -> String {
     let server = mcp_fusion::Server::builder("bench", "1")
-        .tool(Bench)
+        .tool(Bench(Arc::clone(stopped)))
         .task_store(store(redis))
+        .max_tasks_per_caller(max)
         .build()
         .unwrap();
     crate::client::stateless(server, mcp_fusion::server::HttpOptions::default()).await
@@ -432,7 +439,9 @@ async fn task_reads(addr: &str, id: &str, status: &str) -> serde_json::Value {
 #[tokio::test]
 async fn two_replicas_serve_one_task_end_to_end() {
     let redis = redis();
-    let (first, second) = (bench_replica(&redis).await, bench_replica(&redis).await);
+    let stopped = Arc::new(AtomicUsize::new(0));
+    let first = bench_replica(&redis, &stopped).await;
+    let second = bench_replica(&redis, &stopped).await;
 
     // Created through the first, asked and answered through the second.
     let id = start_task(&first, "bench", json!({"action": "sign"})).await;
@@ -447,14 +456,13 @@ async fn two_replicas_serve_one_task_end_to_end() {
     assert_eq!(done["result"]["isError"], false, "{done}");
 
     // Cancelled through the second: the handler stops on the first, where it runs.
-    let stopped = HOLDS_STOPPED.load(std::sync::atomic::Ordering::SeqCst);
     let id = start_task(&first, "bench", json!({"action": "hold"})).await;
     task_reads(&second, &id, "working").await;
     let ack = ask(&second, "tasks/cancel", json!({"taskId": id})).await;
     assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
     task_reads(&first, &id, "cancelled").await;
     eventually("the handler to stop on the first replica", async || {
-        (HOLDS_STOPPED.load(std::sync::atomic::Ordering::SeqCst) > stopped).then_some(())
+        (stopped.load(Ordering::SeqCst) == 1).then_some(())
     })
     .await;
 
@@ -533,4 +541,64 @@ async fn a_cancel_through_one_billing_replica_stops_the_export_on_the_other() {
     })
     .await;
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn a_flood_of_task_creations_meets_the_fleets_cap_per_caller() {
+    let redis = redis();
+    let stopped = Arc::new(AtomicUsize::new(0));
+    let fleet = [
+        bench_replica_capped(&redis, &stopped, 3).await,
+        bench_replica_capped(&redis, &stopped, 3).await,
+    ];
+    let mut held = Vec::new();
+    for i in 0..3 {
+        held.push(start_task(&fleet[i % 2], "bench", json!({"action": "hold"})).await);
+    }
+    // The fourth, through either replica, is refused with an envelope; nothing more is stored.
+    let keys = redis.integer(&["DBSIZE"]);
+    for addr in &fleet {
+        for _ in 0..20 {
+            let refused = ask(addr, "tools/call", json!({"name": "bench", "arguments": {"action": "hold"}})).await;
+            let result = &refused["result"];
+            assert_eq!(result["isError"], true, "{refused}");
+            let text = result["content"][0]["text"].as_str().unwrap_or_default();
+            assert!(text.contains("code=\"RATE_LIMITED\"") && text.contains("at most 3"), "{text}");
+        }
+    }
+    assert_eq!(redis.integer(&["DBSIZE"]), keys, "refused creations store nothing");
+    // A place comes back once a task ends and its ttl passes: cancelled, it still counts.
+    for id in &held {
+        ask(&fleet[0], "tasks/cancel", json!({"taskId": id})).await;
+    }
+    let refused = ask(&fleet[1], "tools/call", json!({"name": "bench", "arguments": {"action": "hold"}})).await;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+}
+
+#[tokio::test]
+async fn redis_gone_mid_task_answers_clearly_and_the_handler_stops_once_it_is_back_empty() {
+    let mut redis = redis();
+    let stopped = Arc::new(AtomicUsize::new(0));
+    let replica = bench_replica(&redis, &stopped).await;
+    let id = start_task(&replica, "bench", json!({"action": "hold"})).await;
+    redis.stop();
+    let started = std::time::Instant::now();
+    let read = ask(&replica, "tasks/get", json!({"taskId": id})).await;
+    assert_eq!(read["error"]["code"], -32603, "{read}");
+    assert!(read["error"]["message"].as_str().unwrap().contains("unavailable"), "{read}");
+    let cancel = ask(&replica, "tasks/cancel", json!({"taskId": id})).await;
+    assert_eq!(cancel["error"]["code"], -32603, "{cancel}");
+    let create = ask(&replica, "tools/call", json!({"name": "bench", "arguments": {"action": "hold"}})).await;
+    assert_eq!(create["error"]["code"], -32603, "{create}");
+    assert!(create["error"]["message"].as_str().unwrap().contains("could not be created"), "{create}");
+    // Each answered within the store's timeout (300 ms) and a reconnection: nothing hangs.
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    // Redis back, empty: the task is unknown, and the replica running it stops its handler.
+    redis.restart().unwrap();
+    eventually("the handler to stop once its task is gone", async || {
+        (stopped.load(Ordering::SeqCst) == 1).then_some(())
+    })
+    .await;
+    let read = ask(&replica, "tasks/get", json!({"taskId": id})).await;
+    assert_eq!(read["error"]["code"], -32602, "{read}");
 }
