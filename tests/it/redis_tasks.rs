@@ -602,3 +602,38 @@ async fn redis_gone_mid_task_answers_clearly_and_the_handler_stops_once_it_is_ba
     let read = ask(&replica, "tasks/get", json!({"taskId": id})).await;
     assert_eq!(read["error"]["code"], -32602, "{read}");
 }
+
+/// A verified caller's tasks are counted under its subject: a server running tasks in a Redis
+/// task store without a key secret is refused when served with OAuth, and serves with one, or
+/// without OAuth.
+#[tokio::test]
+async fn verified_callers_tasks_on_redis_need_a_key_secret() {
+    use mcp_fusion::server::oauth::{JwtVerifier, OAuth};
+    let with_oauth = || {
+        let mut options = mcp_fusion::server::HttpOptions::default();
+        options.stateless = true;
+        let verifier = JwtVerifier::new("https://auth.example.com", "https://mcp.example.com/mcp");
+        options.oauth = Some(OAuth::jwt(verifier));
+        options
+    };
+    // Connected lazily: nothing listens there, and nothing needs to.
+    let url = "redis://127.0.0.1:1";
+    let bench = |store: RedisTaskStore| {
+        let stopped = Arc::new(AtomicUsize::new(0));
+        mcp_fusion::Server::builder("bench", "1")
+            .tool(Bench(stopped))
+            .task_store(store)
+            .build()
+            .unwrap()
+    };
+    let unkeyed = bench(RedisTaskStore::builder(url).build().unwrap());
+    let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        unkeyed.http_service(with_oauth())
+    }))
+    .expect_err("verified callers' tasks are not kept unkeyed");
+    let refused = refused.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(refused.contains("RedisTaskStoreBuilder::key_secret"), "{refused}");
+    let _ = unkeyed.http_service(mcp_fusion::server::HttpOptions::default());
+    let keyed = bench(RedisTaskStore::builder(url).key_secret(SECRET).build().unwrap());
+    let _ = keyed.http_service(with_oauth());
+}
