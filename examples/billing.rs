@@ -264,7 +264,10 @@ fn describe(args: &Args) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
             .prefix(args.redis_prefix.as_str())
             .replicas(args.redis_replicas)
             .timeout(args.redis_timeout)
-            .leases(args.lease_margin, Duration::from_secs(30));
+            // The export, the one action held by a concurrency limit, has its deadline from
+            // the command line (`ExportDeadline`), not declared: its leases last that long
+            // plus the margin, as a declared deadline's would.
+            .leases(args.lease_margin, export_deadline(args) + args.lease_margin);
         if let Some(secret) = &args.redis_key_secret {
             store = store.key_secret(secret);
         }
