@@ -637,3 +637,33 @@ async fn verified_callers_tasks_on_redis_need_a_key_secret() {
     let keyed = bench(RedisTaskStore::builder(url).key_secret(SECRET).build().unwrap());
     let _ = keyed.http_service(with_oauth());
 }
+
+/// On a Redis Cluster each script runs on the node of its task's slot (a task's keys share a
+/// hash tag), the caller's count on its own: two stores serve one task as on one node.
+#[tokio::test]
+async fn a_cluster_serves_tasks_as_one_node_does() {
+    let cluster = mcp_fusion_drivers::redis_server::RedisCluster::start(3)
+        .unwrap_or_else(|e| panic!("this test needs a Redis Cluster of its own: {e}"));
+    let nodes: Vec<String> = cluster.nodes.iter().map(RedisServer::url).collect();
+    let on_cluster = || {
+        RedisTaskStore::cluster(nodes.clone())
+            .prefix("fleet")
+            .key_secret(SECRET)
+            .build()
+            .unwrap()
+    };
+    let (first, second) = (on_cluster(), on_cluster());
+    for _ in 0..8 {
+        let id = fresh_id();
+        first.create(NewTask::new(&id, Some("alice"), TTL)).await.unwrap();
+        let asks = InputRequests::from([("q".into(), question("Q?"))]);
+        first.record(&id, TaskUpdate::InputRequired(asks)).await.unwrap();
+        let answer = InputResponses::from([("q".into(), json!(true))]);
+        assert!(second.answer(Some("alice"), &id, answer).await.unwrap());
+        let taken = first.take_answers(&id).await.unwrap().unwrap();
+        assert_eq!(taken["q"], json!(true));
+        assert!(second.cancel(Some("alice"), &id).await.unwrap());
+        assert_eq!(first.renew(&id, TTL).await.unwrap(), Held::Cancelled);
+        assert_eq!(status(&second, Some("alice"), &id).await, Some(TaskStatus::Cancelled));
+    }
+}
