@@ -51,8 +51,8 @@ use mcp_fusion::Server;
 use mcp_fusion::contract::Contract;
 use mcp_fusion::middleware::Audit;
 use mcp_fusion::server::limits::{FailPolicy, RedisStore};
-use mcp_fusion::server::tasks::RedisTaskStore;
 use mcp_fusion::server::oauth::{JwtVerifier, OAuth};
+use mcp_fusion::server::tasks::RedisTaskStore;
 use mcp_fusion::server::{HttpOptions, ServerBuilder, StdioOptions, ToolSettings};
 use mcp_fusion::tools::Exposition;
 
@@ -238,7 +238,10 @@ fn describe(args: &Args) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
         ),
         (None, Some(name)) => (
             Some(RedisStore::sentinel(&args.redis_sentinel, name.as_str())),
-            Some(RedisTaskStore::sentinel(&args.redis_sentinel, name.as_str())),
+            Some(RedisTaskStore::sentinel(
+                &args.redis_sentinel,
+                name.as_str(),
+            )),
         ),
         (None, None) if !args.redis_cluster.is_empty() => (
             Some(RedisStore::cluster(&args.redis_cluster)),

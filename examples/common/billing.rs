@@ -424,7 +424,9 @@ impl mcp_fusion::middleware::Middleware for ExportDeadline {
         Box::pin(async move {
             match tokio::time::timeout(self.0, next.run()).await {
                 Ok(done) => done,
-                Err(_) => Err(mcp_fusion::ToolError::timeout("billing.export_invoices", self.0).into()),
+                Err(_) => {
+                    Err(mcp_fusion::ToolError::timeout("billing.export_invoices", self.0).into())
+                }
             }
         })
     }

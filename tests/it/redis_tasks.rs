@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use mcp_fusion::rmcp::model::{
-    DetailedTask, ElicitRequest, ElicitRequestParams, InputRequest, InputRequests,
-    InputResponses, JsonObject, TaskPayload, TaskStatus,
+    DetailedTask, ElicitRequest, ElicitRequestParams, InputRequest, InputRequests, InputResponses,
+    JsonObject, TaskPayload, TaskStatus,
 };
 use mcp_fusion::server::tasks::{
     Held, NewTask, ORPHANED, RedisTaskStore, TaskStore, TaskStoreError, TaskUpdate,
@@ -39,8 +39,15 @@ fn store(redis: &RedisServer) -> RedisTaskStore {
 fn fresh_id() -> String {
     static MINTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = MINTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let seed = format!("{n} {:?} {}", std::time::SystemTime::now(), std::process::id());
-    sha2::Sha256::digest(seed)[..16].iter().map(|b| format!("{b:02x}")).collect()
+    let seed = format!(
+        "{n} {:?} {}",
+        std::time::SystemTime::now(),
+        std::process::id()
+    );
+    sha2::Sha256::digest(seed)[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 fn question(message: &str) -> InputRequest {
@@ -91,7 +98,10 @@ async fn a_task_created_through_one_replica_is_read_answered_and_finished_throug
     // The running replica asks two questions; the other replica reads them and answers in
     // parts, an answer to a question never asked dropped.
     let asks = InputRequests::from([("a".into(), question("A?")), ("b".into(), question("B?"))]);
-    let held = first.record(&id, TaskUpdate::InputRequired(asks)).await.unwrap();
+    let held = first
+        .record(&id, TaskUpdate::InputRequired(asks))
+        .await
+        .unwrap();
     assert_eq!(held, Held::Running);
     let seen = read(&second, alice, &id).await.unwrap();
     let TaskPayload::InputRequired { input_requests } = &seen.payload else {
@@ -116,7 +126,10 @@ async fn a_task_created_through_one_replica_is_read_answered_and_finished_throug
         ("b".into(), json!({"ok": false})),
     ]);
     assert_eq!(taken, expected, "the stranger dropped");
-    assert_eq!(first.take_answers(&id).await.unwrap(), Some(InputResponses::new()));
+    assert_eq!(
+        first.take_answers(&id).await.unwrap(),
+        Some(InputResponses::new())
+    );
 
     // Progress, then the end, read through the other replica; a cancel storm leaves it.
     let progress = TaskUpdate::Working {
@@ -125,14 +138,24 @@ async fn a_task_created_through_one_replica_is_read_answered_and_finished_throug
     first.record(&id, progress).await.unwrap();
     let seen = read(&second, alice, &id).await.unwrap();
     assert_eq!(seen.task.status_message.as_deref(), Some("part 2 of 5"));
-    first.record(&id, TaskUpdate::Completed(result("done"))).await.unwrap();
+    first
+        .record(&id, TaskUpdate::Completed(result("done")))
+        .await
+        .unwrap();
     for _ in 0..50 {
         assert!(second.cancel(alice, &id).await.unwrap());
     }
     let seen = read(&second, alice, &id).await.unwrap();
-    assert_eq!(seen.payload, TaskPayload::Completed { result: result("done") });
+    assert_eq!(
+        seen.payload,
+        TaskPayload::Completed {
+            result: result("done")
+        }
+    );
     assert_eq!(seen.task.status_message, None);
-    let late = first.record(&id, TaskUpdate::Completed(result("again"))).await;
+    let late = first
+        .record(&id, TaskUpdate::Completed(result("again")))
+        .await;
     assert_eq!(late.unwrap(), Held::Gone, "a terminal status is final");
     assert_eq!(first.renew(&id, TTL).await.unwrap(), Held::Gone);
 }
@@ -144,7 +167,10 @@ async fn a_cancel_through_another_replica_wakes_the_running_one_at_once() {
     let id = fresh_id();
     running.create(NewTask::new(&id, None, TTL)).await.unwrap();
     let asks = InputRequests::from([("sure".into(), question("Sure?"))]);
-    running.record(&id, TaskUpdate::InputRequired(asks)).await.unwrap();
+    running
+        .record(&id, TaskUpdate::InputRequired(asks))
+        .await
+        .unwrap();
     // The running replica listens once it first waits for its task.
     drop(running.changed(&id));
     eventually("the running replica to listen", async || {
@@ -157,12 +183,22 @@ async fn a_cancel_through_another_replica_wakes_the_running_one_at_once() {
     assert!(other.cancel(None, &id).await.unwrap());
     woken.await;
     // Without the announcement the running side would read the store after a second.
-    assert!(started.elapsed() < Duration::from_millis(900), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_millis(900),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(running.renew(&id, TTL).await.unwrap(), Held::Cancelled);
-    let late = running.record(&id, TaskUpdate::Completed(result("late"))).await;
+    let late = running
+        .record(&id, TaskUpdate::Completed(result("late")))
+        .await;
     assert_eq!(late.unwrap(), Held::Cancelled);
     let seen = read(&other, None, &id).await.unwrap();
-    assert_eq!(seen.payload, TaskPayload::Cancelled, "its questions are gone too");
+    assert_eq!(
+        seen.payload,
+        TaskPayload::Cancelled,
+        "its questions are gone too"
+    );
 }
 
 #[tokio::test]
@@ -171,7 +207,10 @@ async fn a_task_whose_lease_lapses_reads_failed_and_says_to_start_it_again() {
     let (running, other) = (store(&redis), store(&redis));
     let id = fresh_id();
     let lease = Duration::from_millis(300);
-    running.create(NewTask::new(&id, None, TTL).lease(lease)).await.unwrap();
+    running
+        .create(NewTask::new(&id, None, TTL).lease(lease))
+        .await
+        .unwrap();
     assert_eq!(running.renew(&id, lease).await.unwrap(), Held::Running);
     // The replica stops renewing (it died): the task reads failed once the lease lapses.
     let seen = eventually("the lease to lapse", async || {
@@ -188,7 +227,9 @@ async fn a_task_whose_lease_lapses_reads_failed_and_says_to_start_it_again() {
     assert_eq!(seen.task.status_message.as_deref(), Some(ORPHANED));
     // The replica comes back to it: nothing more is recorded.
     assert_eq!(running.renew(&id, lease).await.unwrap(), Held::Gone);
-    let late = running.record(&id, TaskUpdate::Completed(result("late"))).await;
+    let late = running
+        .record(&id, TaskUpdate::Completed(result("late")))
+        .await;
     assert_eq!(late.unwrap(), Held::Gone);
     assert_eq!(status(&other, None, &id).await, Some(TaskStatus::Failed));
 }
@@ -207,9 +248,15 @@ async fn callers_are_capped_and_every_key_is_gone_with_the_ttl() {
     assert_eq!(refused, Err(TaskStoreError::TooMany { max: 2 }));
     assert_eq!(status(&first, Some("alice"), &ids[2]).await, None);
     // Another caller has places of its own.
-    second.create(NewTask::new(&ids[2], Some("bob"), ttl)).await.unwrap();
+    second
+        .create(NewTask::new(&ids[2], Some("bob"), ttl))
+        .await
+        .unwrap();
     let asks = InputRequests::from([("q".into(), question("Q?"))]);
-    first.record(&ids[0], TaskUpdate::InputRequired(asks)).await.unwrap();
+    first
+        .record(&ids[0], TaskUpdate::InputRequired(asks))
+        .await
+        .unwrap();
     let answer = InputResponses::from([("q".into(), json!(1))]);
     second.answer(Some("alice"), &ids[0], answer).await.unwrap();
     // A client that never polls: the tasks, their questions, answers and the counts expire.
@@ -234,9 +281,15 @@ async fn nothing_in_redis_names_a_task_id_or_a_caller() {
     let mut ids = Vec::new();
     for caller in callers {
         let id = fresh_id();
-        tasks.create(NewTask::new(&id, Some(caller), TTL)).await.unwrap();
+        tasks
+            .create(NewTask::new(&id, Some(caller), TTL))
+            .await
+            .unwrap();
         let asks = InputRequests::from([("q".into(), question("Q?"))]);
-        tasks.record(&id, TaskUpdate::InputRequired(asks)).await.unwrap();
+        tasks
+            .record(&id, TaskUpdate::InputRequired(asks))
+            .await
+            .unwrap();
         ids.push(id);
     }
     let client = redis::Client::open(redis.url()).unwrap();
@@ -246,7 +299,11 @@ async fn nothing_in_redis_names_a_task_id_or_a_caller() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(keys.len(), 6, "two tasks, their questions, two counts: {keys:?}");
+    assert_eq!(
+        keys.len(),
+        6,
+        "two tasks, their questions, two counts: {keys:?}"
+    );
     let secrets: Vec<String> = callers
         .iter()
         .map(|c| c.to_string())
@@ -276,18 +333,25 @@ async fn redis_gone_mid_task_is_answered_within_the_timeout_then_unknown_once_ba
     tasks.create(NewTask::new(&id, None, TTL)).await.unwrap();
     redis.stop();
     let started = std::time::Instant::now();
-    let unavailable = |r: &Result<_, TaskStoreError>| {
-        matches!(r, Err(TaskStoreError::Unavailable { .. }))
-    };
+    let unavailable =
+        |r: &Result<_, TaskStoreError>| matches!(r, Err(TaskStoreError::Unavailable { .. }));
     assert!(unavailable(&tasks.get(None, &id).await.map(|_| ())));
     assert!(unavailable(&tasks.renew(&id, TTL).await.map(|_| ())));
-    let done = tasks.record(&id, TaskUpdate::Completed(result("lost"))).await;
+    let done = tasks
+        .record(&id, TaskUpdate::Completed(result("lost")))
+        .await;
     assert!(unavailable(&done.map(|_| ())));
     assert!(unavailable(&tasks.cancel(None, &id).await.map(|_| ())));
     let other = fresh_id();
-    assert!(unavailable(&tasks.create(NewTask::new(&other, None, TTL)).await));
+    assert!(unavailable(
+        &tasks.create(NewTask::new(&other, None, TTL)).await
+    ));
     // Five operations, each bounded by the store's timeout (300 ms) and a reconnection.
-    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
     redis.restart().unwrap();
     let back = eventually("the store to reach Redis again", async || {
         tasks.get(None, &id).await.ok()
@@ -306,10 +370,15 @@ async fn identified_callers_need_a_key_secret() {
     assert_eq!(store(&redis).refuses_caller_keys(), None);
     let id = fresh_id();
     let refused = unkeyed.create(NewTask::new(&id, Some("alice"), TTL)).await;
-    assert!(matches!(refused, Err(TaskStoreError::Unavailable { .. })), "{refused:?}");
+    assert!(
+        matches!(refused, Err(TaskStoreError::Unavailable { .. })),
+        "{refused:?}"
+    );
     // The anonymous caller has no key to hide.
     unkeyed.create(NewTask::new(&id, None, TTL)).await.unwrap();
-    let short = RedisTaskStore::builder(redis.url()).key_secret("short").build();
+    let short = RedisTaskStore::builder(redis.url())
+        .key_secret("short")
+        .build();
     assert!(short.is_err());
     let braces = RedisTaskStore::builder(redis.url()).prefix("a{b}").build();
     assert!(braces.is_err());
@@ -385,7 +454,11 @@ async fn bench_replica(redis: &RedisServer, stopped: &Arc<AtomicUsize>) -> Strin
 }
 
 /// The same, each caller holding at most `max` tasks.
-async fn bench_replica_capped(redis: &RedisServer, stopped: &Arc<AtomicUsize>, max: usize) -> String {
+async fn bench_replica_capped(
+    redis: &RedisServer,
+    stopped: &Arc<AtomicUsize>,
+    max: usize,
+) -> String {
     let server = mcp_fusion::Server::builder("bench", "1")
         .tool(Bench(Arc::clone(stopped)))
         .task_store(store(redis))
@@ -405,7 +478,10 @@ async fn ask(addr: &str, method: &str, mut params: serde_json::Value) -> serde_j
         },
         "io.modelcontextprotocol/clientInfo": {"name": "fleet", "version": "1"},
     });
-    let name = params["name"].as_str().or(params["taskId"].as_str()).unwrap_or_default();
+    let name = params["name"]
+        .as_str()
+        .or(params["taskId"].as_str())
+        .unwrap_or_default();
     let headers = [
         ("mcp-protocol-version", "2026-07-28"),
         ("mcp-method", method),
@@ -419,7 +495,12 @@ async fn ask(addr: &str, method: &str, mut params: serde_json::Value) -> serde_j
 
 /// Starts `action` of `bench` through `addr` as a task: its id.
 async fn start_task(addr: &str, tool: &str, arguments: serde_json::Value) -> String {
-    let created = ask(addr, "tools/call", json!({"name": tool, "arguments": arguments})).await;
+    let created = ask(
+        addr,
+        "tools/call",
+        json!({"name": tool, "arguments": arguments}),
+    )
+    .await;
     let result = &created["result"];
     assert_eq!(result["resultType"], "task", "{created}");
     assert_eq!(result["status"], "working", "{created}");
@@ -446,13 +527,26 @@ async fn two_replicas_serve_one_task_end_to_end() {
     // Created through the first, asked and answered through the second.
     let id = start_task(&first, "bench", json!({"action": "sign"})).await;
     let asking = task_reads(&second, &id, "input_required").await;
-    let (key, asked) = asking["inputRequests"].as_object().unwrap().iter().next().unwrap();
+    let (key, asked) = asking["inputRequests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .next()
+        .unwrap();
     assert_eq!(asked["params"]["message"], "Sign it?", "{asking}");
     let answers = json!({key.clone(): {"action": "accept", "content": {"sure": true}}, "never": 1});
-    let ack = ask(&second, "tasks/update", json!({"taskId": id, "inputResponses": answers})).await;
+    let ack = ask(
+        &second,
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": answers}),
+    )
+    .await;
     assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
     let done = task_reads(&second, &id, "completed").await;
-    assert_eq!(done["result"]["content"][0]["text"], "signed: true", "{done}");
+    assert_eq!(
+        done["result"]["content"][0]["text"], "signed: true",
+        "{done}"
+    );
     assert_eq!(done["result"]["isError"], false, "{done}");
 
     // Cancelled through the second: the handler stops on the first, where it runs.
@@ -473,7 +567,10 @@ async fn two_replicas_serve_one_task_end_to_end() {
 
 /// Billing replicas as processes of their own on `redis`, their exports taking 30 s, their
 /// task leases 1 s.
-async fn billing_fleet(redis: &RedisServer, count: usize) -> Vec<mcp_fusion_drivers::raw_http::Billing> {
+async fn billing_fleet(
+    redis: &RedisServer,
+    count: usize,
+) -> Vec<mcp_fusion_drivers::raw_http::Billing> {
     let url = redis.url();
     let args = [
         "--stateless",
@@ -517,7 +614,12 @@ async fn a_killed_replicas_task_reads_failed_through_another_and_says_to_start_i
     assert_eq!(failed["statusMessage"], ORPHANED, "{failed}");
     assert!(failed.get("result").is_none(), "{failed}");
     // Started again, through the survivor, it runs.
-    let again = start_task(&survivor, "billing", json!({"action": "export_invoices", "format": "csv"})).await;
+    let again = start_task(
+        &survivor,
+        "billing",
+        json!({"action": "export_invoices", "format": "csv"}),
+    )
+    .await;
     task_reads(&survivor, &again, "working").await;
 }
 
@@ -526,7 +628,12 @@ async fn a_cancel_through_one_billing_replica_stops_the_export_on_the_other() {
     let redis = redis();
     let fleet = billing_fleet(&redis, 2).await;
     let (running, other) = (fleet[0].addr.clone(), fleet[1].addr.clone());
-    let id = start_task(&running, "billing", json!({"action": "export_invoices", "format": "csv"})).await;
+    let id = start_task(
+        &running,
+        "billing",
+        json!({"action": "export_invoices", "format": "csv"}),
+    )
+    .await;
     eventually("the export to hold its slot", async || {
         (redis.integer(&["ZCARD", EXPORT_SLOTS]) == 1).then_some(())
     })
@@ -540,7 +647,11 @@ async fn a_cancel_through_one_billing_replica_stops_the_export_on_the_other() {
         (redis.integer(&["ZCARD", EXPORT_SLOTS]) == 0).then_some(())
     })
     .await;
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[tokio::test]
@@ -559,19 +670,36 @@ async fn a_flood_of_task_creations_meets_the_fleets_cap_per_caller() {
     let keys = redis.integer(&["DBSIZE"]);
     for addr in &fleet {
         for _ in 0..20 {
-            let refused = ask(addr, "tools/call", json!({"name": "bench", "arguments": {"action": "hold"}})).await;
+            let refused = ask(
+                addr,
+                "tools/call",
+                json!({"name": "bench", "arguments": {"action": "hold"}}),
+            )
+            .await;
             let result = &refused["result"];
             assert_eq!(result["isError"], true, "{refused}");
             let text = result["content"][0]["text"].as_str().unwrap_or_default();
-            assert!(text.contains("code=\"RATE_LIMITED\"") && text.contains("at most 3"), "{text}");
+            assert!(
+                text.contains("code=\"RATE_LIMITED\"") && text.contains("at most 3"),
+                "{text}"
+            );
         }
     }
-    assert_eq!(redis.integer(&["DBSIZE"]), keys, "refused creations store nothing");
+    assert_eq!(
+        redis.integer(&["DBSIZE"]),
+        keys,
+        "refused creations store nothing"
+    );
     // A place comes back once a task ends and its ttl passes: cancelled, it still counts.
     for id in &held {
         ask(&fleet[0], "tasks/cancel", json!({"taskId": id})).await;
     }
-    let refused = ask(&fleet[1], "tools/call", json!({"name": "bench", "arguments": {"action": "hold"}})).await;
+    let refused = ask(
+        &fleet[1],
+        "tools/call",
+        json!({"name": "bench", "arguments": {"action": "hold"}}),
+    )
+    .await;
     assert_eq!(refused["result"]["isError"], true, "{refused}");
 }
 
@@ -585,14 +713,35 @@ async fn redis_gone_mid_task_answers_clearly_and_the_handler_stops_once_it_is_ba
     let started = std::time::Instant::now();
     let read = ask(&replica, "tasks/get", json!({"taskId": id})).await;
     assert_eq!(read["error"]["code"], -32603, "{read}");
-    assert!(read["error"]["message"].as_str().unwrap().contains("unavailable"), "{read}");
+    assert!(
+        read["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unavailable"),
+        "{read}"
+    );
     let cancel = ask(&replica, "tasks/cancel", json!({"taskId": id})).await;
     assert_eq!(cancel["error"]["code"], -32603, "{cancel}");
-    let create = ask(&replica, "tools/call", json!({"name": "bench", "arguments": {"action": "hold"}})).await;
+    let create = ask(
+        &replica,
+        "tools/call",
+        json!({"name": "bench", "arguments": {"action": "hold"}}),
+    )
+    .await;
     assert_eq!(create["error"]["code"], -32603, "{create}");
-    assert!(create["error"]["message"].as_str().unwrap().contains("could not be created"), "{create}");
+    assert!(
+        create["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("could not be created"),
+        "{create}"
+    );
     // Each answered within the store's timeout (300 ms) and a reconnection: nothing hangs.
-    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
     // Redis back, empty: the task is unknown, and the replica running it stops its handler.
     redis.restart().unwrap();
     eventually("the handler to stop once its task is gone", async || {
@@ -631,10 +780,21 @@ async fn verified_callers_tasks_on_redis_need_a_key_secret() {
         unkeyed.http_service(with_oauth())
     }))
     .expect_err("verified callers' tasks are not kept unkeyed");
-    let refused = refused.downcast_ref::<String>().cloned().unwrap_or_default();
-    assert!(refused.contains("RedisTaskStoreBuilder::key_secret"), "{refused}");
+    let refused = refused
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        refused.contains("RedisTaskStoreBuilder::key_secret"),
+        "{refused}"
+    );
     let _ = unkeyed.http_service(mcp_fusion::server::HttpOptions::default());
-    let keyed = bench(RedisTaskStore::builder(url).key_secret(SECRET).build().unwrap());
+    let keyed = bench(
+        RedisTaskStore::builder(url)
+            .key_secret(SECRET)
+            .build()
+            .unwrap(),
+    );
     let _ = keyed.http_service(with_oauth());
 }
 
@@ -655,15 +815,24 @@ async fn a_cluster_serves_tasks_as_one_node_does() {
     let (first, second) = (on_cluster(), on_cluster());
     for _ in 0..8 {
         let id = fresh_id();
-        first.create(NewTask::new(&id, Some("alice"), TTL)).await.unwrap();
+        first
+            .create(NewTask::new(&id, Some("alice"), TTL))
+            .await
+            .unwrap();
         let asks = InputRequests::from([("q".into(), question("Q?"))]);
-        first.record(&id, TaskUpdate::InputRequired(asks)).await.unwrap();
+        first
+            .record(&id, TaskUpdate::InputRequired(asks))
+            .await
+            .unwrap();
         let answer = InputResponses::from([("q".into(), json!(true))]);
         assert!(second.answer(Some("alice"), &id, answer).await.unwrap());
         let taken = first.take_answers(&id).await.unwrap().unwrap();
         assert_eq!(taken["q"], json!(true));
         assert!(second.cancel(Some("alice"), &id).await.unwrap());
         assert_eq!(first.renew(&id, TTL).await.unwrap(), Held::Cancelled);
-        assert_eq!(status(&second, Some("alice"), &id).await, Some(TaskStatus::Cancelled));
+        assert_eq!(
+            status(&second, Some("alice"), &id).await,
+            Some(TaskStatus::Cancelled)
+        );
     }
 }

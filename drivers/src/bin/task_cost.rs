@@ -37,7 +37,10 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        IN_USE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
+        IN_USE.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
         // SAFETY: as above.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -76,7 +79,9 @@ async fn round(
 ) -> Result<(), Error> {
     for id in ids {
         let started = Instant::now();
-        store.create(NewTask::new(id, None, TTL).max_per_caller(usize::MAX)).await?;
+        store
+            .create(NewTask::new(id, None, TTL).max_per_caller(usize::MAX))
+            .await?;
         creates.push(started.elapsed());
     }
     for id in ids {
@@ -121,11 +126,15 @@ async fn per_task(
     let ids = ids(1_000, count);
     let before = weigh()?;
     for id in &ids {
-        store.create(NewTask::new(id, None, TTL).max_per_caller(usize::MAX)).await?;
+        store
+            .create(NewTask::new(id, None, TTL).max_per_caller(usize::MAX))
+            .await?;
     }
     let working = weigh()?;
     for id in &ids {
-        store.record(id, TaskUpdate::Completed(small_result())).await?;
+        store
+            .record(id, TaskUpdate::Completed(small_result()))
+            .await?;
     }
     let completed = weigh()?;
     let per = |bytes: i64| bytes as f64 / count as f64;
@@ -158,7 +167,9 @@ async fn main() -> Result<(), Error> {
         round(&on_redis, &ids, &mut redis_creates, &mut redis_gets).await?;
         for _ in 0..per_round {
             let started = Instant::now();
-            let _: String = redis::cmd("PING").query_async(&mut async_connection).await?;
+            let _: String = redis::cmd("PING")
+                .query_async(&mut async_connection)
+                .await?;
             pings.push(started.elapsed());
         }
         let _: () = redis::cmd("FLUSHALL").query(&mut connection)?;
@@ -175,12 +186,17 @@ async fn main() -> Result<(), Error> {
 
     let held = 10_000;
     let in_memory = MemoryTaskStore::new().max_tasks(usize::MAX);
-    let (memory_working, memory_completed) =
-        per_task(&in_memory, held, || Ok(IN_USE.load(Ordering::Relaxed) as i64)).await?;
+    let (memory_working, memory_completed) = per_task(&in_memory, held, || {
+        Ok(IN_USE.load(Ordering::Relaxed) as i64)
+    })
+    .await?;
     let (redis_working, redis_completed) =
         per_task(&on_redis, held, || redis_used(&mut connection)).await?;
     println!();
-    println!("{held} tasks held; a completed one holds a result of {} bytes of JSON", serde_json::Value::Object(small_result()).to_string().len());
+    println!(
+        "{held} tasks held; a completed one holds a result of {} bytes of JSON",
+        serde_json::Value::Object(small_result()).to_string().len()
+    );
     println!("| store | bytes per working task | bytes per completed task |");
     println!("|---|---|---|");
     println!("| in process | {memory_working:.0} | {memory_completed:.0} |");

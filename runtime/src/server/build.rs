@@ -237,7 +237,9 @@ impl ServerBuilder {
             .flat_map(|(tool, _)| tool.definition().actions())
             .any(|action| action.task_support().is_some());
         let why = runs_tasks.then(|| self.tasks.store.refuses_caller_keys())??;
-        Some(format!("its tasks are kept per verified caller too, and {why}"))
+        Some(format!(
+            "its tasks are kept per verified caller too, and {why}"
+        ))
     }
 
     /// Why budgets kept per caller could not be kept as set up: each store holding rate limits

@@ -95,7 +95,10 @@ pub(in crate::server) enum Connection {
 impl Connection {
     /// The connection to `target`, made on first use (so a server starts while Redis is
     /// down), each operation answered within `timeout` or counted as failed.
-    pub(in crate::server) fn open(target: &Target, timeout: Duration) -> Result<Connection, RedisError> {
+    pub(in crate::server) fn open(
+        target: &Target,
+        timeout: Duration,
+    ) -> Result<Connection, RedisError> {
         Ok(match target {
             Target::Node(url) => {
                 let client = Client::open(url.as_str())?;

@@ -26,7 +26,12 @@ pub(super) struct TaskKeys {
 impl TaskKeys {
     /// The names of the task `id` under `prefix`.
     pub(super) fn new(prefix: &str, id: &str) -> Self {
-        let hash = hex128(&Sha256::new().chain_update(b"task\0").chain_update(id).finalize());
+        let hash = hex128(
+            &Sha256::new()
+                .chain_update(b"task\0")
+                .chain_update(id)
+                .finalize(),
+        );
         let main = format!("{prefix}:task:{{{hash}}}");
         TaskKeys {
             questions: format!("{main}:q"),
@@ -84,8 +89,16 @@ mod tests {
         assert_eq!(keys.questions, format!("{}:q", keys.main));
         assert!(!keys.main.contains("5f0c2a91"));
         let alice = owner("5f0c", Some("alice@example.com"));
-        assert_ne!(alice, owner("5f0d", Some("alice@example.com")), "bound to the id");
-        assert_ne!(owner("5f0c", None), owner("5f0c", Some("")), "anonymous is no key");
+        assert_ne!(
+            alice,
+            owner("5f0d", Some("alice@example.com")),
+            "bound to the id"
+        );
+        assert_ne!(
+            owner("5f0c", None),
+            owner("5f0c", Some("")),
+            "anonymous is no key"
+        );
         let secret = b"0123456789abcdef0123456789abcdef".as_slice();
         let count = caller_count("fleet", Some(secret), Some("alice@example.com")).unwrap();
         assert!(!count.contains("alice"));

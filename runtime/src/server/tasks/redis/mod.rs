@@ -209,7 +209,9 @@ impl RedisTaskStoreBuilder {
             return refuse("a prefix with `{` or `}` would change the slot of a task's keys");
         }
         if self.key_secret.as_ref().is_some_and(|s| s.len() < 16) {
-            return refuse("a key secret of fewer than 16 bytes can be guessed: use 32 random bytes");
+            return refuse(
+                "a key secret of fewer than 16 bytes can be guessed: use 32 random bytes",
+            );
         }
         let connection = Connection::open(&self.target, self.timeout)?;
         Ok(RedisTaskStore {
@@ -331,10 +333,16 @@ impl TaskStore for RedisTaskStore {
                     args
                 }
                 TaskUpdate::Completed(result) => {
-                    vec!["completed".into(), serde_json::Value::Object(result).to_string()]
+                    vec![
+                        "completed".into(),
+                        serde_json::Value::Object(result).to_string(),
+                    ]
                 }
                 TaskUpdate::Failed(error) => {
-                    vec!["failed".into(), serde_json::Value::Object(error).to_string()]
+                    vec![
+                        "failed".into(),
+                        serde_json::Value::Object(error).to_string(),
+                    ]
                 }
             };
             let code: i64 = self.inner.on_task(&SCRIPTS.record, &keys, args).await?;
@@ -361,8 +369,10 @@ impl TaskStore for RedisTaskStore {
     ) -> BoxFuture<'a, Result<Option<InputResponses>, TaskStoreError>> {
         Box::pin(async move {
             let keys = self.inner.keys(id);
-            let taken: Option<Vec<String>> =
-                self.inner.on_task(&SCRIPTS.take, &keys, Vec::<String>::new()).await?;
+            let taken: Option<Vec<String>> = self
+                .inner
+                .on_task(&SCRIPTS.take, &keys, Vec::<String>::new())
+                .await?;
             let Some(taken) = taken else { return Ok(None) };
             let mut answers = InputResponses::new();
             for pair in taken.chunks_exact(2) {
