@@ -836,3 +836,94 @@ async fn a_cluster_serves_tasks_as_one_node_does() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_cancel_storm_through_both_replicas_stops_the_handler_once() {
+    let redis = redis();
+    let stopped = Arc::new(AtomicUsize::new(0));
+    let fleet = [
+        bench_replica(&redis, &stopped).await,
+        bench_replica(&redis, &stopped).await,
+    ];
+    let id = start_task(&fleet[0], "bench", json!({"action": "hold"})).await;
+    let mut storm = tokio::task::JoinSet::new();
+    for i in 0..40 {
+        let (addr, id) = (fleet[i % 2].clone(), id.clone());
+        storm.spawn(async move { ask(&addr, "tasks/cancel", json!({"taskId": id})).await });
+    }
+    while let Some(ack) = storm.join_next().await {
+        let ack = ack.unwrap();
+        assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    }
+    task_reads(&fleet[1], &id, "cancelled").await;
+    eventually("the handler to stop", async || {
+        (stopped.load(Ordering::SeqCst) == 1).then_some(())
+    })
+    .await;
+    // Cancels of a terminal task change nothing, nor do answers to questions never asked.
+    let stray = json!({"taskId": id, "inputResponses": {"elicitation-1": {"action": "accept"}}});
+    let ack = ask(&fleet[1], "tasks/update", stray).await;
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    assert_eq!(
+        task_reads(&fleet[0], &id, "cancelled").await["status"],
+        "cancelled"
+    );
+    assert_eq!(stopped.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_client_that_never_polls_leaves_nothing_after_the_ttl() {
+    let redis = redis();
+    let server = mcp_fusion::Server::builder("bench", "1")
+        .tool(Bench(Arc::new(AtomicUsize::new(0))))
+        .task_store(store(&redis))
+        .task_ttl(Duration::from_millis(600))
+        .build()
+        .unwrap();
+    let replica =
+        crate::client::stateless(server, mcp_fusion::server::HttpOptions::default()).await;
+    let asking = start_task(&replica, "bench", json!({"action": "sign"})).await;
+    let holding = start_task(&replica, "bench", json!({"action": "hold"})).await;
+    // Nobody polls, answers or cancels: every key (tasks, questions, the count) expires.
+    eventually("every key to expire", async || {
+        (redis.integer(&["DBSIZE"]) == 0).then_some(())
+    })
+    .await;
+    for id in [asking, holding] {
+        let read = ask(&replica, "tasks/get", json!({"taskId": id})).await;
+        assert_eq!(read["error"]["code"], -32602, "{read}");
+    }
+    // The handlers' ends found their tasks gone and wrote nothing back.
+    assert_eq!(redis.integer(&["DBSIZE"]), 0);
+}
+
+#[tokio::test]
+async fn the_master_a_sentinel_names_keeps_tasks() {
+    let redis = mcp_fusion_drivers::redis_server::RedisSentinel::start()
+        .unwrap_or_else(|e| panic!("this test needs a Redis master, replica and Sentinel: {e}"));
+    let name = mcp_fusion_drivers::redis_server::RedisSentinel::NAME;
+    let on_sentinel = || {
+        RedisTaskStore::sentinel([redis.url()], name)
+            .build()
+            .unwrap()
+    };
+    let (first, second) = (on_sentinel(), on_sentinel());
+    let id = fresh_id();
+    first.create(NewTask::new(&id, None, TTL)).await.unwrap();
+    first
+        .record(&id, TaskUpdate::Completed(result("kept")))
+        .await
+        .unwrap();
+    let seen = read(&second, None, &id).await.unwrap();
+    assert_eq!(
+        seen.payload,
+        TaskPayload::Completed {
+            result: result("kept")
+        }
+    );
+    let on_master = redis_server::query(&redis.nodes[0], &["DBSIZE"]).unwrap();
+    assert_eq!(
+        on_master, "2",
+        "the task and the anonymous count, on the master"
+    );
+}
