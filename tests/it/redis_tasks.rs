@@ -270,6 +270,27 @@ async fn callers_are_capped_and_every_key_is_gone_with_the_ttl() {
     let (again, more) = (fresh_id(), fresh_id());
     first.create(new(&again)).await.unwrap();
     first.create(new(&more)).await.unwrap();
+
+    // The store's own cap, all callers together, is the fleet's too.
+    let capped = |redis: &RedisServer| {
+        RedisTaskStore::builder(redis.url())
+            .prefix("capped")
+            .key_secret(SECRET)
+            .max_tasks(3)
+            .build()
+            .unwrap()
+    };
+    let (first, second) = (capped(&redis), capped(&redis));
+    let ids: Vec<String> = (0..4).map(|_| fresh_id()).collect();
+    for (i, caller) in ["a", "b", "c"].into_iter().enumerate() {
+        let tasks = if i % 2 == 0 { &first } else { &second };
+        tasks
+            .create(NewTask::new(&ids[i], Some(caller), TTL))
+            .await
+            .unwrap();
+    }
+    let refused = second.create(NewTask::new(&ids[3], Some("d"), TTL)).await;
+    assert_eq!(refused, Err(TaskStoreError::TooMany { max: 3 }));
 }
 
 #[tokio::test]
@@ -301,8 +322,8 @@ async fn nothing_in_redis_names_a_task_id_or_a_caller() {
         .unwrap();
     assert_eq!(
         keys.len(),
-        6,
-        "two tasks, their questions, two counts: {keys:?}"
+        7,
+        "two tasks, their questions, two callers' counts and the store's: {keys:?}"
     );
     let secrets: Vec<String> = callers
         .iter()
@@ -923,7 +944,7 @@ async fn the_master_a_sentinel_names_keeps_tasks() {
     );
     let on_master = redis_server::query(&redis.nodes[0], &["DBSIZE"]).unwrap();
     assert_eq!(
-        on_master, "2",
-        "the task and the anonymous count, on the master"
+        on_master, "3",
+        "the task, the anonymous count and the store's, on the master"
     );
 }

@@ -7,9 +7,10 @@
 //!   read a task's id back nor reach the task through a server;
 //! - its owner is the SHA-256 of the id and the caller's key together: testing a guess of the
 //!   caller (an email, a subject) needs the id, which Redis does not hold;
-//! - a caller's count of tasks (`{prefix}:tasks:caller:<hash>`) is named by the HMAC-SHA-256 of
-//!   its key under the operator's secret, so it cannot be tested against guesses either; the
-//!   anonymous caller's is `{prefix}:tasks:caller:anonymous`.
+//! - a caller's count of tasks (`{prefix}:tasks:{counts}:caller:<hash>`) is named by the
+//!   HMAC-SHA-256 of its key under the operator's secret, so it cannot be tested against guesses
+//!   either; the anonymous caller's is `…:caller:anonymous`, the store's `…:all` (every count
+//!   under one hash tag, so one script keeps both caps).
 
 use hmac::{KeyInit, Mac};
 use sha2::{Digest, Sha256};
@@ -62,15 +63,20 @@ pub(super) fn caller_count(
     caller: Option<&str>,
 ) -> Option<String> {
     let Some(caller) = caller else {
-        return Some(format!("{prefix}:tasks:caller:anonymous"));
+        return Some(format!("{prefix}:tasks:{{counts}}:caller:anonymous"));
     };
     let mut mac = hmac::Hmac::<Sha256>::new_from_slice(secret?).expect("HMAC takes any key");
     mac.update(b"tasks\0");
     mac.update(caller.as_bytes());
     Some(format!(
-        "{prefix}:tasks:caller:{}",
+        "{prefix}:tasks:{{counts}}:caller:{}",
         hex128(&mac.finalize().into_bytes())
     ))
+}
+
+/// The key of the store's count of tasks, beside the callers' (the same hash tag).
+pub(super) fn store_count(prefix: &str) -> String {
+    format!("{prefix}:tasks:{{counts}}:all")
 }
 
 /// The first 128 bits of a digest, in hex.
@@ -105,7 +111,7 @@ mod tests {
         assert_eq!(caller_count("fleet", None, Some("alice@example.com")), None);
         assert_eq!(
             caller_count("fleet", None, None).as_deref(),
-            Some("fleet:tasks:caller:anonymous")
+            Some("fleet:tasks:{counts}:caller:anonymous")
         );
     }
 }

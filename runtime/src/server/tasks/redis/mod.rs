@@ -12,8 +12,9 @@
 //!   its task; a task whose lease lapsed reads `failed`, its error saying the replica stopped
 //!   and to start the task again. The first script that finds it so writes it so.
 //! - **Nothing grows without a bound.** Every key of a task expires with the task (`ttlMs`
-//!   after its creation), and each caller holds at most `max_per_caller` tasks, counted in a
-//!   sorted set that forgets a task when it expires.
+//!   after its creation), each caller holds at most `max_per_caller` tasks and the store at
+//!   most [`max_tasks`](RedisTaskStoreBuilder::max_tasks), counted in sorted sets that forget
+//!   a task when it expires.
 //! - **Nothing a caller sent names a key** (`keys.rs`): a task's keys are a hash of its random
 //!   id, its owner a hash of the id and the caller's key, a caller's count the HMAC of its key
 //!   under the operator's secret. What a task holds (its questions, answers and result) is
@@ -45,6 +46,8 @@ use shared::{Inner, Read, Waiting, detailed, held, millis, unavailable};
 
 /// How long an operation may take before the store counts Redis as unavailable.
 const DEFAULT_TIMEOUT: Duration = Duration::from_millis(500);
+/// How many tasks a store holds at most by default, all callers together.
+const DEFAULT_MAX_TASKS: usize = 100_000;
 /// The longest the running side waits before reading the store again without a word.
 const POLL: Duration = Duration::from_secs(1);
 
@@ -99,6 +102,7 @@ pub struct RedisTaskStoreBuilder {
     prefix: String,
     key_secret: Option<Box<[u8]>>,
     timeout: Duration,
+    max_tasks: usize,
 }
 
 impl std::fmt::Debug for RedisTaskStoreBuilder {
@@ -111,6 +115,7 @@ impl std::fmt::Debug for RedisTaskStoreBuilder {
                 &self.key_secret.as_ref().map(|_| "<redacted>"),
             )
             .field("timeout", &self.timeout)
+            .field("max_tasks", &self.max_tasks)
             .finish()
     }
 }
@@ -164,6 +169,7 @@ impl RedisTaskStore {
             prefix: "mcp-fusion".to_owned(),
             key_secret: None,
             timeout: DEFAULT_TIMEOUT,
+            max_tasks: DEFAULT_MAX_TASKS,
         }
     }
 }
@@ -189,6 +195,19 @@ impl RedisTaskStoreBuilder {
     /// How long one operation may take before Redis counts as unavailable (500 ms by default).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// How many tasks the fleet holds at most, all callers together (100,000 by default):
+    /// past it, creating a task is refused until one expires.
+    ///
+    /// ```
+    /// let builder = mcp_fusion::server::tasks::RedisTaskStore::builder("redis://10.0.0.5")
+    ///     .max_tasks(1_000_000);
+    /// # let _ = builder;
+    /// ```
+    pub fn max_tasks(mut self, max: usize) -> Self {
+        self.max_tasks = max;
         self
     }
 
@@ -220,6 +239,7 @@ impl RedisTaskStoreBuilder {
                 prefix: self.prefix,
                 key_secret: self.key_secret,
                 timeout: self.timeout,
+                max_tasks: self.max_tasks,
                 down: AtomicBool::new(false),
                 unkeyed_said: AtomicBool::new(false),
                 running: Mutex::default(),
@@ -235,14 +255,18 @@ impl TaskStore for RedisTaskStore {
             let inner = &self.inner;
             let keys = inner.keys(new.id);
             let count = inner.count_key(new.caller)?;
+            let store_count = keys::store_count(&inner.prefix);
             let ttl = millis(new.ttl).max(1);
-            let max = new.max_per_caller;
-            let args = (&keys.hash, ttl, max);
+            let (max, all) = (new.max_per_caller, inner.max_tasks);
             let mut invocation = SCRIPTS.count.key(&count);
-            invocation.arg(args);
+            invocation
+                .key(&store_count)
+                .arg((&keys.hash, ttl, max, all));
             let counted: i64 = inner.within(inner.connection.invoke(&invocation)).await?;
-            if counted == 0 {
-                return Err(TaskStoreError::TooMany { max });
+            match counted {
+                1 => {}
+                0 => return Err(TaskStoreError::TooMany { max }),
+                _ => return Err(TaskStoreError::TooMany { max: all }),
             }
             let owner = keys::owner(new.id, new.caller);
             let created = new.created.duration_since(UNIX_EPOCH).unwrap_or_default();
@@ -254,9 +278,10 @@ impl TaskStore for RedisTaskStore {
                 millis(created),
             );
             let created = inner.on_task::<i64>(&SCRIPTS.create, &keys, args).await;
+            // Not created, or not known to be: counted until its ttl at most otherwise.
             if created != Ok(1) {
                 let mut invocation = SCRIPTS.uncount.key(&count);
-                invocation.arg(&keys.hash);
+                invocation.key(&store_count).arg(&keys.hash);
                 let _ = inner
                     .within(inner.connection.invoke::<i64>(&invocation))
                     .await;

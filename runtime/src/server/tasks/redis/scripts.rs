@@ -47,24 +47,28 @@ local function lapse()
 end
 ";
 
-/// Counts a task against its caller's cap. KEYS[1] the caller's sorted set (task hash → its
-/// expiry); ARGV the task's hash, its ttl in ms, the cap. Returns 1 when counted, 0 when the
-/// caller holds the cap already.
+/// Counts a task against its caller's cap and the store's. KEYS the caller's sorted set and
+/// the store's (task hash → its expiry; one hash tag, one slot); ARGV the task's hash, its ttl
+/// in ms, the caller's cap, the store's. Returns 1 when counted, 0 when the caller holds its
+/// cap already, -1 when the store holds its own.
 const COUNT: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+for i = 1, 2 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now) end
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
-redis.call('ZADD', KEYS[1], string.format('%.0f', now + tonumber(ARGV[2])), ARGV[1])
-local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-redis.call('PEXPIREAT', KEYS[1], last[2])
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return -1 end
+for i = 1, 2 do
+  redis.call('ZADD', KEYS[i], string.format('%.0f', now + tonumber(ARGV[2])), ARGV[1])
+  local last = redis.call('ZRANGE', KEYS[i], -1, -1, 'WITHSCORES')
+  redis.call('PEXPIREAT', KEYS[i], last[2])
+end
 return 1
 ";
 
-/// Takes a task back off its caller's count (its creation failed). KEYS[1] the sorted set;
-/// ARGV the task's hash.
+/// Takes a task back off the counts (its creation failed). KEYS the caller's sorted set and
+/// the store's; ARGV the task's hash.
 const UNCOUNT: &str = r"
-redis.call('ZREM', KEYS[1], ARGV[1])
+for i = 1, 2 do redis.call('ZREM', KEYS[i], ARGV[1]) end
 return 0
 ";
 

@@ -22,6 +22,8 @@ pub(super) struct Inner {
     pub(super) prefix: String,
     pub(super) key_secret: Option<Box<[u8]>>,
     pub(super) timeout: Duration,
+    /// How many tasks the store holds at most.
+    pub(super) max_tasks: usize,
     /// Whether the last operation failed: an outage is logged when it starts and ends.
     pub(super) down: AtomicBool,
     /// Whether a caller's key came without a secret to hash it under (said once).
