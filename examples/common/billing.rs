@@ -327,11 +327,12 @@ impl Billing {
     }
 
     /// Exports every invoice (slow: about 200 ms).
-    // As long as the server says (`exporting_in`); a client that declared the tasks extension
-    // gets a task to poll.
+    // As long as the server says (`exporting_in`). A client that declared the tasks extension
+    // gets a task it polls (`tasks/get`) and may cancel (`tasks/cancel`). (A comment, not the
+    // description: that is locked in `examples/mcp-fusion.lock`.)
     #[action(
-        task,
         read_only,
+        task,
         concurrency(max_active = 2, max_queued = 2),
         title = "Export invoices"
     )]

@@ -41,7 +41,11 @@ pub(crate) struct Compute {
 #[tool(name = "slow_compute", read_only, task)]
 pub(crate) async fn slow_compute(compute: Compute, f: Context) -> Result<String, ToolError> {
     for done in 0..compute.seconds {
-        f.progress(done as f64, Some(compute.seconds as f64), Some(&compute.label));
+        f.progress(
+            done as f64,
+            Some(compute.seconds as f64),
+            Some(&compute.label),
+        );
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
     Ok(format!(
@@ -117,12 +121,19 @@ pub(crate) async fn multi_input(f: Context) -> Result<String, ToolError> {
         f.input("confirm").elicit::<Confirm>("Go ahead?"),
     );
     let (Name { name }, Confirm { confirm }) = (name?.accepted()?, confirm?.accepted()?);
-    Ok(format!("{name} said {}", if confirm { "yes" } else { "no" }))
+    Ok(format!(
+        "{name} said {}",
+        if confirm { "yes" } else { "no" }
+    ))
 }
 
 /// Asks the user's name in an input round (`user_name`), then runs as a task with it: the
 /// task's result greets them.
-#[tool(name = "test_tool_with_task", task = "required", task_after = "user_name")]
+#[tool(
+    name = "test_tool_with_task",
+    task = "required",
+    task_after = "user_name"
+)]
 pub(crate) async fn test_tool_with_task(f: Context) -> Result<Response, ToolError> {
     let asked = f.input("user_name").elicit::<Name>("What is your name?");
     let Name { name } = asked.await?.accepted()?;

@@ -53,6 +53,7 @@ mod server_pipeline;
 mod stdio_envelopes;
 mod stdio_serving;
 mod subscriptions;
+mod tasks;
 mod tool_routing;
 mod transports;
 mod user_fields;

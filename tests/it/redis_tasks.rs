@@ -109,6 +109,11 @@ async fn a_task_created_through_one_replica_is_read_answered_and_finished_throug
     };
     assert_eq!(input_requests.keys().collect::<Vec<_>>(), ["a", "b"]);
     assert_eq!(input_requests["a"], question("A?"));
+    // A late progress report of the run that asked takes nothing back.
+    let late = TaskUpdate::Working {
+        message: Some("late".into()),
+    };
+    assert_eq!(first.record(&id, late).await.unwrap(), Held::Running);
     let part = InputResponses::from([("a".into(), json!({"ok": true})), ("zzz".into(), json!(1))]);
     assert!(second.answer(alice, &id, part).await.unwrap());
     assert_eq!(first.take_answers(&id).await.unwrap(), None, "b is pending");

@@ -7,6 +7,7 @@ mod args;
 mod codegen;
 mod lower;
 mod model;
+mod task;
 mod validate;
 
 use darling::FromMeta;

@@ -63,6 +63,7 @@ pub struct Answers {
     elicit: Option<Arc<Elicit>>,
     sample: Option<Arc<Sample>>,
     roots: Option<Arc<[Root]>>,
+    tasks: bool,
 }
 
 impl std::fmt::Debug for Answers {
@@ -71,6 +72,7 @@ impl std::fmt::Debug for Answers {
             .field("elicitation", &self.elicit.is_some())
             .field("sampling", &self.sample.is_some())
             .field("roots", &self.roots)
+            .field("tasks", &self.tasks)
             .finish()
     }
 }
@@ -107,9 +109,28 @@ impl Answers {
         self
     }
 
+    /// Declares the tasks extension (SEP-2663): a call of an action that runs as a task is
+    /// answered with a task ([`Client::start_task`]) instead of running while the call waits.
+    ///
+    /// ```
+    /// let answers = mcp_fusion::client::Answers::new().tasks();
+    /// assert!(answers.capabilities().supports_tasks());
+    /// ```
+    pub fn tasks(mut self) -> Self {
+        self.tasks = true;
+        self
+    }
+
     /// What the client declares it can be asked.
     pub fn capabilities(&self) -> ClientCapabilities {
         let mut capabilities = ClientCapabilities::default();
+        if self.tasks {
+            let extensions = capabilities.extensions.get_or_insert_with(Default::default);
+            extensions.insert(
+                rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+                rmcp::model::JsonObject::new(),
+            );
+        }
         if self.elicit.is_some() {
             let mut elicitation = rmcp::model::ElicitationCapability::default();
             elicitation.form = Some(Default::default());

@@ -85,6 +85,19 @@ impl Client {
         target: &str,
         arguments: Value,
     ) -> Result<CallToolResult, ClientError> {
+        let params = self.params(target, arguments)?;
+        self.peer
+            .call_tool(params)
+            .await
+            .map_err(ClientError::transport)
+    }
+
+    /// The params of a call of `target` (`tool.action`, or a single-action `tool`).
+    pub(super) fn params(
+        &self,
+        target: &str,
+        arguments: Value,
+    ) -> Result<CallToolRequestParams, ClientError> {
         let (tool, action) = match target.split_once('.') {
             Some((tool, action)) => (tool, Some(action)),
             None => (target, None),
@@ -107,10 +120,7 @@ impl Client {
         }
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = Some(args);
-        self.peer
-            .call_tool(params)
-            .await
-            .map_err(ClientError::transport)
+        Ok(params)
     }
 
     /// Calls and decodes the success value into `T`: the result's `structuredContent` when it

@@ -21,6 +21,8 @@ mod batch;
 mod batch_options;
 #[cfg(feature = "client")]
 mod connect;
+#[cfg(feature = "client")]
+mod tasks;
 
 #[cfg(feature = "client")]
 pub use answers::{Answers, Connection};
@@ -29,6 +31,8 @@ pub use batch_options::BatchOptions;
 
 #[cfg(feature = "client")]
 pub use connect::{CallError, Client, ClientError, ToolCallError, warnings};
+#[cfg(feature = "client")]
+pub use tasks::Started;
 
 mod parse;
 pub(crate) mod reverse;

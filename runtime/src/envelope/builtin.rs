@@ -181,7 +181,7 @@ impl ToolError {
     }
 
     /// RATE_LIMITED: the caller holds `max` tasks already (MCP tasks extension), running or
-    /// kept until their ttl ends; a place comes back as one ends.
+    /// kept until their ttl ends; a place comes back as one's ttl ends.
     ///
     /// ```
     /// let err = mcp_fusion::ToolError::too_many_tasks(100);
@@ -193,7 +193,7 @@ impl ToolError {
             ErrorCode::RATE_LIMITED,
             format!("Too many tasks: a caller holds at most {max} at once."),
         )
-        .suggest("Cancel a task you no longer need (tasks/cancel) or wait for one to end and its ttl to pass, then call again.")
+        .suggest("A task holds its place until its ttlMs has passed, finished or not: read the results you need (tasks/get), wait for an earlier task to expire, then call again.")
         .retry_after(1u32)
     }
 

@@ -135,7 +135,7 @@ impl ServerBuilder {
         }
 
         let max = self.max_contract_changes.unwrap_or(DEFAULT_MAX_CHANGES);
-        let tools = self
+        let tools: Vec<Registered> = self
             .tools
             .into_iter()
             .zip(planned)
@@ -169,6 +169,10 @@ impl ServerBuilder {
                 }
             })
             .collect();
+        let mut tasks = self.tasks;
+        tasks.used = (tools.iter())
+            .flat_map(|registered| registered.tool.definition().actions())
+            .any(|action| action.task_support().is_some());
         let handoffs = match sources.as_slice() {
             [] => None,
             [one] => Some(Arc::clone(one).handoffs()),
@@ -188,7 +192,7 @@ impl ServerBuilder {
                 ask_timeout: self.ask_timeout,
                 levels: Default::default(),
                 changes: self.changes,
-                tasks: self.tasks,
+                tasks,
                 rounds: rounds.expect("a build with a problem returned above"),
                 unkeyed,
                 listing: Default::default(),

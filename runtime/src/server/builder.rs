@@ -520,10 +520,11 @@ impl ServerBuilder {
         self
     }
 
-    /// How many tasks one caller holds at once (100 by default), running or kept for their
-    /// ttl; past it a call that would start one is refused with an envelope saying so. A caller
-    /// is its OAuth subject, else its [`rate_limit_key`](Self::rate_limit_key); callers with
-    /// neither are one caller.
+    /// How many tasks one caller holds at once (1,000 by default), running or kept for their
+    /// ttl; past it a call that would start one is answered with a RATE_LIMITED envelope
+    /// saying so. A caller is its OAuth subject (streamable HTTP with `HttpOptions::oauth`);
+    /// callers nobody verified are one caller together. The in-memory store also caps the
+    /// tasks of all callers together ([`MemoryTaskStore::max_tasks`](super::tasks::MemoryTaskStore::max_tasks)).
     ///
     /// ```
     /// let builder = mcp_fusion::Server::builder("s", "1").max_tasks_per_caller(10);

@@ -25,7 +25,7 @@ use super::core::Server;
 use super::methods::{MCP_REQUESTS, REMOVED_IN_2026_07_28, client_requests, not_found, stateless};
 use super::reach::Asker;
 use super::request::{CallRequest, ProgressSink, Stopping, cancellation, trace_of};
-use super::task_calls::{Refusal, TaskCall, Tasked};
+use super::task_calls::{TaskCall, Tasked};
 use super::user::{Notification, UserHandler};
 
 macro_rules! delegate_to_user {
@@ -293,7 +293,10 @@ impl Server {
         // Actions that run as tasks: the tasks extension (SEP-2663), which rmcp then serves
         // `tasks/*` for.
         if self.has_tasks() {
-            let extensions = info.capabilities.extensions.get_or_insert_with(Default::default);
+            let extensions = info
+                .capabilities
+                .extensions
+                .get_or_insert_with(Default::default);
             extensions.insert(TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
         }
         info.server_info = self.inner.info.clone();
@@ -398,7 +401,9 @@ impl Server {
         });
         // A state that cannot carry the call on is the client's doing: a JSON-RPC error.
         let reach = reach?;
-        let declared = asked_capabilities.as_ref().is_some_and(|c| c.supports_tasks());
+        let declared = asked_capabilities
+            .as_ref()
+            .is_some_and(|c| c.supports_tasks());
         match self.tasked(&name, arguments.as_ref(), declared, &reach.answers) {
             Tasked::Inline => {}
             Tasked::Refused(refused) => return Err(refused),
@@ -411,13 +416,7 @@ impl Server {
                     answers: reach.answers.clone(),
                     capabilities: asked_capabilities.unwrap_or_default(),
                 };
-                return match self.create_task(call).await {
-                    Ok(task) => Ok(CallToolResponse::Task(task)),
-                    Err(Refusal::Envelope(envelope)) => Ok(CallToolResponse::from(
-                        crate::tool::Answer::from(envelope).into_result(),
-                    )),
-                    Err(Refusal::Protocol(error)) => Err(error),
-                };
+                return self.start_task(call).await;
             }
         }
         // What the request's `_meta` carries (MCP 2026-07-28): a progress token, and a W3C
@@ -521,13 +520,7 @@ impl Server {
                     answers: reach.answers.clone(),
                     capabilities: declared_tasks.unwrap_or_default(),
                 };
-                let created = match self.create_task(task).await {
-                    Ok(task) => Ok(ServerResult::from(CallToolResponse::Task(task))),
-                    Err(Refusal::Envelope(envelope)) => Ok(ServerResult::from(
-                        CallToolResponse::from(crate::tool::Answer::from(envelope).into_result()),
-                    )),
-                    Err(Refusal::Protocol(error)) => Err(error),
-                };
+                let created = self.start_task(task).await.map(ServerResult::from);
                 return Some(answer(id, created, shape));
             }
         }

@@ -112,9 +112,9 @@
 #[cfg(feature = "gateway")]
 pub mod gateway;
 pub mod limits;
-pub mod tasks;
 #[cfg(feature = "oauth")]
 pub mod oauth;
+pub mod tasks;
 
 mod admission;
 mod build;

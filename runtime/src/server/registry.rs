@@ -69,7 +69,9 @@ impl Registry {
             (Route::Discriminator, None) => 0,
             (Route::Discriminator, Some(_)) => {
                 let empty = Map::new();
-                def.router().route_or_render(arguments.unwrap_or(&empty)).ok()?
+                def.router()
+                    .route_or_render(arguments.unwrap_or(&empty))
+                    .ok()?
             }
         };
         def.actions().get(index)?.task_support()

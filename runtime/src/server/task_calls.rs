@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use rmcp::ErrorData;
 use rmcp::model::{
-    ClientCapabilities, CreateTaskResult, Extensions, Task, TaskStatus,
+    CallToolResponse, ClientCapabilities, CreateTaskResult, Extensions, Task, TaskStatus,
 };
 use serde_json::{Map, Value};
 
@@ -50,9 +50,7 @@ impl Server {
     /// Whether the server has an action that runs as a task: then it advertises the tasks
     /// extension.
     pub(crate) fn has_tasks(&self) -> bool {
-        (self.inner.registry.tools.iter())
-            .flat_map(|registered| registered.tool.definition().actions())
-            .any(|action| action.task_support().is_some())
+        self.inner.tasks.used
     }
 
     /// What a call of `name` with `arguments` becomes, for a client that declared the tasks
@@ -64,6 +62,9 @@ impl Server {
         declared: bool,
         answers: &Answers,
     ) -> Tasked {
+        if !self.has_tasks() {
+            return Tasked::Inline;
+        }
         let Some(support) = self.inner.registry.task_of(name, arguments) else {
             return Tasked::Inline;
         };
@@ -76,7 +77,9 @@ impl Server {
             };
         }
         match support {
-            TaskSupport::AfterInputs { keys, .. } if !keys.iter().all(|k| answers.contains_key(k)) => {
+            TaskSupport::AfterInputs { keys, .. }
+                if !keys.iter().all(|k| answers.contains_key(k)) =>
+            {
                 Tasked::Inline
             }
             _ => Tasked::Task,
@@ -85,7 +88,7 @@ impl Server {
 
     /// Creates the task of `call` (readable by `tasks/get` once this returns), starts its
     /// run, and answers with it; a caller past its cap is told so with an envelope.
-    pub(crate) async fn create_task(&self, call: TaskCall) -> Result<CreateTaskResult, Refusal> {
+    async fn create_task(&self, call: TaskCall) -> Result<CreateTaskResult, Refusal> {
         let config = &self.inner.tasks;
         let id = new_task_id();
         let owner = owner(&call.extensions);
@@ -118,8 +121,22 @@ impl Server {
     }
 }
 
+impl Server {
+    /// `create_task`'s answer to the call: the task, the envelope of a
+    /// caller past its cap, or the store's failure.
+    pub(crate) async fn start_task(&self, call: TaskCall) -> Result<CallToolResponse, ErrorData> {
+        match self.create_task(call).await {
+            Ok(task) => Ok(CallToolResponse::Task(task)),
+            Err(Refusal::Envelope(envelope)) => Ok(CallToolResponse::Complete(
+                crate::tool::Answer::from(envelope).into_result(),
+            )),
+            Err(Refusal::Protocol(error)) => Err(error),
+        }
+    }
+}
+
 /// Why a call that would have become a task did not.
-pub(crate) enum Refusal {
+enum Refusal {
     /// The caller holds too many tasks: the call is answered with this envelope.
     Envelope(crate::ToolError),
     /// The store failed: a JSON-RPC error.

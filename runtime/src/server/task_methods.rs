@@ -39,7 +39,10 @@ impl Server {
         let caller = owner(extensions);
         let store = &self.inner.tasks.store;
         let answers = request.input_responses;
-        match store.answer(caller.as_deref(), &request.task_id, answers).await {
+        match store
+            .answer(caller.as_deref(), &request.task_id, answers)
+            .await
+        {
             Ok(true) => Ok(()),
             Ok(false) => Err(unknown(&request.task_id)),
             Err(error) => Err(unavailable(error)),
@@ -88,8 +91,5 @@ fn unknown(id: &str) -> ErrorData {
 /// The answer when the task store cannot answer.
 fn unavailable(error: TaskStoreError) -> ErrorData {
     tracing::error!(%error, "the task store did not answer");
-    ErrorData::internal_error(
-        "The task store is unavailable: retry in a moment.",
-        None,
-    )
+    ErrorData::internal_error("The task store is unavailable: retry in a moment.", None)
 }

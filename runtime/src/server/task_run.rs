@@ -37,7 +37,10 @@ impl Server {
     pub(crate) async fn run_task(self, id: String, call: TaskCall) {
         let store = Arc::clone(&self.inner.tasks.store);
         let lease = self.inner.tasks.lease;
-        let ends = Instant::now() + self.inner.tasks.ttl;
+        // Stopped a little before its ttl ends, so that a reader sees why before it is gone.
+        let ttl = self.inner.tasks.ttl;
+        let margin = (self.inner.tasks.poll_interval * 2).min(ttl / 2);
+        let ends = Instant::now() + (ttl - margin);
         let stop = CancellationToken::new();
         let keeper = keep(Arc::clone(&store), id.clone(), lease, stop.clone());
         let run = CatchUnwind(Box::pin(self.rounds(&store, &id, call, stop.clone())));
@@ -106,13 +109,16 @@ impl Server {
                 Called::InputRequired(asks) => asks,
                 Called::Cancelled { .. } => return Err(Stop::Stopped),
                 called => {
-                    return Ok(match self.answer_of(&rmcp::model::RequestId::Number(0), &name, called) {
-                        Ok(result) => TaskUpdate::Completed(result_object(&result)),
-                        Err(error) => TaskUpdate::Failed(error_object(&error)),
-                    });
+                    return Ok(
+                        match self.answer_of(&rmcp::model::RequestId::Number(0), &name, called) {
+                            Ok(result) => TaskUpdate::Completed(result_object(&result)),
+                            Err(error) => TaskUpdate::Failed(error_object(&error)),
+                        },
+                    );
                 }
             };
-            if store_says(store.record(id, TaskUpdate::InputRequired(asks)).await) != Held::Running {
+            if store_says(store.record(id, TaskUpdate::InputRequired(asks)).await) != Held::Running
+            {
                 return Err(Stop::Stopped);
             }
             let given = answered(store.as_ref(), id, &stop).await?;

@@ -13,7 +13,7 @@ pub(crate) const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// How long a replica's lease on a task it runs lasts; renewed every third of it.
 pub(crate) const DEFAULT_LEASE: Duration = Duration::from_secs(15);
 /// How many tasks one caller holds at once by default.
-pub(crate) const DEFAULT_MAX_PER_CALLER: usize = 100;
+pub(crate) const DEFAULT_MAX_PER_CALLER: usize = 1_000;
 
 /// The server's task settings.
 #[derive(Clone)]
@@ -23,6 +23,8 @@ pub(crate) struct TaskConfig {
     pub(crate) poll_interval: Duration,
     pub(crate) lease: Duration,
     pub(crate) max_per_caller: usize,
+    /// Whether an action of the server runs as a task (set when it is built).
+    pub(crate) used: bool,
 }
 
 impl Default for TaskConfig {
@@ -33,6 +35,7 @@ impl Default for TaskConfig {
             poll_interval: DEFAULT_POLL_INTERVAL,
             lease: DEFAULT_LEASE,
             max_per_caller: DEFAULT_MAX_PER_CALLER,
+            used: false,
         }
     }
 }

@@ -319,12 +319,13 @@ impl TaskStore for MemoryTaskStore {
             return ready(Ok(held));
         }
         match update {
+            // Progress: a task asking questions keeps asking them (a late report of the run
+            // the questions ended must not take them back).
             TaskUpdate::Working { message } => {
-                if entry.task.status() != TaskStatus::Working {
-                    entry.set(TaskPayload::Working);
+                if entry.task.status() == TaskStatus::Working {
+                    entry.task.task.status_message = message;
+                    entry.task.task.last_updated_at = timestamp(SystemTime::now());
                 }
-                entry.task.task.status_message = message;
-                entry.task.task.last_updated_at = timestamp(SystemTime::now());
             }
             TaskUpdate::InputRequired(input_requests) => {
                 entry.task.task.status_message = None;
@@ -422,12 +423,23 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_task_is_its_callers_alone_and_gone_after_its_ttl() {
         let store = MemoryTaskStore::new();
-        store.create(NewTask::new("t1", Some("a"), TTL)).await.unwrap();
+        store
+            .create(NewTask::new("t1", Some("a"), TTL))
+            .await
+            .unwrap();
         assert_eq!(status(&store, "a", "t1").await, Some(TaskStatus::Working));
         assert_eq!(status(&store, "b", "t1").await, None);
         assert!(!store.cancel(Some("b"), "t1").await.unwrap());
-        assert!(!store.answer(Some("b"), "t1", InputResponses::new()).await.unwrap());
-        store.record("t1", TaskUpdate::Completed(result())).await.unwrap();
+        assert!(
+            !store
+                .answer(Some("b"), "t1", InputResponses::new())
+                .await
+                .unwrap()
+        );
+        store
+            .record("t1", TaskUpdate::Completed(result()))
+            .await
+            .unwrap();
         tokio::time::advance(TTL - Duration::from_millis(1)).await;
         assert_eq!(status(&store, "a", "t1").await, Some(TaskStatus::Completed));
         tokio::time::advance(Duration::from_millis(1)).await;
@@ -443,7 +455,10 @@ mod tests {
         store.create(new("2")).await.unwrap();
         let full = store.create(new("3")).await;
         assert_eq!(full, Err(TaskStoreError::TooMany { max: 2 }));
-        store.create(NewTask::new("4", Some("b"), TTL)).await.unwrap();
+        store
+            .create(NewTask::new("4", Some("b"), TTL))
+            .await
+            .unwrap();
         let all = store.create(NewTask::new("5", Some("c"), TTL)).await;
         assert_eq!(all, Err(TaskStoreError::TooMany { max: 3 }));
         tokio::time::advance(TTL).await;
@@ -456,7 +471,15 @@ mod tests {
         let store = MemoryTaskStore::new();
         store.create(NewTask::new("t", None, TTL)).await.unwrap();
         let asks = InputRequests::from([("a".into(), question()), ("b".into(), question())]);
-        store.record("t", TaskUpdate::InputRequired(asks)).await.unwrap();
+        store
+            .record("t", TaskUpdate::InputRequired(asks))
+            .await
+            .unwrap();
+        // A late progress report of the run that asked does not take the questions back.
+        let late = TaskUpdate::Working {
+            message: Some("late".into()),
+        };
+        assert_eq!(store.record("t", late).await.unwrap(), Held::Running);
         let changed = store.changed("t");
         let part = InputResponses::from([("a".into(), json!(1)), ("zzz".into(), json!(2))]);
         assert!(store.answer(None, "t", part).await.unwrap());
@@ -471,8 +494,14 @@ mod tests {
         assert!(store.answer(None, "t", rest).await.unwrap());
         assert_eq!(status(&store, "", "t").await, None, "another caller");
         let taken = store.take_answers("t").await.unwrap().unwrap();
-        assert_eq!(taken, InputResponses::from([("a".into(), json!(1)), ("b".into(), json!(3))]));
-        assert_eq!(store.take_answers("t").await.unwrap(), Some(InputResponses::new()));
+        assert_eq!(
+            taken,
+            InputResponses::from([("a".into(), json!(1)), ("b".into(), json!(3))])
+        );
+        assert_eq!(
+            store.take_answers("t").await.unwrap(),
+            Some(InputResponses::new())
+        );
     }
 
     #[tokio::test(start_paused = true)]
@@ -483,12 +512,18 @@ mod tests {
         let read = store.get(None, "t").await.unwrap().unwrap();
         assert_eq!(read.status(), TaskStatus::Cancelled);
         assert_eq!(store.renew("t", TTL).await.unwrap(), Held::Cancelled);
-        let late = store.record("t", TaskUpdate::Completed(result())).await.unwrap();
+        let late = store
+            .record("t", TaskUpdate::Completed(result()))
+            .await
+            .unwrap();
         assert_eq!(late, Held::Cancelled);
         assert_eq!(status_of(&store, "t").await, TaskStatus::Cancelled);
 
         store.create(NewTask::new("done", None, TTL)).await.unwrap();
-        store.record("done", TaskUpdate::Completed(result())).await.unwrap();
+        store
+            .record("done", TaskUpdate::Completed(result()))
+            .await
+            .unwrap();
         for _ in 0..100 {
             assert!(store.cancel(None, "done").await.unwrap());
         }
@@ -503,7 +538,10 @@ mod tests {
     async fn a_lapsed_lease_reads_failed_and_says_to_start_again() {
         let store = MemoryTaskStore::new();
         let lease = Duration::from_secs(10);
-        store.create(NewTask::new("t", None, TTL).lease(lease)).await.unwrap();
+        store
+            .create(NewTask::new("t", None, TTL).lease(lease))
+            .await
+            .unwrap();
         tokio::time::advance(lease / 2).await;
         assert_eq!(store.renew("t", lease).await.unwrap(), Held::Running);
         tokio::time::advance(lease - Duration::from_millis(1)).await;

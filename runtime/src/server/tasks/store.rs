@@ -109,11 +109,14 @@ pub trait TaskStore: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<Option<InputResponses>, TaskStoreError>>;
 
     /// Completes when a client may have answered or cancelled the task: at once for a store
-    /// that is told (in process), after a short interval for one that is asked (the running
-    /// side then reads the store again). It may complete when nothing happened.
+    /// that is told (in process, or by a notification), after an interval for one that is
+    /// asked (a second by default). The running side then reads the store again (`renew`,
+    /// `take_answers`), so a store that polls sets how often it is asked. It may complete
+    /// when nothing happened. The future is made before the store is read and awaited after:
+    /// a store that is told watches from the moment it is made.
     fn changed<'a>(&'a self, id: &'a str) -> BoxFuture<'a, ()> {
         let _ = id;
-        Box::pin(tokio::time::sleep(Duration::from_millis(250)))
+        Box::pin(tokio::time::sleep(Duration::from_secs(1)))
     }
 
     /// Why this store cannot keep tasks per caller as it is set up (caller keys it would store
@@ -196,7 +199,9 @@ impl<'a> NewTask<'a> {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum TaskUpdate {
-    /// Working, with a message for the reader (its progress), if any.
+    /// Progress of a working task: its message for the reader, if any. It changes nothing
+    /// of a task that is not `working` (one asking questions keeps asking them: the store
+    /// makes it `working` again once they are answered).
     Working {
         /// The task's `statusMessage`.
         message: Option<String>,

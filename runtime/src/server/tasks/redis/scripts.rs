@@ -144,7 +144,7 @@ end
 ";
 
 /// Records what a running task did. ARGV (after the prelude's two) what, then its data: `m`
-/// and a message (`""` for none; pending questions are dropped), `q` and pairs of a
+/// and a message (`""` for none; nothing changes while questions are pending), `q` and pairs of a
 /// question's key and request as JSON (replacing those pending), `completed` or `failed` and
 /// the result or error as JSON. Returns as `standing()`, 0 when recorded.
 const RECORD: &str = r"
@@ -152,7 +152,7 @@ local held = standing()
 if held ~= 0 then return held end
 local what = ARGV[3]
 if what == 'm' then
-  redis.call('DEL', KEYS[2])
+  if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
   if ARGV[4] == '' then redis.call('HDEL', KEYS[1], 'm') else redis.call('HSET', KEYS[1], 'm', ARGV[4]) end
 elseif what == 'q' then
   redis.call('DEL', KEYS[2])
