@@ -77,6 +77,12 @@ impl Jobs {
         ))
     }
 
+    /// Runs as a task, twice a minute.
+    #[action(task, read_only, rate_limit(max = 2, window = "1m"))]
+    async fn rare(&self) -> Result<String, ToolError> {
+        Ok("rare".into())
+    }
+
     /// Runs only as a task; one at a time.
     #[action(
         task = "required",
@@ -194,6 +200,37 @@ async fn a_flood_of_creations_meets_the_per_caller_cap_until_ttls_pass() {
     }
     tokio::time::sleep(ttl).await;
     start(&endpoint, "sleep").await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn creating_a_task_spends_its_rate_limit_once_and_mistakes_make_no_task() {
+    let endpoint = endpoint(|b| b);
+    for _ in 0..2 {
+        let id = start(&endpoint, "rare").await;
+        once(&endpoint, &id, "completed").await;
+    }
+    let refused = call(&endpoint, "rare").await;
+    assert!(
+        refused["result"].get("taskId").is_none(),
+        "no task: {refused}"
+    );
+    let text = refused["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("<tool_error code=\"RATE_LIMITED\""),
+        "{text}"
+    );
+    // A misspelt action or bad arguments are answered at once, as a direct call's are.
+    let misspelt = call(&endpoint, "sleeep").await;
+    assert!(misspelt["result"].get("taskId").is_none(), "{misspelt}");
+    assert_eq!(misspelt["result"]["isError"], true);
+    let params = json!({"name": "jobs", "arguments": {"action": "sleep", "extra": 1}});
+    let invalid = rpc(&endpoint, "tools/call", params, true).await;
+    assert!(invalid["result"].get("taskId").is_none(), "{invalid}");
+    let text = invalid["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("<validation_error action=\"jobs.sleep\">"),
+        "{text}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -600,4 +637,34 @@ fn a_killed_replicas_task_reads_failed_through_the_other() {
         message.contains("replica") && message.contains("again"),
         "{message}"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hand_written_action_runs_as_a_task_as_a_macro_one_does() {
+    use mcp_fusion::tools::{ActionDef, TaskSupport, ToolDef};
+
+    let def = ToolDef::new("export")
+        .description("Exports.")
+        .action(
+            ActionDef::without_arguments("all")
+                .description("Exports everything.")
+                .task(TaskSupport::Required),
+        )
+        .build();
+    let server = Server::builder("hand", "1")
+        .tool(crate::support::Defined(def))
+        .build()
+        .unwrap();
+    let mut options = HttpOptions::default();
+    options.stateless = true;
+    let endpoint = server.http_service(options);
+    let params = json!({"name": "export", "arguments": {"action": "all"}});
+    let created = rpc(&endpoint, "tools/call", params.clone(), true).await;
+    let id = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"));
+    let done = once(&endpoint, id, "completed").await;
+    assert_eq!(done["result"]["isError"], false, "{done}");
+    let refused = rpc(&endpoint, "tools/call", params, false).await;
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
 }

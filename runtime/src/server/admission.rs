@@ -190,7 +190,7 @@ impl Admission<'_> {
 
     /// Spends one call of each rate limit in order; one that refuses gives back what the
     /// limits before it took.
-    async fn spend(&self, key: Option<&str>) -> Result<(), Refusal> {
+    pub(crate) async fn spend(&self, key: Option<&str>) -> Result<(), Refusal> {
         for (i, rate) in self.rates.iter().enumerate() {
             let Some(rate) = rate else { continue };
             if let Err(refusal) = rate.spend(key).await {
@@ -202,7 +202,7 @@ impl Admission<'_> {
     }
 
     /// Gives back the call spent under `key` by the first `spent` rate limits.
-    async fn refund(&self, key: Option<&str>, spent: usize) {
+    pub(crate) async fn refund(&self, key: Option<&str>, spent: usize) {
         for rate in self.rates.iter().take(spent).flatten() {
             rate.refund(key).await;
         }

@@ -305,6 +305,7 @@ impl Server {
             cancelled,
             client,
             round,
+            spent,
         } = call;
         if let Some((registered, route)) = inner.registry.find(&name) {
             let def = registered.tool.definition();
@@ -337,8 +338,13 @@ impl Server {
                     arguments: prepared.args,
                     extensions,
                 };
+                let mut admission = registered.limits.of_action(prepared.index, def.name());
+                if spent {
+                    // A task's creation spent them, once for all its runs.
+                    admission.rates = [None, None];
+                }
                 let plan = Plan {
-                    admission: registered.limits.of_action(prepared.index, def.name()),
+                    admission,
                     key: inner.rates.key.as_ref(),
                     middleware: &registered.middleware,
                     deadline: prepared.action.timeout(),
@@ -422,6 +428,7 @@ impl Server {
             cancelled: cancelled.clone(),
             client,
             round,
+            spent,
         };
         let answered = tokio::select! {
             biased;

@@ -432,6 +432,7 @@ impl Server {
             extensions,
             client: reach.client.clone(),
             round: reach.round.clone(),
+            spent: false,
         };
         let called = self.run_call(call).await;
         if let Some(missing) = reach.missing() {
@@ -533,6 +534,7 @@ impl Server {
             cancelled,
             client: reach.client.clone(),
             round: reach.round.clone(),
+            spent: false,
         };
         // As in `call_tool`: a panic on the way to the action still answers.
         let called = CatchUnwind(Box::pin(self.run_call(request))).await;

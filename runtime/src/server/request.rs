@@ -37,6 +37,8 @@ pub(crate) struct CallRequest<'a> {
     pub(crate) client: Option<ClientAccess>,
     /// From 2026-07-28, the round the call's asks end when their answer is not in the request.
     pub(crate) round: Option<Arc<Round>>,
+    /// Its rate limits were spent already: it runs a task, whose creation spent them.
+    pub(crate) spent: bool,
 }
 
 impl CallRequest<'_> {
@@ -54,6 +56,7 @@ impl CallRequest<'_> {
             cancelled: CancellationToken::new(),
             client: None,
             round: None,
+            spent: false,
         }
     }
 }

@@ -11,8 +11,10 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value};
 
-use crate::tool::{Caller, TaskSupport, TraceContext};
+use crate::middleware::CallInfo;
+use crate::tool::{Caller, TaskSupport, TraceContext, prepare};
 
+use super::admission::rate_key;
 use super::core::Server;
 use super::rounds::Answers;
 use super::tasks::{NewTask, TaskStoreError, timestamp};
@@ -90,6 +92,7 @@ impl Server {
     /// run, and answers with it; a caller past its cap is told so with an envelope.
     async fn create_task(&self, call: TaskCall) -> Result<CreateTaskResult, Refusal> {
         let config = &self.inner.tasks;
+        let spent = self.spend_for_task(&call).await?;
         let id = new_task_id();
         let owner = owner(&call.extensions);
         let created = SystemTime::now();
@@ -98,7 +101,12 @@ impl Server {
             .lease(config.lease)
             .max_per_caller(config.max_per_caller)
             .created(created);
-        match config.store.create(new).await {
+        let made = config.store.create(new).await;
+        if made.is_err() {
+            // No task: the call spends nothing.
+            spent.refund().await;
+        }
+        match made {
             Ok(()) => {}
             Err(TaskStoreError::TooMany { max }) => {
                 return Err(Refusal::Envelope(crate::ToolError::too_many_tasks(max)));
@@ -122,6 +130,35 @@ impl Server {
 }
 
 impl Server {
+    /// Checks the call as a direct call is checked before it is admitted (routing,
+    /// validation: a mistake is answered at once, no task made) and spends its rate limits:
+    /// a task spends them once, as it is created, for all its runs.
+    async fn spend_for_task(&self, call: &TaskCall) -> Result<Spent<'_>, Refusal> {
+        let Some((registered, route)) = self.inner.registry.find(&call.name) else {
+            return Ok(Spent::nothing());
+        };
+        let def = registered.tool.definition();
+        let prepared = match prepare(def, call.arguments.clone(), route) {
+            Ok(prepared) => prepared,
+            Err(rejection) => return Err(Refusal::Answer(registered.reject(rejection))),
+        };
+        let info = CallInfo {
+            tool: def.name().to_owned(),
+            action: prepared.action.qualified().to_owned(),
+            arguments: prepared.args,
+            extensions: call.extensions.clone(),
+        };
+        let key = rate_key(self.inner.rates.key.as_ref(), &info);
+        let admission = registered.limits.of_action(prepared.index, def.name());
+        match admission.spend(key.as_deref()).await {
+            Ok(()) => Ok(Spent {
+                admission: Some(admission),
+                key,
+            }),
+            Err(refusal) => Err(Refusal::Envelope(refusal.into_error(def.name()))),
+        }
+    }
+
     /// `create_task`'s answer to the call: the task, the envelope of a
     /// caller past its cap, or the store's failure.
     pub(crate) async fn start_task(&self, call: TaskCall) -> Result<CallToolResponse, ErrorData> {
@@ -130,14 +167,40 @@ impl Server {
             Err(Refusal::Envelope(envelope)) => Ok(CallToolResponse::Complete(
                 crate::tool::Answer::from(envelope).into_result(),
             )),
+            Err(Refusal::Answer(answer)) => Ok(CallToolResponse::Complete(answer.into_result())),
             Err(Refusal::Protocol(error)) => Err(error),
+        }
+    }
+}
+
+/// The rate limits a task's creation spent, and under which key.
+struct Spent<'a> {
+    admission: Option<super::admission::Admission<'a>>,
+    key: Option<String>,
+}
+
+impl Spent<'_> {
+    fn nothing() -> Self {
+        Spent {
+            admission: None,
+            key: None,
+        }
+    }
+
+    /// Gives them back: no task was made.
+    async fn refund(self) {
+        if let Some(admission) = self.admission {
+            admission.refund(self.key.as_deref(), 2).await;
         }
     }
 }
 
 /// Why a call that would have become a task did not.
 enum Refusal {
-    /// The caller holds too many tasks: the call is answered with this envelope.
+    /// The call is answered with this (a routing or validation error).
+    Answer(crate::tool::Answer),
+    /// The caller holds too many tasks, or spent its rate limit: the call is answered with
+    /// this envelope.
     Envelope(crate::ToolError),
     /// The store failed: a JSON-RPC error.
     Protocol(ErrorData),

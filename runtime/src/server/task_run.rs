@@ -99,6 +99,7 @@ impl Server {
                     ask_timeout: self.inner.ask_timeout,
                 }),
                 round: Some(Arc::clone(&round)),
+                spent: true,
             };
             let called = self.run_call(request).await;
             if let Some(missing) = round.missing() {
