@@ -12,6 +12,12 @@
 //! those Sentinels name (followed through failovers); per-customer budgets (`--rate-limit`)
 //! need `--redis-key-secret`.
 //!
+//! `export_invoices` runs as a task for a client that declared the tasks extension: it takes
+//! `--export-seconds S` (0.2 by default), polled with `tasks/get`, stopped with
+//! `tasks/cancel`. With a Redis its tasks are kept there too, so any replica answers for a
+//! task another runs, and a task whose replica is killed reads `failed` once its lease
+//! (`--task-lease S`, 15 by default) lapses.
+//!
 //! With `--oauth-issuer URL --oauth-audience URI [--oauth-jwks URL]` (HTTP) it is an OAuth
 //! resource server: every request needs a bearer token (a JWT) that issuer made for that
 //! audience, its metadata is at `/.well-known/oauth-protected-resource/mcp`, and
@@ -46,7 +52,8 @@ use mcp_fusion::contract::Contract;
 use mcp_fusion::middleware::Audit;
 use mcp_fusion::server::limits::{FailPolicy, RedisStore};
 use mcp_fusion::server::oauth::{JwtVerifier, OAuth};
-use mcp_fusion::server::{HttpOptions, ServerBuilder, StdioOptions};
+use mcp_fusion::server::tasks::RedisTaskStore;
+use mcp_fusion::server::{HttpOptions, ServerBuilder, StdioOptions, ToolSettings};
 use mcp_fusion::tools::Exposition;
 
 /// The billing MCP server: invoices of a small business, on stdio or streamable HTTP.
@@ -89,6 +96,14 @@ struct Args {
     /// No audit middleware.
     #[arg(long)]
     no_audit: bool,
+    /// Seconds the replica running a task may go without renewing its lease (it renews every
+    /// third of it) before the task reads `failed`: how long a task outlives a killed replica.
+    #[arg(long, value_name = "S", default_value = "15", value_parser = seconds)]
+    task_lease: Duration,
+    /// Seconds an export (`export_invoices`) takes, in five parts; its deadline is ten times
+    /// it, so a reader can watch one work, cancel it, or kill its replica mid-way.
+    #[arg(long, value_name = "S", default_value = "0.2", value_parser = seconds)]
+    export_seconds: Duration,
     /// Keep the limits in this Redis, shared by every replica (`redis://127.0.0.1:6379`).
     #[arg(long, value_name = "URL")]
     redis: Option<String>,
@@ -153,7 +168,7 @@ struct Args {
     #[arg(long, value_name = "PATH")]
     contract_write: Option<PathBuf>,
     /// Seconds calls in flight may still run after stdin closes or a shutdown signal
-    /// [default: the longest action deadline].
+    /// [default: an export's deadline, ten times `--export-seconds`].
     #[arg(long, value_name = "S", value_parser = seconds)]
     drain: Option<Duration>,
     /// stdio: the longest message read, in bytes.
@@ -198,7 +213,10 @@ fn rate_limit(text: &str) -> Result<(u64, u64), String> {
 fn describe(args: &Args) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
     let mut server = Server::builder("billing-server", env!("CARGO_PKG_VERSION"))
         .instructions("Invoices of a small business. Call billing with an `action`.")
-        .tool(billing::Billing::seeded());
+        .tool_with(
+            billing::Billing::seeded().exporting_in(args.export_seconds),
+            ToolSettings::new().middleware(billing::ExportDeadline::of(args.export_seconds)),
+        );
     if let Some((max, seconds)) = args.rate_limit {
         server = server.rate_limit(max, Duration::from_secs(seconds));
         // With OAuth, each verified subject has its own budget (the server's default).
@@ -212,14 +230,34 @@ fn describe(args: &Args) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
     if let Some(max) = args.rate_limit_keys {
         server = server.max_rate_limit_keys(max);
     }
-    let store = match (&args.redis, &args.redis_master) {
-        (Some(url), _) => Some(RedisStore::builder(url.as_str())),
-        (None, Some(name)) => Some(RedisStore::sentinel(&args.redis_sentinel, name.as_str())),
-        (None, None) if !args.redis_cluster.is_empty() => {
-            Some(RedisStore::cluster(&args.redis_cluster))
-        }
-        (None, None) => None,
+    server = server.task_lease(args.task_lease);
+    let (store, tasks) = match (&args.redis, &args.redis_master) {
+        (Some(url), _) => (
+            Some(RedisStore::builder(url.as_str())),
+            Some(RedisTaskStore::builder(url.as_str())),
+        ),
+        (None, Some(name)) => (
+            Some(RedisStore::sentinel(&args.redis_sentinel, name.as_str())),
+            Some(RedisTaskStore::sentinel(
+                &args.redis_sentinel,
+                name.as_str(),
+            )),
+        ),
+        (None, None) if !args.redis_cluster.is_empty() => (
+            Some(RedisStore::cluster(&args.redis_cluster)),
+            Some(RedisTaskStore::cluster(&args.redis_cluster)),
+        ),
+        (None, None) => (None, None),
     };
+    if let Some(tasks) = tasks {
+        let mut tasks = tasks
+            .prefix(args.redis_prefix.as_str())
+            .timeout(args.redis_timeout);
+        if let Some(secret) = &args.redis_key_secret {
+            tasks = tasks.key_secret(secret);
+        }
+        server = server.task_store(tasks.build()?);
+    }
     if let Some(store) = store {
         let mut store = store
             .fail(match args.fail_open {
@@ -229,7 +267,10 @@ fn describe(args: &Args) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
             .prefix(args.redis_prefix.as_str())
             .replicas(args.redis_replicas)
             .timeout(args.redis_timeout)
-            .leases(args.lease_margin, Duration::from_secs(30));
+            // The export, the one action held by a concurrency limit, has its deadline from
+            // the command line (`ExportDeadline`), not declared: its leases last that long
+            // plus the margin, as a declared deadline's would.
+            .leases(args.lease_margin, export_deadline(args) + args.lease_margin);
         if let Some(secret) = &args.redis_key_secret {
             store = store.key_secret(secret);
         }
@@ -246,6 +287,11 @@ fn describe(args: &Args) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
         server = server.contract_lock(Contract::read(lockfile)?);
     }
     Ok(server)
+}
+
+/// The longest a call may run: an export's deadline (the default drain).
+fn export_deadline(args: &Args) -> Duration {
+    billing::ExportDeadline::of(args.export_seconds).0
 }
 
 /// SIGTERM (what an orchestrator sends) or Ctrl-C.
@@ -290,7 +336,7 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
             let mut options = StdioOptions::default();
             options.max_line_bytes = args.max_line_bytes;
             options.max_pending_answers = args.max_pending_answers;
-            options.drain = args.drain;
+            options.drain = args.drain.or(Some(export_deadline(&args)));
             server
                 .serve_stdio(options)
                 .with_graceful_shutdown(stop_signal())
@@ -312,7 +358,7 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
             options.body_read_timeout = args.body_timeout;
             options.connections.idle_timeout = args.idle_timeout;
             options.session_keep_alive = args.session_keep_alive;
-            options.drain = args.drain;
+            options.drain = args.drain.or(Some(export_deadline(&args)));
             if let (Some(issuer), Some(audience)) = (&args.oauth_issuer, &args.oauth_audience) {
                 let mut verifier = JwtVerifier::new(issuer, audience);
                 if let Some(jwks) = &args.oauth_jwks {

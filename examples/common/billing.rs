@@ -159,6 +159,8 @@ pub(crate) struct Export {
 /// The invoices of a small business, in memory.
 pub(crate) struct Billing {
     invoices: Mutex<Vec<Invoice>>,
+    /// How long an export takes.
+    export: Duration,
 }
 
 impl Billing {
@@ -189,7 +191,15 @@ impl Billing {
             .collect();
         Billing {
             invoices: Mutex::new(invoices),
+            export: Duration::from_millis(200),
         }
+    }
+
+    /// The same store, its exports taking `export` (200 ms by default) in five parts.
+    #[allow(dead_code)] // The tour keeps the default.
+    pub(crate) fn exporting_in(mut self, export: Duration) -> Self {
+        self.export = export;
+        self
     }
 
     fn find(&self, id: &str) -> Result<Invoice, BillingError> {
@@ -316,19 +326,20 @@ impl Billing {
         self.set_status(&args.id, Status::Void)
     }
 
-    /// Exports every invoice (slow: about 200 ms). A client that declared the tasks extension
-    /// gets a task it polls (`tasks/get`) and may cancel (`tasks/cancel`).
+    /// Exports every invoice (slow: about 200 ms).
+    // As long as the server says (`exporting_in`). A client that declared the tasks extension
+    // gets a task it polls (`tasks/get`) and may cancel (`tasks/cancel`). (A comment, not the
+    // description: that is locked in `examples/mcp-fusion.lock`.)
     #[action(
         read_only,
         task,
         concurrency(max_active = 2, max_queued = 2),
-        timeout = "2s",
         title = "Export invoices"
     )]
     async fn export_invoices(&self, args: Export, f: Context) -> Result<String, BillingError> {
-        // Five parts of 40 ms, each reported to a client that asked for progress.
+        // Five parts, each reported to a client that asked for progress.
         for part in 1..=5 {
-            tokio::time::sleep(Duration::from_millis(40)).await;
+            tokio::time::sleep(self.export / 5).await;
             f.progress(
                 f64::from(part),
                 Some(5.0),
@@ -383,4 +394,41 @@ pub(crate) fn contract_before_currency() -> mcp_fusion::contract::Contract {
         }
     }
     old
+}
+
+/// The deadline of `export_invoices`, which follows how long an export takes (ten times it:
+/// 2 s for the default 200 ms), set when the server starts: a TIMEOUT envelope past it, as an
+/// action's declared `timeout` answers.
+#[allow(dead_code)] // The tour keeps the default.
+pub(crate) struct ExportDeadline(pub(crate) Duration);
+
+impl ExportDeadline {
+    /// The deadline of an export taking `export`.
+    #[allow(dead_code)]
+    pub(crate) fn of(export: Duration) -> Self {
+        ExportDeadline(export * 10)
+    }
+}
+
+impl mcp_fusion::middleware::Middleware for ExportDeadline {
+    fn handle<'a>(
+        &'a self,
+        info: &'a mcp_fusion::middleware::CallInfo,
+        next: mcp_fusion::middleware::Next<'a>,
+    ) -> mcp_fusion::tools::BoxFuture<
+        'a,
+        Result<mcp_fusion::rmcp::model::CallToolResult, mcp_fusion::tools::Failure>,
+    > {
+        if info.action() != "export_invoices" {
+            return next.run();
+        }
+        Box::pin(async move {
+            match tokio::time::timeout(self.0, next.run()).await {
+                Ok(done) => done,
+                Err(_) => {
+                    Err(mcp_fusion::ToolError::timeout("billing.export_invoices", self.0).into())
+                }
+            }
+        })
+    }
 }

@@ -46,6 +46,7 @@ mod output_schema;
 mod readme_quick_start;
 mod redis_failover;
 mod redis_limits;
+mod redis_tasks;
 mod rounds;
 mod schema_2020_12;
 mod schema_fidelity;

@@ -104,7 +104,7 @@ impl ServerBuilder {
                     .ok()
             }
         };
-        let unkeyed = self.stores_refusing_caller_keys();
+        let mut unkeyed = self.stores_refusing_caller_keys();
         if self.rates.key.is_some() {
             problems.extend(
                 unkeyed
@@ -112,6 +112,7 @@ impl ServerBuilder {
                     .map(|refused| format!("rate_limit_key: {refused}")),
             );
         }
+        unkeyed.extend(self.tasks_refusing_caller_keys());
         let handler: Arc<dyn UserHandler> = self.handler.unwrap_or_else(|| Arc::new(NoHandler));
         problems.extend(super::user::problem(&handler.info()));
         let diff = self.locked.as_ref().map(|locked| {
@@ -242,6 +243,19 @@ impl ServerBuilder {
             problems.push("max_contract_changes: there is no contract lockfile whose changes it would count; set contract_lock or remove it".to_owned());
         }
         problems
+    }
+
+    /// Why the tasks of verified callers (each bound to its subject and counted per subject)
+    /// could not be kept as set up: the task store's refusal, when the server runs tasks. Asked
+    /// when the server is served with OAuth.
+    fn tasks_refusing_caller_keys(&self) -> Option<String> {
+        let runs_tasks = (self.tools.iter())
+            .flat_map(|(tool, _)| tool.definition().actions())
+            .any(|action| action.task_support().is_some());
+        let why = runs_tasks.then(|| self.tasks.store.refuses_caller_keys())??;
+        Some(format!(
+            "its tasks are kept per verified caller too, and {why}"
+        ))
     }
 
     /// Why budgets kept per caller could not be kept as set up: each store holding rate limits

@@ -10,7 +10,7 @@
 
 mod memory;
 #[cfg(feature = "redis")]
-mod redis;
+pub(super) mod redis;
 
 use std::time::Duration;
 

@@ -4,16 +4,20 @@
 //! `tasks/update` and stops with `tasks/cancel`.
 //!
 //! Where tasks live is a [`TaskStore`]: [`MemoryTaskStore`] in this process (the default), or
-//! a store shared by every replica of a fleet, chosen with
+//! a store shared by every replica of a fleet (`RedisTaskStore`, feature `redis`), chosen with
 //! [`ServerBuilder::task_store`](crate::server::ServerBuilder::task_store).
 
 mod config;
 mod memory;
+#[cfg(feature = "redis")]
+mod redis;
 mod store;
 
 pub(crate) use config::TaskConfig;
 
 pub use memory::{DEFAULT_MAX_TASKS, MemoryTaskStore};
+#[cfg(feature = "redis")]
+pub use redis::{RedisTaskStore, RedisTaskStoreBuilder};
 pub use store::{
     Held, NewTask, ORPHANED, TaskStore, TaskStoreError, TaskUpdate, orphaned_error, timestamp,
 };

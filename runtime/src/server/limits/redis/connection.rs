@@ -11,7 +11,7 @@ use redis::{AsyncConnectionConfig, Client, RedisError, RedisResult};
 
 /// Which Redis a store is built for.
 #[derive(Clone)]
-pub(super) enum Target {
+pub(in crate::server) enum Target {
     Node(String),
     Cluster(Vec<String>),
     Sentinel {
@@ -86,7 +86,7 @@ pub(super) fn redacted(url: &str) -> String {
 /// Where the limits are kept, each with the client released leases are announced through:
 /// one Redis (reconnecting in the background), a Redis Cluster (the client follows
 /// `MOVED`/`ASK` redirections and the cluster's slot map), or the master Sentinels name.
-pub(super) enum Connection {
+pub(in crate::server) enum Connection {
     Node(ConnectionManager, Client),
     Cluster(redis::cluster_async::ClusterConnection, Client),
     Sentinel(Box<Master>),
@@ -95,7 +95,10 @@ pub(super) enum Connection {
 impl Connection {
     /// The connection to `target`, made on first use (so a server starts while Redis is
     /// down), each operation answered within `timeout` or counted as failed.
-    pub(super) fn open(target: &Target, timeout: Duration) -> Result<Connection, RedisError> {
+    pub(in crate::server) fn open(
+        target: &Target,
+        timeout: Duration,
+    ) -> Result<Connection, RedisError> {
         Ok(match target {
             Target::Node(url) => {
                 let client = Client::open(url.as_str())?;
@@ -151,7 +154,7 @@ impl Connection {
     }
 
     /// Runs `invocation` on the Redis that holds its key; the caller bounds how long it takes.
-    pub(super) async fn invoke<T: redis::FromRedisValue>(
+    pub(in crate::server) async fn invoke<T: redis::FromRedisValue>(
         &self,
         invocation: &redis::ScriptInvocation<'_>,
     ) -> RedisResult<T> {
@@ -163,7 +166,7 @@ impl Connection {
     }
 
     /// A client of the Redis released leases are announced on.
-    pub(super) async fn announcer(&self) -> RedisResult<Client> {
+    pub(in crate::server) async fn announcer(&self) -> RedisResult<Client> {
         match self {
             Connection::Node(_, client) | Connection::Cluster(_, client) => Ok(client.clone()),
             Connection::Sentinel(master) => Ok(master.connection().await?.1),
@@ -173,7 +176,7 @@ impl Connection {
 
 /// The master a set of Sentinels names for a service, asked again once the connection to it
 /// is lost, times out, or it answers `READONLY` (demoted by a failover).
-pub(super) struct Master {
+pub(in crate::server) struct Master {
     sentinels: tokio::sync::Mutex<SentinelClient>,
     /// The master's client and connection, with the number of the lookup that found them.
     current: Mutex<Option<(u64, Client, MultiplexedConnection)>>,

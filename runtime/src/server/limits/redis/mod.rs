@@ -39,12 +39,12 @@
 //! Lua; `connection.rs`, how Redis is reached.
 
 mod callers;
-mod connection;
+pub(in crate::server) mod connection;
 mod listener;
 mod rate;
 mod renewal;
 mod scripts;
-mod shared;
+pub(in crate::server) mod shared;
 mod slots;
 mod used;
 

@@ -99,7 +99,7 @@ pub(super) enum Failed {
 /// Whether `error` says Redis could not be reached or cannot serve now (an outage), rather
 /// than that it ran the script and the script failed, or answered what the script cannot
 /// return (a bug, of this crate or of another program writing under the prefix).
-fn is_outage(error: &RedisError) -> bool {
+pub(in crate::server) fn is_outage(error: &RedisError) -> bool {
     use redis::{ErrorKind, ServerErrorKind};
     if error.is_io_error() || error.is_timeout() {
         return true;
