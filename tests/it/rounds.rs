@@ -341,7 +341,7 @@ async fn keys_rotate_without_refusing_a_round_in_flight() {
         ring("old", &[("old", 1), ("old", 2)]),
         ring("", &[]),
     ] {
-        let problem = bad.err().expect("a ring that cannot seal").to_string();
+        let problem = bad.expect_err("a ring that cannot seal").to_string();
         assert!(problem.contains("request_state_secret"), "{problem}");
     }
 }
