@@ -93,7 +93,7 @@ pub trait LimitStore: Send + Sync + 'static {
 /// use std::sync::Mutex;
 /// use std::time::Duration;
 /// use mcp_fusion::server::limits::UsedStates;
-/// use mcp_fusion::tool::BoxFuture;
+/// use mcp_fusion::tools::BoxFuture;
 ///
 /// #[derive(Default)]
 /// struct Seen(Mutex<HashSet<[u8; 32]>>);
