@@ -6,6 +6,7 @@ mod body;
 mod connection;
 mod drain;
 mod hosts;
+mod lane;
 mod listener;
 mod next;
 #[cfg(feature = "oauth")]
@@ -21,6 +22,7 @@ pub use options::{ConnectionOptions, HttpOptions};
 pub use service::HttpService;
 
 pub(crate) use body::ParsePlace;
+pub(crate) use lane::LaneSessions;
 
 use crate::server::core::Server;
 use crate::server::serve::{Serve, ServeError};

@@ -9,7 +9,8 @@
 //! 5. [`ReadBodies`]: the body within its size and time, parsed `max_parsing` at a time;
 //! 6. `Scopes` (feature `oauth`): `403 insufficient_scope` for a call the token may not make;
 //! 7. [`SessionLimits`]: the cap on live sessions, one request per id in a session;
-//! 8. [`FastPath`] (stateless, optional): plain requests answered as rmcp would answer them;
+//! 8. [`FastPath`] (optional): plain requests answered as rmcp would answer them, on a
+//!    stateless server and in a session;
 //! 9. rmcp's service: sessions, streams of events, the MCP dispatch to the server (the body it
 //!    reads gives back its parse place once rmcp has parsed it).
 //!
@@ -35,7 +36,8 @@ use super::drain::{Drain, Draining};
 use super::hosts::Hosts;
 use super::options::HttpOptions;
 use super::path::Path;
-use super::plain::FastPath;
+use super::lane::SessionLane;
+use super::plain::{FastPath, Lane};
 use super::reply::Reply;
 use super::sessions::{SessionLimits, Sessions};
 use crate::server::core::Server;
@@ -179,9 +181,14 @@ impl Server {
         let server = self.clone();
         let rmcp = StreamableHttpService::new(move || Ok(server.clone()), manager.clone(), config);
         let hosts = Arc::new(rmcp.clone());
-        let plain = (options.stateless && options.fast_path).then(|| {
+        let plain = options.fast_path.then(|| {
             let headers = PlainHeaders::new(&options.allowed_hosts, self.without_param_headers());
-            Arc::new((self.clone(), headers))
+            let sessions = (!options.stateless).then(|| SessionLane::new(manager.clone()));
+            Arc::new(Lane {
+                server: self.clone(),
+                headers,
+                sessions,
+            })
         });
         let inside = SessionLimits {
             inner: FastPath { inner: rmcp, plain },
