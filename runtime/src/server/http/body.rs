@@ -29,10 +29,12 @@ use crate::server::incoming::{Read, Unread, read, without_lone_surrogates};
 use crate::server::plain::{self, PlainRequest};
 use crate::tool::BoxFuture;
 
-/// What the body layer found a POST's body to be, in the request's extensions (taken by the
-/// layers that need its parts; removed before rmcp sees the request).
+/// What the body layer found a POST's body to be, in the request's extensions (read by the
+/// layers inside, taken whole by the one that needs its parts; removed before rmcp sees the
+/// request). Shared without a lock: the request is handed from layer to layer, never held by
+/// two at once.
 #[derive(Clone)]
-pub(crate) struct Incoming(Arc<Mutex<Parsed>>);
+pub(crate) struct Incoming(Arc<Parsed>);
 
 /// The facts of one message.
 #[derive(Default)]
@@ -51,12 +53,17 @@ pub(crate) struct Parsed {
 
 impl Incoming {
     pub(crate) fn new(parsed: Parsed) -> Self {
-        Incoming(Arc::new(Mutex::new(parsed)))
+        Incoming(Arc::new(parsed))
     }
 
-    /// The facts of the message, to read or take parts of.
-    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Parsed> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    /// The facts of the message.
+    pub(crate) fn get(&self) -> &Parsed {
+        &self.0
+    }
+
+    /// The facts of the message, owned, to take parts of; itself when another holds them too.
+    pub(crate) fn into_parsed(self) -> Result<Parsed, Incoming> {
+        Arc::try_unwrap(self.0).map_err(Incoming)
     }
 }
 
@@ -357,7 +364,7 @@ mod tests {
         let id = request
             .extensions()
             .get::<Incoming>()
-            .and_then(|i| i.lock().id.clone())
+            .and_then(|i| i.get().id.clone())
             .map(|id| id.to_string())
             .unwrap_or_default();
         let body = request.into_body().collect().await.unwrap().to_bytes();

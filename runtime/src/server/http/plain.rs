@@ -59,7 +59,7 @@ where
         Box::pin(async move {
             let (mut parts, body) = request.into_parts();
             let incoming = parts.extensions.remove::<Incoming>();
-            let taken = incoming.and_then(|incoming| incoming.lock().plain.take());
+            let taken = incoming.and_then(|incoming| incoming.into_parsed().ok()?.plain);
             if let (Some(lane), Some((request, lifecycle))) = (&plain, taken) {
                 let (server, headers) = (&lane.server, &lane.headers);
                 if let Some(sessions) = &lane.sessions {

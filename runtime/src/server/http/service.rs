@@ -44,7 +44,25 @@ use crate::server::core::Server;
 use crate::server::rmcp_rules::PlainHeaders;
 use crate::tool::BoxFuture;
 
-type Rmcp = StreamableHttpService<Server, LocalSessionManager>;
+/// rmcp's service, shared: a clone of `StreamableHttpService` copies its settings (the
+/// allowed hosts and origins), which its own `Service::call` does for every request.
+#[derive(Clone)]
+pub(crate) struct Rmcp(Arc<StreamableHttpService<Server, LocalSessionManager>>);
+
+impl Service<Request<super::body::ReadBody>> for Rmcp {
+    type Response = Reply;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Reply, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<super::body::ReadBody>) -> Self::Future {
+        let rmcp = Arc::clone(&self.0);
+        Box::pin(async move { Ok(rmcp.handle(request).await) })
+    }
+}
 
 #[cfg(feature = "oauth")]
 type Inside = super::oauth::Scopes<SessionLimits<FastPath<Rmcp>>>;
@@ -180,7 +198,8 @@ impl Server {
         let closing = config.cancellation_token.clone();
         let server = self.clone();
         let rmcp = StreamableHttpService::new(move || Ok(server.clone()), manager.clone(), config);
-        let hosts = Arc::new(rmcp.clone());
+        let hosts = Arc::new(rmcp);
+        let rmcp = Rmcp(Arc::clone(&hosts));
         let plain = options.fast_path.then(|| {
             let headers = PlainHeaders::new(&options.allowed_hosts, self.without_param_headers());
             let sessions = (!options.stateless).then(|| SessionLane::new(manager.clone()));
