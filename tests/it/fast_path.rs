@@ -689,3 +689,79 @@ async fn a_closed_session_is_rmcps_to_refuse() {
     assert!(deleted.status().is_success(), "{}", deleted.status());
     assert_eq!(post(&fast, &headers, ping).await.0, 404);
 }
+
+/// A call that runs until it is cancelled, and says when it begins and when work it spawned
+/// sees its cancellation.
+struct Waits {
+    told: tokio::sync::mpsc::UnboundedSender<&'static str>,
+}
+
+/// Calls that wait for their cancellation.
+#[mcp_fusion::tool]
+impl Waits {
+    /// Spawns work that says when the call is cancelled, then waits.
+    async fn wait(&self, f: mcp_fusion::Context) -> Result<&'static str, mcp_fusion::ToolError> {
+        let (token, told) = (f.cancellation(), self.told.clone());
+        tokio::spawn(async move {
+            token.cancelled().await;
+            let _ = told.send("cancelled");
+        });
+        let _ = self.told.send("began");
+        std::future::pending().await
+    }
+}
+
+/// A call the lane answers in a session is cancelled by the session's `notifications/cancelled`
+/// naming it, as rmcp cancels its own: the handler sees it, and the call's stream ends.
+#[tokio::test(flavor = "current_thread")]
+async fn the_sessions_cancellation_reaches_a_call_of_the_lane() {
+    let (told, mut tells) = tokio::sync::mpsc::unbounded_channel();
+    let server = Server::builder("waits", "1")
+        .tool(Waits { told })
+        .build()
+        .expect("the server builds");
+    let mut options = mcp_fusion::server::HttpOptions::default();
+    options.fast_path = true;
+    let endpoint = server.http_service(options);
+    let session = open_session(&endpoint, "2025-11-25", json!({})).await;
+    let headers = in_session(&session);
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    // The session is the lane's once the server was told `initialized`.
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let mut by_lane = false;
+    for _ in 0..1000 {
+        by_lane = post(&endpoint, &headers, ping).await.2.contains("/9223372036854775");
+        if by_lane {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert!(by_lane, "the lane never answered");
+    let call = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"waits","arguments":{"action":"wait"}}}"#;
+    let calling = {
+        let (endpoint, headers) = (endpoint.clone(), headers.clone());
+        let headers: Vec<(String, String)> = (headers.iter())
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
+        tokio::spawn(async move {
+            let headers: Vec<(&str, &str)> =
+                headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+            post(&endpoint, &headers, call).await
+        })
+    };
+    let patience = std::time::Duration::from_secs(30);
+    let began = tokio::time::timeout(patience, tells.recv()).await;
+    if began != Ok(Some("began")) {
+        panic!("the call did not begin: {:?}", calling.await);
+    }
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#;
+    assert_eq!(post(&endpoint, &headers, cancel).await.0, 202);
+    let cancelled = tokio::time::timeout(patience, tells.recv()).await;
+    assert_eq!(cancelled, Ok(Some("cancelled")));
+    let (status, _, body) = tokio::time::timeout(std::time::Duration::from_secs(30), calling)
+        .await
+        .expect("the call's stream ends")
+        .unwrap();
+    assert_eq!(status, 200);
+    assert!(body.contains("retry:") && !body.contains(r#""id":7"#), "{body}");
+}

@@ -17,7 +17,9 @@ use bytes::Bytes;
 use http::{Method, Request, StatusCode, header};
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
-use rmcp::model::{ClientRequest, ErrorCode, ErrorData, JsonRpcMessage, RequestId};
+use rmcp::model::{
+    ClientNotification, ClientRequest, ErrorCode, ErrorData, JsonRpcMessage, RequestId,
+};
 use serde_json::{Map, Value};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, timeout_at};
@@ -49,6 +51,8 @@ pub(crate) struct Parsed {
     /// A plain request, and the lifecycle its `_meta` carries (2026-07-28: its protocol version
     /// and its client capabilities, when they read as rmcp reads them).
     pub(crate) plain: Option<(PlainRequest<'static>, Option<Lifecycle>)>,
+    /// The request a `notifications/cancelled` cancels.
+    pub(crate) cancels: Option<RequestId>,
 }
 
 impl Incoming {
@@ -273,6 +277,15 @@ impl Limits {
                 }
                 Ok(parsed)
             }
+            Read::Message(JsonRpcMessage::Notification(notification)) => Ok(Parsed {
+                cancels: match notification.notification {
+                    ClientNotification::CancelledNotification(cancelled) => {
+                        cancelled.params.request_id
+                    }
+                    _ => None,
+                },
+                ..Parsed::default()
+            }),
             Read::Message(_) => Ok(Parsed::default()),
             Read::Answer(answer) => Err(Box::new(json_rpc(StatusCode::BAD_REQUEST, &answer))),
             Read::Drop(Unread::Blank | Unread::NotJson) => refused(

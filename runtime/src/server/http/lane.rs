@@ -11,7 +11,9 @@
 //! the version the session negotiated. A call is taken only when nothing in it can ask the
 //! client (the client declared neither elicitation, sampling nor roots, and the call asks for
 //! no progress): rmcp sends such asks on the request's own stream, which this lane does not
-//! hold. The events' ids (`0/N`, `1/N`) count from 2^63 so that they never name one of rmcp's
+//! hold. A call of the lane is cancelled by the session's `notifications/cancelled` naming it
+//! (its answer then is the priming event alone), and stopped if its client goes away. The
+//! events' ids (`0/N`, `1/N`) count from 2^63 so that they never name one of rmcp's
 //! streams: a client resuming one is told it is over, as for a stream rmcp has forgotten.
 
 use std::collections::HashMap;
@@ -21,10 +23,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use bytes::Bytes;
 use http::{HeaderValue, Response, header};
 use http_body_util::{BodyExt, Full};
-use rmcp::model::{ClientCapabilities, Extensions};
+use rmcp::model::{ClientCapabilities, Extensions, RequestId};
 use rmcp::service::NotificationContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::{Peer, RoleServer};
+use tokio_util::sync::CancellationToken;
 
 use super::reply::Reply;
 use crate::server::core::Server;
@@ -60,11 +63,30 @@ impl LaneSessions {
     }
 }
 
+/// A request of a session: the session's id and the request's.
+type SessionRequest = (Arc<str>, RequestId);
+
 /// What the lane needs of the server with sessions.
 pub(crate) struct SessionLane {
     pub(crate) manager: Arc<LocalSessionManager>,
     /// The ids of the lane's events (`N` of `0/N`), from 2^63 up.
     next: AtomicU64,
+    /// The lane's calls running, each with what cancels it (`notifications/cancelled`).
+    running: Arc<Mutex<HashMap<SessionRequest, CancellationToken>>>,
+}
+
+/// A running request's place among them, given up when it ends.
+struct Running {
+    running: Arc<Mutex<HashMap<SessionRequest, CancellationToken>>>,
+    key: SessionRequest,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        (self.running.lock())
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.key);
+    }
 }
 
 impl SessionLane {
@@ -72,6 +94,19 @@ impl SessionLane {
         SessionLane {
             manager,
             next: AtomicU64::new(1 << 63),
+            running: Arc::default(),
+        }
+    }
+
+    /// A `notifications/cancelled` of the session `headers` name: cancels the lane's request
+    /// it names, if it runs.
+    pub(crate) fn cancel(&self, headers: &http::HeaderMap, id: &RequestId) {
+        let Some(session) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else {
+            return;
+        };
+        let running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(cancelled) = running.get(&(Arc::from(session), id.clone())) {
+            cancelled.cancel();
         }
     }
 
@@ -101,12 +136,21 @@ impl SessionLane {
     pub(crate) async fn answer(
         &self,
         server: &Server,
+        session: Arc<str>,
         request: PlainRequest<'static>,
         peer: Peer<RoleServer>,
         shape: Shape,
         extensions: Extensions,
     ) -> Reply {
-        let cancelled = tokio_util::sync::CancellationToken::new();
+        let cancelled = CancellationToken::new();
+        let key = (session, request.id().clone());
+        (self.running.lock())
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key.clone(), cancelled.clone());
+        let _running = Running {
+            running: Arc::clone(&self.running),
+            key,
+        };
         let client = PlainClient::Session(peer);
         let answer = server
             .answer_plain(request, cancelled, shape, None, extensions, client)

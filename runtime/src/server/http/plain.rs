@@ -10,6 +10,7 @@
 //! the request's head for as long as the request runs; what it parses is its own).
 
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use http::Request;
@@ -59,7 +60,14 @@ where
         Box::pin(async move {
             let (mut parts, body) = request.into_parts();
             let incoming = parts.extensions.remove::<Incoming>();
-            let taken = incoming.and_then(|incoming| incoming.into_parsed().ok()?.plain);
+            let parsed = incoming.and_then(|incoming| incoming.into_parsed().ok());
+            let (taken, cancels) = parsed.map_or((None, None), |p| (p.plain, p.cancels));
+            if let (Some(lane), Some(cancels)) = (&plain, cancels)
+                && let Some(sessions) = &lane.sessions
+            {
+                // A call of the lane is not rmcp's to cancel; rmcp is told too, as before.
+                sessions.cancel(&parts.headers, &cancels);
+            }
             if let (Some(lane), Some((request, lifecycle))) = (&plain, taken) {
                 let (server, headers) = (&lane.server, &lane.headers);
                 if let Some(sessions) = &lane.sessions {
@@ -71,7 +79,8 @@ where
                         Some(id) => sessions.taken(server, id, &request).await,
                         None => None,
                     };
-                    if let Some((peer, shape)) = taken {
+                    if let (Some((peer, shape)), Some(id)) = (taken, session) {
+                        let id = Arc::<str>::from(id);
                         if let Some(place) = parts.extensions.remove::<super::body::ParsePlace>()
                         {
                             place.release();
@@ -79,7 +88,8 @@ where
                         drop(body);
                         let mut extensions = rmcp::model::Extensions::new();
                         extensions.insert(parts);
-                        let reply = sessions.answer(server, request, peer, shape, extensions);
+                        let reply =
+                            sessions.answer(server, id, request, peer, shape, extensions);
                         return Ok(reply.await);
                     }
                     return Ok(next::call(inner, Request::from_parts(parts, body)).await);
