@@ -561,7 +561,10 @@ async fn open_session(
         .unwrap();
     let reply = endpoint.clone().oneshot(request).await.unwrap();
     assert_eq!(reply.status(), 200);
-    let session = reply.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let session = reply.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
     let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
     let headers = in_session(&session);
     let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
@@ -650,8 +653,15 @@ async fn fast_and_rmcp_paths_answer_alike_in_a_session() {
             .iter()
             .filter(|r| r.contains(r#""method":"ping""#) || r.contains("tools/list"))
             .count();
-        assert!(by_lane >= plain_requests, "{version}: {by_lane} by the lane");
-        assert_eq!(calls_by_lane > 0, !asks, "{version}: {calls_by_lane} calls by the lane");
+        assert!(
+            by_lane >= plain_requests,
+            "{version}: {by_lane} by the lane"
+        );
+        assert_eq!(
+            calls_by_lane > 0,
+            !asks,
+            "{version}: {calls_by_lane} calls by the lane"
+        );
     }
 }
 
@@ -730,7 +740,10 @@ async fn the_sessions_cancellation_reaches_a_call_of_the_lane() {
     let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
     let mut by_lane = false;
     for _ in 0..1000 {
-        by_lane = post(&endpoint, &headers, ping).await.2.contains("/9223372036854775");
+        by_lane = post(&endpoint, &headers, ping)
+            .await
+            .2
+            .contains("/9223372036854775");
         if by_lane {
             break;
         }
@@ -744,8 +757,10 @@ async fn the_sessions_cancellation_reaches_a_call_of_the_lane() {
             .map(|(n, v)| (n.to_string(), v.to_string()))
             .collect();
         tokio::spawn(async move {
-            let headers: Vec<(&str, &str)> =
-                headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+            let headers: Vec<(&str, &str)> = headers
+                .iter()
+                .map(|(n, v)| (n.as_str(), v.as_str()))
+                .collect();
             post(&endpoint, &headers, call).await
         })
     };
@@ -763,5 +778,8 @@ async fn the_sessions_cancellation_reaches_a_call_of_the_lane() {
         .expect("the call's stream ends")
         .unwrap();
     assert_eq!(status, 200);
-    assert!(body.contains("retry:") && !body.contains(r#""id":7"#), "{body}");
+    assert!(
+        body.contains("retry:") && !body.contains(r#""id":7"#),
+        "{body}"
+    );
 }

@@ -287,10 +287,7 @@ async fn post(pool: &Pool, inline_as: Option<&str>, members: &str) -> Result<Str
 
 /// Opens a `subscriptions/listen` stream of 2026-07-28 and reads it until it is acknowledged.
 async fn open_listen(pool: &Pool) -> Result<tokio::net::TcpStream, Error> {
-    let body = format!(
-        r#"{{"jsonrpc":"2.0","id":1,{}}}"#,
-        Kind::Listen.members()
-    );
+    let body = format!(r#"{{"jsonrpc":"2.0","id":1,{}}}"#, Kind::Listen.members());
     let (body, headers) = inline(&body, "2026-07-28")?;
     let acknowledged = "notifications/subscriptions/acknowledged";
     Ok(pool

@@ -141,11 +141,10 @@ impl ServerHandler for Plain {
             .enable_tools()
             .enable_tool_list_changed()
             .build();
-        InitializeResult::new(capabilities)
-            .with_server_info(Implementation::new(
-                "plain-server",
-                env!("CARGO_PKG_VERSION"),
-            ))
+        InitializeResult::new(capabilities).with_server_info(Implementation::new(
+            "plain-server",
+            env!("CARGO_PKG_VERSION"),
+        ))
     }
 
     fn accepted_subscription_filter(

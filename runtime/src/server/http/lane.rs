@@ -24,7 +24,6 @@ use bytes::Bytes;
 use http::{HeaderValue, Response, header};
 use http_body_util::{BodyExt, Full};
 use rmcp::model::{ClientCapabilities, Extensions, RequestId};
-use rmcp::service::NotificationContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
@@ -34,34 +33,6 @@ use crate::server::core::Server;
 use crate::server::dispatch::PlainClient;
 use crate::server::plain::PlainRequest;
 use crate::server::rmcp_rules::Shape;
-
-/// The sessions the lane may answer in: each live session's peer, by its id.
-#[derive(Default)]
-pub(crate) struct LaneSessions {
-    peers: Mutex<HashMap<Arc<str>, Peer<RoleServer>>>,
-}
-
-impl LaneSessions {
-    /// A session's client said `initialized`: its requests may be answered by the lane from
-    /// now on. Sessions whose transport has closed are forgotten at the same time.
-    pub(crate) fn started(&self, context: &NotificationContext<RoleServer>) {
-        let Some(id) = (context.extensions.get::<http::request::Parts>())
-            .and_then(|parts| parts.headers.get("mcp-session-id"))
-            .and_then(|id| id.to_str().ok())
-        else {
-            return;
-        };
-        let mut peers = self.peers.lock().unwrap_or_else(PoisonError::into_inner);
-        peers.retain(|_, peer| !peer.is_transport_closed());
-        peers.insert(Arc::from(id), context.peer.clone());
-    }
-
-    /// The peer of session `id`, while its transport is open.
-    fn peer(&self, id: &str) -> Option<Peer<RoleServer>> {
-        let peers = self.peers.lock().unwrap_or_else(PoisonError::into_inner);
-        peers.get(id).filter(|p| !p.is_transport_closed()).cloned()
-    }
-}
 
 /// A request of a session: the session's id and the request's.
 type SessionRequest = (Arc<str>, RequestId);

@@ -7,6 +7,7 @@ mod connection;
 mod drain;
 mod hosts;
 mod lane;
+mod lane_sessions;
 mod listener;
 mod next;
 #[cfg(feature = "oauth")]
@@ -22,7 +23,7 @@ pub use options::{ConnectionOptions, HttpOptions};
 pub use service::HttpService;
 
 pub(crate) use body::ParsePlace;
-pub(crate) use lane::LaneSessions;
+pub(crate) use lane_sessions::LaneSessions;
 
 use crate::server::core::Server;
 use crate::server::serve::{Serve, ServeError};

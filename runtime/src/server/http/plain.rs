@@ -81,15 +81,13 @@ where
                     };
                     if let (Some((peer, shape)), Some(id)) = (taken, session) {
                         let id = Arc::<str>::from(id);
-                        if let Some(place) = parts.extensions.remove::<super::body::ParsePlace>()
-                        {
+                        if let Some(place) = parts.extensions.remove::<super::body::ParsePlace>() {
                             place.release();
                         }
                         drop(body);
                         let mut extensions = rmcp::model::Extensions::new();
                         extensions.insert(parts);
-                        let reply =
-                            sessions.answer(server, id, request, peer, shape, extensions);
+                        let reply = sessions.answer(server, id, request, peer, shape, extensions);
                         return Ok(reply.await);
                     }
                     return Ok(next::call(inner, Request::from_parts(parts, body)).await);
