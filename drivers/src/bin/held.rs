@@ -25,6 +25,11 @@ use tokio::io::AsyncBufReadExt;
 
 type Error = Box<dyn std::error::Error>;
 
+/// A server (its index) and what it holds.
+type Key = (usize, Held);
+/// `RssAnon` at rest, and the growth per one held, in KiB.
+type Reading = (f64, f64);
+
 /// What is held: sessions, or listen streams.
 #[derive(Clone, Copy, PartialEq)]
 enum Held {
@@ -43,8 +48,7 @@ async fn main() -> Result<(), Error> {
     let settle = Duration::from_millis(env_usize("HELD_SETTLE_MS", 300)? as u64);
     let servers = [("plain", "plain_server"), ("ours", "bench_server")];
     println!("held: {count} sessions or streams per server, {rounds} round(s)");
-    // (server, held) → (at rest KiB, per one KiB) for each round.
-    let mut readings: Vec<((usize, Held), Vec<(f64, f64)>)> = Vec::new();
+    let mut readings: Vec<(Key, Vec<Reading>)> = Vec::new();
     for round in 0..rounds {
         for held in [Held::Sessions, Held::Streams] {
             for k in 0..servers.len() {
