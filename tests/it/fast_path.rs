@@ -783,3 +783,40 @@ async fn the_sessions_cancellation_reaches_a_call_of_the_lane() {
         "{body}"
     );
 }
+
+/// A session whose client only sends what the lane answers lives on: rmcp's session, which
+/// ends a session it hears nothing of for its keep-alive, is told the client is there. On the
+/// paused clock, five keep-alives pass.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_session_the_lane_serves_outlives_its_keep_alive() {
+    let server = Server::builder("billing", "1")
+        .tool(Billing::seeded())
+        .build()
+        .expect("the server builds");
+    let mut options = mcp_fusion::server::HttpOptions::default();
+    let keep_alive = std::time::Duration::from_secs(8);
+    options.session_keep_alive = keep_alive;
+    let endpoint = server.http_service(options);
+    let session = open_session(&endpoint, "2025-11-25", json!({})).await;
+    let headers = in_session(&session);
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let mut by_lane = false;
+    for _ in 0..1000 {
+        by_lane = post(&endpoint, &headers, ping)
+            .await
+            .2
+            .contains("/9223372036854775");
+        if by_lane {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert!(by_lane, "the lane never answered");
+    for step in 0..20 {
+        tokio::time::sleep(keep_alive / 4).await;
+        let answered = post(&endpoint, &headers, ping).await;
+        assert_eq!(answered.0, 200, "after {step} quarters: {answered:?}");
+        assert!(answered.2.contains("/9223372036854775"), "{answered:?}");
+    }
+}

@@ -11,7 +11,9 @@
 //! the version the session negotiated. A call is taken only when nothing in it can ask the
 //! client (the client declared neither elicitation, sampling nor roots, and the call asks for
 //! no progress): rmcp sends such asks on the request's own stream, which this lane does not
-//! hold. A call of the lane is cancelled by the session's `notifications/cancelled` naming it
+//! hold. The lane's requests never reach rmcp's session, which ends a session it hears nothing
+//! of for its keep-alive: the lane tells it the client is there (at most every 5 s, and every
+//! quarter of the keep-alive). A call of the lane is cancelled by the session's `notifications/cancelled` naming it
 //! (its answer then is the priming event alone), and stopped if its client goes away. The
 //! events' ids (`0/N`, `1/N`) count from 2^63 so that they never name one of rmcp's
 //! streams: a client resuming one is told it is over, as for a stream rmcp has forgotten.
@@ -19,6 +21,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderValue, Response, header};
@@ -90,14 +93,21 @@ impl SessionLane {
         id: &str,
         request: &PlainRequest<'_>,
     ) -> Option<(Peer<RoleServer>, Shape)> {
-        let peer = server.inner.lane_sessions.peer(id)?;
+        let keep_alive = self.manager.session_config.keep_alive;
+        let every = keep_alive.map_or(Duration::from_secs(5), |k| {
+            (k / 4).min(Duration::from_secs(5))
+        });
+        let (peer, due) = server.inner.lane_sessions.peer(id, every)?;
         let info = peer.peer_info()?;
         if matches!(request, PlainRequest::Call(..)) && can_be_asked(&info.capabilities) {
             return None;
         }
         // As rmcp checks it (`has_session`): a session it closed or forgot is its to answer.
-        if !self.manager.sessions.read().await.contains_key(id) {
-            return None;
+        let session = self.manager.sessions.read().await.get(id).cloned()?;
+        if due {
+            // Any event of the session's worker restarts its keep-alive: closing a channel it
+            // never had (the lane's numbers) is one that changes nothing else.
+            session.close_request_wise_channel(u64::MAX).await.ok()?;
         }
         Some((peer, Shape::of(&info.protocol_version)))
     }

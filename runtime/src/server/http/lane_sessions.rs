@@ -5,13 +5,17 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use std::time::Duration;
+
 use rmcp::service::NotificationContext;
 use rmcp::{Peer, RoleServer};
+use tokio::time::Instant;
 
 /// The sessions the lane may answer in: each live session's peer, by its id.
 #[derive(Default)]
 pub(crate) struct LaneSessions {
-    peers: Mutex<HashMap<Arc<str>, Peer<RoleServer>>>,
+    /// Each session's peer, and when rmcp's session was last told the client is there.
+    peers: Mutex<HashMap<Arc<str>, (Peer<RoleServer>, Instant)>>,
 }
 
 impl LaneSessions {
@@ -25,13 +29,22 @@ impl LaneSessions {
             return;
         };
         let mut peers = self.peers.lock().unwrap_or_else(PoisonError::into_inner);
-        peers.retain(|_, peer| !peer.is_transport_closed());
-        peers.insert(Arc::from(id), context.peer.clone());
+        peers.retain(|_, (peer, _)| !peer.is_transport_closed());
+        peers.insert(Arc::from(id), (context.peer.clone(), Instant::now()));
     }
 
-    /// The peer of session `id`, while its transport is open.
-    pub(crate) fn peer(&self, id: &str) -> Option<Peer<RoleServer>> {
-        let peers = self.peers.lock().unwrap_or_else(PoisonError::into_inner);
-        peers.get(id).filter(|p| !p.is_transport_closed()).cloned()
+    /// The peer of session `id`, while its transport is open; and whether rmcp's session is
+    /// to be told again that its client is there (last told `every` ago or more: the lane's
+    /// requests never reach it, and it ends a session it hears nothing of for its keep-alive).
+    pub(crate) fn peer(&self, id: &str, every: Duration) -> Option<(Peer<RoleServer>, bool)> {
+        let mut peers = self.peers.lock().unwrap_or_else(PoisonError::into_inner);
+        let (peer, told) = peers
+            .get_mut(id)
+            .filter(|(p, _)| !p.is_transport_closed())?;
+        let due = told.elapsed() >= every;
+        if due {
+            *told = Instant::now();
+        }
+        Some((peer.clone(), due))
     }
 }
