@@ -15,8 +15,11 @@ use tokio::time::Instant;
 #[derive(Default)]
 pub(crate) struct LaneSessions {
     /// Each session's peer, and when rmcp's session was last told the client is there.
-    peers: Mutex<HashMap<Arc<str>, (Peer<RoleServer>, Instant)>>,
+    peers: Mutex<HashMap<Arc<str>, Known>>,
 }
+
+/// A session's peer, and when rmcp's session was last told the client is there.
+type Known = (Peer<RoleServer>, Instant);
 
 impl LaneSessions {
     /// A session's client said `initialized`: its requests may be answered by the lane from
