@@ -316,15 +316,62 @@ impl Pool {
         })
     }
 
-    /// POSTs `body` and reads the answer's body (which must have a `Content-Length`). A kept
-    /// connection the server closed while it was idle (servers close idle connections) is
-    /// replaced by a new one, as HTTP clients do: the request is sent again on it.
+    /// The same connections, each request sending `name: value` too (`Mcp-Session-Id`).
+    pub fn with_header(mut self, name: &str, value: &str) -> Pool {
+        self.head.push_str(&format!("{name}: {value}\r\n"));
+        self
+    }
+
+    /// POSTs `body` on a connection of its own and leaves the answer open once it holds
+    /// `until` (a `subscriptions/listen` stream, acknowledged): the connection, to hold or drop.
+    pub async fn open_stream(
+        &self,
+        body: &[u8],
+        headers: &str,
+        until: &str,
+    ) -> Result<TcpStream, Error> {
+        let mut stream = TcpStream::connect(&self.addr).await?;
+        let mut request = Vec::with_capacity(self.head.len() + 32 + body.len());
+        request.extend_from_slice(self.head.as_bytes());
+        request.extend_from_slice(headers.as_bytes());
+        request.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+        request.extend_from_slice(body);
+        stream.write_all(&request).await?;
+        let mut read = Vec::new();
+        let mut buf = [0u8; 4096];
+        while memchr_str(&read, until).is_none() {
+            let n = timeout(Duration::from_secs(10), stream.read(&mut buf)).await??;
+            if n == 0 {
+                return Err(format!("closed: {}", String::from_utf8_lossy(&read)).into());
+            }
+            read.extend_from_slice(&buf[..n]);
+        }
+        if !read.starts_with(b"HTTP/1.1 200") {
+            return Err(format!("not a stream: {}", String::from_utf8_lossy(&read)).into());
+        }
+        Ok(stream)
+    }
+
+    /// POSTs `body` and reads the answer's body (its `Content-Length`, or its chunks: the
+    /// event stream of a server with sessions, read to its end). A kept connection the server
+    /// closed while it was idle (servers close idle connections) is replaced by a new one, as
+    /// HTTP clients do: the request is sent again on it.
     pub async fn post(&self, body: &[u8]) -> Result<Vec<u8>, Error> {
         self.post_with(body, "").await
     }
 
     /// The same, with more header lines (each ending in `\r\n`).
     pub async fn post_with(&self, body: &[u8], headers: &str) -> Result<Vec<u8>, Error> {
+        Ok(self.exchange(body, headers).await?.1)
+    }
+
+    /// The same; the answer's headers (names in lower case) too. A `2xx` status is an answer
+    /// (`202 Accepted` has no body); any other, an error.
+    pub async fn exchange(
+        &self,
+        body: &[u8],
+        headers: &str,
+    ) -> Result<(Vec<(String, String)>, Vec<u8>), Error> {
         let idle = self
             .idle
             .lock()
@@ -349,10 +396,12 @@ impl Pool {
             }
             None => self.send_new(&request, &mut status).await?,
         };
-        let mut length = None;
-        if !status.starts_with("HTTP/1.1 200") {
+        if !status.starts_with("HTTP/1.1 2") {
             return Err(format!("answered {}", status.trim()).into());
         }
+        let mut length = None;
+        let mut chunked = false;
+        let mut read_headers = Vec::new();
         loop {
             let mut line = String::new();
             if stream.read_line(&mut line).await? == 0 {
@@ -362,19 +411,29 @@ impl Pool {
             if line.is_empty() {
                 break;
             }
-            if let Some((name, value)) = line.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse::<usize>().ok();
+            if let Some((name, value)) = line.split_once(':') {
+                let (name, value) = (name.trim().to_ascii_lowercase(), value.trim());
+                if name == "content-length" {
+                    length = value.parse::<usize>().ok();
+                }
+                if name == "transfer-encoding" && value.eq_ignore_ascii_case("chunked") {
+                    chunked = true;
+                }
+                read_headers.push((name, value.to_owned()));
             }
         }
-        let mut answer = vec![0; length.ok_or("no Content-Length")?];
-        stream.read_exact(&mut answer).await?;
+        let answer = if chunked {
+            read_chunks(&mut stream).await?
+        } else {
+            let mut answer = vec![0; length.unwrap_or(0)];
+            stream.read_exact(&mut answer).await?;
+            answer
+        };
         self.idle
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push(stream);
-        Ok(answer)
+        Ok((read_headers, answer))
     }
 
     /// Sends `request` on a new connection and reads the status line into `status`.
@@ -388,4 +447,41 @@ impl Pool {
         stream.read_line(status).await?;
         Ok(stream)
     }
+}
+
+/// A chunked body, read to its last chunk.
+async fn read_chunks(stream: &mut BufReader<TcpStream>) -> Result<Vec<u8>, Error> {
+    let mut body = Vec::new();
+    loop {
+        let mut size = String::new();
+        if stream.read_line(&mut size).await? == 0 {
+            return Err("closed inside a chunked body".into());
+        }
+        let size = usize::from_str_radix(size.trim(), 16)?;
+        let mut chunk = vec![0; size + 2];
+        stream.read_exact(&mut chunk).await?;
+        if size == 0 {
+            return Ok(body);
+        }
+        body.extend_from_slice(&chunk[..size]);
+    }
+}
+
+/// The JSON-RPC message of an answer's body: the body itself (JSON), or the first event of a
+/// stream whose data is not empty (the priming event's is).
+pub fn json_of(body: &str) -> &str {
+    if body.trim_start().starts_with('{') {
+        return body;
+    }
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim)
+        .find(|data| !data.is_empty())
+        .unwrap_or("")
+}
+
+fn memchr_str(haystack: &[u8], needle: &str) -> Option<usize> {
+    haystack
+        .windows(needle.len().max(1))
+        .position(|w| w == needle.as_bytes())
 }

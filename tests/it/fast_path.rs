@@ -520,3 +520,303 @@ async fn middleware_and_rate_limit_keys_read_the_same_head_on_both_paths() {
         [Some("acme".to_owned()), Some("beta".to_owned())]
     );
 }
+
+/// The billing server's streamable HTTP endpoint with sessions, with or without the fast path.
+fn session_endpoint(fast_path: bool) -> mcp_fusion::server::HttpService {
+    let server = Server::builder("billing", "1")
+        .tool(Billing::seeded())
+        .build()
+        .expect("the server builds");
+    let mut options = mcp_fusion::server::HttpOptions::default();
+    options.fast_path = fast_path;
+    server.http_service(options)
+}
+
+/// The headers of a request in a session, as a client of 2025-11-25 sends them.
+fn in_session(session: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("host", "127.0.0.1:3000".to_owned()),
+        ("accept", "application/json, text/event-stream".to_owned()),
+        ("content-type", "application/json".to_owned()),
+        ("mcp-protocol-version", "2025-11-25".to_owned()),
+        ("mcp-session-id", session.to_owned()),
+    ]
+}
+
+/// Opens a session of `version` whose client declares `capabilities`: its id.
+async fn open_session(
+    endpoint: &mcp_fusion::server::HttpService,
+    version: &str,
+    capabilities: Value,
+) -> String {
+    use tower::ServiceExt;
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": capabilities,
+        "clientInfo": {"name": "fast-path", "version": "1"}}});
+    let request = axum::http::Request::post("/mcp")
+        .header("host", "127.0.0.1:3000")
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(initialize.to_string()))
+        .unwrap();
+    let reply = endpoint.clone().oneshot(request).await.unwrap();
+    assert_eq!(reply.status(), 200);
+    let session = reply.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let headers = in_session(&session);
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    assert_eq!(post(endpoint, &headers, initialized).await.0, 202);
+    session
+}
+
+/// The events' ids without the stream's number (`id: 1/N` → `id: 1/_`): rmcp numbers its
+/// streams per session, the lane from 2^63.
+fn without_stream_numbers(body: &str) -> String {
+    body.lines()
+        .map(|line| match line.strip_prefix("id: ") {
+            Some(id) => format!("id: {}/_", id.split('/').next().unwrap_or("")),
+            None => line.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Streamable HTTP with sessions: every request, in sessions of the oldest and the newest
+/// version `initialize` negotiates, with the headers a client sends and with headers the lane
+/// leaves to rmcp (an unknown session among them: 404 from both), gets the same status,
+/// content type and events from both endpoints; the lane answered the plain ones itself (its
+/// streams are numbered from 2^63), calls included only when the client cannot be asked
+/// anything.
+#[tokio::test(flavor = "current_thread")]
+async fn fast_and_rmcp_paths_answer_alike_in_a_session() {
+    let (fast, slow) = (session_endpoint(true), session_endpoint(false));
+    for (version, capabilities) in [
+        ("2025-11-25", json!({})),
+        ("2025-03-26", json!({})),
+        ("2025-11-25", json!({"elicitation": {}})),
+    ] {
+        let asks = capabilities != json!({});
+        let sessions = [
+            open_session(&fast, version, capabilities.clone()).await,
+            open_session(&slow, version, capabilities).await,
+        ];
+        let variants: Vec<Vec<(&str, String)>> = {
+            let plain = |session: &str| in_session(session);
+            let mut variants = vec![plain("{session}")];
+            for (name, value) in [
+                ("mcp-protocol-version", "2025-06-18"),
+                ("mcp-protocol-version", "1999-01-01"),
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-session-id", "no-such-session"),
+                ("origin", "https://evil.example"),
+                ("accept", "application/json"),
+                ("content-type", "text/plain"),
+                ("mcp-method", "tools/call"),
+            ] {
+                let mut headers = plain("{session}");
+                headers.retain(|(n, _)| *n != name);
+                headers.push((name, value.to_owned()));
+                variants.push(headers);
+            }
+            let mut unversioned = plain("{session}");
+            unversioned.retain(|(n, _)| *n != "mcp-protocol-version");
+            variants.push(unversioned);
+            variants
+        };
+        let (mut by_lane, mut calls_by_lane) = (0, 0);
+        for variant in &variants {
+            for body in requests() {
+                let mut answers = Vec::new();
+                for (endpoint, session) in [(&fast, &sessions[0]), (&slow, &sessions[1])] {
+                    let headers: Vec<(&str, String)> = (variant.iter())
+                        .map(|(n, v)| (*n, v.replace("{session}", session)))
+                        .collect();
+                    let headers: Vec<(&str, &str)> =
+                        headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+                    answers.push(post(endpoint, &headers, &body).await);
+                }
+                let [quick, plain] = <[_; 2]>::try_from(answers).unwrap();
+                if quick.2.contains("/9223372036854775") {
+                    by_lane += 1;
+                    calls_by_lane += usize::from(body.contains("tools/call"));
+                }
+                let quick = (quick.0, quick.1, without_stream_numbers(&quick.2));
+                let plain = (plain.0, plain.1, without_stream_numbers(&plain.2));
+                assert_eq!(quick, plain, "{version} {variant:?}: {body}");
+            }
+        }
+        // The lane answered: pings and listings always, calls when nothing can ask the client.
+        let plain_requests = requests()
+            .iter()
+            .filter(|r| r.contains(r#""method":"ping""#) || r.contains("tools/list"))
+            .count();
+        assert!(
+            by_lane >= plain_requests,
+            "{version}: {by_lane} by the lane"
+        );
+        assert_eq!(
+            calls_by_lane > 0,
+            !asks,
+            "{version}: {calls_by_lane} calls by the lane"
+        );
+    }
+}
+
+/// A session rmcp closed (DELETE) is no longer the lane's: its requests are answered 404, as
+/// rmcp answers them.
+#[tokio::test(flavor = "current_thread")]
+async fn a_closed_session_is_rmcps_to_refuse() {
+    use tower::ServiceExt;
+    let fast = session_endpoint(true);
+    let session = open_session(&fast, "2025-11-25", json!({})).await;
+    let headers = in_session(&session);
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    // The session becomes the lane's once rmcp's session has told the server `initialized`
+    // (after its 202): rmcp answers until then.
+    let mut by_lane = false;
+    for _ in 0..1000 {
+        let answered = post(&fast, &headers, ping).await;
+        assert_eq!(answered.0, 200);
+        by_lane = answered.2.contains("/9223372036854775");
+        if by_lane {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert!(by_lane, "the lane never answered");
+    let mut delete = axum::http::Request::delete("/mcp");
+    for (name, value) in &headers {
+        delete = delete.header(*name, *value);
+    }
+    let deleted = (fast.clone())
+        .oneshot(delete.body(axum::body::Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert!(deleted.status().is_success(), "{}", deleted.status());
+    assert_eq!(post(&fast, &headers, ping).await.0, 404);
+}
+
+/// A call that runs until it is cancelled, and says when it begins and when work it spawned
+/// sees its cancellation.
+struct Waits {
+    told: tokio::sync::mpsc::UnboundedSender<&'static str>,
+}
+
+/// Calls that wait for their cancellation.
+#[mcp_fusion::tool]
+impl Waits {
+    /// Spawns work that says when the call is cancelled, then waits.
+    async fn wait(&self, f: mcp_fusion::Context) -> Result<&'static str, mcp_fusion::ToolError> {
+        let (token, told) = (f.cancellation(), self.told.clone());
+        tokio::spawn(async move {
+            token.cancelled().await;
+            let _ = told.send("cancelled");
+        });
+        let _ = self.told.send("began");
+        std::future::pending().await
+    }
+}
+
+/// A call the lane answers in a session is cancelled by the session's `notifications/cancelled`
+/// naming it, as rmcp cancels its own: the handler sees it, and the call's stream ends.
+#[tokio::test(flavor = "current_thread")]
+async fn the_sessions_cancellation_reaches_a_call_of_the_lane() {
+    let (told, mut tells) = tokio::sync::mpsc::unbounded_channel();
+    let server = Server::builder("waits", "1")
+        .tool(Waits { told })
+        .build()
+        .expect("the server builds");
+    let mut options = mcp_fusion::server::HttpOptions::default();
+    options.fast_path = true;
+    let endpoint = server.http_service(options);
+    let session = open_session(&endpoint, "2025-11-25", json!({})).await;
+    let headers = in_session(&session);
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    // The session is the lane's once the server was told `initialized`.
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let mut by_lane = false;
+    for _ in 0..1000 {
+        by_lane = post(&endpoint, &headers, ping)
+            .await
+            .2
+            .contains("/9223372036854775");
+        if by_lane {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert!(by_lane, "the lane never answered");
+    let call = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"waits","arguments":{"action":"wait"}}}"#;
+    let calling = {
+        let (endpoint, headers) = (endpoint.clone(), headers.clone());
+        let headers: Vec<(String, String)> = (headers.iter())
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
+        tokio::spawn(async move {
+            let headers: Vec<(&str, &str)> = headers
+                .iter()
+                .map(|(n, v)| (n.as_str(), v.as_str()))
+                .collect();
+            post(&endpoint, &headers, call).await
+        })
+    };
+    let patience = std::time::Duration::from_secs(30);
+    let began = tokio::time::timeout(patience, tells.recv()).await;
+    if began != Ok(Some("began")) {
+        panic!("the call did not begin: {:?}", calling.await);
+    }
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#;
+    assert_eq!(post(&endpoint, &headers, cancel).await.0, 202);
+    let cancelled = tokio::time::timeout(patience, tells.recv()).await;
+    assert_eq!(cancelled, Ok(Some("cancelled")));
+    let (status, _, body) = tokio::time::timeout(std::time::Duration::from_secs(30), calling)
+        .await
+        .expect("the call's stream ends")
+        .unwrap();
+    assert_eq!(status, 200);
+    assert!(
+        body.contains("retry:") && !body.contains(r#""id":7"#),
+        "{body}"
+    );
+}
+
+/// A session whose client only sends what the lane answers lives on: rmcp's session, which
+/// ends a session it hears nothing of for its keep-alive, is told the client is there. On the
+/// paused clock, five keep-alives pass.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_session_the_lane_serves_outlives_its_keep_alive() {
+    let server = Server::builder("billing", "1")
+        .tool(Billing::seeded())
+        .build()
+        .expect("the server builds");
+    let mut options = mcp_fusion::server::HttpOptions::default();
+    let keep_alive = std::time::Duration::from_secs(8);
+    options.session_keep_alive = keep_alive;
+    let endpoint = server.http_service(options);
+    let session = open_session(&endpoint, "2025-11-25", json!({})).await;
+    let headers = in_session(&session);
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let mut by_lane = false;
+    for _ in 0..1000 {
+        by_lane = post(&endpoint, &headers, ping)
+            .await
+            .2
+            .contains("/9223372036854775");
+        if by_lane {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert!(by_lane, "the lane never answered");
+    for step in 0..20 {
+        tokio::time::sleep(keep_alive / 4).await;
+        let answered = post(&endpoint, &headers, ping).await;
+        assert_eq!(answered.0, 200, "after {step} quarters: {answered:?}");
+        assert!(answered.2.contains("/9223372036854775"), "{answered:?}");
+    }
+}

@@ -5,7 +5,8 @@
 //! single-threaded runtime. Driven by the `load` driver, which builds it.
 //!
 //! `--http` serves stateless streamable HTTP at a free loopback port (its URL printed on
-//! stdout); `--no-fast-path` serves stdio with every message through rmcp
+//! stdout), with `--sessions` streamable HTTP with sessions (`serve_http`'s default);
+//! `--no-fast-path` serves stdio with every message through rmcp
 //! (`StdioOptions::fast_path`). `--pipes` serves on `rmcp::transport::stdio_pipes()` explicitly, which is also what
 //! `Server::serve_stdio` uses (non-blocking pipes on Linux),
 //! so the driver can tell the library's cost from the transport's. `--otel` records every
@@ -29,11 +30,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tool(Users)
         .build()?;
     if std::env::args().any(|a| a == "--http") {
-        // Stateless streamable HTTP (answers as JSON) at a free loopback port, printed on stdout.
+        // Stateless streamable HTTP (answers as JSON), or with sessions (`--sessions`), at a
+        // free loopback port, printed on stdout.
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         println!("http://{}/mcp", listener.local_addr()?);
         let mut options = HttpOptions::default();
-        options.stateless = true;
+        options.stateless = !std::env::args().any(|a| a == "--sessions");
         options.fast_path = !std::env::args().any(|a| a == "--no-fast-path");
         server.serve_http(listener, options).await?;
     } else if std::env::args().any(|a| a == "--pipes") {

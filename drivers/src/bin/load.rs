@@ -14,8 +14,13 @@
 //! - `ours`: this library (`bench_server`), with its fast paths (stdio, stateless HTTP);
 //! - `ours-nofast`: this library with every message through rmcp (`--no-fast-path`).
 //!
-//! Transports: `stdio` (rmcp's `stdio_pipes()`, what `Server::serve_stdio` uses) and `http`
-//! (stateless streamable HTTP answering JSON, on loopback).
+//! Transports: `stdio` (rmcp's `stdio_pipes()`, what `Server::serve_stdio` uses), `http`
+//! (stateless streamable HTTP answering JSON, on loopback, as a client of LOAD_PROTOCOL),
+//! `http-2026` (the same server, as a client of 2026-07-28: each request with its lifecycle in
+//! `_meta` and the standard headers of SEP-2243) and `http-session` (streamable HTTP with
+//! sessions, `serve_http`'s default, as a client of 2025-11-25: `initialize`, then every call in
+//! the session, each answered as an event stream). On `http-2026` each server holds one
+//! `subscriptions/listen` stream open beside the calls for the whole round.
 //! The driver is by default a client of its own (LOAD_CLIENT=`raw`): over stdio, requests
 //! written as prepared lines, answers matched to their callers by id; over HTTP, prepared
 //! bodies POSTed on keep-alive connections (one per call in flight) with the headers of a
@@ -27,6 +32,8 @@
 //! (`{"action":"op07","id":"item_42","limit":10}`, a success with the expected text) and
 //! `invalid` (`{"action":"op07","id":42,"limit":500,"extra":true}`: ours answers a
 //! `<validation_error>` of three fields, plain rmcp serde's first error; each must be an error).
+//! On `http-2026`, also `listen`: a `subscriptions/listen` opened on a connection of its own,
+//! read until its acknowledgement, and dropped (a request that takes rmcp's path).
 //!
 //! Every round starts fresh server processes; after `initialize` and `tools/list` (and, for
 //! ours, one valid and one invalid `users.create`), LOAD_WARMUP warm-up calls, then for each
@@ -44,12 +51,13 @@
 //! ours-nofast. Linux only.
 //!
 //! Environment: LOAD_CALLS (default 10000), LOAD_WARMUP (default 1000), LOAD_ROUNDS
-//! (default 5), LOAD_TRANSPORTS (default `stdio,http`), LOAD_KINDS (default `ok,invalid`),
+//! (default 5), LOAD_TRANSPORTS (default `stdio,http,http-2026,http-session`), LOAD_KINDS
+//! (default `ok,invalid,listen`),
 //! LOAD_CLIENT (default `raw`; `rmcp` drives stdio with rmcp's client too),
 //! LOAD_SERVERS (default `plain,ours,ours-nofast`; also `plain+pipes` and `ours+pipes`, which
 //! pass `--pipes`, and `ours+otel`, which records OpenTelemetry spans and metrics to in-memory
-//! exporters), LOAD_MODES (default `seq,conc16`), LOAD_PROTOCOL (default `2025-06-18`; over
-//! HTTP, `2026-07-28` sends each request with its lifecycle in `_meta` and the standard
+//! exporters), LOAD_MODES (default `seq,conc16`), LOAD_PROTOCOL (default `2025-06-18`; on
+//! `http`, `2026-07-28` sends each request with its lifecycle in `_meta` and the standard
 //! headers of SEP-2243, as a client of that version does).
 
 use std::collections::HashMap;
@@ -66,7 +74,7 @@ use mcp_fusion::rmcp::transport::TokioChildProcess;
 use mcp_fusion_drivers::measure::{
     clock_ticks, cpu_ns, cpu_ticks, env_list, env_usize, status_kib,
 };
-use mcp_fusion_drivers::raw_http::Pool;
+use mcp_fusion_drivers::raw_http::{Pool, json_of};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
@@ -128,14 +136,50 @@ const TARGETS: [Target; 6] = [
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Transport {
     Stdio,
+    /// Stateless, as a client of LOAD_PROTOCOL.
     Http,
+    /// Stateless, as a client of 2026-07-28.
+    Http2026,
+    /// With sessions, as a client of 2025-11-25.
+    HttpSession,
 }
+
+const TRANSPORTS: [Transport; 4] = [
+    Transport::Stdio,
+    Transport::Http,
+    Transport::Http2026,
+    Transport::HttpSession,
+];
 
 impl Transport {
     fn name(self) -> &'static str {
         match self {
             Transport::Stdio => "stdio",
             Transport::Http => "http",
+            Transport::Http2026 => "http-2026",
+            Transport::HttpSession => "http-session",
+        }
+    }
+
+    fn http(self) -> bool {
+        self != Transport::Stdio
+    }
+
+    /// The protocol version a client of this transport speaks over HTTP.
+    fn version(self) -> &'static str {
+        match self {
+            Transport::Http => inline_version().unwrap_or("2025-06-18"),
+            Transport::Http2026 => "2026-07-28",
+            _ => "2025-11-25",
+        }
+    }
+
+    /// The version a request carries in its own `_meta` (2026-07-28 and later).
+    fn inline(self) -> Option<&'static str> {
+        match self {
+            Transport::Http => inline_version(),
+            Transport::Http2026 => Some("2026-07-28"),
+            _ => None,
         }
     }
 }
@@ -145,6 +189,8 @@ impl Transport {
 enum Kind {
     Ok,
     Invalid,
+    /// A `subscriptions/listen` opened, acknowledged and dropped (2026-07-28 only).
+    Listen,
 }
 
 impl Kind {
@@ -152,20 +198,25 @@ impl Kind {
         match self {
             Kind::Ok => "ok",
             Kind::Invalid => "invalid",
+            Kind::Listen => "listen",
         }
     }
 
     fn arguments(self) -> Value {
         match self {
-            Kind::Ok => json!({"action": "op07", "id": "item_42", "limit": 10}),
+            Kind::Ok | Kind::Listen => json!({"action": "op07", "id": "item_42", "limit": 10}),
             Kind::Invalid => json!({"action": "op07", "id": 42, "limit": 500, "extra": true}),
         }
     }
 
     /// The members of its request line after the id.
     fn members(self) -> String {
-        let tail = json!({"method": "tools/call",
-                          "params": {"name": "bench", "arguments": self.arguments()}})
+        let tail = match self {
+            Kind::Listen => json!({"method": "subscriptions/listen",
+                                   "params": {"notifications": {"toolsListChanged": true}}}),
+            _ => json!({"method": "tools/call",
+                        "params": {"name": "bench", "arguments": self.arguments()}}),
+        }
         .to_string();
         tail[1..tail.len() - 1].to_owned()
     }
@@ -179,6 +230,7 @@ impl Kind {
                     && line.contains(&expected[1..expected.len() - 1])
             }
             Kind::Invalid => line.contains(r#""isError":true"#) && !line.contains("<tool_error"),
+            Kind::Listen => line.contains("notifications/subscriptions/acknowledged"),
         };
         (!right).then(|| format!("not {}: {line}", self.name()))
     }
@@ -199,8 +251,10 @@ impl Kind {
 struct Live {
     pid: u32,
     caller: Caller,
-    /// Held until the round ends: rmcp's connection, and the server's process.
+    /// Held until the round ends: rmcp's connection, a `subscriptions/listen` stream, and the
+    /// server's process.
     connection: Option<Connection>,
+    _listen: Option<tokio::net::TcpStream>,
     _child: Option<tokio::process::Child>,
 }
 
@@ -209,14 +263,18 @@ struct Live {
 enum Caller {
     Rmcp(Peer<RoleClient>),
     Raw(Arc<Raw>),
-    /// Prepared bodies over keep-alive connections (stateless HTTP, MCP 2025-06-18 headers).
-    Http(Arc<Pool>),
+    /// Prepared bodies over keep-alive connections (the headers of the transport's client;
+    /// the lifecycle in each request's `_meta` when `inline`).
+    Http(Arc<Pool>, Option<&'static str>),
 }
 
 /// One request of `members` (`"method":…,"params":…`) over HTTP; its answer's body.
-async fn post(pool: &Pool, members: &str) -> Result<String, Error> {
-    let body = format!(r#"{{"jsonrpc":"2.0","id":1,{members}}}"#);
-    let answer = match inline_version() {
+async fn post(pool: &Pool, inline_as: Option<&str>, members: &str) -> Result<String, Error> {
+    // Ids of a session's requests in flight differ, as a client's do.
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    let id = NEXT.fetch_add(1, Ordering::Relaxed);
+    let body = format!(r#"{{"jsonrpc":"2.0","id":{id},{members}}}"#);
+    let answer = match inline_as {
         None => pool.post(body.as_bytes()).await,
         Some(version) => {
             let (body, headers) = inline(&body, version)?;
@@ -225,6 +283,17 @@ async fn post(pool: &Pool, members: &str) -> Result<String, Error> {
     }
     .map_err(|e| e.to_string())?;
     Ok(String::from_utf8(answer)?)
+}
+
+/// Opens a `subscriptions/listen` stream of 2026-07-28 and reads it until it is acknowledged.
+async fn open_listen(pool: &Pool) -> Result<tokio::net::TcpStream, Error> {
+    let body = format!(r#"{{"jsonrpc":"2.0","id":1,{}}}"#, Kind::Listen.members());
+    let (body, headers) = inline(&body, "2026-07-28")?;
+    let acknowledged = "notifications/subscriptions/acknowledged";
+    Ok(pool
+        .open_stream(body.as_bytes(), &headers, acknowledged)
+        .await
+        .map_err(|e| e.to_string())?)
 }
 
 /// LOAD_PROTOCOL, when it is 2026-07-28 or later: requests then carry their own lifecycle.
@@ -276,12 +345,12 @@ impl Caller {
                 let answer: Value = serde_json::from_str(&answer)?;
                 Ok(answer["result"].clone())
             }
-            Caller::Http(pool) => {
+            Caller::Http(pool, version) => {
                 let tail = json!({"method": "tools/call",
                                   "params": {"name": name, "arguments": arguments}})
                 .to_string();
-                let answer: Value =
-                    serde_json::from_str(&post(pool, &tail[1..tail.len() - 1]).await?)?;
+                let answer = post(pool, *version, &tail[1..tail.len() - 1]).await?;
+                let answer: Value = serde_json::from_str(json_of(&answer))?;
                 Ok(answer["result"].clone())
             }
         }
@@ -296,9 +365,9 @@ impl Caller {
                     serde_json::from_str(&raw.request("tools/list", &json!({})).await?)?;
                 answer["result"]["tools"].clone()
             }
-            Caller::Http(pool) => {
-                let answer: Value =
-                    serde_json::from_str(&post(pool, r#""method":"tools/list""#).await?)?;
+            Caller::Http(pool, version) => {
+                let answer = post(pool, *version, r#""method":"tools/list""#).await?;
+                let answer: Value = serde_json::from_str(json_of(&answer))?;
                 answer["result"]["tools"].clone()
             }
         };
@@ -320,7 +389,11 @@ impl Caller {
                 Ok(answer) => kind.wrong_line(&answer),
                 Err(e) => Some(e.to_string()),
             },
-            Caller::Http(pool) => match post(pool, line).await {
+            Caller::Http(pool, _) if kind == Kind::Listen => match open_listen(pool).await {
+                Ok(_dropped) => None,
+                Err(e) => Some(e.to_string()),
+            },
+            Caller::Http(pool, version) => match post(pool, *version, line).await {
                 Ok(answer) => kind.wrong_line(&answer),
                 Err(e) => Some(e.to_string()),
             },
@@ -438,8 +511,8 @@ async fn main() -> Result<(), Error> {
     let rounds = env_usize("LOAD_ROUNDS", 5)?.max(1);
     let wanted = env_list("LOAD_SERVERS", "plain,ours,ours-nofast");
     let modes = env_list("LOAD_MODES", "seq,conc16");
-    let transports = env_list("LOAD_TRANSPORTS", "stdio,http");
-    let kinds = env_list("LOAD_KINDS", "ok,invalid");
+    let transports = env_list("LOAD_TRANSPORTS", "stdio,http,http-2026,http-session");
+    let kinds = env_list("LOAD_KINDS", "ok,invalid,listen");
     let raw = env_list("LOAD_CLIENT", "raw").iter().any(|c| c == "raw");
     let ticks_per_s = clock_ticks();
 
@@ -451,11 +524,11 @@ async fn main() -> Result<(), Error> {
         let names: Vec<&str> = TARGETS.iter().map(|t| t.label).collect();
         return Err(format!("LOAD_SERVERS names none of {}", names.join(", ")).into());
     }
-    let transports: Vec<Transport> = [Transport::Stdio, Transport::Http]
+    let transports: Vec<Transport> = TRANSPORTS
         .into_iter()
         .filter(|t| transports.iter().any(|w| w == t.name()))
         .collect();
-    let kinds: Vec<Kind> = [Kind::Ok, Kind::Invalid]
+    let kinds: Vec<Kind> = [Kind::Ok, Kind::Invalid, Kind::Listen]
         .into_iter()
         .filter(|k| kinds.iter().any(|w| w == k.name()))
         .collect();
@@ -474,7 +547,7 @@ async fn main() -> Result<(), Error> {
     let mut measured: Vec<Measured> = Vec::new();
     for &transport in &transports {
         for &target in &targets {
-            if transport == Transport::Http && !target.http {
+            if transport.http() && !target.http {
                 continue;
             }
             measured.push(Measured {
@@ -499,6 +572,9 @@ async fn main() -> Result<(), Error> {
             }
             let count = live.len();
             for &kind in &kinds {
+                if kind == Kind::Listen && transport != Transport::Http2026 {
+                    continue;
+                }
                 for &concurrent in &concurrency {
                     for k in 0..count {
                         let at = (k + round) % count;
@@ -571,6 +647,7 @@ async fn start(
                 pid,
                 caller: Caller::Raw(Raw::start(stdin, stdout).await?),
                 connection: None,
+                _listen: None,
                 _child: Some(child),
             }
         }
@@ -584,12 +661,16 @@ async fn start(
                 pid,
                 caller: Caller::Rmcp(client.peer().clone()),
                 connection: Some(connection),
+                _listen: None,
                 _child: None,
             }
         }
-        Transport::Http => {
+        Transport::Http | Transport::Http2026 | Transport::HttpSession => {
+            command.arg("--http");
+            if transport == Transport::HttpSession {
+                command.arg("--sessions");
+            }
             let mut child = command
-                .arg("--http")
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::null())
@@ -602,13 +683,21 @@ async fn start(
                 .read_line(&mut url)
                 .await?;
             if raw {
+                let pool = Pool::with_version(url.trim(), transport.version())
+                    .map_err(|e| e.to_string())?;
+                let (pool, listen) = match transport {
+                    Transport::HttpSession => (in_session(pool).await?, None),
+                    Transport::Http2026 => {
+                        let listen = open_listen(&pool).await?;
+                        (pool, Some(listen))
+                    }
+                    _ => (pool, None),
+                };
                 Live {
                     pid,
-                    caller: Caller::Http(Arc::new(
-                        Pool::with_version(url.trim(), inline_version().unwrap_or("2025-06-18"))
-                            .map_err(|e| e.to_string())?,
-                    )),
+                    caller: Caller::Http(Arc::new(pool), transport.inline()),
                     connection: None,
+                    _listen: listen,
                     _child: Some(child),
                 }
             } else {
@@ -617,6 +706,7 @@ async fn start(
                     pid,
                     caller: Caller::Rmcp(client.peer().clone()),
                     connection: Some(connection),
+                    _listen: None,
                     _child: Some(child),
                 }
             }
@@ -661,6 +751,28 @@ async fn start(
         .into());
     }
     Ok(live)
+}
+
+/// `initialize` and `notifications/initialized` of a 2025-11-25 client on `pool`: the same
+/// connections in the session it opened.
+async fn in_session(pool: Pool) -> Result<Pool, Error> {
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "load", "version": "1"}}});
+    let (headers, _) = pool
+        .exchange(initialize.to_string().as_bytes(), "")
+        .await
+        .map_err(|e| e.to_string())?;
+    let session = headers
+        .iter()
+        .find(|(name, _)| name == "mcp-session-id")
+        .map(|(_, value)| value.clone())
+        .ok_or("initialize opened no session")?;
+    let pool = pool.with_header("Mcp-Session-Id", &session);
+    pool.post(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(pool)
 }
 
 /// The `users` tool of workload 3 answers a valid user and rejects the four problems.

@@ -8,14 +8,17 @@
 //! It serves on `rmcp::transport::stdio_pipes()`, as `Server::serve_stdio` of this library does
 //! (`--pipes` is accepted and changes nothing), or with `--http` on rmcp's streamable HTTP
 //! service, stateless and answering JSON (as this library's `--stateless` server), on hyper
-//! at a free loopback port, whose URL it prints on stdout.
+//! at a free loopback port, whose URL it prints on stdout; with `--sessions`, rmcp's service
+//! with sessions (its default: answers as event streams). It accepts 2026-07-28
+//! `subscriptions/listen` streams of tool listing changes (rmcp's own `listen`: held until
+//! cancelled).
 
 use std::sync::Arc;
 
 use mcp_fusion::rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    Tool,
+    SubscriptionFilter, Tool,
 };
 use mcp_fusion::rmcp::service::RequestContext;
 use mcp_fusion::rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -44,9 +47,10 @@ async fn serve_http(server: Plain) -> Result<(), Box<dyn std::error::Error>> {
         StreamableHttpServerConfig, StreamableHttpService,
     };
 
+    let sessions = std::env::args().any(|a| a == "--sessions");
     let config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(false)
-        .with_json_response(true);
+        .with_legacy_session_mode(sessions)
+        .with_json_response(!sessions);
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
@@ -133,11 +137,21 @@ fn bench(mut arguments: JsonObject) -> Result<String, String> {
 
 impl ServerHandler for Plain {
     fn get_info(&self) -> InitializeResult {
-        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                "plain-server",
-                env!("CARGO_PKG_VERSION"),
-            ))
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        InitializeResult::new(capabilities).with_server_info(Implementation::new(
+            "plain-server",
+            env!("CARGO_PKG_VERSION"),
+        ))
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
     }
 
     async fn list_tools(

@@ -208,6 +208,8 @@ impl ServerBuilder {
                 validating: tokio::sync::Semaphore::new(1),
                 #[cfg(feature = "otel")]
                 instruments: super::otel::Instruments::new(),
+                #[cfg(feature = "http")]
+                lane_sessions: Default::default(),
             }),
         })
     }

@@ -72,6 +72,9 @@ pub(crate) struct Inner {
     pub(crate) validating: tokio::sync::Semaphore,
     #[cfg(feature = "otel")]
     pub(crate) instruments: super::otel::Instruments,
+    /// The sessions whose plain requests the HTTP fast lane may answer.
+    #[cfg(feature = "http")]
+    pub(crate) lane_sessions: super::http::LaneSessions,
 }
 
 impl std::fmt::Debug for Server {

@@ -141,6 +141,8 @@ impl ServerHandler for Server {
             source.session_started(context.peer.clone());
         }
         self.hub().session_started(context.peer.clone());
+        #[cfg(feature = "http")]
+        self.inner.lane_sessions.started(&context);
         self.notify_user(Notification::Initialized, context).await;
     }
 
@@ -483,7 +485,7 @@ impl Server {
         let caller = crate::tool::Caller::of(&extensions).cloned();
         let (version, capabilities, peer) = match client {
             PlainClient::None => (None, None, None),
-            #[cfg(feature = "stdio")]
+            #[cfg(any(feature = "stdio", feature = "http"))]
             PlainClient::Session(peer) => {
                 let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
                 (None, capabilities, Some(peer))
@@ -650,8 +652,8 @@ impl Server {
 pub(crate) enum PlainClient {
     /// No way back (stateless HTTP before 2026-07-28).
     None,
-    /// The session's peer (stdio).
-    #[cfg(feature = "stdio")]
+    /// The session's peer (stdio, a session of streamable HTTP).
+    #[cfg(any(feature = "stdio", feature = "http"))]
     Session(rmcp::Peer<RoleServer>),
     /// A 2026-07-28 request, with the client capabilities its `_meta` declares.
     #[cfg(feature = "http")]

@@ -1,6 +1,6 @@
 //! What this crate mirrors of rmcp 3.11's own behaviour, in one place: where a transport
-//! answers a request itself (the plain requests of `plain`, on stdio and on stateless
-//! streamable HTTP), its answer must be the one rmcp's path would give, byte for byte and
+//! answers a request itself (the plain requests of `plain`, on stdio, on stateless streamable
+//! HTTP and in a session of streamable HTTP), its answer must be the one rmcp's path would give, byte for byte and
 //! status for status, and it may take only requests rmcp would accept as they are. Each rule
 //! names where rmcp keeps it (in its repository, modelcontextprotocol/rust-sdk, under
 //! `crates/rmcp/src/`); the differential tests (`tests/it/fast_path.rs`: the same requests
@@ -119,26 +119,14 @@ mod http_rules {
             }
         }
 
-        /// The shape of the answer when the front may answer `hot` itself, sent with `headers` and
-        /// the lifecycle of its `_meta`, if any.
+        /// The shape of the answer when a stateless front may answer `asked` itself, sent with
+        /// `headers` and the lifecycle of its `_meta`, if any.
         pub(crate) fn shape(&self, asked: &Asked<'_>, headers: &HeaderMap) -> Option<Shape> {
-            if asked.progress {
-                // Its notifications would make the answer a stream of events.
+            let read = Read::of(asked, headers)?;
+            if read.session.is_some() {
                 return None;
             }
-            let (mut version, mut method, mut named) = (None, None, None);
-            for name in headers.keys() {
-                let name = name.as_str();
-                let slot = match name {
-                    "origin" => return None,
-                    "mcp-protocol-version" => &mut version,
-                    "mcp-method" => &mut method,
-                    "mcp-name" => &mut named,
-                    _ if name.starts_with("mcp-") => return None,
-                    _ => continue,
-                };
-                *slot = Some(single(headers, name)?);
-            }
+            let (version, method, named) = (read.version, read.method, read.named);
             let version = version?;
             let known = ProtocolVersion::KNOWN_VERSIONS
                 .iter()
@@ -172,6 +160,36 @@ mod http_rules {
             .then(|| Shape::of(known))
         }
 
+        /// The session of a request a front with sessions may answer itself: one rmcp's service
+        /// with sessions would take as it is (its `Host`, `Accept` and `Content-Type`, a protocol
+        /// version header it knows from before 2026-07-28 or none, no lifecycle of its own), and
+        /// whose answer is one event (no progress).
+        pub(crate) fn session<'h>(
+            &self,
+            asked: &Asked<'_>,
+            headers: &'h HeaderMap,
+        ) -> Option<&'h str> {
+            let read = Read::of(asked, headers)?;
+            if asked.lifecycle.is_some() || read.method.is_some() || read.named.is_some() {
+                return None;
+            }
+            if let Some(version) = read.version {
+                let known = ProtocolVersion::KNOWN_VERSIONS
+                    .iter()
+                    .find(|known| known.as_str() == version)?;
+                if known.as_str() >= ProtocolVersion::STANDARD_HEADERS.as_str() {
+                    return None;
+                }
+            }
+            let session = read.session?;
+            (self.host_allowed(headers)?
+                && accepts_json_and_events(headers)?
+                && single(headers, header::CONTENT_TYPE.as_str())?
+                    .trim()
+                    .eq_ignore_ascii_case("application/json"))
+            .then_some(session)
+        }
+
         /// Whether `Host` names an allowed host, as rmcp decides it; `None` when rmcp would
         /// refuse the header itself.
         fn host_allowed(&self, headers: &HeaderMap) -> Option<bool> {
@@ -183,6 +201,45 @@ mod http_rules {
                     *allowed == host && allowed_port.is_none_or(|p| Some(p) == port)
                 });
             allowed.then_some(true)
+        }
+    }
+
+    /// The MCP headers of a request the front may take (each sent once, as text), read once.
+    struct Read<'h> {
+        version: Option<&'h str>,
+        method: Option<&'h str>,
+        named: Option<&'h str>,
+        session: Option<&'h str>,
+    }
+
+    impl<'h> Read<'h> {
+        /// `None` when the request is rmcp's whatever its MCP headers say: it asks for progress
+        /// (its notifications would make the answer a stream of events), it has an `Origin`, an
+        /// MCP header is sent twice or is not text, or another `Mcp-*` header is there.
+        fn of(asked: &Asked<'_>, headers: &'h HeaderMap) -> Option<Read<'h>> {
+            if asked.progress {
+                return None;
+            }
+            let mut read = Read {
+                version: None,
+                method: None,
+                named: None,
+                session: None,
+            };
+            for name in headers.keys() {
+                let name = name.as_str();
+                let slot = match name {
+                    "origin" => return None,
+                    "mcp-protocol-version" => &mut read.version,
+                    "mcp-method" => &mut read.method,
+                    "mcp-name" => &mut read.named,
+                    "mcp-session-id" => &mut read.session,
+                    _ if name.starts_with("mcp-") => return None,
+                    _ => continue,
+                };
+                *slot = Some(single(headers, name)?);
+            }
+            Some(read)
         }
     }
 

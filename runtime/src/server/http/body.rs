@@ -17,7 +17,9 @@ use bytes::Bytes;
 use http::{Method, Request, StatusCode, header};
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
-use rmcp::model::{ClientRequest, ErrorCode, ErrorData, JsonRpcMessage, RequestId};
+use rmcp::model::{
+    ClientNotification, ClientRequest, ErrorCode, ErrorData, JsonRpcMessage, RequestId,
+};
 use serde_json::{Map, Value};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, timeout_at};
@@ -29,10 +31,12 @@ use crate::server::incoming::{Read, Unread, read, without_lone_surrogates};
 use crate::server::plain::{self, PlainRequest};
 use crate::tool::BoxFuture;
 
-/// What the body layer found a POST's body to be, in the request's extensions (taken by the
-/// layers that need its parts; removed before rmcp sees the request).
+/// What the body layer found a POST's body to be, in the request's extensions (read by the
+/// layers inside, taken whole by the one that needs its parts; removed before rmcp sees the
+/// request). Shared without a lock: the request is handed from layer to layer, never held by
+/// two at once.
 #[derive(Clone)]
-pub(crate) struct Incoming(Arc<Mutex<Parsed>>);
+pub(crate) struct Incoming(Arc<Parsed>);
 
 /// The facts of one message.
 #[derive(Default)]
@@ -47,16 +51,23 @@ pub(crate) struct Parsed {
     /// A plain request, and the lifecycle its `_meta` carries (2026-07-28: its protocol version
     /// and its client capabilities, when they read as rmcp reads them).
     pub(crate) plain: Option<(PlainRequest<'static>, Option<Lifecycle>)>,
+    /// The request a `notifications/cancelled` cancels.
+    pub(crate) cancels: Option<RequestId>,
 }
 
 impl Incoming {
     pub(crate) fn new(parsed: Parsed) -> Self {
-        Incoming(Arc::new(Mutex::new(parsed)))
+        Incoming(Arc::new(parsed))
     }
 
-    /// The facts of the message, to read or take parts of.
-    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Parsed> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    /// The facts of the message.
+    pub(crate) fn get(&self) -> &Parsed {
+        &self.0
+    }
+
+    /// The facts of the message, owned, to take parts of; itself when another holds them too.
+    pub(crate) fn into_parsed(self) -> Result<Parsed, Incoming> {
+        Arc::try_unwrap(self.0).map_err(Incoming)
     }
 }
 
@@ -266,6 +277,15 @@ impl Limits {
                 }
                 Ok(parsed)
             }
+            Read::Message(JsonRpcMessage::Notification(notification)) => Ok(Parsed {
+                cancels: match notification.notification {
+                    ClientNotification::CancelledNotification(cancelled) => {
+                        cancelled.params.request_id
+                    }
+                    _ => None,
+                },
+                ..Parsed::default()
+            }),
             Read::Message(_) => Ok(Parsed::default()),
             Read::Answer(answer) => Err(Box::new(json_rpc(StatusCode::BAD_REQUEST, &answer))),
             Read::Drop(Unread::Blank | Unread::NotJson) => refused(
@@ -357,7 +377,7 @@ mod tests {
         let id = request
             .extensions()
             .get::<Incoming>()
-            .and_then(|i| i.lock().id.clone())
+            .and_then(|i| i.get().id.clone())
             .map(|id| id.to_string())
             .unwrap_or_default();
         let body = request.into_body().collect().await.unwrap().to_bytes();

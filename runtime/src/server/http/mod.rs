@@ -6,6 +6,8 @@ mod body;
 mod connection;
 mod drain;
 mod hosts;
+mod lane;
+mod lane_sessions;
 mod listener;
 mod next;
 #[cfg(feature = "oauth")]
@@ -21,6 +23,7 @@ pub use options::{ConnectionOptions, HttpOptions};
 pub use service::HttpService;
 
 pub(crate) use body::ParsePlace;
+pub(crate) use lane_sessions::LaneSessions;
 
 use crate::server::core::Server;
 use crate::server::serve::{Serve, ServeError};

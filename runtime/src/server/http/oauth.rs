@@ -132,21 +132,33 @@ where
         let inner = self.inner.clone();
         let guard = self.guard.clone();
         Box::pin(async move {
-            if let (Some(guard), Some(caller), Some(incoming)) = (
+            let mut request = request;
+            let refused = match (
                 &guard,
                 request.extensions().get::<Caller>(),
                 request.extensions().get::<Incoming>(),
             ) {
-                let mut parsed = incoming.lock();
-                let refused = (parsed.call())
-                    .and_then(|(name, arguments)| guard.scopes(name, arguments, caller));
-                // The arguments were kept for this check only.
-                if let Some((_, arguments)) = &mut parsed.call {
-                    arguments.take();
-                }
-                if let Some(refused) = refused {
-                    return Ok(refused);
-                }
+                (Some(guard), Some(caller), Some(incoming)) => (incoming.get().call())
+                    .and_then(|(name, arguments)| guard.scopes(name, arguments, caller)),
+                _ => None,
+            };
+            if let Some(refused) = refused {
+                return Ok(refused);
+            }
+            // The arguments were kept for this check only.
+            let kept = (request.extensions().get::<Incoming>())
+                .is_some_and(|i| matches!(&i.get().call, Some((_, Some(_)))));
+            if kept && let Some(incoming) = request.extensions_mut().remove::<Incoming>() {
+                let incoming = match incoming.into_parsed() {
+                    Ok(mut parsed) => {
+                        if let Some((_, arguments)) = &mut parsed.call {
+                            arguments.take();
+                        }
+                        Incoming::new(parsed)
+                    }
+                    Err(shared) => shared,
+                };
+                request.extensions_mut().insert(incoming);
             }
             Ok(next::call(inner, request).await)
         })

@@ -67,9 +67,12 @@ pub struct HttpOptions {
     /// stopped; `None` (the default) waits as long as the longest deadline of any action, or
     /// 30 s when an action has none.
     pub drain: Option<Duration>,
-    /// Stateless only: plain `tools/call` (without a progress token), `tools/list` and `ping`
-    /// requests with plain headers are answered by this crate as rmcp would answer them (the
-    /// same status and bytes), without rmcp's per-request service (on by default).
+    /// Plain `tools/call` (without a progress token), `tools/list` and `ping` requests with
+    /// plain headers are answered by this crate as rmcp would answer them (on by default):
+    /// stateless, the same status and bytes, without rmcp's per-request service; in a live
+    /// session, the same events in one body, without rmcp's session worker and per-request
+    /// task (a call only when the session's client declared nothing it could be asked:
+    /// elicitation, sampling, roots).
     pub fast_path: bool,
     /// MCP authorization (feature `oauth`): the server as an OAuth resource server. Every
     /// request must then carry a bearer token its verifier accepts (else `401`, before the

@@ -1,20 +1,23 @@
-//! The fast path, one optional layer (a stateless server with `fast_path`): a plain request
-//! (`server::plain`) whose headers are ones rmcp's stateless service would accept as they are
-//! (`rmcp_rules`) is answered here, with the answer rmcp would give (`200`, `application/json`,
-//! the same bytes), without rmcp building its message, a one-shot service and its task. The
-//! core sees the same request facts as on rmcp's path: the request's head
+//! The fast path, one optional layer (`HttpOptions::fast_path`): a plain request
+//! (`server::plain`) whose headers are ones rmcp's service would accept as they are
+//! (`rmcp_rules`) is answered here, with the answer rmcp would give: on a stateless server
+//! `200`, `application/json`, the same bytes, without rmcp building its message, a one-shot
+//! service and its task; in a session, the same events as rmcp's session would send (`lane`).
+//! The core sees the same request facts as on rmcp's path: the request's head
 //! (`http::request::Parts`, with the verified caller), for middleware and rate-limit keys alike.
 //!
 //! Whatever it does not answer goes to rmcp, without the facts the body layer left (rmcp keeps
 //! the request's head for as long as the request runs; what it parses is its own).
 
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use http::Request;
 use tower_service::Service;
 
 use super::body::{Incoming, ReadBody};
+use super::lane::SessionLane;
 use super::next;
 use super::reply::{Reply, answered};
 use crate::server::core::Server;
@@ -28,7 +31,14 @@ use crate::tool::BoxFuture;
 pub(crate) struct FastPath<S> {
     pub(crate) inner: S,
     /// `None`: every request goes to `inner`.
-    pub(crate) plain: Option<std::sync::Arc<(Server, PlainHeaders)>>,
+    pub(crate) plain: Option<std::sync::Arc<Lane>>,
+}
+
+/// The fast path's server, its rules, and its sessions (`None`: a stateless server).
+pub(crate) struct Lane {
+    pub(crate) server: Server,
+    pub(crate) headers: PlainHeaders,
+    pub(crate) sessions: Option<SessionLane>,
 }
 
 impl<S> Service<Request<ReadBody>> for FastPath<S>
@@ -50,9 +60,38 @@ where
         Box::pin(async move {
             let (mut parts, body) = request.into_parts();
             let incoming = parts.extensions.remove::<Incoming>();
-            let taken = incoming.and_then(|incoming| incoming.lock().plain.take());
-            if let (Some(plain), Some((request, lifecycle))) = (plain, taken) {
-                let (server, headers) = &*plain;
+            let parsed = incoming.and_then(|incoming| incoming.into_parsed().ok());
+            let (taken, cancels) = parsed.map_or((None, None), |p| (p.plain, p.cancels));
+            if let (Some(lane), Some(cancels)) = (&plain, cancels)
+                && let Some(sessions) = &lane.sessions
+            {
+                // A call of the lane is not rmcp's to cancel; rmcp is told too, as before.
+                sessions.cancel(&parts.headers, &cancels);
+            }
+            if let (Some(lane), Some((request, lifecycle))) = (&plain, taken) {
+                let (server, headers) = (&lane.server, &lane.headers);
+                if let Some(sessions) = &lane.sessions {
+                    let asked = request.asked_with(None);
+                    let session = (lifecycle.is_none())
+                        .then(|| headers.session(&asked, &parts.headers))
+                        .flatten();
+                    let taken = match session {
+                        Some(id) => sessions.taken(server, id, &request).await,
+                        None => None,
+                    };
+                    if let (Some((peer, shape)), Some(id)) = (taken, session) {
+                        let id = Arc::<str>::from(id);
+                        if let Some(place) = parts.extensions.remove::<super::body::ParsePlace>() {
+                            place.release();
+                        }
+                        drop(body);
+                        let mut extensions = rmcp::model::Extensions::new();
+                        extensions.insert(parts);
+                        let reply = sessions.answer(server, id, request, peer, shape, extensions);
+                        return Ok(reply.await);
+                    }
+                    return Ok(next::call(inner, Request::from_parts(parts, body)).await);
+                }
                 let inline =
                     (lifecycle.as_ref()).map(|l| (l.version.as_str(), l.capabilities.is_some()));
                 let asked = request.asked_with(inline);

@@ -9,7 +9,8 @@
 //! 5. [`ReadBodies`]: the body within its size and time, parsed `max_parsing` at a time;
 //! 6. `Scopes` (feature `oauth`): `403 insufficient_scope` for a call the token may not make;
 //! 7. [`SessionLimits`]: the cap on live sessions, one request per id in a session;
-//! 8. [`FastPath`] (stateless, optional): plain requests answered as rmcp would answer them;
+//! 8. [`FastPath`] (optional): plain requests answered as rmcp would answer them, on a
+//!    stateless server and in a session;
 //! 9. rmcp's service: sessions, streams of events, the MCP dispatch to the server (the body it
 //!    reads gives back its parse place once rmcp has parsed it).
 //!
@@ -33,16 +34,35 @@ use tower_service::Service;
 use super::body::{Limits, ReadBodies};
 use super::drain::{Drain, Draining};
 use super::hosts::Hosts;
+use super::lane::SessionLane;
 use super::options::HttpOptions;
 use super::path::Path;
-use super::plain::FastPath;
+use super::plain::{FastPath, Lane};
 use super::reply::Reply;
 use super::sessions::{SessionLimits, Sessions};
 use crate::server::core::Server;
 use crate::server::rmcp_rules::PlainHeaders;
 use crate::tool::BoxFuture;
 
-type Rmcp = StreamableHttpService<Server, LocalSessionManager>;
+/// rmcp's service, shared: a clone of `StreamableHttpService` copies its settings (the
+/// allowed hosts and origins), which its own `Service::call` does for every request.
+#[derive(Clone)]
+pub(crate) struct Rmcp(Arc<StreamableHttpService<Server, LocalSessionManager>>);
+
+impl Service<Request<super::body::ReadBody>> for Rmcp {
+    type Response = Reply;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Reply, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<super::body::ReadBody>) -> Self::Future {
+        let rmcp = Arc::clone(&self.0);
+        Box::pin(async move { Ok(rmcp.handle(request).await) })
+    }
+}
 
 #[cfg(feature = "oauth")]
 type Inside = super::oauth::Scopes<SessionLimits<FastPath<Rmcp>>>;
@@ -178,10 +198,16 @@ impl Server {
         let closing = config.cancellation_token.clone();
         let server = self.clone();
         let rmcp = StreamableHttpService::new(move || Ok(server.clone()), manager.clone(), config);
-        let hosts = Arc::new(rmcp.clone());
-        let plain = (options.stateless && options.fast_path).then(|| {
+        let hosts = Arc::new(rmcp);
+        let rmcp = Rmcp(Arc::clone(&hosts));
+        let plain = options.fast_path.then(|| {
             let headers = PlainHeaders::new(&options.allowed_hosts, self.without_param_headers());
-            Arc::new((self.clone(), headers))
+            let sessions = (!options.stateless).then(|| SessionLane::new(manager.clone()));
+            Arc::new(Lane {
+                server: self.clone(),
+                headers,
+                sessions,
+            })
         });
         let inside = SessionLimits {
             inner: FastPath { inner: rmcp, plain },

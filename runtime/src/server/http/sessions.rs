@@ -90,7 +90,7 @@ where
                 .map(Arc::<str>::from);
             let (id, initialize) = match request.extensions().get::<Incoming>() {
                 Some(incoming) => {
-                    let parsed = incoming.lock();
+                    let parsed = incoming.get();
                     (parsed.id.clone(), parsed.initialize)
                 }
                 None => (None, false),
