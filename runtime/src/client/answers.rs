@@ -128,7 +128,7 @@ impl Answers {
     }
 
     /// Declares the tasks extension (SEP-2663): a call of an action that runs as a task is
-    /// answered with a task ([`Client::start_task`]) instead of running while the call waits.
+    /// answered with a task ([`Client::start_task`](super::Client::start_task)) instead of running while the call waits.
     ///
     /// ```
     /// let answers = mcp_fusion::client::Answers::new().tasks();

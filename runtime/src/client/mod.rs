@@ -17,10 +17,10 @@
 //! `Last-Event-ID`. Schemas pass through as JSON objects, in their order: nothing here
 //! rewrites one or follows a `$ref`, remote or not.
 //!
-//! Ours: [`Era`], the lifecycle chosen by revision; [`Answers`], the elicitation (the
-//! schema's defaults applied to an accepted form, [`with_defaults`]), sampling and roots
+//! Ours (feature `client`): `Era`, the lifecycle chosen by revision; `Answers`, the elicitation (the
+//! schema's defaults applied to an accepted form, `with_defaults`), sampling and roots
 //! handlers, each declaring its capability; the 2026-07-28 rounds (`input_required`,
-//! SEP-2322) driven through those handlers by [`Client`], `requestState` echoed exactly and
+//! SEP-2322) driven through those handlers by `Client`, `requestState` echoed exactly and
 //! omitted when none came; the tool and action addressing, and every envelope read back.
 //!
 //! ```
@@ -41,15 +41,15 @@ mod batch_options;
 #[cfg(feature = "client")]
 mod connect;
 #[cfg(feature = "client")]
-mod tasks;
-#[cfg(feature = "oauth-client")]
-pub mod oauth;
-#[cfg(feature = "client")]
 mod connection;
 #[cfg(feature = "client")]
 mod era;
+#[cfg(feature = "oauth-client")]
+pub mod oauth;
 #[cfg(feature = "client")]
 mod rounds;
+#[cfg(feature = "client")]
+mod tasks;
 
 #[cfg(feature = "client")]
 pub use answers::Answers;
@@ -61,11 +61,11 @@ pub use connection::Connection;
 #[cfg(feature = "client")]
 pub use connect::{CallError, Client, ClientError, ToolCallError, warnings};
 #[cfg(feature = "client")]
-pub use tasks::Started;
-#[cfg(feature = "client")]
 pub use era::Era;
 #[cfg(feature = "client")]
 pub use rounds::with_defaults;
+#[cfg(feature = "client")]
+pub use tasks::Started;
 
 mod parse;
 pub(crate) mod reverse;
