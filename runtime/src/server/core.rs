@@ -74,7 +74,7 @@ pub(crate) struct Inner {
     pub(crate) instruments: super::otel::Instruments,
     /// The sessions whose plain requests the HTTP fast lane may answer.
     #[cfg(feature = "http")]
-    pub(crate) lane_sessions: super::http::LaneSessions,
+    pub(crate) lane_sessions: super::lane::LaneSessions,
 }
 
 impl std::fmt::Debug for Server {

@@ -127,17 +127,16 @@ mod dispatch;
 #[cfg(feature = "http")]
 mod http;
 mod incoming;
+#[cfg(any(feature = "stdio", feature = "http"))]
+mod lane;
 mod log_message;
 mod methods;
 #[cfg(feature = "otel")]
 mod otel;
-#[cfg(any(feature = "stdio", feature = "http"))]
-mod plain;
 mod progress;
 mod reach;
 mod registry;
 mod request;
-mod rmcp_rules;
 mod rounds;
 mod serve;
 mod source;

@@ -33,7 +33,7 @@ use serde_json::{Map, Value};
 
 use crate::envelope::Envelope;
 
-use super::rmcp_rules::Shape;
+use super::rules::Shape;
 
 /// The lifecycle a 2026-07-28 request carries in its own `_meta`, when it does: its protocol
 /// version, and whether its client capabilities are there and read as rmcp reads them.
@@ -66,12 +66,12 @@ impl PlainRequest<'_> {
     pub(crate) fn asked_with<'b>(
         &'b self,
         lifecycle: Option<(&'b str, bool)>,
-    ) -> super::rmcp_rules::Asked<'b> {
+    ) -> super::rules::Asked<'b> {
         let (tool, progress) = match self {
             PlainRequest::Call(_, call) => (Some(&*call.name), call.progress.is_some()),
             _ => (None, false),
         };
-        super::rmcp_rules::Asked {
+        super::rules::Asked {
             method: self.method(),
             tool,
             progress,

@@ -31,11 +31,11 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
-use super::reply::Reply;
 use crate::server::core::Server;
-use crate::server::dispatch::PlainClient;
-use crate::server::plain::PlainRequest;
-use crate::server::rmcp_rules::Shape;
+use crate::server::http::reply::Reply;
+use crate::server::lane::answer::PlainClient;
+use crate::server::lane::read::PlainRequest;
+use crate::server::lane::rules::Shape;
 
 /// A request of a session: the session's id and the request's.
 type SessionRequest = (Arc<str>, RequestId);
