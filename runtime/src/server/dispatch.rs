@@ -1,7 +1,8 @@
 //! The one dispatch: every MCP request a transport hands the core goes to the tool pipeline
 //! (`tools/call`, `tools/list`), a source of tools (the gateway's listing changes), or the
 //! user's own handler (everything else), whether rmcp's service loop read it (this is the
-//! server's `ServerHandler`) or a transport read it itself ([`Server::answer_plain`]).
+//! server's `ServerHandler`) or a transport read it itself (the fast lane, `server::lane`:
+//! [`Server::answer_plain`]).
 //!
 //! What the user's handler answers runs under the request's cancellation (its future is
 //! dropped when the client cancels) with its panic caught (answered, never lost), and is
@@ -141,6 +142,7 @@ impl ServerHandler for Server {
             source.session_started(context.peer.clone());
         }
         self.hub().session_started(context.peer.clone());
+        // The fast lane (`server::lane`): it may answer this session's plain requests now.
         #[cfg(feature = "http")]
         self.inner.lane_sessions.started(&context);
         self.notify_user(Notification::Initialized, context).await;

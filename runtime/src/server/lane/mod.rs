@@ -1,8 +1,9 @@
 //! The fast lane: the plain requests a transport answers itself, as rmcp's path would answer
 //! them, byte for byte, only cheaper. One piece, behind the transports' switches
 //! (`StdioOptions::fast_path`, `HttpOptions::fast_path`): deleting this folder and the call
-//! sites marked "fast lane" in `stdio/mod.rs`, `stdio/transport.rs` and `http/service.rs`
-//! (with the few hooks named below) removes it. The differential tests
+//! sites marked "fast lane" (`server/stdio/mod.rs` builds a `StdioLane`, which
+//! `server/stdio/transport.rs` hands each line; `server/http/service.rs` puts `FastPath` in
+//! its stack), with the few hooks named below, removes it. The differential tests
 //! (`tests/it/fast_path.rs`: the same requests through both paths) hold its rules.
 //!
 //! - `read`: a plain `tools/call`, `tools/list` or `ping` read from its bytes into a few
@@ -15,10 +16,11 @@
 //! - `http/`: the layer answering on streamable HTTP, stateless and in sessions.
 //!
 //! Outside, the server keeps what the lane needs of it: the body layer reads a plain request
-//! once for both paths (`http/body.rs`), a call's progress may go straight to stdio's lines
-//! (`request.rs`, `progress.rs`), the server holds the lane's `tools/list` answers and the
-//! sessions it may answer in (`core.rs`), told as a session's client says `initialized`
-//! (`dispatch.rs`).
+//! once for both paths (`server/http/body.rs`, with the lane's `parse_inline`), a call's
+//! progress may go straight to stdio's lines (`ProgressSink::Lines` in `server/request.rs`,
+//! written in `server/progress.rs`), the server holds the lane's `tools/list` answers and the
+//! sessions it may answer in (`server/core.rs`), told as a session's client says
+//! `initialized` (`server/dispatch.rs`).
 
 mod answer;
 #[cfg(feature = "http")]

@@ -11,11 +11,12 @@
 //! is the one rmcp's path gives, only cheaper. A 2026-07-28 request's lifecycle in `_meta`
 //! (protocol version, client capabilities and identity) is read apart: on stdio such a request
 //! is rmcp's; a stateless HTTP front takes it when its standard headers agree with it
-//! (`http::plain`, under the rules of `rmcp_rules`). A call's progress notifications are written as lines too, before its answer.
+//! (`http/front.rs`, under the rules of `rules`). A call's progress notifications are written as
+//! lines too, before its answer.
 //!
 //! Over streamable HTTP a plain request is known for what it is without building rmcp's
 //! message a first time before rmcp builds it again; a stateless front answers it itself when
-//! its headers are plain too (`http::plain`).
+//! its headers are plain too (`http/front.rs`).
 // Without the stdio transport, only the reading is used.
 #![cfg_attr(not(feature = "stdio"), allow(dead_code))]
 

@@ -1,6 +1,6 @@
 //! The fast lane in a session (a server with sessions, `HttpOptions::fast_path`): a plain
 //! request of a live session whose headers rmcp's service would take as they are
-//! (`rmcp_rules::PlainHeaders::session`) is answered here with the events rmcp would send
+//! (`rules::PlainHeaders::session`) is answered here with the events rmcp would send
 //! (`200`, `text/event-stream`, a priming event then the answer, the same JSON), in one body,
 //! without rmcp's message, its session worker, the request's channel and task, or a stream
 //! written event by event.
