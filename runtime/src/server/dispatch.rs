@@ -144,7 +144,7 @@ impl ServerHandler for Server {
         self.hub().session_started(context.peer.clone());
         // The fast lane (`server::lane`): it may answer this session's plain requests now.
         #[cfg(feature = "http")]
-        self.inner.lane_sessions.started(&context);
+        self.inner.lane.sessions.started(&context);
         self.notify_user(Notification::Initialized, context).await;
     }
 
@@ -445,7 +445,6 @@ impl Server {
             called => self.answer_of(&id, &name, called).map(Into::into),
         }
     }
-
 
     /// The answer to a `tools/call` as it ended.
     pub(crate) fn answer_of(

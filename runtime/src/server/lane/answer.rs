@@ -1,12 +1,9 @@
 //! The lane's answers: a plain request (`read`) run by the server's one call pipeline and
 //! answered with one serialisation, the same bytes rmcp's path gives (`rules`).
 
-use rmcp::RoleServer;
-use rmcp::model::{
-    CallToolResponse, ClientCapabilities, Extensions, ListToolsResult, ProtocolVersion, RequestId,
-    ServerResult,
-};
 use rmcp::ErrorData;
+use rmcp::RoleServer;
+use rmcp::model::{CallToolResponse, Extensions, ListToolsResult, RequestId, ServerResult};
 
 use super::read::{PlainRequest, answer, envelope_answer};
 use super::rules::Shape;
@@ -55,13 +52,13 @@ impl Server {
         let caller = crate::tool::Caller::of(&extensions).cloned();
         let (version, capabilities, peer) = match client {
             PlainClient::None => (None, None, None),
-                    PlainClient::Session(peer) => {
+            PlainClient::Session(peer) => {
                 let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
                 (None, capabilities, Some(peer))
             }
             #[cfg(feature = "http")]
             PlainClient::Round(capabilities) => (
-                Some(ProtocolVersion::V_2026_07_28),
+                Some(rmcp::model::ProtocolVersion::V_2026_07_28),
                 capabilities.map(|c| *c),
                 None,
             ),
@@ -147,7 +144,7 @@ impl Server {
         let cached = match self.tools_change() {
             false => {
                 let own = || self.inner.registry.listed().cloned().collect();
-                self.inner.listing[shape as usize].get_or_init(|| make(own()))
+                self.inner.lane.listing[shape as usize].get_or_init(|| make(own()))
             }
             true => {
                 made = make(self.listed_tools().await);
@@ -168,5 +165,5 @@ pub(crate) enum PlainClient {
     Session(rmcp::Peer<RoleServer>),
     /// A 2026-07-28 request, with the client capabilities its `_meta` declares.
     #[cfg(feature = "http")]
-    Round(Option<Box<ClientCapabilities>>),
+    Round(Option<Box<rmcp::model::ClientCapabilities>>),
 }

@@ -14,28 +14,31 @@
 //!   serialisation.
 //! - `stdio`: the lane of a stdio session, called by the stdio transport for each line.
 //! - `http/`: the layer answering on streamable HTTP, stateless and in sessions.
+//! - `state`: what the server holds for the lane (its `tools/list` answers, its sessions).
 //!
 //! Outside, the server keeps what the lane needs of it: the body layer reads a plain request
 //! once for both paths (`server/http/body.rs`, with the lane's `parse_inline`), a call's
 //! progress may go straight to stdio's lines (`ProgressSink::Lines` in `server/request.rs`,
 //! written in `server/progress.rs`), the server holds the lane's `tools/list` answers and the
-//! sessions it may answer in (`server/core.rs`), told as a session's client says
-//! `initialized` (`server/dispatch.rs`).
+//! sessions it may answer in (`state`, one field of `server/core.rs`), told as a session's
+//! client says `initialized` (`server/dispatch.rs`).
 
 mod answer;
 #[cfg(feature = "http")]
 mod http;
 mod read;
 mod rules;
+mod state;
 #[cfg(feature = "stdio")]
 mod stdio;
 
 #[cfg(feature = "http")]
-pub(crate) use http::{FastPath, LaneSessions};
+pub(crate) use http::FastPath;
 pub(crate) use read::PlainRequest;
 #[cfg(feature = "http")]
 pub(crate) use read::parse_inline;
 #[cfg(feature = "stdio")]
 pub(crate) use read::progress_line;
+pub(crate) use state::LaneState;
 #[cfg(feature = "stdio")]
 pub(crate) use stdio::StdioLane;

@@ -97,10 +97,11 @@ impl Server {
     {
         let drain = options.drain.unwrap_or_else(|| self.longest_deadline());
         // The fast lane, the one place stdio calls into it (`server::lane`).
-        let lane = options.fast_path.then(|| crate::server::lane::StdioLane::new(self.clone()));
+        let lane = options
+            .fast_path
+            .then(|| crate::server::lane::StdioLane::new(self.clone()));
         let peer = std::sync::Arc::default();
-        let transport =
-            StdioTransport::new(io, &options, drain, shutdown, lane, Arc::clone(&peer));
+        let transport = StdioTransport::new(io, &options, drain, shutdown, lane, Arc::clone(&peer));
         let running = self
             .serve(transport)
             .await

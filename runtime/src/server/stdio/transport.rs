@@ -42,8 +42,8 @@ use super::lines::{Line, Lines};
 use super::options::StdioOptions;
 use super::writer::{frame, write_all};
 use crate::server::incoming::{Read, read};
-use crate::server::methods::cut;
 use crate::server::lane::{PlainRequest, StdioLane};
+use crate::server::methods::cut;
 use crate::server::request::{Cancel, Framed, Stopping};
 use crate::server::serve::Shutdown;
 
@@ -181,7 +181,13 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
             Left::Cancelled | Left::Unknown => None,
         };
         if let Some(lane) = &self.lane {
-            lane.answer(request, cancel, self.peer.get().cloned(), self.out.clone(), leave);
+            lane.answer(
+                request,
+                cancel,
+                self.peer.get().cloned(),
+                self.out.clone(),
+                leave,
+            );
         }
     }
 

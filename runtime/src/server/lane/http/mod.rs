@@ -12,7 +12,7 @@ use std::sync::Arc;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 pub(crate) use front::FastPath;
-pub(crate) use known::LaneSessions;
+pub(super) use known::LaneSessions;
 
 use super::rules::PlainHeaders;
 use crate::server::HttpOptions;
@@ -28,8 +28,7 @@ impl<S> FastPath<S> {
         manager: &Arc<LocalSessionManager>,
     ) -> Self {
         let plain = options.fast_path.then(|| {
-            let headers =
-                PlainHeaders::new(&options.allowed_hosts, server.without_param_headers());
+            let headers = PlainHeaders::new(&options.allowed_hosts, server.without_param_headers());
             let sessions = (!options.stateless).then(|| session::SessionLane::new(manager.clone()));
             Arc::new(front::Lane {
                 server: server.clone(),

@@ -97,7 +97,7 @@ impl SessionLane {
         let every = keep_alive.map_or(Duration::from_secs(5), |k| {
             (k / 4).min(Duration::from_secs(5))
         });
-        let (peer, due) = server.inner.lane_sessions.peer(id, every)?;
+        let (peer, due) = server.inner.lane.sessions.peer(id, every)?;
         let info = peer.peer_info()?;
         if matches!(request, PlainRequest::Call(..)) && can_be_asked(&info.capabilities) {
             return None;
