@@ -336,10 +336,10 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for StdioTransport<R> {
                     self.started |= success && !pong;
                     if let JsonRpcMessage::Response(response) = &item
                         && let ServerResult::InitializeResult(initialized) = &response.result
+                        && let Some(lane) = &mut self.lane
                     {
-                        if let Some(lane) = &mut self.lane {
-                            lane.begin(&initialized.protocol_version);
-                        }
+                        // The fast lane answers plain requests from now on.
+                        lane.begin(&initialized.protocol_version);
                     }
                 }
                 Left::Unknown => {}
