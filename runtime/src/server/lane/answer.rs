@@ -10,7 +10,7 @@ use super::rules::Shape;
 use crate::server::call::Called;
 use crate::server::core::Server;
 use crate::server::reach::Asker;
-use crate::server::request::{CallRequest, ProgressSink, trace_of};
+use crate::server::request::{CallRequest, trace_of};
 use crate::server::task_calls::{TaskCall, Tasked};
 use crate::tool::CatchUnwind;
 
@@ -45,7 +45,7 @@ impl Server {
         #[cfg(feature = "stdio")]
         let progress = (call.progress)
             .zip(lines)
-            .map(|(token, lines)| (token, ProgressSink::Lines(lines)));
+            .map(|(token, lines)| (token, crate::server::request::ProgressSink::Lines(lines)));
         #[cfg(not(feature = "stdio"))]
         let progress = None;
         let name = call.name.clone();
