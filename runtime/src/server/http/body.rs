@@ -245,6 +245,8 @@ impl Limits {
     /// What a body is: a plain request read as rmcp will read it (without building its message
     /// here), or the facts of a message rmcp can read; or the answer rmcp would not give.
     fn parse(&self, body: &[u8]) -> Result<Parsed, Box<Reply>> {
+        // The fast lane's reading (`server::lane`), for both paths: a plain request is known
+        // without building rmcp's message here.
         if let Some((request, inline)) = lane::parse_inline(body) {
             let lifecycle = inline.map(|i| Lifecycle {
                 version: i.version.into_owned(),
