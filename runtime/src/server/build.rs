@@ -204,12 +204,11 @@ impl ServerBuilder {
                 tasks,
                 rounds: rounds.expect("a build with a problem returned above"),
                 unkeyed,
-                listing: Default::default(),
                 validating: tokio::sync::Semaphore::new(1),
                 #[cfg(feature = "otel")]
                 instruments: super::otel::Instruments::new(),
-                #[cfg(feature = "http")]
-                lane_sessions: Default::default(),
+                #[cfg(any(feature = "stdio", feature = "http"))]
+                lane: Default::default(),
             }),
         })
     }

@@ -64,17 +64,13 @@ pub(crate) struct Inner {
     /// stores that would keep caller keys readable. Serving with OAuth is refused for them.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) unkeyed: Vec<String>,
-    /// `tools/list`'s answer as JSON for each `Shape` (with id 0), made the first time a
-    /// transport answers it itself; only when no source lists tools that may change.
-    #[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
-    pub(crate) listing: [std::sync::OnceLock<Box<str>>; 2],
     /// Calls whose arguments are large are validated one at a time (`call::LARGE_ARGUMENTS`).
     pub(crate) validating: tokio::sync::Semaphore,
     #[cfg(feature = "otel")]
     pub(crate) instruments: super::otel::Instruments,
-    /// The sessions whose plain requests the HTTP fast lane may answer.
-    #[cfg(feature = "http")]
-    pub(crate) lane_sessions: super::http::LaneSessions,
+    /// What the fast lane keeps in the server (`server::lane`).
+    #[cfg(any(feature = "stdio", feature = "http"))]
+    pub(crate) lane: super::lane::LaneState,
 }
 
 impl std::fmt::Debug for Server {

@@ -1,7 +1,8 @@
 //! The one dispatch: every MCP request a transport hands the core goes to the tool pipeline
 //! (`tools/call`, `tools/list`), a source of tools (the gateway's listing changes), or the
 //! user's own handler (everything else), whether rmcp's service loop read it (this is the
-//! server's `ServerHandler`) or a transport read it itself ([`Server::answer_plain`]).
+//! server's `ServerHandler`) or a transport read it itself (the fast lane, `server::lane`:
+//! [`Server::answer_plain`]).
 //!
 //! What the user's handler answers runs under the request's cancellation (its future is
 //! dropped when the client cancels) with its panic caught (answered, never lost), and is
@@ -141,8 +142,9 @@ impl ServerHandler for Server {
             source.session_started(context.peer.clone());
         }
         self.hub().session_started(context.peer.clone());
+        // The fast lane (`server::lane`): it may answer this session's plain requests now.
         #[cfg(feature = "http")]
-        self.inner.lane_sessions.started(&context);
+        self.inner.lane.sessions.started(&context);
         self.notify_user(Notification::Initialized, context).await;
     }
 
@@ -313,12 +315,6 @@ impl Server {
         self.inner.changes.hub()
     }
 
-    /// Whether the listing of tools may change while serving (a source's may).
-    #[cfg(any(feature = "stdio", feature = "http"))]
-    fn tools_change(&self) -> bool {
-        !self.inner.sources.is_empty()
-    }
-
     /// Runs a request of the user's handler under its cancellation, its panic caught; refused
     /// once the server is shutting down. Handed over: its parse place goes back.
     async fn user<'a, T>(
@@ -450,147 +446,6 @@ impl Server {
         }
     }
 
-    /// The answer to a plain request a transport read itself (`plain`): the same as rmcp's
-    /// path gives, serialised once. `None` for a call cancelled before its answer. A call's
-    /// progress notifications go to `lines` (stdio); `extensions` are what the transport knows
-    /// of the request (over HTTP the verified caller and the request's head, as rmcp gives
-    /// them on its path); `client`, how the call reaches its client.
-    #[cfg(any(feature = "stdio", feature = "http"))]
-    #[allow(clippy::too_many_arguments)] // each is one fact about the request
-    pub(crate) async fn answer_plain(
-        &self,
-        request: super::plain::PlainRequest<'_>,
-        cancelled: tokio_util::sync::CancellationToken,
-        shape: super::rmcp_rules::Shape,
-        #[cfg_attr(not(feature = "stdio"), allow(unused_variables))] lines: Option<
-            tokio::sync::mpsc::Sender<super::request::Framed>,
-        >,
-        extensions: Extensions,
-        client: PlainClient,
-    ) -> Option<Vec<u8>> {
-        use super::plain::{PlainRequest, answer, envelope_answer};
-
-        let (id, call) = match request {
-            PlainRequest::Ping(id) => return Some(answer(id, Ok(ServerResult::empty(())), shape)),
-            PlainRequest::List(id) => return Some(self.listing(&id, shape).await),
-            PlainRequest::Call(id, call) => (id, call),
-        };
-        #[cfg(feature = "stdio")]
-        let progress = (call.progress)
-            .zip(lines)
-            .map(|(token, lines)| (token, ProgressSink::Lines(lines)));
-        #[cfg(not(feature = "stdio"))]
-        let progress = None;
-        let name = call.name.clone();
-        let caller = crate::tool::Caller::of(&extensions).cloned();
-        let (version, capabilities, peer) = match client {
-            PlainClient::None => (None, None, None),
-            #[cfg(any(feature = "stdio", feature = "http"))]
-            PlainClient::Session(peer) => {
-                let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
-                (None, capabilities, Some(peer))
-            }
-            #[cfg(feature = "http")]
-            PlainClient::Round(capabilities) => (
-                Some(ProtocolVersion::V_2026_07_28),
-                capabilities.map(|c| *c),
-                None,
-            ),
-        };
-        let declared_tasks = capabilities.clone();
-        let reach = self
-            .reach(Asker {
-                tool: &name,
-                arguments: call.arguments.as_ref(),
-                version,
-                capabilities,
-                back_channel: peer.is_some(),
-                peer,
-                log_level: None,
-                answers: None,
-                state: None,
-                caller: caller.as_ref(),
-            })
-            .await;
-        // A plain request carries no round of its own: nothing to refuse.
-        let reach = reach.unwrap_or_default();
-        let declared = declared_tasks.as_ref().is_some_and(|c| c.supports_tasks());
-        match self.tasked(&name, call.arguments.as_ref(), declared, &reach.answers) {
-            Tasked::Inline => {}
-            Tasked::Refused(refused) => return Some(answer(id, Err(refused), shape)),
-            Tasked::Task => {
-                let task = TaskCall {
-                    name: name.to_string(),
-                    arguments: call.arguments,
-                    trace: trace_of(call.traceparent.as_deref(), call.tracestate.as_deref()),
-                    extensions,
-                    answers: reach.answers.clone(),
-                    capabilities: declared_tasks.unwrap_or_default(),
-                };
-                let created = self.start_task(task).await.map(ServerResult::from);
-                return Some(answer(id, created, shape));
-            }
-        }
-        let request = CallRequest {
-            trace: trace_of(call.traceparent.as_deref(), call.tracestate.as_deref()),
-            name: call.name,
-            arguments: call.arguments,
-            progress,
-            extensions,
-            cancelled,
-            client: reach.client.clone(),
-            round: reach.round.clone(),
-            spent: false,
-        };
-        // As in `call_tool`: a panic on the way to the action still answers.
-        let called = CatchUnwind(Box::pin(self.run_call(request))).await;
-        if let Some(missing) = reach.missing() {
-            let refused = ErrorData::missing_required_client_capability(missing);
-            return Some(answer(id, Err(refused), shape));
-        }
-        let outcome = match called {
-            // An envelope is written from its parts, its mirror never made a value.
-            Ok(Called::Answered(ref answer)) if let Some(envelope) = answer.as_envelope() => {
-                return Some(envelope_answer(&id, envelope, shape));
-            }
-            Ok(Called::Cancelled { .. }) => return None,
-            Ok(Called::InputRequired(asks)) => {
-                let result = ServerResult::InputRequiredResult(self.input_required(&reach, asks));
-                return Some(answer(id, Ok(result), shape));
-            }
-            Ok(called) => self.answer_of(&id, &name, called),
-            Err(panic) => Err(self.panicked(panic)),
-        };
-        let response = |result| ServerResult::from(CallToolResponse::from(result));
-        Some(answer(id, outcome.map(response), shape))
-    }
-
-    /// `tools/list`'s answer to request `id`: made once for each shape, its id put in (made
-    /// each time when a source's tools may change).
-    #[cfg(any(feature = "stdio", feature = "http"))]
-    async fn listing(&self, id: &RequestId, shape: super::rmcp_rules::Shape) -> Vec<u8> {
-        const PREFIX: &str = r#"{"jsonrpc":"2.0","id":0,"#;
-        let make = |tools| -> Box<str> {
-            let result = ServerResult::ListToolsResult(ListToolsResult::with_all_items(tools));
-            let answer = super::plain::answer(RequestId::Number(0), Ok(result), shape);
-            String::from_utf8(answer).unwrap_or_default().into()
-        };
-        let made;
-        let cached = match self.tools_change() {
-            false => {
-                let own = || self.inner.registry.listed().cloned().collect();
-                self.inner.listing[shape as usize].get_or_init(|| make(own()))
-            }
-            true => {
-                made = make(self.listed_tools().await);
-                &made
-            }
-        };
-        let rest = cached.strip_prefix(PREFIX).unwrap_or_default();
-        let id = serde_json::to_string(id).unwrap_or_default();
-        format!(r#"{{"jsonrpc":"2.0","id":{id},{rest}"#).into_bytes()
-    }
-
     /// The answer to a `tools/call` as it ended.
     pub(crate) fn answer_of(
         &self,
@@ -645,19 +500,6 @@ impl Server {
         }
         crate::tool::unknown_tool(name, &listed, self.definitions())
     }
-}
-
-/// How a plain request reaches its client.
-#[cfg(any(feature = "stdio", feature = "http"))]
-pub(crate) enum PlainClient {
-    /// No way back (stateless HTTP before 2026-07-28).
-    None,
-    /// The session's peer (stdio, a session of streamable HTTP).
-    #[cfg(any(feature = "stdio", feature = "http"))]
-    Session(rmcp::Peer<RoleServer>),
-    /// A 2026-07-28 request, with the client capabilities its `_meta` declares.
-    #[cfg(feature = "http")]
-    Round(Option<Box<ClientCapabilities>>),
 }
 
 /// Whether requests can reach the client of a request carrying `extensions`: every transport

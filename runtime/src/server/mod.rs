@@ -100,8 +100,10 @@
 // - `stdio/`, `http/`: the transports. Each reads requests within its limits and hands the
 //   core a request with its facts (`request`); `http/` is a stack of tower layers over rmcp's
 //   streamable HTTP service, under an accept loop of its own.
-// - `incoming`, `plain`, `rmcp_rules`: reading a message as rmcp would, the plain requests a
-//   transport answers itself, and the rules of rmcp those answers mirror.
+// - `incoming`: reading a message as rmcp would (what rmcp would drop is answered).
+// - `lane/`: the fast lane, one piece behind the transports' `fast_path` switches: the plain
+//   requests a transport answers itself, the rules of rmcp those answers mirror, and the
+//   lane of each transport (`lane/stdio.rs`, `lane/http/`).
 // - `dispatch`: every MCP method to the tool pipeline, a source, or the user's handler (`user`).
 // - `call`, `admission`, `progress`, `span`: the one call pipeline.
 // - `core`, `registry`, `source`: the server itself, its tools, the sources beside them.
@@ -127,17 +129,16 @@ mod dispatch;
 #[cfg(feature = "http")]
 mod http;
 mod incoming;
+#[cfg(any(feature = "stdio", feature = "http"))]
+mod lane;
 mod log_message;
 mod methods;
 #[cfg(feature = "otel")]
 mod otel;
-#[cfg(any(feature = "stdio", feature = "http"))]
-mod plain;
 mod progress;
 mod reach;
 mod registry;
 mod request;
-mod rmcp_rules;
 mod rounds;
 mod serve;
 mod source;

@@ -54,7 +54,8 @@ async fn forward(sink: ProgressSink, progress: Arc<Progress>) {
             ProgressSink::Peer(peer) => peer.notify_progress(note).await.is_ok(),
             #[cfg(feature = "stdio")]
             ProgressSink::Lines(lines) => {
-                let line = super::plain::progress_line(note);
+                // A call of the fast lane (`server::lane`) on stdio.
+                let line = super::lane::progress_line(note);
                 lines.send((line, None)).await.is_ok()
             }
             ProgressSink::Task(store, id) => {

@@ -75,8 +75,8 @@ pub(crate) fn trace_of(
 pub(crate) enum ProgressSink {
     /// Through rmcp's service, which read the call.
     Peer(Peer<RoleServer>),
-    /// Straight to the lines the stdio transport writes (a call it read itself), each before
-    /// the call's answer.
+    /// Straight to the lines the stdio transport writes (a call the fast lane read,
+    /// `server::lane`), each before the call's answer.
     #[cfg(feature = "stdio")]
     Lines(tokio::sync::mpsc::Sender<Framed>),
     /// To the task the call runs as: its status message.

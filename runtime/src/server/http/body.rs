@@ -28,7 +28,7 @@ use tower_service::Service;
 use super::next;
 use super::reply::{Reply, closing, json_rpc, json_rpc_error, unavailable};
 use crate::server::incoming::{Read, Unread, read, without_lone_surrogates};
-use crate::server::plain::{self, PlainRequest};
+use crate::server::lane::{self, PlainRequest};
 use crate::tool::BoxFuture;
 
 /// What the body layer found a POST's body to be, in the request's extensions (read by the
@@ -245,7 +245,9 @@ impl Limits {
     /// What a body is: a plain request read as rmcp will read it (without building its message
     /// here), or the facts of a message rmcp can read; or the answer rmcp would not give.
     fn parse(&self, body: &[u8]) -> Result<Parsed, Box<Reply>> {
-        if let Some((request, inline)) = plain::parse_inline(body) {
+        // The fast lane's reading (`server::lane`), for both paths: a plain request is known
+        // without building rmcp's message here.
+        if let Some((request, inline)) = lane::parse_inline(body) {
             let lifecycle = inline.map(|i| Lifecycle {
                 version: i.version.into_owned(),
                 capabilities: i.capabilities,

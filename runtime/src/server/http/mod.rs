@@ -2,20 +2,17 @@
 //! (`service`), on hyper, under an accept loop of our own (`listener`, `connection`), so that
 //! every limit a hostile client could push on holds.
 
-mod body;
+pub(super) mod body;
 mod connection;
 mod drain;
 mod hosts;
-mod lane;
-mod lane_sessions;
 mod listener;
-mod next;
+pub(super) mod next;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod options;
 mod path;
-mod plain;
-mod reply;
+pub(super) mod reply;
 mod service;
 mod sessions;
 
@@ -23,7 +20,6 @@ pub use options::{ConnectionOptions, HttpOptions};
 pub use service::HttpService;
 
 pub(crate) use body::ParsePlace;
-pub(crate) use lane_sessions::LaneSessions;
 
 use crate::server::core::Server;
 use crate::server::serve::{Serve, ServeError};

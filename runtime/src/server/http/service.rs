@@ -9,8 +9,9 @@
 //! 5. [`ReadBodies`]: the body within its size and time, parsed `max_parsing` at a time;
 //! 6. `Scopes` (feature `oauth`): `403 insufficient_scope` for a call the token may not make;
 //! 7. [`SessionLimits`]: the cap on live sessions, one request per id in a session;
-//! 8. [`FastPath`] (optional): plain requests answered as rmcp would answer them, on a
-//!    stateless server and in a session;
+//! 8. [`FastPath`] (the fast lane, `server::lane::http`): plain requests answered as rmcp
+//!    would answer them, on a stateless server and in a session (with `fast_path` off it
+//!    only takes the body layer's facts off the request);
 //! 9. rmcp's service: sessions, streams of events, the MCP dispatch to the server (the body it
 //!    reads gives back its parse place once rmcp has parsed it).
 //!
@@ -34,14 +35,12 @@ use tower_service::Service;
 use super::body::{Limits, ReadBodies};
 use super::drain::{Drain, Draining};
 use super::hosts::Hosts;
-use super::lane::SessionLane;
 use super::options::HttpOptions;
 use super::path::Path;
-use super::plain::{FastPath, Lane};
 use super::reply::Reply;
 use super::sessions::{SessionLimits, Sessions};
 use crate::server::core::Server;
-use crate::server::rmcp_rules::PlainHeaders;
+use crate::server::lane::FastPath;
 use crate::tool::BoxFuture;
 
 /// rmcp's service, shared: a clone of `StreamableHttpService` copies its settings (the
@@ -200,17 +199,9 @@ impl Server {
         let rmcp = StreamableHttpService::new(move || Ok(server.clone()), manager.clone(), config);
         let hosts = Arc::new(rmcp);
         let rmcp = Rmcp(Arc::clone(&hosts));
-        let plain = options.fast_path.then(|| {
-            let headers = PlainHeaders::new(&options.allowed_hosts, self.without_param_headers());
-            let sessions = (!options.stateless).then(|| SessionLane::new(manager.clone()));
-            Arc::new(Lane {
-                server: self.clone(),
-                headers,
-                sessions,
-            })
-        });
         let inside = SessionLimits {
-            inner: FastPath { inner: rmcp, plain },
+            // The fast lane, the one place HTTP calls into it (`server::lane::http`).
+            inner: FastPath::new(rmcp, self, options, &manager),
             sessions: Arc::new(Sessions::new(manager.clone(), options.max_sessions)),
         };
         #[cfg(feature = "oauth")]

@@ -96,10 +96,12 @@ impl Server {
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
         let drain = options.drain.unwrap_or_else(|| self.longest_deadline());
-        let plain = options.fast_path.then(|| self.clone());
+        // The fast lane, the one place stdio calls into it (`server::lane`).
+        let lane = options
+            .fast_path
+            .then(|| crate::server::lane::StdioLane::new(self.clone()));
         let peer = std::sync::Arc::default();
-        let transport =
-            StdioTransport::new(io, &options, drain, shutdown, plain, Arc::clone(&peer));
+        let transport = StdioTransport::new(io, &options, drain, shutdown, lane, Arc::clone(&peer));
         let running = self
             .serve(transport)
             .await

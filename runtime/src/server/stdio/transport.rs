@@ -18,8 +18,9 @@
 //!   request with inline metadata, and stops on anything else) it drops notifications and
 //!   responses, which the MCP lifecycle gives no meaning there;
 //! - once it has begun, it answers the plain `tools/call`, `tools/list` and `ping` itself
-//!   (`server::plain`): read from the line into a few fields, run by the server's pipeline in a
-//!   task of their own, answered with one serialisation; everything else goes to rmcp.
+//!   through the fast lane (`server::lane::stdio`): read from the line into a few fields, run
+//!   by the server's pipeline in a task of their own, answered with one serialisation;
+//!   everything else goes to rmcp.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -40,13 +41,10 @@ use super::flights::{Flights, Left};
 use super::lines::{Line, Lines};
 use super::options::StdioOptions;
 use super::writer::{frame, write_all};
-use crate::server::core::Server;
-use crate::server::dispatch::PlainClient;
 use crate::server::incoming::{Read, read};
+use crate::server::lane::{PlainRequest, StdioLane};
 use crate::server::methods::cut;
-use crate::server::plain::{self, PlainRequest};
 use crate::server::request::{Cancel, Framed, Stopping};
-use crate::server::rmcp_rules::Shape;
 use crate::server::serve::Shutdown;
 
 /// A server transport over a byte stream pair such as `rmcp::transport::stdio_pipes()`.
@@ -56,16 +54,13 @@ pub(crate) struct StdioTransport<R> {
     drain: Duration,
     /// Requests read and not yet answered, shared with the tasks answering plain requests.
     flights: Flights,
-    /// The server, when the transport answers plain requests itself (`server::plain`).
-    plain: Option<Server>,
+    /// The fast lane, when the transport answers plain requests itself (`server::lane`).
+    lane: Option<StdioLane>,
     /// The session's peer, once rmcp has begun the session: the calls this transport answers
     /// itself reach their client through it.
     peer: Arc<OnceLock<Peer<RoleServer>>>,
     /// Whether rmcp has begun the lifecycle (it answered a request other than `ping`).
     started: bool,
-    /// Once rmcp answered `initialize`, the shape of the results of the version negotiated:
-    /// the transport answers plain calls itself from then on.
-    shape: Option<Shape>,
     /// One place per request whose answer is not yet written.
     pending: Arc<Semaphore>,
     /// The place taken for the next line read.
@@ -89,7 +84,7 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
         options: &StdioOptions,
         drain: Duration,
         shutdown: Option<Shutdown>,
-        plain: Option<Server>,
+        lane: Option<StdioLane>,
         peer: Arc<OnceLock<Peer<RoleServer>>>,
     ) -> Self
     where
@@ -102,10 +97,9 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
             max_line_bytes: options.max_line_bytes,
             drain,
             flights: Flights::default(),
-            plain,
+            lane,
             peer,
             started: false,
-            shape: None,
             pending: Arc::new(Semaphore::new(max_pending)),
             place: None,
             held: None,
@@ -174,32 +168,27 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
         }
     }
 
-    /// Answers a plain request itself (`server::plain`), in a task of its own: the answer is
-    /// written unless the client cancelled the request meanwhile.
-    fn answer_plain(&mut self, server: Server, request: PlainRequest<'_>, shape: Shape) {
+    /// Answers a plain request through the lane, in a task of its own: the answer is written
+    /// unless the client cancelled the request meanwhile.
+    fn answer_plain(&mut self, request: PlainRequest<'_>) {
         let id = request.id().clone();
         let Some(cancel) = self.enter(&id) else {
             return;
         };
-        let request = request.into_owned();
         let flights = self.flights.clone();
-        let out = self.out.clone();
-        let client = match self.peer.get() {
-            Some(peer) => PlainClient::Session(peer.clone()),
-            None => PlainClient::None,
+        let leave = move |id: &RequestId| match flights.leave(id) {
+            Left::Answered(place) => Some(place),
+            Left::Cancelled | Left::Unknown => None,
         };
-        tokio::spawn(async move {
-            let extensions = rmcp::model::Extensions::new();
-            let lines = Some(out.clone());
-            let answer = server
-                .answer_plain(request, cancel, shape, lines, extensions, client)
-                .await;
-            if let (Some(mut line), Left::Answered(place)) = (answer, flights.leave(&id)) {
-                line.push(b'\n');
-                // The writer ends only once every sender is gone.
-                let _ = out.send((line, place)).await;
-            }
-        });
+        if let Some(lane) = &self.lane {
+            lane.answer(
+                request,
+                cancel,
+                self.peer.get().cloned(),
+                self.out.clone(),
+                leave,
+            );
+        }
     }
 
     /// A notification or response, dropped before the lifecycle begins.
@@ -216,14 +205,14 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
 
     /// A request on `line` the transport answers itself, once the lifecycle has begun and
     /// while no shutdown is under way (a call then is refused on rmcp's path).
-    fn plain<'a>(&self, line: &'a [u8]) -> Option<(Server, PlainRequest<'a>, Shape)> {
-        let (server, shape) = (self.plain.as_ref()?, self.shape?);
+    fn plain<'a>(&self, line: &'a [u8]) -> Option<PlainRequest<'a>> {
+        let lane = self.lane.as_ref()?;
         // Until rmcp hands over the session's peer, a call could not reach its client.
         self.peer.get()?;
         if self.stopping_until.is_some() {
             return None;
         }
-        Some((server.clone(), plain::parse(line)?, shape))
+        lane.take(line)
     }
 
     /// The answer to a line over the limit, when its id could be read.
@@ -347,8 +336,10 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for StdioTransport<R> {
                     self.started |= success && !pong;
                     if let JsonRpcMessage::Response(response) = &item
                         && let ServerResult::InitializeResult(initialized) = &response.result
+                        && let Some(lane) = &mut self.lane
                     {
-                        self.shape = Some(Shape::of(&initialized.protocol_version));
+                        // The fast lane answers plain requests from now on.
+                        lane.begin(&initialized.protocol_version);
                     }
                 }
                 Left::Unknown => {}
@@ -415,7 +406,7 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for StdioTransport<R> {
             };
             match line {
                 Line::Whole(line) => match self.plain(&line) {
-                    Some((server, request, shape)) => self.answer_plain(server, request, shape),
+                    Some(request) => self.answer_plain(request),
                     None => match read(&line) {
                         Read::Message(message) => {
                             if let Some(message) = self.admit(message) {

@@ -1,6 +1,6 @@
 //! The fast lane in a session (a server with sessions, `HttpOptions::fast_path`): a plain
 //! request of a live session whose headers rmcp's service would take as they are
-//! (`rmcp_rules::PlainHeaders::session`) is answered here with the events rmcp would send
+//! (`rules::PlainHeaders::session`) is answered here with the events rmcp would send
 //! (`200`, `text/event-stream`, a priming event then the answer, the same JSON), in one body,
 //! without rmcp's message, its session worker, the request's channel and task, or a stream
 //! written event by event.
@@ -31,11 +31,11 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
-use super::reply::Reply;
 use crate::server::core::Server;
-use crate::server::dispatch::PlainClient;
-use crate::server::plain::PlainRequest;
-use crate::server::rmcp_rules::Shape;
+use crate::server::http::reply::Reply;
+use crate::server::lane::answer::PlainClient;
+use crate::server::lane::read::PlainRequest;
+use crate::server::lane::rules::Shape;
 
 /// A request of a session: the session's id and the request's.
 type SessionRequest = (Arc<str>, RequestId);
@@ -97,7 +97,7 @@ impl SessionLane {
         let every = keep_alive.map_or(Duration::from_secs(5), |k| {
             (k / 4).min(Duration::from_secs(5))
         });
-        let (peer, due) = server.inner.lane_sessions.peer(id, every)?;
+        let (peer, due) = server.inner.lane.sessions.peer(id, every)?;
         let info = peer.peer_info()?;
         if matches!(request, PlainRequest::Call(..)) && can_be_asked(&info.capabilities) {
             return None;

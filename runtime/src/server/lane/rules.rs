@@ -1,7 +1,7 @@
 //! What this crate mirrors of rmcp 3.11's own behaviour, in one place: where a transport
-//! answers a request itself (the plain requests of `plain`, on stdio, on stateless streamable
-//! HTTP and in a session of streamable HTTP), its answer must be the one rmcp's path would give, byte for byte and
-//! status for status, and it may take only requests rmcp would accept as they are. Each rule
+//! answers a request itself (the plain requests of the fast lane, `read`, on stdio, on
+//! stateless streamable HTTP and in a session of streamable HTTP), its answer must be the one
+//! rmcp's path would give, byte for byte and status for status, and it may take only requests rmcp would accept as they are. Each rule
 //! names where rmcp keeps it (in its repository, modelcontextprotocol/rust-sdk, under
 //! `crates/rmcp/src/`); the differential tests (`tests/it/fast_path.rs`: the same requests
 //! through both paths, one variant per refusal) are the contract that holds them when rmcp

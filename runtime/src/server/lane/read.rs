@@ -11,11 +11,12 @@
 //! is the one rmcp's path gives, only cheaper. A 2026-07-28 request's lifecycle in `_meta`
 //! (protocol version, client capabilities and identity) is read apart: on stdio such a request
 //! is rmcp's; a stateless HTTP front takes it when its standard headers agree with it
-//! (`http::plain`, under the rules of `rmcp_rules`). A call's progress notifications are written as lines too, before its answer.
+//! (`http/front.rs`, under the rules of `rules`). A call's progress notifications are written as
+//! lines too, before its answer.
 //!
 //! Over streamable HTTP a plain request is known for what it is without building rmcp's
 //! message a first time before rmcp builds it again; a stateless front answers it itself when
-//! its headers are plain too (`http::plain`).
+//! its headers are plain too (`http/front.rs`).
 // Without the stdio transport, only the reading is used.
 #![cfg_attr(not(feature = "stdio"), allow(dead_code))]
 
@@ -33,7 +34,7 @@ use serde_json::{Map, Value};
 
 use crate::envelope::Envelope;
 
-use super::rmcp_rules::Shape;
+use super::rules::Shape;
 
 /// The lifecycle a 2026-07-28 request carries in its own `_meta`, when it does: its protocol
 /// version, and whether its client capabilities are there and read as rmcp reads them.
@@ -66,12 +67,12 @@ impl PlainRequest<'_> {
     pub(crate) fn asked_with<'b>(
         &'b self,
         lifecycle: Option<(&'b str, bool)>,
-    ) -> super::rmcp_rules::Asked<'b> {
+    ) -> super::rules::Asked<'b> {
         let (tool, progress) = match self {
             PlainRequest::Call(_, call) => (Some(&*call.name), call.progress.is_some()),
             _ => (None, false),
         };
-        super::rmcp_rules::Asked {
+        super::rules::Asked {
             method: self.method(),
             tool,
             progress,

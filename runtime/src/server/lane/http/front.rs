@@ -1,8 +1,8 @@
-//! The fast path, one optional layer (`HttpOptions::fast_path`): a plain request
-//! (`server::plain`) whose headers are ones rmcp's service would accept as they are
-//! (`rmcp_rules`) is answered here, with the answer rmcp would give: on a stateless server
-//! `200`, `application/json`, the same bytes, without rmcp building its message, a one-shot
-//! service and its task; in a session, the same events as rmcp's session would send (`lane`).
+//! The fast lane's HTTP layer (`HttpOptions::fast_path`): a plain request (`lane::read`)
+//! whose headers are ones rmcp's service would accept as they are (`lane::rules`) is answered
+//! here, with the answer rmcp would give: on a stateless server `200`, `application/json`, the
+//! same bytes, without rmcp building its message, a one-shot service and its task; in a
+//! session, the same events as rmcp's session would send (`session`).
 //! The core sees the same request facts as on rmcp's path: the request's head
 //! (`http::request::Parts`, with the verified caller), for middleware and rate-limit keys alike.
 //!
@@ -16,14 +16,13 @@ use std::task::{Context, Poll};
 use http::Request;
 use tower_service::Service;
 
-use super::body::{Incoming, ReadBody};
-use super::lane::SessionLane;
-use super::next;
-use super::reply::{Reply, answered};
+use super::session::SessionLane;
 use crate::server::core::Server;
-use crate::server::dispatch::PlainClient;
-use crate::server::rmcp_rules::PlainHeaders;
-use crate::server::rmcp_rules::Shape;
+use crate::server::http::body::{Incoming, ParsePlace, ReadBody};
+use crate::server::http::next;
+use crate::server::http::reply::{Reply, answered};
+use crate::server::lane::answer::PlainClient;
+use crate::server::lane::rules::{PlainHeaders, Shape};
 use crate::tool::BoxFuture;
 
 /// The fast path over `S`: the server, and what a request's headers must show.
@@ -81,7 +80,7 @@ where
                     };
                     if let (Some((peer, shape)), Some(id)) = (taken, session) {
                         let id = Arc::<str>::from(id);
-                        if let Some(place) = parts.extensions.remove::<super::body::ParsePlace>() {
+                        if let Some(place) = parts.extensions.remove::<ParsePlace>() {
                             place.release();
                         }
                         drop(body);
@@ -97,7 +96,7 @@ where
                 let asked = request.asked_with(inline);
                 if let Some(shape) = headers.shape(&asked, &parts.headers) {
                     // The body is read: its parse place goes back before the call runs.
-                    if let Some(place) = parts.extensions.remove::<super::body::ParsePlace>() {
+                    if let Some(place) = parts.extensions.remove::<ParsePlace>() {
                         place.release();
                     }
                     drop(body);

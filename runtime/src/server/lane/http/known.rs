@@ -1,4 +1,4 @@
-//! The sessions the HTTP fast lane (`lane`) may answer in: each live session's peer, told by
+//! The sessions the HTTP fast lane (`session`) may answer in: each live session's peer, told by
 //! the server as the session's client says `initialized` (a leaf: the core keeps it, the lane
 //! reads it).
 
