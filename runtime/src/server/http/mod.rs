@@ -18,6 +18,7 @@ mod plain;
 mod reply;
 mod service;
 mod sessions;
+mod view;
 
 pub use options::{ConnectionOptions, HttpOptions};
 pub use service::HttpService;
