@@ -25,8 +25,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, timeout_at};
 use tower_service::Service;
 
-use super::{next, view};
 use super::reply::{Reply, closing, json_rpc, json_rpc_error, unavailable};
+use super::{next, view};
 use crate::server::incoming::{Read, Unread, read, without_lone_surrogates};
 use crate::server::plain::{self, PlainRequest};
 use crate::tool::BoxFuture;

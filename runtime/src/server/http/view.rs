@@ -179,7 +179,11 @@ mod tests {
             r#"{"jsonrpc":"2.0","method":"subscriptions/listen","params":{"notifications":{}}}"#.to_owned(),
         ];
         for body in &left[..9] {
-            assert_eq!((listen(body.as_bytes()), whole(body)), (None, None), "{body}");
+            assert_eq!(
+                (listen(body.as_bytes()), whole(body)),
+                (None, None),
+                "{body}"
+            );
         }
         for body in &left[9..] {
             assert_eq!(listen(body.as_bytes()), None, "{body}");
