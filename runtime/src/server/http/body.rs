@@ -25,8 +25,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, timeout_at};
 use tower_service::Service;
 
-use super::next;
 use super::reply::{Reply, closing, json_rpc, json_rpc_error, unavailable};
+use super::{next, view};
 use crate::server::incoming::{Read, Unread, read, without_lone_surrogates};
 use crate::server::lane::{self, PlainRequest};
 use crate::tool::BoxFuture;
@@ -245,6 +245,13 @@ impl Limits {
     /// What a body is: a plain request read as rmcp will read it (without building its message
     /// here), or the facts of a message rmcp can read; or the answer rmcp would not give.
     fn parse(&self, body: &[u8]) -> Result<Parsed, Box<Reply>> {
+        // A listen, read as rmcp will read it, needs no more than its id (`view`).
+        if let Some(id) = view::listen(body) {
+            return Ok(Parsed {
+                id: Some(id),
+                ..Parsed::default()
+            });
+        }
         // The fast lane's reading (`server::lane`), for both paths: a plain request is known
         // without building rmcp's message here.
         if let Some((request, inline)) = lane::parse_inline(body) {
