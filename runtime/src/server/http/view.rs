@@ -14,7 +14,9 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::LazyLock;
 
+use memchr::memmem::Finder;
 use rmcp::model::{JsonRpcVersion2_0, RequestId, SubscriptionFilter};
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
@@ -24,8 +26,9 @@ const LISTEN: &str = "subscriptions/listen";
 /// The id of a `subscriptions/listen` request rmcp reads, when `body` is one in the form read
 /// here; `None` for anything else (then the body takes the whole way).
 pub(super) fn listen(body: &[u8]) -> Option<RequestId> {
-    // A quick look first: most bodies are not a listen.
-    memchr::memmem::find(body, LISTEN.as_bytes())?;
+    // A quick look first: most bodies are not a listen (the searcher is built once).
+    static FINDER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(LISTEN));
+    FINDER.find(body)?;
     let message: Message<'_> = serde_json::from_slice(body).ok()?;
     let params = message.params?;
     (message.method == LISTEN && params.notifications.is_some()).then_some(message.id)
