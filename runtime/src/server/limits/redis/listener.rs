@@ -1,5 +1,7 @@
-//! Hears leases released by any replica (Redis pub/sub on `{prefix}:released`) and wakes the
-//! head of the line of their sorted set, so a waiting call need not wait for its next poll.
+//! Hears one pub/sub channel of a store's Redis and hands each message to the store: the
+//! limits store hears leases released by any replica (`{prefix}:released`) and wakes the head
+//! of their line; the task store hears tasks answered or cancelled (`{prefix}:tasks:changed`)
+//! and wakes their running side. Either polls meanwhile, so a lost subscription only delays.
 
 use std::pin::Pin;
 use std::sync::{Arc, Weak};
@@ -7,7 +9,41 @@ use std::time::Duration;
 
 use redis::RedisError;
 
+use super::connection::Connection;
 use super::shared::Inner;
+
+/// A store that listens to one channel of its Redis.
+pub(in crate::server) trait Hears: Send + Sync + 'static {
+    /// The store's connection, whose announcer subscribes.
+    fn connection(&self) -> &Connection;
+    /// The channel heard.
+    fn channel(&self) -> String;
+    /// How long one Redis operation may take.
+    fn timeout(&self) -> Duration;
+    /// A message of the channel.
+    fn heard(&self, payload: &str);
+}
+
+impl Hears for Inner {
+    fn connection(&self) -> &Connection {
+        &self.connection
+    }
+
+    fn channel(&self) -> String {
+        Inner::channel(self)
+    }
+
+    fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// A lease of the sorted set `payload` was released: its line's head may take it.
+    fn heard(&self, payload: &str) {
+        if let Some(wake) = self.lock_wakers().get(payload) {
+            wake.notify_waiters();
+        }
+    }
+}
 
 impl Inner {
     /// Starts listening for released leases, once per store.
@@ -17,14 +53,14 @@ impl Inner {
     }
 }
 
-/// Wakes the head of each line when a lease of its sorted set is released by any replica;
-/// reconnects after an error (the line polls meanwhile).
-async fn listen(store: Weak<Inner>) {
+/// Hands each message of the store's channel to the store while it lives; subscribes again a
+/// second after an error.
+pub(in crate::server) async fn listen<S: Hears>(store: Weak<S>) {
     loop {
         let Some(inner) = store.upgrade() else { return };
-        let (channel, timeout) = (inner.channel(), inner.timeout);
+        let (channel, timeout) = (inner.channel(), inner.timeout());
         let subscribed = async {
-            let client = inner.connection.announcer().await?;
+            let client = inner.connection().announcer().await?;
             let mut pubsub = client.get_async_pubsub().await?;
             pubsub.subscribe(&channel).await?;
             Ok::<_, RedisError>(pubsub)
@@ -35,11 +71,8 @@ async fn listen(store: Weak<Inner>) {
             let mut messages = pubsub.on_message();
             while let Some(message) = next(&mut messages).await {
                 let Some(store) = store.upgrade() else { return };
-                let Ok(key) = message.get_payload::<String>() else {
-                    continue;
-                };
-                if let Some(wake) = store.lock_wakers().get(&key) {
-                    wake.notify_waiters();
+                if let Ok(payload) = message.get_payload::<String>() {
+                    store.heard(&payload);
                 }
             }
         }

@@ -40,7 +40,7 @@
 
 mod callers;
 pub(in crate::server) mod connection;
-mod listener;
+pub(in crate::server) mod listener;
 mod rate;
 mod renewal;
 mod scripts;

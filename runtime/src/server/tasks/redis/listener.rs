@@ -1,14 +1,35 @@
 //! Hears tasks answered or cancelled through any replica (Redis pub/sub on
 //! `{prefix}:tasks:changed`, each message a task's hash) and wakes the running side of those
 //! that run here, so a cancel stops a handler at once rather than at its next lease renewal.
+//! The listening itself is the limits store's (`runtime/src/server/limits/redis/listener.rs`).
 
-use std::pin::Pin;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
-use redis::RedisError;
-
+use super::super::super::limits::redis::connection::Connection;
+use super::super::super::limits::redis::listener::{Hears, listen};
 use super::shared::Inner;
+
+impl Hears for Inner {
+    fn connection(&self) -> &Connection {
+        &self.connection
+    }
+
+    fn channel(&self) -> String {
+        Inner::channel(self)
+    }
+
+    fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The task of hash `payload` changed: its running side, if here, reads it now.
+    fn heard(&self, payload: &str) {
+        if let Some(changes) = self.lock_running().get(payload) {
+            changes.heard();
+        }
+    }
+}
 
 impl Inner {
     /// Starts listening for changed tasks, once per store.
@@ -16,38 +37,4 @@ impl Inner {
         self.listener
             .get_or_init(|| tokio::spawn(listen(Arc::downgrade(self))));
     }
-}
-
-/// Wakes the running side of each task changed through any replica; subscribes again after an
-/// error (the running side reads the store every second meanwhile).
-async fn listen(store: Weak<Inner>) {
-    loop {
-        let Some(inner) = store.upgrade() else { return };
-        let (channel, timeout) = (inner.channel(), inner.timeout);
-        let subscribed = async {
-            let client = inner.connection.announcer().await?;
-            let mut pubsub = client.get_async_pubsub().await?;
-            pubsub.subscribe(&channel).await?;
-            Ok::<_, RedisError>(pubsub)
-        };
-        let subscribed = tokio::time::timeout(timeout * 4, subscribed).await;
-        drop(inner);
-        if let Ok(Ok(mut pubsub)) = subscribed {
-            let mut messages = pubsub.on_message();
-            while let Some(message) = next(&mut messages).await {
-                let Some(store) = store.upgrade() else { return };
-                let Ok(hash) = message.get_payload::<String>() else {
-                    continue;
-                };
-                if let Some(changes) = store.lock_running().get(&hash) {
-                    changes.heard();
-                }
-            }
-        }
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
-}
-
-async fn next<S: futures_core::Stream + Unpin>(stream: &mut S) -> Option<S::Item> {
-    std::future::poll_fn(|cx| Pin::new(&mut *stream).poll_next(cx)).await
 }
