@@ -18,20 +18,32 @@ impl OAuthSession {
         Fut: Future<Output = Result<T, ClientError>>,
     {
         loop {
-            let failed = match op().await {
-                Ok(done) => {
-                    self.answered();
-                    return Ok(done);
-                }
-                Err(failed) => failed,
-            };
-            let Some(challenge) = challenge_of(&failed) else {
-                return Err(failed);
-            };
-            self.authorize(Some(&challenge))
-                .await
-                .map_err(ClientError::transport)?;
+            if let Some(done) = self.settle(op().await).await? {
+                return Ok(done);
+            }
         }
+    }
+
+    /// What one attempt came to: `Some` when done; `None` once authorized again after a
+    /// challenge, for the next attempt; the error of a failure that was no challenge.
+    async fn settle<T>(
+        &mut self,
+        attempt: Result<T, ClientError>,
+    ) -> Result<Option<T>, ClientError> {
+        let failed = match attempt {
+            Ok(done) => {
+                self.answered();
+                return Ok(Some(done));
+            }
+            Err(failed) => failed,
+        };
+        let Some(challenge) = challenge_of(&failed) else {
+            return Err(failed);
+        };
+        self.authorize(Some(&challenge))
+            .await
+            .map_err(ClientError::transport)?;
+        Ok(None)
     }
 }
 
@@ -61,19 +73,9 @@ impl OAuthSession {
     {
         loop {
             let transport = self.transport().await.map_err(ClientError::transport)?;
-            let failed = match connect(transport).await {
-                Ok(connected) => {
-                    self.answered();
-                    return Ok(connected);
-                }
-                Err(failed) => failed,
-            };
-            let Some(challenge) = challenge_of(&failed) else {
-                return Err(failed);
-            };
-            self.authorize(Some(&challenge))
-                .await
-                .map_err(ClientError::transport)?;
+            if let Some(connected) = self.settle(connect(transport).await).await? {
+                return Ok(connected);
+            }
         }
     }
 }
