@@ -8,7 +8,8 @@
 //! - [`redis_server`]: a `redis-server` of one's own on a free loopback port;
 //! - [`issuer`]: an OAuth authorization server of one's own (metadata, keys, signed tokens, its
 //!   token, authorization and registration endpoints: `grants`);
-//! - [`bench_tool`]: the `bench` tool of workload 4 (`shared/bench/WORKLOADS.md`);
+//! - [`bench_tool`]: the `bench` tool of workload 4 (`shared/bench/WORKLOADS.md`), and
+//!   [`plain`]: the same tool on plain rmcp, the baseline;
 //! - [`mix`]: the mixed calls of the soak and HTTP load, each answer judged;
 //! - [`measure`]: what the drivers read of a child process (`/proc`) and how they report.
 
@@ -18,6 +19,7 @@ mod grants;
 pub mod issuer;
 pub mod measure;
 pub mod mix;
+pub mod plain;
 pub mod raw_http;
 pub mod raw_stdio;
 pub mod redis_server;

@@ -1,9 +1,8 @@
 //! Workload 5 baseline: the `bench` tool of workload 4 served by plain rmcp, without this
 //! library (no routing tables, no schema validation, no envelopes).
 //!
-//! `ServerHandler` by hand: `call_tool` reads `action`, decodes `{id, limit}` with serde and
-//! answers `{"id", "limit"}` as one text block. No logging, a single-threaded runtime. Driven
-//! by the `load` driver, which builds it.
+//! The handler is `mcp_fusion_drivers::plain::Plain`. No logging, a single-threaded runtime.
+//! Driven by the `load` driver, which builds it.
 //!
 //! It serves on `rmcp::transport::stdio_pipes()`, as `Server::serve_stdio` of this library does
 //! (`--pipes` is accepted and changes nothing), or with `--http` on rmcp's streamable HTTP
@@ -15,15 +14,8 @@
 
 use std::sync::Arc;
 
-use mcp_fusion::rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    SubscriptionFilter, Tool,
-};
-use mcp_fusion::rmcp::service::RequestContext;
-use mcp_fusion::rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use mcp_fusion::rmcp::ServiceExt;
+use mcp_fusion_drivers::plain::Plain;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -71,112 +63,5 @@ async fn serve_http(server: Plain) -> Result<(), Box<dyn std::error::Error>> {
                 .serve_connection(TokioIo::new(stream), handle)
                 .await;
         });
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Args {
-    id: String,
-    limit: Option<u32>,
-}
-
-#[derive(Serialize)]
-struct Echo {
-    id: String,
-    limit: Option<u32>,
-}
-
-#[derive(Clone)]
-struct Plain {
-    tools: Arc<Vec<Tool>>,
-}
-
-impl Plain {
-    fn new() -> Self {
-        let actions: Vec<String> = (0..20).map(|i| format!("op{i:02}")).collect();
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "action": {"type": "string", "enum": actions},
-                "id": {"type": "string", "minLength": 1},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 100}
-            },
-            "required": ["action", "id"]
-        });
-        let Value::Object(schema) = schema else {
-            unreachable!("the schema is an object")
-        };
-        let schema: JsonObject = schema;
-        let tool = Tool::new("bench", "Benchmark tool with 20 actions.", schema);
-        Plain {
-            tools: Arc::new(vec![tool]),
-        }
-    }
-}
-
-/// The handler: the action must be `op00` … `op19`; the rest decodes into [`Args`].
-fn bench(mut arguments: JsonObject) -> Result<String, String> {
-    let action = match arguments.remove("action") {
-        Some(Value::String(action)) => action,
-        _ => return Err("missing action".into()),
-    };
-    let known = action.len() == 4
-        && action.starts_with("op")
-        && action[2..].parse::<u8>().is_ok_and(|n| n < 20);
-    if !known {
-        return Err(format!("unknown action: {action}"));
-    }
-    let args: Args = serde_json::from_value(Value::Object(arguments)).map_err(|e| e.to_string())?;
-    let echo = Echo {
-        id: args.id,
-        limit: args.limit,
-    };
-    serde_json::to_string(&echo).map_err(|e| e.to_string())
-}
-
-impl ServerHandler for Plain {
-    fn get_info(&self) -> InitializeResult {
-        let capabilities = ServerCapabilities::builder()
-            .enable_tools()
-            .enable_tool_list_changed()
-            .build();
-        InitializeResult::new(capabilities).with_server_info(Implementation::new(
-            "plain-server",
-            env!("CARGO_PKG_VERSION"),
-        ))
-    }
-
-    fn accepted_subscription_filter(
-        &self,
-        _requested: &SubscriptionFilter,
-    ) -> Option<SubscriptionFilter> {
-        Some(SubscriptionFilter::builder().tools_list_changed().build())
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        if request.name != "bench" {
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool: {}", request.name),
-                None,
-            ));
-        }
-        let result = match bench(request.arguments.unwrap_or_default()) {
-            Ok(json) => CallToolResult::success(vec![ContentBlock::text(json)]),
-            Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
-        };
-        Ok(result.into())
     }
 }

@@ -156,7 +156,15 @@ pub(crate) struct Limits {
     pub(crate) parse_wait: Duration,
     /// Whether a `tools/call`'s arguments are kept for a layer inside (the OAuth scope check).
     pub(crate) keep_call_arguments: bool,
+    /// Whether the fast lane answers plain requests (`HttpOptions::fast_path`): then they are
+    /// read as the lane reads them.
+    pub(crate) lane: bool,
 }
+
+/// The methods of plain requests (`server::lane`).
+const PLAIN: [&[u8]; 3] = [b"tools/call", b"tools/list", b"ping"];
+const INITIALIZE: &str = "initialize";
+const CALL: &str = "tools/call";
 
 /// The body layer over `S`.
 #[derive(Clone)]
@@ -245,16 +253,17 @@ impl Limits {
     /// What a body is: a plain request read as rmcp will read it (without building its message
     /// here), or the facts of a message rmcp can read; or the answer rmcp would not give.
     fn parse(&self, body: &[u8]) -> Result<Parsed, Box<Reply>> {
-        // A listen, read as rmcp will read it, needs no more than its id (`view`).
-        if let Some(id) = view::listen(body) {
-            return Ok(Parsed {
-                id: Some(id),
-                ..Parsed::default()
-            });
+        // The fast lane's reading (`server::lane`) of a plain request, which the lane answers
+        // and whose call OAuth's scope check reads, is tried first when the body seems to be
+        // one; any other request rmcp reads is known from a lean look (`view`).
+        let plain_first = (self.lane || self.keep_call_arguments)
+            && view::glance(body).is_some_and(|method| PLAIN.contains(&method));
+        if !plain_first && let Some(parsed) = self.look(body) {
+            return Ok(parsed);
         }
-        // The fast lane's reading (`server::lane`), for both paths: a plain request is known
-        // without building rmcp's message here.
-        if let Some((request, inline)) = lane::parse_inline(body) {
+        if (self.lane || self.keep_call_arguments)
+            && let Some((request, inline)) = lane::parse_inline(body)
+        {
             let lifecycle = inline.map(|i| Lifecycle {
                 version: i.version.into_owned(),
                 capabilities: i.capabilities,
@@ -265,6 +274,9 @@ impl Limits {
                 plain: Some((request, lifecycle)),
                 ..Parsed::default()
             });
+        }
+        if plain_first && let Some(parsed) = self.look(body) {
+            return Ok(parsed);
         }
         let refused = |status, error| Err(Box::new(json_rpc_error(status, error)));
         match read(body) {
@@ -310,6 +322,18 @@ impl Limits {
                 ErrorData::invalid_request("Invalid request: not a JSON-RPC message", None),
             ),
         }
+    }
+
+    /// A request known from a lean look, when the layers inside need no more of it than its
+    /// id: not `initialize` (which may open a session), nor a call whose arguments OAuth's
+    /// scope check reads.
+    fn look(&self, body: &[u8]) -> Option<Parsed> {
+        let look = view::look(body)?;
+        let more = look.method == INITIALIZE || (self.keep_call_arguments && look.method == CALL);
+        (!more).then(|| Parsed {
+            id: Some(look.id),
+            ..Parsed::default()
+        })
     }
 
     /// The whole body within the size limit and the time limit.
@@ -378,6 +402,7 @@ mod tests {
             parsing: Arc::new(Semaphore::new(max_parsing)),
             parse_wait: Duration::from_secs(5),
             keep_call_arguments: false,
+            lane: true,
         })
     }
 

@@ -10,9 +10,8 @@ use http::{Method, Request};
 use tokio::sync::Notify;
 use tower_service::Service;
 
-use super::next;
+use super::next::Next;
 use super::reply::{Reply, guarded, unavailable};
-use crate::tool::BoxFuture;
 
 /// What a drain shares with the requests it counts.
 #[derive(Default)]
@@ -81,41 +80,36 @@ pub(crate) struct Drain<S> {
 
 impl<S, B> Service<Request<B>> for Drain<S>
 where
-    S: Service<Request<B>, Response = Reply, Error = std::convert::Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send,
-    B: Send + 'static,
+    S: Service<Request<B>, Response = Reply, Error = std::convert::Infallible>,
+    S::Future: Send + 'static,
 {
     type Response = Reply;
     type Error = std::convert::Infallible;
-    type Future = BoxFuture<'static, Result<Reply, Self::Error>>;
+    type Future = Next<S::Future>;
 
     fn poll_ready(
         &mut self,
-        _: &mut std::task::Context<'_>,
+        cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Result<(), Self::Error>> {
-        std::task::Poll::Ready(Ok(()))
+        self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        let inner = self.inner.clone();
-        let draining = Arc::clone(&self.draining);
-        Box::pin(async move {
-            if draining.refusing.load(Ordering::Acquire) {
-                return Ok(unavailable(
-                    "Server shutting down: retry in a moment (another replica may answer).",
-                    "1",
-                ));
-            }
-            // A stream of events (GET) lasts as long as its session: only POSTs are drained.
-            if request.method() != Method::POST {
-                return Ok(next::call(inner, request).await);
-            }
-            let answering = Answering::new(&draining);
-            let reply = next::call(inner, request).await;
-            Ok(guarded(reply, answering))
+        if self.draining.refusing.load(Ordering::Acquire) {
+            return Next::now(unavailable(
+                "Server shutting down: retry in a moment (another replica may answer).",
+                "1",
+            ));
+        }
+        // A stream of events (GET) lasts as long as its session: only POSTs are drained.
+        if request.method() != Method::POST {
+            return Next::on(self.inner.call(request));
+        }
+        let answering = Answering::new(&self.draining);
+        let answer = self.inner.call(request);
+        Next::own(async move {
+            let Ok(reply) = answer.await;
+            guarded(reply, answering)
         })
     }
 }

@@ -20,10 +20,9 @@ use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use tower_service::Service;
 
-use super::next;
+use super::next::{self, Next};
 use super::reply::Reply;
 use crate::server::core::Server;
-use crate::tool::BoxFuture;
 
 /// How many allowed heads (URI authority, `Host`, `Origin`) are remembered; past it, rmcp
 /// decides each request again (nothing grows).
@@ -66,24 +65,24 @@ where
 {
     type Response = Reply;
     type Error = std::convert::Infallible;
-    type Future = BoxFuture<'static, Result<Reply, Self::Error>>;
+    type Future = Next<S::Future>;
 
     fn poll_ready(
         &mut self,
-        _: &mut std::task::Context<'_>,
+        cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Result<(), Self::Error>> {
-        std::task::Poll::Ready(Ok(()))
+        self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        let inner = self.inner.clone();
         let key = head_key(&request);
         let read = |allowed: &std::sync::RwLock<foldhash::HashSet<Box<[u8]>>>| {
             (allowed.read()).is_ok_and(|allowed| allowed.contains(&key))
         };
         if read(&self.allowed) {
-            return Box::pin(async move { Ok(next::call(inner, request).await) });
+            return Next::on(self.inner.call(request));
         }
+        let inner = self.inner.clone();
         let allowed = Arc::clone(&self.allowed);
         let rmcp = Arc::clone(&self.rmcp);
         let mut head = Request::builder()
@@ -95,12 +94,12 @@ where
             }
         }
         let head = head.body(Empty::<Bytes>::new());
-        Box::pin(async move {
+        Next::own(async move {
             // Built from a request's own URI and header values: it cannot fail to build.
             if let Ok(head) = head {
                 let told = rmcp.handle(head).await;
                 if told.status() != StatusCode::METHOD_NOT_ALLOWED {
-                    return Ok(told);
+                    return told;
                 }
                 if let Ok(mut allowed) = allowed.write()
                     && allowed.len() < REMEMBERED
@@ -108,7 +107,7 @@ where
                     allowed.insert(key);
                 }
             }
-            Ok(next::call(inner, request).await)
+            next::call(inner, request).await
         })
     }
 }

@@ -18,6 +18,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
+use tower_service::Service;
 
 use super::connection::{Activity, Handling, Linger, Lingering, OpenBody, Watched};
 use super::options::ConnectionOptions;
@@ -86,11 +87,12 @@ pub(super) async fn serve(
                 request
                     .extensions_mut()
                     .insert(crate::server::changes::Connection(id));
-                let stack = stack.clone();
                 let handling = Handling::new(requests.clone());
                 let open_body = OpenBody::new(requests.clone());
+                // Every layer of the stack is always ready (`server::http::next`).
+                let answer = stack.clone().call(request);
                 async move {
-                    let reply = super::next::call(stack, request).await;
+                    let Ok(reply) = answer.await;
                     drop(handling);
                     Ok::<_, Infallible>(guarded(reply, open_body))
                 }

@@ -19,11 +19,11 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use tower_service::Service;
 
 use super::body::{Incoming, ReadBody};
-use super::next;
+use super::next::{self, Next};
 use super::reply::{Reply, closing, text, unavailable};
 use crate::server::core::Server;
 use crate::server::oauth::OAuth;
-use crate::tool::{BoxFuture, Caller};
+use crate::tool::Caller;
 
 /// The OAuth resource server of an endpoint, with what it serves.
 pub(crate) struct Guard {
@@ -72,29 +72,28 @@ where
 {
     type Response = Reply;
     type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Reply, Infallible>>;
+    type Future = Next<S::Future>;
 
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, mut request: Request<B>) -> Self::Future {
+        let Some(guard) = self.guard.clone() else {
+            return Next::on(self.inner.call(request));
+        };
+        if let Some(reply) = guard.metadata(&request) {
+            return Next::now(reply);
+        }
         let inner = self.inner.clone();
-        let guard = self.guard.clone();
-        Box::pin(async move {
-            let Some(guard) = guard else {
-                return Ok(next::call(inner, request).await);
-            };
-            if let Some(reply) = guard.metadata(&request) {
-                return Ok(reply);
-            }
+        Next::own(async move {
             // Who calls, before anything else is read.
             let caller = match guard.authenticate(request.headers()).await {
                 Ok(caller) => caller,
-                Err(refused) => return Ok(refused),
+                Err(refused) => return refused,
             };
             if !guard.owns(request.headers(), &caller) {
-                return Ok(text(StatusCode::NOT_FOUND, "Not Found: Session not found"));
+                return text(StatusCode::NOT_FOUND, "Not Found: Session not found");
             }
             // A request without a session may open one (`initialize`): its owner is recorded.
             let opening = !request.headers().contains_key("mcp-session-id");
@@ -103,7 +102,7 @@ where
             if opening {
                 guard.opened(&reply, &caller).await;
             }
-            Ok(reply)
+            reply
         })
     }
 }
@@ -117,51 +116,45 @@ pub(crate) struct Scopes<S> {
 
 impl<S> Service<Request<ReadBody>> for Scopes<S>
 where
-    S: Service<Request<ReadBody>, Response = Reply, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send,
+    S: Service<Request<ReadBody>, Response = Reply, Error = Infallible>,
 {
     type Response = Reply;
     type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Reply, Infallible>>;
+    type Future = Next<S::Future>;
 
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request<ReadBody>) -> Self::Future {
-        let inner = self.inner.clone();
-        let guard = self.guard.clone();
-        Box::pin(async move {
-            let mut request = request;
-            let refused = match (
-                &guard,
-                request.extensions().get::<Caller>(),
-                request.extensions().get::<Incoming>(),
-            ) {
-                (Some(guard), Some(caller), Some(incoming)) => (incoming.get().call())
-                    .and_then(|(name, arguments)| guard.scopes(name, arguments, caller)),
-                _ => None,
-            };
-            if let Some(refused) = refused {
-                return Ok(refused);
-            }
-            // The arguments were kept for this check only.
-            let kept = (request.extensions().get::<Incoming>())
-                .is_some_and(|i| matches!(&i.get().call, Some((_, Some(_)))));
-            if kept && let Some(incoming) = request.extensions_mut().remove::<Incoming>() {
-                let incoming = match incoming.into_parsed() {
-                    Ok(mut parsed) => {
-                        if let Some((_, arguments)) = &mut parsed.call {
-                            arguments.take();
-                        }
-                        Incoming::new(parsed)
+    fn call(&mut self, mut request: Request<ReadBody>) -> Self::Future {
+        let refused = match (
+            &self.guard,
+            request.extensions().get::<Caller>(),
+            request.extensions().get::<Incoming>(),
+        ) {
+            (Some(guard), Some(caller), Some(incoming)) => (incoming.get().call())
+                .and_then(|(name, arguments)| guard.scopes(name, arguments, caller)),
+            _ => None,
+        };
+        if let Some(refused) = refused {
+            return Next::now(refused);
+        }
+        // The arguments were kept for this check only.
+        let kept = (request.extensions().get::<Incoming>())
+            .is_some_and(|i| matches!(&i.get().call, Some((_, Some(_)))));
+        if kept && let Some(incoming) = request.extensions_mut().remove::<Incoming>() {
+            let incoming = match incoming.into_parsed() {
+                Ok(mut parsed) => {
+                    if let Some((_, arguments)) = &mut parsed.call {
+                        arguments.take();
                     }
-                    Err(shared) => shared,
-                };
-                request.extensions_mut().insert(incoming);
-            }
-            Ok(next::call(inner, request).await)
-        })
+                    Incoming::new(parsed)
+                }
+                Err(shared) => shared,
+            };
+            request.extensions_mut().insert(incoming);
+        }
+        Next::on(self.inner.call(request))
     }
 }
 

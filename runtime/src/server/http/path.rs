@@ -5,9 +5,8 @@
 use http::{Request, StatusCode};
 use tower_service::Service;
 
-use super::next;
+use super::next::Next;
 use super::reply::{Reply, text};
-use crate::tool::BoxFuture;
 
 /// The path layer over `S`: the paths it lets through.
 #[derive(Clone)]
@@ -19,36 +18,28 @@ pub(crate) struct Path<S> {
 
 impl<S, B> Service<Request<B>> for Path<S>
 where
-    S: Service<Request<B>, Response = Reply, Error = std::convert::Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send,
-    B: Send + 'static,
+    S: Service<Request<B>, Response = Reply, Error = std::convert::Infallible>,
 {
     type Response = Reply;
     type Error = std::convert::Infallible;
-    type Future = BoxFuture<'static, Result<Reply, Self::Error>>;
+    type Future = Next<S::Future>;
 
     fn poll_ready(
         &mut self,
-        _: &mut std::task::Context<'_>,
+        cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Result<(), Self::Error>> {
-        std::task::Poll::Ready(Ok(()))
+        self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        let inner = self.inner.clone();
         let served = self
             .paths
             .as_ref()
             .is_none_or(|paths| paths.iter().any(|p| p == request.uri().path()));
-        Box::pin(async move {
-            match served {
-                true => Ok(next::call(inner, request).await),
-                false => Ok(text(StatusCode::NOT_FOUND, "Not Found")),
-            }
-        })
+        match served {
+            true => Next::on(self.inner.call(request)),
+            false => Next::now(text(StatusCode::NOT_FOUND, "Not Found")),
+        }
     }
 }
 

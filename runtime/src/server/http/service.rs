@@ -141,7 +141,7 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        self.stack.call(request)
+        Box::pin(self.stack.call(request))
     }
 }
 
@@ -220,6 +220,7 @@ impl Server {
                 parsing: Arc::new(Semaphore::new(options.max_parsing.max(1))),
                 parse_wait: options.parse_wait,
                 keep_call_arguments: cfg!(feature = "oauth") && self.has_oauth(options),
+                lane: options.fast_path,
             }),
         };
         #[cfg(feature = "oauth")]

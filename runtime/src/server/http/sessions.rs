@@ -15,10 +15,9 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use tower_service::Service;
 
 use super::body::{Incoming, ReadBody};
-use super::next;
+use super::next::{self, Next};
 use super::reply::{Reply, guarded, json_rpc};
 use crate::server::methods::cut;
-use crate::tool::BoxFuture;
 
 /// Seconds a client refused a session waits before it tries again.
 const SESSION_RETRY_AFTER: &str = "10";
@@ -73,46 +72,44 @@ where
 {
     type Response = Reply;
     type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Reply, Infallible>>;
+    type Future = Next<S::Future>;
 
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, request: Request<ReadBody>) -> Self::Future {
+        let session = request.headers().get("mcp-session-id");
+        let incoming = request.extensions().get::<Incoming>();
+        let initialize = incoming.is_some_and(|i| i.get().initialize);
+        // A request outside any session that opens none (every one of a stateless server)
+        // is no business of this layer.
+        if session.is_none() && !initialize {
+            return Next::on(self.inner.call(request));
+        }
+        let id = incoming.and_then(|i| i.get().id.clone());
+        let session = session.and_then(|v| v.to_str().ok()).map(Arc::<str>::from);
         let inner = self.inner.clone();
         let sessions = Arc::clone(&self.sessions);
-        Box::pin(async move {
-            let session = request
-                .headers()
-                .get("mcp-session-id")
-                .and_then(|v| v.to_str().ok())
-                .map(Arc::<str>::from);
-            let (id, initialize) = match request.extensions().get::<Incoming>() {
-                Some(incoming) => {
-                    let parsed = incoming.get();
-                    (parsed.id.clone(), parsed.initialize)
-                }
-                None => (None, false),
-            };
+        Next::own(async move {
             if initialize && session.is_none() {
                 let live = sessions.manager.sessions.read().await.len();
                 if live >= sessions.max_sessions {
-                    return Ok(sessions.busy(id));
+                    return sessions.busy(id);
                 }
             }
             let in_flight = match (session, id) {
                 (Some(session), Some(id)) => match sessions.enter(session, id) {
                     Ok(in_flight) => Some(in_flight),
-                    Err(refused) => return Ok(*refused),
+                    Err(refused) => return *refused,
                 },
                 _ => None,
             };
             let reply = next::call(inner, request).await;
-            Ok(match in_flight {
+            match in_flight {
                 Some(in_flight) => guarded(reply, in_flight),
                 None => reply,
-            })
+            }
         })
     }
 }

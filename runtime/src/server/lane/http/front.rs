@@ -19,11 +19,10 @@ use tower_service::Service;
 use super::session::SessionLane;
 use crate::server::core::Server;
 use crate::server::http::body::{Incoming, ParsePlace, ReadBody};
-use crate::server::http::next;
+use crate::server::http::next::{self, Next};
 use crate::server::http::reply::{Reply, answered};
 use crate::server::lane::answer::PlainClient;
 use crate::server::lane::rules::{PlainHeaders, Shape};
-use crate::tool::BoxFuture;
 
 /// The fast path over `S`: the server, and what a request's headers must show.
 #[derive(Clone)]
@@ -47,84 +46,85 @@ where
 {
     type Response = Reply;
     type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Reply, Infallible>>;
+    type Future = Next<S::Future>;
 
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, request: Request<ReadBody>) -> Self::Future {
+        let (mut parts, body) = request.into_parts();
+        let incoming = parts.extensions.remove::<Incoming>();
+        let parsed = incoming.and_then(|incoming| incoming.into_parsed().ok());
+        let (taken, cancels) = parsed.map_or((None, None), |p| (p.plain, p.cancels));
+        if let (Some(lane), Some(cancels)) = (&self.plain, cancels)
+            && let Some(sessions) = &lane.sessions
+        {
+            // A call of the lane is not rmcp's to cancel; rmcp is told too, as before.
+            sessions.cancel(&parts.headers, &cancels);
+        }
+        // What the lane does not answer goes on as it came, the body layer's facts taken off.
+        let (Some(lane), Some((request, lifecycle))) = (self.plain.clone(), taken) else {
+            return Next::on(self.inner.call(Request::from_parts(parts, body)));
+        };
         let inner = self.inner.clone();
-        let plain = self.plain.clone();
-        Box::pin(async move {
-            let (mut parts, body) = request.into_parts();
-            let incoming = parts.extensions.remove::<Incoming>();
-            let parsed = incoming.and_then(|incoming| incoming.into_parsed().ok());
-            let (taken, cancels) = parsed.map_or((None, None), |p| (p.plain, p.cancels));
-            if let (Some(lane), Some(cancels)) = (&plain, cancels)
-                && let Some(sessions) = &lane.sessions
-            {
-                // A call of the lane is not rmcp's to cancel; rmcp is told too, as before.
-                sessions.cancel(&parts.headers, &cancels);
-            }
-            if let (Some(lane), Some((request, lifecycle))) = (&plain, taken) {
-                let (server, headers) = (&lane.server, &lane.headers);
-                if let Some(sessions) = &lane.sessions {
-                    let asked = request.asked_with(None);
-                    let session = (lifecycle.is_none())
-                        .then(|| headers.session(&asked, &parts.headers))
-                        .flatten();
-                    let taken = match session {
-                        Some(id) => sessions.taken(server, id, &request).await,
-                        None => None,
-                    };
-                    if let (Some((peer, shape)), Some(id)) = (taken, session) {
-                        let id = Arc::<str>::from(id);
-                        if let Some(place) = parts.extensions.remove::<ParsePlace>() {
-                            place.release();
-                        }
-                        drop(body);
-                        let mut extensions = rmcp::model::Extensions::new();
-                        extensions.insert(parts);
-                        let reply = sessions.answer(server, id, request, peer, shape, extensions);
-                        return Ok(reply.await);
-                    }
-                    return Ok(next::call(inner, Request::from_parts(parts, body)).await);
-                }
-                let inline =
-                    (lifecycle.as_ref()).map(|l| (l.version.as_str(), l.capabilities.is_some()));
-                let asked = request.asked_with(inline);
-                if let Some(shape) = headers.shape(&asked, &parts.headers) {
-                    // The body is read: its parse place goes back before the call runs.
+        Next::own(async move {
+            let (server, headers) = (&lane.server, &lane.headers);
+            if let Some(sessions) = &lane.sessions {
+                let asked = request.asked_with(None);
+                let session = (lifecycle.is_none())
+                    .then(|| headers.session(&asked, &parts.headers))
+                    .flatten();
+                let taken = match session {
+                    Some(id) => sessions.taken(server, id, &request).await,
+                    None => None,
+                };
+                if let (Some((peer, shape)), Some(id)) = (taken, session) {
+                    let id = Arc::<str>::from(id);
                     if let Some(place) = parts.extensions.remove::<ParsePlace>() {
                         place.release();
                     }
                     drop(body);
                     let mut extensions = rmcp::model::Extensions::new();
                     extensions.insert(parts);
-                    let cancelled = tokio_util::sync::CancellationToken::new();
-                    // From 2026-07-28 a call reaches its client by rounds; before, stateless HTTP
-                    // has no way back to it.
-                    let client = match (shape, lifecycle) {
-                        (Shape::Current, Some(lifecycle)) => {
-                            PlainClient::Round(lifecycle.capabilities.map(Box::new))
-                        }
-                        _ => PlainClient::None,
-                    };
-                    let answer = server
-                        .answer_plain(request, cancelled, shape, None, extensions, client)
-                        .await
-                        .unwrap_or_default();
-                    let status = match shape {
-                        Shape::Current => status_of(&answer),
-                        _ => http::StatusCode::OK,
-                    };
-                    let mut reply = answered(answer);
-                    *reply.status_mut() = status;
-                    return Ok(reply);
+                    let reply = sessions.answer(server, id, request, peer, shape, extensions);
+                    return reply.await;
                 }
+                return next::call(inner, Request::from_parts(parts, body)).await;
             }
-            Ok(next::call(inner, Request::from_parts(parts, body)).await)
+            let inline =
+                (lifecycle.as_ref()).map(|l| (l.version.as_str(), l.capabilities.is_some()));
+            let asked = request.asked_with(inline);
+            if let Some(shape) = headers.shape(&asked, &parts.headers) {
+                // The body is read: its parse place goes back before the call runs.
+                if let Some(place) = parts.extensions.remove::<ParsePlace>() {
+                    place.release();
+                }
+                drop(body);
+                let mut extensions = rmcp::model::Extensions::new();
+                extensions.insert(parts);
+                let cancelled = tokio_util::sync::CancellationToken::new();
+                // From 2026-07-28 a call reaches its client by rounds; before, stateless HTTP
+                // has no way back to it.
+                let client = match (shape, lifecycle) {
+                    (Shape::Current, Some(lifecycle)) => {
+                        PlainClient::Round(lifecycle.capabilities.map(Box::new))
+                    }
+                    _ => PlainClient::None,
+                };
+                let answer = server
+                    .answer_plain(request, cancelled, shape, None, extensions, client)
+                    .await
+                    .unwrap_or_default();
+                let status = match shape {
+                    Shape::Current => status_of(&answer),
+                    _ => http::StatusCode::OK,
+                };
+                let mut reply = answered(answer);
+                *reply.status_mut() = status;
+                return reply;
+            }
+            next::call(inner, Request::from_parts(parts, body)).await
         })
     }
 }
