@@ -34,8 +34,10 @@ pub struct Context {
     /// Where a handoff leads: the upstreams the server mounts (`Context::handoff`).
     #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
     handoffs: Option<Arc<dyn Handoffs>>,
-    /// Cancelled once the call stops without its handler finishing.
-    cancel: CancellationToken,
+    /// Cancelled once the call stops without its handler finishing; none for a context no one
+    /// can stop (`Context::detached` without `with_cancellation`): a token is an allocation,
+    /// and most calls are given the request's own.
+    cancel: Option<CancellationToken>,
 }
 
 /// Where a handoff leads: the upstreams a server mounts (its gateway).
@@ -57,7 +59,7 @@ impl Context {
             client: None,
             deadline: None,
             handoffs: None,
-            cancel: CancellationToken::new(),
+            cancel: None,
         }
     }
 
@@ -212,18 +214,24 @@ impl Context {
     /// # }
     /// ```
     pub async fn cancelled(&self) {
-        self.cancel.cancelled().await;
+        match &self.cancel {
+            Some(cancel) => cancel.cancelled().await,
+            None => std::future::pending().await,
+        }
     }
 
     /// Whether the call was stopped before its handler finished (see
     /// [`cancelled`](Context::cancelled)).
     pub fn is_cancelled(&self) -> bool {
-        self.cancel.is_cancelled()
+        self.cancel
+            .as_ref()
+            .is_some_and(CancellationToken::is_cancelled)
     }
 
     /// A token cancelled when the call is stopped before its handler finished (see
     /// [`cancelled`](Context::cancelled)), for work the handler spawns: a child of the call's
-    /// own, so cancelling it stops only that work.
+    /// own, so cancelling it stops only that work (a token never cancelled, for a context no one
+    /// can stop).
     ///
     /// ```
     /// use mcp_fusion::{Context, ToolError};
@@ -243,13 +251,16 @@ impl Context {
     /// # let _ = export;
     /// ```
     pub fn cancellation(&self) -> CancellationToken {
-        self.cancel.child_token()
+        match &self.cancel {
+            Some(cancel) => cancel.child_token(),
+            None => CancellationToken::new(),
+        }
     }
 
     /// This context stopped by `cancel` (tokio-util's token), for tests of handlers: the
     /// server gives each call's context its own.
     pub fn with_cancellation(mut self, cancel: CancellationToken) -> Self {
-        self.cancel = cancel;
+        self.cancel = Some(cancel);
         self
     }
 
