@@ -229,13 +229,21 @@ impl Limits {
             return Err(Box::new(self.too_large()));
         }
         let body = self.read_body(body).await?;
-        let parsing = tokio::time::timeout(self.parse_wait, self.parsing.clone().acquire_owned());
-        let Ok(Ok(place)) = parsing.await else {
-            tracing::warn!(wait = ?self.parse_wait, "http: a body waited too long to be parsed; refused");
-            return Err(Box::new(unavailable(
-                "Server busy: too many requests are being read; retry in a moment.",
-                "1",
-            )));
+        // A free place is taken at once; only a body that must wait has its wait timed.
+        let place = match self.parsing.clone().try_acquire_owned() {
+            Ok(place) => place,
+            Err(_) => {
+                let parsing =
+                    tokio::time::timeout(self.parse_wait, self.parsing.clone().acquire_owned());
+                let Ok(Ok(place)) = parsing.await else {
+                    tracing::warn!(wait = ?self.parse_wait, "http: a body waited too long to be parsed; refused");
+                    return Err(Box::new(unavailable(
+                        "Server busy: too many requests are being read; retry in a moment.",
+                        "1",
+                    )));
+                };
+                place
+            }
         };
         let body = match without_lone_surrogates(&body) {
             Some(repaired) => Bytes::from(repaired),
@@ -344,10 +352,13 @@ impl Limits {
     {
         let mut body = std::pin::pin!(body);
         let deadline = Instant::now() + self.body_read_timeout;
+        // The usual body comes in one frame: it is kept as it came, not copied.
+        let mut first: Option<Bytes> = None;
         let mut collected = Vec::new();
         loop {
             let frame = match timeout_at(deadline, body.frame()).await {
                 Err(_) => return Err(Box::new(self.too_slow())),
+                Ok(None) if collected.is_empty() => return Ok(first.unwrap_or_default()),
                 Ok(None) => return Ok(Bytes::from(collected)),
                 Ok(Some(Err(e))) => {
                     let e = e.into();
@@ -358,10 +369,17 @@ impl Limits {
                 Ok(Some(Ok(frame))) => frame,
             };
             if let Ok(data) = frame.into_data() {
-                if collected.len() + data.len() > self.max_body_bytes {
+                let held = first.as_ref().map_or(0, Bytes::len) + collected.len();
+                if held + data.len() > self.max_body_bytes {
                     return Err(Box::new(self.too_large()));
                 }
-                collected.extend_from_slice(&data);
+                match first.take() {
+                    None if collected.is_empty() => first = Some(data),
+                    earlier => {
+                        collected.extend_from_slice(&earlier.unwrap_or_default());
+                        collected.extend_from_slice(&data);
+                    }
+                }
             }
         }
     }
