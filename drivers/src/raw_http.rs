@@ -322,6 +322,24 @@ impl Pool {
         self
     }
 
+    /// `initialize` and `notifications/initialized` of a 2025-11-25 client named `client`:
+    /// the same connections, in the session it opened.
+    pub async fn in_session(self, client: &str) -> Result<Pool, Error> {
+        let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": client, "version": "1"}}});
+        let (headers, _) = self.exchange(initialize.to_string().as_bytes(), "").await?;
+        let session = headers
+            .iter()
+            .find(|(name, _)| name == "mcp-session-id")
+            .map(|(_, value)| value.clone())
+            .ok_or("initialize opened no session")?;
+        let pool = self.with_header("Mcp-Session-Id", &session);
+        pool.post(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await?;
+        Ok(pool)
+    }
+
     /// POSTs `body` on a connection of its own and leaves the answer open once it holds
     /// `until` (a `subscriptions/listen` stream, acknowledged): the connection, to hold or drop.
     pub async fn open_stream(

@@ -157,22 +157,7 @@ async fn measure(
 /// A session of a 2025-11-25 client on a connection of its own, left idle: the pool, which
 /// keeps the connection open.
 async fn session(pool: Pool) -> Result<Pool, Error> {
-    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "held", "version": "1"}}});
-    let (headers, _) = pool
-        .exchange(initialize.to_string().as_bytes(), "")
-        .await
-        .map_err(|e| e.to_string())?;
-    let id = headers
-        .iter()
-        .find(|(name, _)| name == "mcp-session-id")
-        .map(|(_, value)| value.clone())
-        .ok_or("initialize opened no session")?;
-    let pool = pool.with_header("Mcp-Session-Id", &id);
-    pool.post(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
-        .await
-        .map_err(|e| e.to_string())?;
+    let pool = pool.in_session("held").await.map_err(|e| e.to_string())?;
     let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
     pool.post(ping).await.map_err(|e| e.to_string())?;
     Ok(pool)

@@ -686,7 +686,10 @@ async fn start(
                 let pool = Pool::with_version(url.trim(), transport.version())
                     .map_err(|e| e.to_string())?;
                 let (pool, listen) = match transport {
-                    Transport::HttpSession => (in_session(pool).await?, None),
+                    Transport::HttpSession => (
+                        pool.in_session("load").await.map_err(|e| e.to_string())?,
+                        None,
+                    ),
                     Transport::Http2026 => {
                         let listen = open_listen(&pool).await?;
                         (pool, Some(listen))
@@ -751,28 +754,6 @@ async fn start(
         .into());
     }
     Ok(live)
-}
-
-/// `initialize` and `notifications/initialized` of a 2025-11-25 client on `pool`: the same
-/// connections in the session it opened.
-async fn in_session(pool: Pool) -> Result<Pool, Error> {
-    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "load", "version": "1"}}});
-    let (headers, _) = pool
-        .exchange(initialize.to_string().as_bytes(), "")
-        .await
-        .map_err(|e| e.to_string())?;
-    let session = headers
-        .iter()
-        .find(|(name, _)| name == "mcp-session-id")
-        .map(|(_, value)| value.clone())
-        .ok_or("initialize opened no session")?;
-    let pool = pool.with_header("Mcp-Session-Id", &session);
-    pool.post(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok(pool)
 }
 
 /// The `users` tool of workload 3 answers a valid user and rejects the four problems.
