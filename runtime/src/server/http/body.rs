@@ -18,7 +18,8 @@ use http::{Method, Request, StatusCode, header};
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use rmcp::model::{
-    ClientNotification, ClientRequest, ErrorCode, ErrorData, JsonRpcMessage, RequestId,
+    CallToolRequestMethod, ClientNotification, ClientRequest, ConstString, ErrorCode, ErrorData,
+    InitializeResultMethod, JsonRpcMessage, RequestId,
 };
 use serde_json::{Map, Value};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -161,11 +162,6 @@ pub(crate) struct Limits {
     pub(crate) lane: bool,
 }
 
-/// The methods of plain requests (`server::lane`).
-const PLAIN: [&[u8]; 3] = [b"tools/call", b"tools/list", b"ping"];
-const INITIALIZE: &str = "initialize";
-const CALL: &str = "tools/call";
-
 /// The body layer over `S`.
 #[derive(Clone)]
 pub(crate) struct ReadBodies<S> {
@@ -265,7 +261,8 @@ impl Limits {
         // and whose call OAuth's scope check reads, is tried first when the body seems to be
         // one; any other request rmcp reads is known from a lean look (`view`).
         let plain_first = (self.lane || self.keep_call_arguments)
-            && view::glance(body).is_some_and(|method| PLAIN.contains(&method));
+            && view::glance(body)
+                .is_some_and(|method| lane::PLAIN_METHODS.iter().any(|m| m.as_bytes() == method));
         if !plain_first && let Some(parsed) = self.look(body) {
             return Ok(parsed);
         }
@@ -337,7 +334,9 @@ impl Limits {
     /// scope check reads.
     fn look(&self, body: &[u8]) -> Option<Parsed> {
         let look = view::look(body)?;
-        let more = look.method == INITIALIZE || (self.keep_call_arguments && look.method == CALL);
+        let initialize = <InitializeResultMethod as ConstString>::VALUE;
+        let call = <CallToolRequestMethod as ConstString>::VALUE;
+        let more = look.method == initialize || (self.keep_call_arguments && look.method == call);
         (!more).then(|| Parsed {
             id: Some(look.id),
             ..Parsed::default()

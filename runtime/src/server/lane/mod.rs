@@ -35,10 +35,10 @@ mod stdio;
 #[cfg(feature = "http")]
 pub(crate) use http::FastPath;
 pub(crate) use read::PlainRequest;
-#[cfg(feature = "http")]
-pub(crate) use read::parse_inline;
 #[cfg(feature = "stdio")]
 pub(crate) use read::progress_line;
+#[cfg(feature = "http")]
+pub(crate) use read::{METHODS as PLAIN_METHODS, parse_inline};
 pub(crate) use state::LaneState;
 #[cfg(feature = "stdio")]
 pub(crate) use stdio::StdioLane;

@@ -84,9 +84,9 @@ impl PlainRequest<'_> {
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn method(&self) -> &'static str {
         match self {
-            PlainRequest::Call(..) => "tools/call",
-            PlainRequest::List(_) => "tools/list",
-            PlainRequest::Ping(_) => "ping",
+            PlainRequest::Call(..) => METHODS[0],
+            PlainRequest::List(_) => METHODS[1],
+            PlainRequest::Ping(_) => METHODS[2],
         }
     }
 
@@ -183,6 +183,13 @@ fn some_object<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
 ) -> Result<Option<T>, D::Error> {
     object(deserializer).map(Some)
 }
+
+/// The methods of plain requests: `tools/call`, `tools/list`, `ping`.
+pub(crate) const METHODS: [&str; 3] = [
+    <rmcp::model::CallToolRequestMethod as rmcp::model::ConstString>::VALUE,
+    <rmcp::model::ListToolsRequestMethod as rmcp::model::ConstString>::VALUE,
+    <rmcp::model::PingRequestMethod as rmcp::model::ConstString>::VALUE,
+];
 
 /// The request on `line`, when it is one the transport answers itself, and carries no
 /// lifecycle of its own.
