@@ -239,6 +239,22 @@ fn http_endpoint(fast_path: bool) -> mcp_fusion::server::HttpService {
     server.http_service(options)
 }
 
+/// Pings the session of `headers` until the lane answers (its event ids count from 2^63):
+/// the session becomes the lane's once rmcp's session has told the server `initialized`
+/// (after its 202), and rmcp answers until then.
+async fn lane_answers(endpoint: &mcp_fusion::server::HttpService, headers: &[(&str, &str)]) {
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    for _ in 0..1000 {
+        let answered = post(endpoint, headers, ping).await;
+        assert_eq!(answered.0, 200, "{answered:?}");
+        if answered.2.contains("/9223372036854775") {
+            return;
+        }
+        tokio::task::yield_now().await;
+    }
+    panic!("the lane never answered");
+}
+
 /// Status, content type and body of `body` POSTed with `headers`.
 async fn post(
     endpoint: &mcp_fusion::server::HttpService,
@@ -675,19 +691,7 @@ async fn a_closed_session_is_rmcps_to_refuse() {
     let headers = in_session(&session);
     let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
     let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
-    // The session becomes the lane's once rmcp's session has told the server `initialized`
-    // (after its 202): rmcp answers until then.
-    let mut by_lane = false;
-    for _ in 0..1000 {
-        let answered = post(&fast, &headers, ping).await;
-        assert_eq!(answered.0, 200);
-        by_lane = answered.2.contains("/9223372036854775");
-        if by_lane {
-            break;
-        }
-        tokio::task::yield_now().await;
-    }
-    assert!(by_lane, "the lane never answered");
+    lane_answers(&fast, &headers).await;
     let mut delete = axum::http::Request::delete("/mcp");
     for (name, value) in &headers {
         delete = delete.header(*name, *value);
@@ -736,20 +740,7 @@ async fn the_sessions_cancellation_reaches_a_call_of_the_lane() {
     let session = open_session(&endpoint, "2025-11-25", json!({})).await;
     let headers = in_session(&session);
     let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
-    // The session is the lane's once the server was told `initialized`.
-    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
-    let mut by_lane = false;
-    for _ in 0..1000 {
-        by_lane = post(&endpoint, &headers, ping)
-            .await
-            .2
-            .contains("/9223372036854775");
-        if by_lane {
-            break;
-        }
-        tokio::task::yield_now().await;
-    }
-    assert!(by_lane, "the lane never answered");
+    lane_answers(&endpoint, &headers).await;
     let call = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"waits","arguments":{"action":"wait"}}}"#;
     let calling = {
         let (endpoint, headers) = (endpoint.clone(), headers.clone());
@@ -801,18 +792,7 @@ async fn a_session_the_lane_serves_outlives_its_keep_alive() {
     let headers = in_session(&session);
     let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
     let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
-    let mut by_lane = false;
-    for _ in 0..1000 {
-        by_lane = post(&endpoint, &headers, ping)
-            .await
-            .2
-            .contains("/9223372036854775");
-        if by_lane {
-            break;
-        }
-        tokio::task::yield_now().await;
-    }
-    assert!(by_lane, "the lane never answered");
+    lane_answers(&endpoint, &headers).await;
     for step in 0..20 {
         tokio::time::sleep(keep_alive / 4).await;
         let answered = post(&endpoint, &headers, ping).await;
