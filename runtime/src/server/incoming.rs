@@ -135,11 +135,9 @@ pub(crate) fn without_lone_surrogates(line: &[u8]) -> Option<Vec<u8>> {
     let mut out: Option<Vec<u8>> = None;
     let mut copied = 0;
     let mut i = 0;
-    while i < line.len() {
-        if line[i] != b'\\' {
-            i += 1;
-            continue;
-        }
+    // Only a backslash begins an escape: the text between two is skipped whole.
+    while let Some(found) = line.get(i..).and_then(|rest| memchr::memchr(b'\\', rest)) {
+        i += found;
         let (len, lone) = match unit(i) {
             Some(0xD800..=0xDBFF) if matches!(unit(i + 6), Some(0xDC00..=0xDFFF)) => (12, false),
             Some(0xD800..=0xDFFF) => (6, true),
@@ -394,6 +392,10 @@ mod tests {
             Some(r#""\ufffd\ufffdx""#)
         );
         assert_eq!(fixed(r#""\ud83d\ude00 \\ud800 \n""#), None);
+        // An escape cut short by the end of the text, or a backslash last.
+        assert_eq!(fixed(r#""\ud800"#).as_deref(), Some(r#""\ufffd"#));
+        assert_eq!(fixed(r#"ab\"#), None);
+        assert_eq!(fixed(r#"\ud8"#), None);
     }
 
     #[test]

@@ -69,9 +69,11 @@ impl StdioLane {
         tokio::spawn(async move {
             let extensions = Extensions::new();
             let lines = Some(out.clone());
-            let answer = server
-                .answer_plain(request, cancel, shape, lines, extensions, client)
-                .await;
+            // Boxed: the task holds a pointer, not the call's whole future (copied as the
+            // task is made and again as it ends).
+            let answer =
+                Box::pin(server.answer_plain(request, cancel, shape, lines, extensions, client))
+                    .await;
             if let (Some(mut line), Some(place)) = (answer, leave(&id)) {
                 line.push(b'\n');
                 // The writer ends only once every sender is gone.
