@@ -5,13 +5,20 @@
 //! `ServerHandler` by hand: `call_tool` reads `action`, decodes `{id, limit}` with serde and
 //! answers `{"id", "limit"}` as one text block. It accepts 2026-07-28 `subscriptions/listen`
 //! streams of tool listing changes (rmcp's own `listen`: held until cancelled).
+//!
+//! Both servers of the driver offer the same prompt and resource ([`Documents`], a plain rmcp
+//! handler: `Plain` answers with it, this library's `bench_server` serves it by
+//! `ServerBuilder::handler`), the requests that take rmcp's path in either.
 
 use std::sync::Arc;
 
 use mcp_fusion::rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    SubscriptionFilter, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, InitializeResult, JsonObject,
+    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt,
+    PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities, SubscriptionFilter,
+    Tool,
 };
 use mcp_fusion::rmcp::service::RequestContext;
 use mcp_fusion::rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -94,6 +101,8 @@ impl ServerHandler for Plain {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
+            .enable_prompts()
+            .enable_resources()
             .build();
         InitializeResult::new(capabilities).with_server_info(Implementation::new(
             "plain-server",
@@ -132,5 +141,119 @@ impl ServerHandler for Plain {
             Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
         };
         Ok(result.into())
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Documents.list_prompts(request, context).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        Documents.get_prompt(request, context).await
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Documents.list_resources(request, context).await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        Documents.read_resource(request, context).await
+    }
+}
+
+/// The prompt `brief` (argument `topic`: "Brief on {topic}.") and the resource
+/// [`Documents::ITEM`] ("item 42, limit 10"): what the `load` driver's `prompt` and `resource`
+/// kinds ask both servers for.
+///
+/// ```
+/// use mcp_fusion::rmcp::ServerHandler;
+/// use mcp_fusion_drivers::plain::Documents;
+///
+/// assert!(Documents.get_info().capabilities.prompts.is_some());
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Documents;
+
+impl Documents {
+    /// The URI of the one resource.
+    pub const ITEM: &'static str = "bench://items/42";
+}
+
+impl ServerHandler for Documents {
+    fn get_info(&self) -> InitializeResult {
+        let capabilities = ServerCapabilities::builder()
+            .enable_prompts()
+            .enable_resources()
+            .build();
+        InitializeResult::new(capabilities)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let topic = PromptArgument::new("topic")
+            .with_description("What to brief on.")
+            .with_required(true);
+        let brief = Prompt::new("brief", Some("A one-line brief."), Some(vec![topic]));
+        Ok(ListPromptsResult::with_all_items(vec![brief]))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let topic =
+            (request.arguments.as_ref()).and_then(|arguments| arguments.get("topic")?.as_str());
+        match (request.name.as_str(), topic) {
+            ("brief", Some(topic)) => {
+                let brief = PromptMessage::new_text(Role::User, format!("Brief on {topic}."));
+                Ok(GetPromptResult::new(vec![brief]).into())
+            }
+            ("brief", None) => Err(ErrorData::invalid_params("topic is required", None)),
+            (other, _) => Err(ErrorData::invalid_params(
+                format!("unknown prompt: {other}"),
+                None,
+            )),
+        }
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let item = Resource::new(Self::ITEM, "item-42").with_mime_type("text/plain");
+        Ok(ListResourcesResult::with_all_items(vec![item]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri != Self::ITEM {
+            let missing = format!("no resource at {}", request.uri);
+            return Err(ErrorData::resource_not_found(missing, None));
+        }
+        let item = ResourceContents::text("item 42, limit 10", Self::ITEM);
+        Ok(ReadResourceResult::new(vec![item.with_mime_type("text/plain")]).into())
     }
 }

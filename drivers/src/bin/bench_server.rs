@@ -1,8 +1,9 @@
 //! Workload 5 of `shared/bench/WORKLOADS.md`: the server under load, built with this library.
 //!
 //! On stdio: the `bench` tool of workload 4 (20 actions `op00` … `op19`, each echoing
-//! `{"id", "limit"}`) and the `users` tool of workload 3 (action `create`). No logging, a
-//! single-threaded runtime. Driven by the `load` driver, which builds it.
+//! `{"id", "limit"}`) and the `users` tool of workload 3 (action `create`), and the prompt and
+//! resource of `mcp_fusion_drivers::plain::Documents` (served by `ServerBuilder::handler`). No
+//! logging, a single-threaded runtime. Driven by the `load` driver, which builds it.
 //!
 //! `--http` serves stateless streamable HTTP at a free loopback port (its URL printed on
 //! stdout), with `--sessions` streamable HTTP with sessions (`serve_http`'s default);
@@ -18,6 +19,7 @@ use mcp_fusion::rmcp::ServiceExt;
 use mcp_fusion::server::{HttpOptions, StdioOptions};
 use mcp_fusion::{ToolError, tool};
 use mcp_fusion_drivers::bench_tool::Bench;
+use mcp_fusion_drivers::plain::Documents;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -28,6 +30,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = Server::builder("bench-server", env!("CARGO_PKG_VERSION"))
         .tool(Bench)
         .tool(Users)
+        // The prompt and resource plain rmcp's server offers too.
+        .handler(Documents)
         .build()?;
     if std::env::args().any(|a| a == "--http") {
         // Stateless streamable HTTP (answers as JSON), or with sessions (`--sessions`), at a

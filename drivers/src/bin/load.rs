@@ -34,6 +34,10 @@
 //! `<validation_error>` of three fields, plain rmcp serde's first error; each must be an error).
 //! On `http-2026`, also `listen`: a `subscriptions/listen` opened on a connection of its own,
 //! read until its acknowledgement, and dropped (a request that takes rmcp's path).
+//! Two more kinds take rmcp's path in both servers (the handler is rmcp's `ServerHandler`,
+//! `mcp_fusion_drivers::plain::Documents`, by hand in plain and through
+//! `ServerBuilder::handler` in ours): `prompt` (`prompts/get` of `brief`) and `resource`
+//! (`resources/read` of `bench://items/42`).
 //!
 //! Every round starts fresh server processes; after `initialize` and `tools/list` (and, for
 //! ours, one valid and one invalid `users.create`), LOAD_WARMUP warm-up calls, then for each
@@ -52,13 +56,15 @@
 //!
 //! Environment: LOAD_CALLS (default 10000), LOAD_WARMUP (default 1000), LOAD_ROUNDS
 //! (default 5), LOAD_TRANSPORTS (default `stdio,http,http-2026,http-session`), LOAD_KINDS
-//! (default `ok,invalid,listen`),
+//! (default `ok,invalid,listen,prompt,resource`),
 //! LOAD_CLIENT (default `raw`; `rmcp` drives stdio with rmcp's client too),
 //! LOAD_SERVERS (default `plain,ours,ours-nofast`; also `plain+pipes` and `ours+pipes`, which
 //! pass `--pipes`, and `ours+otel`, which records OpenTelemetry spans and metrics to in-memory
 //! exporters), LOAD_MODES (default `seq,conc16`), LOAD_PROTOCOL (default `2025-06-18`; on
 //! `http`, `2026-07-28` sends each request with its lifecycle in `_meta` and the standard
-//! headers of SEP-2243, as a client of that version does).
+//! headers of SEP-2243, as a client of that version does), LOAD_PIN (unset by default: the CPUs
+//! the servers run on, as `taskset -c` takes them; run the driver itself on the others, as
+//! `LOAD_PIN=1 taskset -c 0 target/release/load`, so that the two never share a core).
 
 use std::collections::HashMap;
 use std::process::Stdio;
@@ -68,12 +74,15 @@ use std::time::{Duration, Instant};
 
 use mcp_fusion::client::{Client, Connection};
 use mcp_fusion::rmcp::RoleClient;
-use mcp_fusion::rmcp::model::{CallToolRequestParams, CallToolResult};
+use mcp_fusion::rmcp::model::{
+    CallToolRequestParams, CallToolResult, GetPromptRequestParams, ReadResourceRequestParams,
+};
 use mcp_fusion::rmcp::service::Peer;
 use mcp_fusion::rmcp::transport::TokioChildProcess;
 use mcp_fusion_drivers::measure::{
     clock_ticks, cpu_ns, cpu_ticks, env_list, env_usize, status_kib,
 };
+use mcp_fusion_drivers::plain::Documents;
 use mcp_fusion_drivers::raw_http::{Pool, json_of};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -191,7 +200,19 @@ enum Kind {
     Invalid,
     /// A `subscriptions/listen` opened, acknowledged and dropped (2026-07-28 only).
     Listen,
+    /// `prompts/get` of `brief`, answered by rmcp's `ServerHandler` in both servers.
+    Prompt,
+    /// `resources/read` of `Documents::ITEM`, answered by rmcp's `ServerHandler` in both.
+    Resource,
 }
+
+const KINDS: [Kind; 5] = [
+    Kind::Ok,
+    Kind::Invalid,
+    Kind::Listen,
+    Kind::Prompt,
+    Kind::Resource,
+];
 
 impl Kind {
     fn name(self) -> &'static str {
@@ -199,12 +220,16 @@ impl Kind {
             Kind::Ok => "ok",
             Kind::Invalid => "invalid",
             Kind::Listen => "listen",
+            Kind::Prompt => "prompt",
+            Kind::Resource => "resource",
         }
     }
 
     fn arguments(self) -> Value {
         match self {
-            Kind::Ok | Kind::Listen => json!({"action": "op07", "id": "item_42", "limit": 10}),
+            Kind::Ok | Kind::Listen | Kind::Prompt | Kind::Resource => {
+                json!({"action": "op07", "id": "item_42", "limit": 10})
+            }
             Kind::Invalid => json!({"action": "op07", "id": 42, "limit": 500, "extra": true}),
         }
     }
@@ -214,6 +239,10 @@ impl Kind {
         let tail = match self {
             Kind::Listen => json!({"method": "subscriptions/listen",
                                    "params": {"notifications": {"toolsListChanged": true}}}),
+            Kind::Prompt => json!({"method": "prompts/get",
+                                   "params": {"name": "brief", "arguments": {"topic": "item_42"}}}),
+            Kind::Resource => json!({"method": "resources/read",
+                                     "params": {"uri": Documents::ITEM}}),
             _ => json!({"method": "tools/call",
                         "params": {"name": "bench", "arguments": self.arguments()}}),
         }
@@ -231,6 +260,8 @@ impl Kind {
             }
             Kind::Invalid => line.contains(r#""isError":true"#) && !line.contains("<tool_error"),
             Kind::Listen => line.contains("notifications/subscriptions/acknowledged"),
+            Kind::Prompt => line.contains(r#""text":"Brief on item_42.""#),
+            Kind::Resource => line.contains(r#""text":"item 42, limit 10""#),
         };
         (!right).then(|| format!("not {}: {line}", self.name()))
     }
@@ -309,7 +340,7 @@ fn inline_version() -> Option<&'static str> {
 }
 
 /// `body` as a client of `version` sends it: the lifecycle in `_meta`, and the headers naming
-/// the request (`Mcp-Method`, a call's `Mcp-Name`).
+/// the request (`Mcp-Method`; `Mcp-Name`, a call's or prompt's name, a resource's URI).
 fn inline(body: &str, version: &str) -> Result<(String, String), Error> {
     let mut request: Value = serde_json::from_str(body)?;
     let method = request["method"].as_str().ok_or("no method")?.to_owned();
@@ -319,7 +350,8 @@ fn inline(body: &str, version: &str) -> Result<(String, String), Error> {
         .entry("params")
         .or_insert(json!({}));
     let mut headers = format!("Mcp-Method: {method}\r\n");
-    if let Some(name) = params.get("name").and_then(Value::as_str) {
+    let named = params.get("name").or_else(|| params.get("uri"));
+    if let Some(name) = named.and_then(Value::as_str) {
         headers.push_str(&format!("Mcp-Name: {name}\r\n"));
     }
     params["_meta"] = json!({
@@ -377,6 +409,24 @@ impl Caller {
     /// One timed call of `kind`: why its answer is not of that kind, if it is not.
     async fn timed_call(&self, kind: Kind, line: &str) -> Option<String> {
         match self {
+            Caller::Rmcp(peer) if matches!(kind, Kind::Prompt | Kind::Resource) => {
+                let answer = match kind {
+                    Kind::Prompt => {
+                        let topic = json!({"topic": "item_42"}).as_object().cloned();
+                        let mut params = GetPromptRequestParams::new("brief");
+                        params.arguments = topic;
+                        peer.get_prompt(params).await.map(|r| json!(r))
+                    }
+                    _ => {
+                        let params = ReadResourceRequestParams::new(Documents::ITEM);
+                        peer.read_resource(params).await.map(|r| json!(r))
+                    }
+                };
+                match answer {
+                    Ok(answer) => kind.wrong_line(&answer.to_string()),
+                    Err(e) => Some(e.to_string()),
+                }
+            }
             Caller::Rmcp(peer) => {
                 let mut params = CallToolRequestParams::new("bench");
                 params.arguments = kind.arguments().as_object().cloned();
@@ -512,7 +562,7 @@ async fn main() -> Result<(), Error> {
     let wanted = env_list("LOAD_SERVERS", "plain,ours,ours-nofast");
     let modes = env_list("LOAD_MODES", "seq,conc16");
     let transports = env_list("LOAD_TRANSPORTS", "stdio,http,http-2026,http-session");
-    let kinds = env_list("LOAD_KINDS", "ok,invalid,listen");
+    let kinds = env_list("LOAD_KINDS", "ok,invalid,listen,prompt,resource");
     let raw = env_list("LOAD_CLIENT", "raw").iter().any(|c| c == "raw");
     let ticks_per_s = clock_ticks();
 
@@ -528,7 +578,7 @@ async fn main() -> Result<(), Error> {
         .into_iter()
         .filter(|t| transports.iter().any(|w| w == t.name()))
         .collect();
-    let kinds: Vec<Kind> = [Kind::Ok, Kind::Invalid, Kind::Listen]
+    let kinds: Vec<Kind> = KINDS
         .into_iter()
         .filter(|k| kinds.iter().any(|w| w == k.name()))
         .collect();
@@ -630,7 +680,15 @@ async fn start(
     verbose: bool,
 ) -> Result<Live, Error> {
     let path = mcp_fusion_drivers::artifacts::driver(target.binary);
-    let mut command = tokio::process::Command::new(&path);
+    // LOAD_PIN: the CPUs the servers run on (`taskset -c`, which execs the server in place).
+    let mut command = match std::env::var("LOAD_PIN") {
+        Ok(cpus) if !cpus.is_empty() => {
+            let mut pinned = tokio::process::Command::new("taskset");
+            pinned.arg("-c").arg(cpus).arg(&path);
+            pinned
+        }
+        _ => tokio::process::Command::new(&path),
+    };
     command.args(target.args);
     let live = match transport {
         Transport::Stdio if raw => {
