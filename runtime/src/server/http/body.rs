@@ -6,6 +6,10 @@
 //! request's extensions ([`ParsePlace`]) until rmcp hands the request over to the server
 //! (`handler`): it covers both parses and what rmcp builds of the message, and nothing of the
 //! request's own time (a call, a stream held open for hours).
+//!
+//! On a stateless server without OAuth no layer inside needs the facts of a request of the
+//! table: it is left to rmcp's parse alone (`Limits::rmcp_alone`), and read whole here only
+//! when rmcp refuses it, so that a body rmcp cannot read is answered as it always was.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -30,6 +34,7 @@ use super::reply::{Reply, closing, json_rpc, json_rpc_error, unavailable};
 use super::{next, view};
 use crate::server::incoming::{Read, Unread, read, without_lone_surrogates};
 use crate::server::lane::{self, PlainRequest};
+use crate::server::methods::MCP_REQUESTS;
 use crate::tool::BoxFuture;
 
 /// What the body layer found a POST's body to be, in the request's extensions (read by the
@@ -54,6 +59,8 @@ pub(crate) struct Parsed {
     pub(crate) plain: Option<(PlainRequest<'static>, Option<Lifecycle>)>,
     /// The request a `notifications/cancelled` cancels.
     pub(crate) cancels: Option<RequestId>,
+    /// Not read here: left to rmcp's parse (`Limits::rmcp_alone`).
+    pub(crate) unread: bool,
 }
 
 impl Incoming {
@@ -125,6 +132,11 @@ impl ReadBody {
     pub(crate) fn empty() -> Self {
         ReadBody::new(Bytes::new())
     }
+
+    /// Its bytes, shared.
+    fn bytes(&self) -> Bytes {
+        self.data.clone().unwrap_or_default()
+    }
 }
 
 impl Body for ReadBody {
@@ -160,6 +172,11 @@ pub(crate) struct Limits {
     /// Whether the fast lane answers plain requests (`HttpOptions::fast_path`): then they are
     /// read as the lane reads them.
     pub(crate) lane: bool,
+    /// Whether a request of the table the layers inside need nothing of is left to rmcp's
+    /// parse alone (a stateless server whose calls OAuth's scope check does not read): no
+    /// session wants its id. When rmcp refuses it, the whole reading gives its answer, as it
+    /// would have before rmcp (`ReadBodies::call`).
+    pub(crate) rmcp_alone: bool,
 }
 
 /// The body layer over `S`.
@@ -187,20 +204,33 @@ where
     fn call(&mut self, request: Request<B>) -> Self::Future {
         let inner = self.inner.clone();
         let limits = Arc::clone(&self.limits);
+        // Split here, not in the future: the future holds the parts once, and stays small
+        // enough for the allocator's fast path (a request's every box is made and freed).
+        let (mut parts, body) = request.into_parts();
+        if parts.method != Method::POST {
+            // GET (a stream of events) and DELETE (the end of a session) carry no body.
+            let request = Request::from_parts(parts, ReadBody::empty());
+            return Box::pin(async move { Ok(next::call(inner, request).await) });
+        }
         Box::pin(async move {
-            let (mut parts, body) = request.into_parts();
-            if parts.method != Method::POST {
-                // GET (a stream of events) and DELETE (the end of a session) carry no body.
-                let request = Request::from_parts(parts, ReadBody::empty());
-                return Ok(next::call(inner, request).await);
-            }
             let (body, incoming, place) = match limits.read(&parts, body).await {
                 Ok(read) => read,
                 Err(refused) => return Ok(*refused),
             };
+            // Left to rmcp's parse: the body is kept to read whole if rmcp refuses it (its
+            // words for a body it cannot read are serde's), under the parse place the request
+            // still holds when rmcp never handed it over.
+            let unread = (incoming.get().unread).then(|| (body.bytes(), place.clone()));
             parts.extensions.insert(incoming);
             parts.extensions.insert(place);
-            Ok(next::call(inner, Request::from_parts(parts, body)).await)
+            let reply = next::call(inner, Request::from_parts(parts, body)).await;
+            if let Some((unread, _place)) = unread
+                && !reply.status().is_success()
+                && let Err(refused) = limits.whole(&unread)
+            {
+                return Ok(*refused);
+            }
+            Ok(reply)
         })
     }
 }
@@ -259,10 +289,19 @@ impl Limits {
     fn parse(&self, body: &[u8]) -> Result<Parsed, Box<Reply>> {
         // The fast lane's reading (`server::lane`) of a plain request, which the lane answers
         // and whose call OAuth's scope check reads, is tried first when the body seems to be
-        // one; any other request rmcp reads is known from a lean look (`view`).
+        // one; any other request rmcp reads is known from a lean look (`view`), or left to
+        // rmcp's parse alone when no layer inside needs anything of it.
+        let method = view::glance(body);
         let plain_first = (self.lane || self.keep_call_arguments)
-            && view::glance(body)
+            && method
                 .is_some_and(|method| lane::PLAIN_METHODS.iter().any(|m| m.as_bytes() == method));
+        let unread = || Parsed {
+            unread: true,
+            ..Parsed::default()
+        };
+        if !plain_first && self.left_to_rmcp(method) {
+            return Ok(unread());
+        }
         if !plain_first && let Some(parsed) = self.look(body) {
             return Ok(parsed);
         }
@@ -280,9 +319,29 @@ impl Limits {
                 ..Parsed::default()
             });
         }
+        if plain_first && self.left_to_rmcp(method) {
+            return Ok(unread());
+        }
         if plain_first && let Some(parsed) = self.look(body) {
             return Ok(parsed);
         }
+        self.whole(body)
+    }
+
+    /// Whether a body whose method seems to be `method` is left to rmcp's parse alone: a
+    /// request of the table, other than `initialize`, when `rmcp_alone`.
+    fn left_to_rmcp(&self, method: Option<&[u8]>) -> bool {
+        let initialize = <InitializeResultMethod as ConstString>::VALUE;
+        self.rmcp_alone
+            && method.is_some_and(|method| {
+                method != initialize.as_bytes()
+                    && MCP_REQUESTS.iter().any(|m| m.as_bytes() == method)
+            })
+    }
+
+    /// A body read whole (`incoming::read`): the facts of the message rmcp reads, or the
+    /// answer rmcp would not give.
+    fn whole(&self, body: &[u8]) -> Result<Parsed, Box<Reply>> {
         let refused = |status, error| Err(Box::new(json_rpc_error(status, error)));
         match read(body) {
             Read::Message(JsonRpcMessage::Request(request)) => {
@@ -420,6 +479,7 @@ mod tests {
             parse_wait: Duration::from_secs(5),
             keep_call_arguments: false,
             lane: true,
+            rmcp_alone: false,
         })
     }
 
@@ -471,6 +531,72 @@ mod tests {
         assert!(body.contains("-32700"), "{body}");
         let big = r#"{"jsonrpc":"2.0","id":9,"method":"ping","params":{"x":"0123456789012345678901234567890"}}"#;
         assert_eq!(post(layer, big).await.0, StatusCode::PAYLOAD_TOO_LARGE);
+    }
+
+    /// On a layer that leaves the requests of the table to rmcp's parse (`rmcp_alone`), a
+    /// body rmcp reads goes on unread (no id taken), and one rmcp refuses is answered as the
+    /// whole reading answers it, never in rmcp's (serde's) words; rmcp's other refusals of a
+    /// readable body stand.
+    #[tokio::test]
+    async fn a_body_left_to_rmcp_is_answered_by_the_whole_reading_when_rmcp_refuses_it() {
+        // As rmcp's service answers: a body it cannot read is 415 with serde's words, a
+        // request without the headers it wants 406.
+        let rmcp = tower::service_fn(|request: Request<ReadBody>| async move {
+            let unread = request
+                .extensions()
+                .get::<Incoming>()
+                .is_some_and(|i| i.get().unread && i.get().id.is_none());
+            let body = request.into_body().collect().await.unwrap().to_bytes();
+            let (status, text) = match serde_json::from_slice::<Value>(&body) {
+                Err(e) => (
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    format!("fail to deserialize request body {e}"),
+                ),
+                Ok(v) if v["id"] == 2 => (StatusCode::NOT_ACCEPTABLE, "Not Acceptable".to_owned()),
+                Ok(_) => (StatusCode::OK, format!("unread: {unread}")),
+            };
+            let mut reply = Reply::new(Full::new(Bytes::from(text)).boxed());
+            *reply.status_mut() = status;
+            Ok::<_, Infallible>(reply)
+        });
+        let mut limits = Arc::into_inner(limits(1)).unwrap();
+        limits.max_body_bytes = 1024;
+        limits.rmcp_alone = true;
+        let limits = Arc::new(limits);
+        let layer = ReadBodies {
+            inner: rmcp,
+            limits: Arc::clone(&limits),
+        };
+        let prompt = r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"p"}}"#;
+        assert_eq!(
+            post(layer.clone(), prompt).await,
+            (StatusCode::OK, "unread: true".to_owned())
+        );
+        let refused = r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"p"}}"#;
+        assert_eq!(
+            post(layer.clone(), refused).await.0,
+            StatusCode::NOT_ACCEPTABLE
+        );
+        // Cut short: not JSON. A number beyond a double: a request serde_json cannot hold.
+        let cut = r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"#;
+        let (status, body) = post(layer.clone(), cut).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert!(
+            body.contains("-32700") && !body.contains("column"),
+            "{body}"
+        );
+        let huge = r#"{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"p","arguments":{"n":1e400}}}"#;
+        let (status, body) = post(layer.clone(), huge).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert!(
+            body.contains(r#""id":4"#) && body.contains("double"),
+            "{body}"
+        );
+        // `initialize` is read here, as before.
+        let initialize = r#"{"jsonrpc":"2.0","id":5,"method":"initialize","params":{}}"#;
+        assert_eq!(post(layer, initialize).await.1, "unread: false");
+        // Every parse place is back.
+        assert_eq!(limits.parsing.available_permits(), 1);
     }
 
     /// A request holds its parse place until it is handed over (or dropped): while one holds

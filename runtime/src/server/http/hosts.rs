@@ -38,8 +38,9 @@ pub(crate) struct Hosts<S> {
     pub(crate) allowed: Arc<std::sync::RwLock<foldhash::HashSet<Box<[u8]>>>>,
 }
 
-/// What rmcp's check reads of a request: its URI's authority, its `Host` and `Origin` values.
-fn head_key<B>(request: &Request<B>) -> Box<[u8]> {
+/// What rmcp's check reads of a request: its URI's authority, its `Host` and `Origin` values
+/// (boxed only when it is remembered).
+fn head_key<B>(request: &Request<B>) -> Vec<u8> {
     let mut key = Vec::with_capacity(64);
     if let Some(authority) = request.uri().authority() {
         key.extend_from_slice(authority.as_str().as_bytes());
@@ -51,7 +52,7 @@ fn head_key<B>(request: &Request<B>) -> Box<[u8]> {
         }
         key.push(1);
     }
-    key.into_boxed_slice()
+    key
 }
 
 impl<S, B> Service<Request<B>> for Hosts<S>
@@ -77,7 +78,7 @@ where
     fn call(&mut self, request: Request<B>) -> Self::Future {
         let key = head_key(&request);
         let read = |allowed: &std::sync::RwLock<foldhash::HashSet<Box<[u8]>>>| {
-            (allowed.read()).is_ok_and(|allowed| allowed.contains(&key))
+            (allowed.read()).is_ok_and(|allowed| allowed.contains(key.as_slice()))
         };
         if read(&self.allowed) {
             return Next::on(self.inner.call(request));
@@ -104,7 +105,7 @@ where
                 if let Ok(mut allowed) = allowed.write()
                     && allowed.len() < REMEMBERED
                 {
-                    allowed.insert(key);
+                    allowed.insert(key.into_boxed_slice());
                 }
             }
             next::call(inner, request).await

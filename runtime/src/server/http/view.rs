@@ -64,7 +64,10 @@ static BARE: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
 /// escape): only a hint, to choose which reading to try first.
 pub(super) fn glance(body: &[u8]) -> Option<&[u8]> {
     const KEY: &[u8] = b"\"method\"";
-    let at = memchr::memmem::find(body, KEY)? + KEY.len();
+    // Built once: building a searcher costs more than most searches.
+    static FINDER: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(KEY));
+    let at = FINDER.find(body)? + KEY.len();
     let rest = body[at..].trim_ascii_start().strip_prefix(b":")?;
     let rest = rest.trim_ascii_start().strip_prefix(b"\"")?;
     let end = memchr::memchr2(b'"', b'\\', rest)?;
