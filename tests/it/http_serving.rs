@@ -140,12 +140,19 @@ async fn malformed_bodies_get_a_json_rpc_error_without_positions() {
         "[".repeat(300),
         "]".repeat(300)
     );
-    let cases: [(&[u8], i64, Value); 5] = [
+    // Requests of the table a stateless server leaves to rmcp's parse, refused by rmcp: then
+    // read whole, and answered in the same words.
+    let cut = br#"{"jsonrpc":"2.0","id":6,"method":"prompts/get","params":{"name":"#;
+    let huge =
+        br#"{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"x","n":1e400}}"#;
+    let cases: [(&[u8], i64, Value); 7] = [
         (br#"{"jsonrpc":"2.0","id":1,"#, -32700, Value::Null),
         (b"not json at all", -32700, Value::Null),
         (b"", -32700, Value::Null),
         (b"[1,2]", -32600, Value::Null),
         (deep.as_bytes(), -32600, json!(5)),
+        (cut, -32700, Value::Null),
+        (huge, -32600, json!(7)),
     ];
     for (body, code, id) in cases {
         let reply = billing.post(&[], body).await;
