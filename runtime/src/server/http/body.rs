@@ -291,7 +291,7 @@ impl Limits {
         // and whose call OAuth's scope check reads, is tried first when the body seems to be
         // one; any other request rmcp reads is known from a lean look (`view`), or left to
         // rmcp's parse alone when no layer inside needs anything of it.
-        let method = view::glance(body);
+        let method = lane::glance(body);
         let plain_first = (self.lane || self.keep_call_arguments)
             && method
                 .is_some_and(|method| lane::PLAIN_METHODS.iter().any(|m| m.as_bytes() == method));

@@ -60,20 +60,6 @@ static BARE: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     MCP_REQUESTS.iter().copied().filter(|m| bare(m)).collect()
 });
 
-/// The method a body seems to name (the string after its first `"method":`, when it has no
-/// escape): only a hint, to choose which reading to try first.
-pub(super) fn glance(body: &[u8]) -> Option<&[u8]> {
-    const KEY: &[u8] = b"\"method\"";
-    // Built once: building a searcher costs more than most searches.
-    static FINDER: LazyLock<memchr::memmem::Finder<'static>> =
-        LazyLock::new(|| memchr::memmem::Finder::new(KEY));
-    let at = FINDER.find(body)? + KEY.len();
-    let rest = body[at..].trim_ascii_start().strip_prefix(b":")?;
-    let rest = rest.trim_ascii_start().strip_prefix(b"\"")?;
-    let end = memchr::memchr2(b'"', b'\\', rest)?;
-    (rest[end] == b'"').then(|| &rest[..end])
-}
-
 /// A request's members (rmcp's `JsonRpcRequest` with `Request`'s `method` and `params`).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -288,23 +274,5 @@ mod tests {
         for body in &left {
             assert!(look(body.as_bytes()).is_none(), "{body}");
         }
-    }
-
-    /// The glance finds the method a body names in its usual forms, and nothing else.
-    #[test]
-    fn a_glance_reads_the_first_method_named() {
-        let at =
-            |body: &str| glance(body.as_bytes()).map(|m| String::from_utf8_lossy(m).into_owned());
-        assert_eq!(
-            at(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#).as_deref(),
-            Some("tools/call")
-        );
-        assert_eq!(
-            at(r#"{"method" :  "ping","id":1}"#).as_deref(),
-            Some("ping")
-        );
-        assert_eq!(at(r#"{"method":"to\u006fls/call"}"#), None);
-        assert_eq!(at(r#"{"method":5}"#), None);
-        assert_eq!(at(r#"{"id":1}"#), None);
     }
 }

@@ -38,7 +38,7 @@ pub(crate) use read::PlainRequest;
 #[cfg(feature = "stdio")]
 pub(crate) use read::progress_line;
 #[cfg(feature = "http")]
-pub(crate) use read::{METHODS as PLAIN_METHODS, parse_inline};
+pub(crate) use read::{METHODS as PLAIN_METHODS, glance, parse_inline};
 pub(crate) use state::LaneState;
 #[cfg(feature = "stdio")]
 pub(crate) use stdio::StdioLane;

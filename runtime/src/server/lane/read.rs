@@ -191,6 +191,21 @@ pub(crate) const METHODS: [&str; 3] = [
     <rmcp::model::PingRequestMethod as rmcp::model::ConstString>::VALUE,
 ];
 
+/// The method a body seems to name (the string after its first `"method":`, when it has no
+/// escape): only a hint, to choose which reading to try first (a line or body
+/// naming another method is not worth the lane's parse).
+pub(crate) fn glance(body: &[u8]) -> Option<&[u8]> {
+    const KEY: &[u8] = b"\"method\"";
+    // Built once: building a searcher costs more than most searches.
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(KEY));
+    let at = FINDER.find(body)? + KEY.len();
+    let rest = body[at..].trim_ascii_start().strip_prefix(b":")?;
+    let rest = rest.trim_ascii_start().strip_prefix(b"\"")?;
+    let end = memchr::memchr2(b'"', b'\\', rest)?;
+    (rest[end] == b'"').then(|| &rest[..end])
+}
+
 /// The request on `line`, when it is one the transport answers itself, and carries no
 /// lifecycle of its own.
 pub(crate) fn parse(line: &[u8]) -> Option<PlainRequest<'_>> {
@@ -299,6 +314,24 @@ pub(crate) fn envelope_answer(id: &RequestId, envelope: &Envelope, shape: Shape)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The glance finds the method a body names in its usual forms, and nothing else.
+    #[test]
+    fn a_glance_reads_the_first_method_named() {
+        let at =
+            |body: &str| glance(body.as_bytes()).map(|m| String::from_utf8_lossy(m).into_owned());
+        assert_eq!(
+            at(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#).as_deref(),
+            Some("tools/call")
+        );
+        assert_eq!(
+            at(r#"{"method" :  "ping","id":1}"#).as_deref(),
+            Some("ping")
+        );
+        assert_eq!(at(r#"{"method":"to\u006fls/call"}"#), None);
+        assert_eq!(at(r#"{"method":5}"#), None);
+        assert_eq!(at(r#"{"id":1}"#), None);
+    }
 
     #[test]
     fn the_plain_forms_are_taken() {

@@ -39,6 +39,12 @@ impl StdioLane {
     /// The plain request on `line`, once the session has begun; `None` for rmcp's path.
     pub(crate) fn take<'a>(&self, line: &'a [u8]) -> Option<PlainRequest<'a>> {
         self.shape?;
+        // A line that seems to name another method is rmcp's: not worth the lane's parse (were
+        // the glance wrong, rmcp answers it as the lane would have).
+        let other = |method: &[u8]| !read::METHODS.iter().any(|m| m.as_bytes() == method);
+        if read::glance(line).is_some_and(other) {
+            return None;
+        }
         read::parse(line)
     }
 
