@@ -204,8 +204,8 @@ where
     fn call(&mut self, request: Request<B>) -> Self::Future {
         let inner = self.inner.clone();
         let limits = Arc::clone(&self.limits);
-        // Split here, not in the future: the future holds the parts once, and stays small
-        // enough for the allocator's fast path (a request's every box is made and freed).
+        // Split here, not in the future: the future holds the parts, not the request too (a
+        // smaller box, made and freed for every request).
         let (mut parts, body) = request.into_parts();
         if parts.method != Method::POST {
             // GET (a stream of events) and DELETE (the end of a session) carry no body.
