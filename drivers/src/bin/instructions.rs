@@ -4,19 +4,23 @@
 //!
 //! ```text
 //! cargo run --release -p mcp-fusion-drivers --bin instructions
-//! INSTRUCTIONS_KINDS=ping,prompt INSTRUCTIONS_REQUESTS=400 cargo run --release -p mcp-fusion-drivers --bin instructions
+//! INSTRUCTIONS_TRANSPORTS=stdio INSTRUCTIONS_KINDS=ping,prompt INSTRUCTIONS_REQUESTS=400 cargo run --release -p mcp-fusion-drivers --bin instructions
 //! ```
 //!
 //! Needs Valgrind (Debian: `apt-get install valgrind`). Each server runs under
-//! `valgrind --tool=callgrind`, serving stateless streamable HTTP on loopback: `plain` (bare
-//! rmcp with the same handlers, `plain_server --http`), `ours` (`bench_server --http`) and
-//! `ours-nofast` (`--no-fast-path`: every request through rmcp). For each kind of request,
+//! `valgrind --tool=callgrind`: `plain` (bare rmcp with the same handlers, `plain_server`),
+//! `ours` (`bench_server`) and `ours-nofast` (`--no-fast-path`: every request through rmcp),
+//! on each transport of INSTRUCTIONS_TRANSPORTS (default `http,http-session,stdio`):
+//! stateless streamable HTTP on loopback (`--http`), streamable HTTP in a 2025-11-25 session
+//! (`--http --sessions`, after `initialize`) and stdio (after `initialize`). For each kind of
+//! request,
 //! INSTRUCTIONS_WARMUP requests (default 50), the counters zeroed (`callgrind_control -z`),
 //! INSTRUCTIONS_REQUESTS requests one at a time (default 200), the counters dumped (`-d`):
 //! the instructions of the dump over the requests. Kinds (INSTRUCTIONS_KINDS, default all):
 //! `ping`; `call` (`tools/call` of `bench`, valid); `prompt` (`prompts/get`); `resource`
 //! (`resources/read`); `listen` (a 2026-07-28 `subscriptions/listen` on a connection of its
-//! own, read until acknowledged and dropped). Only the server's own instructions are counted,
+//! own, read until acknowledged and dropped; stateless HTTP only). Only the server's own
+//! instructions are counted,
 //! not the kernel's (the same system calls in every server, `perf stat` shows). Linux only.
 
 use std::path::Path;
@@ -28,16 +32,23 @@ use mcp_fusion_drivers::measure::{env_list, env_usize};
 use mcp_fusion_drivers::plain::Documents;
 use mcp_fusion_drivers::raw_http::Pool;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 type Error = Box<dyn std::error::Error>;
 
 /// The servers: label, binary, arguments.
 const SERVERS: [(&str, &str, &[&str]); 3] = [
-    ("plain", "plain_server", &["--http"]),
-    ("ours", "bench_server", &["--http"]),
-    ("ours-nofast", "bench_server", &["--http", "--no-fast-path"]),
+    ("plain", "plain_server", &[]),
+    ("ours", "bench_server", &[]),
+    ("ours-nofast", "bench_server", &["--no-fast-path"]),
+];
+
+/// The transports: name, the servers' arguments for it.
+const TRANSPORTS: [(&str, &[&str]); 3] = [
+    ("http", &["--http"]),
+    ("http-session", &["--http", "--sessions"]),
+    ("stdio", &[]),
 ];
 
 const KINDS: [&str; 5] = ["ping", "call", "prompt", "resource", "listen"];
@@ -68,41 +79,85 @@ fn request(kind: &str) -> (&'static str, Value) {
 /// A server under callgrind.
 struct Counted {
     child: Child,
-    /// Kept open while the server runs.
-    _stdout: BufReader<tokio::process::ChildStdout>,
+    client: Client,
+    /// An HTTP server's stdout, kept open while it runs.
+    _stdout: Option<BufReader<ChildStdout>>,
     pid: u32,
-    url: String,
     /// The dumps are `{out}.1`, `{out}.2`, …
     out: String,
     dumps: usize,
 }
 
+/// How the driver asks a server.
+enum Client {
+    /// Stateless HTTP: plain requests, and `listen` with a 2026-07-28 client's headers
+    /// (SEP-2243).
+    Http(Pool, Pool),
+    /// HTTP in a session.
+    Session(Pool),
+    /// Lines on stdin, answers on stdout.
+    Stdio(ChildStdin, BufReader<ChildStdout>),
+}
+
 impl Counted {
-    async fn start(binary: &Path, args: &[&str], out: &str) -> Result<Counted, Error> {
+    async fn start(
+        binary: &Path,
+        args: &[&str],
+        transport: &str,
+        out: &str,
+    ) -> Result<Counted, Error> {
         let mut child = Command::new("valgrind")
             .arg("--tool=callgrind")
             .arg(format!("--callgrind-out-file={out}"))
             .arg(binary)
             .args(args)
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .kill_on_drop(true)
             .spawn()
             .map_err(|e| format!("valgrind could not start ({e}): apt-get install valgrind"))?;
         let pid = child.id().ok_or("the server has no pid")?;
+        let stdin = child.stdin.take().ok_or("no stdin")?;
         let mut stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
-        let mut url = String::new();
-        let read = stdout.read_line(&mut url);
-        tokio::time::timeout(Duration::from_secs(60), read).await??;
-        let url = url.trim().to_owned();
-        if !url.starts_with("http://") {
-            return Err(format!("the server printed no URL: {url:?}").into());
-        }
+        let (client, kept) = match transport {
+            "stdio" => {
+                let mut client = Client::Stdio(stdin, stdout);
+                let initialize = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "instructions", "version": "1"}});
+                client.ask(0, "initialize", &initialize).await?;
+                client.notify("notifications/initialized").await?;
+                (client, None)
+            }
+            _ => {
+                let mut url = String::new();
+                let read = stdout.read_line(&mut url);
+                tokio::time::timeout(Duration::from_secs(60), read).await??;
+                let url = url.trim().to_owned();
+                if !url.starts_with("http://") {
+                    return Err(format!("the server printed no URL: {url:?}").into());
+                }
+                let pool = Pool::new(&url).map_err(|e| e.to_string())?;
+                let client = match transport {
+                    "http-session" => {
+                        let pool = Pool::with_version(&url, "2025-11-25");
+                        let session = pool.map_err(|e| e.to_string())?.in_session("instructions");
+                        let session = session.await;
+                        Client::Session(session.map_err(|e| e.to_string())?)
+                    }
+                    _ => {
+                        let current = Pool::with_version(&url, "2026-07-28");
+                        Client::Http(pool, current.map_err(|e| e.to_string())?)
+                    }
+                };
+                (client, Some(stdout))
+            }
+        };
         Ok(Counted {
             child,
-            _stdout: stdout,
+            client,
+            _stdout: kept,
             pid,
-            url,
             out: out.to_owned(),
             dumps: 0,
         })
@@ -141,28 +196,59 @@ impl Counted {
     }
 }
 
+impl Client {
+    /// Request `id` of `method` with `params`: its answer, checked to be a result.
+    async fn ask(&mut self, id: u64, method: &str, params: &Value) -> Result<String, Error> {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let body = body.to_string();
+        let answer = match self {
+            Client::Http(_, current) if method == "subscriptions/listen" => {
+                let headers = format!("Mcp-Method: {method}\r\n");
+                let acknowledged = "notifications/subscriptions/acknowledged";
+                let stream = current.open_stream(body.as_bytes(), &headers, acknowledged);
+                drop(stream.await.map_err(|e| e.to_string())?);
+                return Ok(String::new());
+            }
+            Client::Http(pool, _) | Client::Session(pool) => {
+                let answer = pool.post(body.as_bytes()).await;
+                String::from_utf8(answer.map_err(|e| e.to_string())?)?
+            }
+            Client::Stdio(stdin, stdout) => {
+                stdin.write_all(format!("{body}\n").as_bytes()).await?;
+                let id = format!(r#""id":{id}"#);
+                loop {
+                    let mut line = String::new();
+                    if stdout.read_line(&mut line).await? == 0 {
+                        return Err("the server closed its stdout".into());
+                    }
+                    if line.contains(&id) {
+                        break line;
+                    }
+                }
+            }
+        };
+        if !answer.contains(r#""result""#) {
+            return Err(format!("{method} was not answered: {answer}").into());
+        }
+        Ok(answer)
+    }
+
+    /// A notification (stdio).
+    async fn notify(&mut self, method: &str) -> Result<(), Error> {
+        if let Client::Stdio(stdin, _) = self {
+            let line = json!({"jsonrpc": "2.0", "method": method}).to_string();
+            stdin.write_all(format!("{line}\n").as_bytes()).await?;
+        }
+        Ok(())
+    }
+}
+
 /// `count` requests of `kind`, one at a time, each checked to be answered.
-async fn drive(pool: &Pool, kind: &str, count: usize, next: &mut u64) -> Result<(), Error> {
+async fn drive(client: &mut Client, kind: &str, count: usize, next: &mut u64) -> Result<(), Error> {
     let (method, params) = request(kind);
     for _ in 0..count {
         *next += 1;
-        let body = json!({"jsonrpc": "2.0", "id": *next, "method": method, "params": params});
-        let body = body.to_string();
-        if kind == "listen" {
-            let headers = format!("Mcp-Method: {method}\r\n");
-            let acknowledged = "notifications/subscriptions/acknowledged";
-            let stream = pool.open_stream(body.as_bytes(), &headers, acknowledged);
-            drop(stream.await.map_err(|e| e.to_string())?);
-            continue;
-        }
-        let answer = pool
-            .post(body.as_bytes())
-            .await
-            .map_err(|e| e.to_string())?;
-        let answer = String::from_utf8(answer)?;
-        if !answer.contains(r#""result""#) {
-            return Err(format!("{kind} was not answered: {answer}").into());
-        }
+        client.ask(*next, method, &params).await?;
     }
     Ok(())
 }
@@ -176,46 +262,54 @@ async fn main() -> Result<(), Error> {
         .into_iter()
         .filter(|k| wanted.iter().any(|w| w == k))
         .collect();
+    let wanted = env_list("INSTRUCTIONS_TRANSPORTS", "http,http-session,stdio");
+    let transports: Vec<(&str, &[&str])> = TRANSPORTS
+        .into_iter()
+        .filter(|(t, _)| wanted.iter().any(|w| w == t))
+        .collect();
     let dir = std::env::temp_dir().join(format!("mcp-fusion-instructions-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     println!("instructions per request (callgrind), {requests} requests after {warmup} warm-up");
-    let mut counted: Vec<(&str, Vec<f64>)> = Vec::new();
-    for (label, binary, args) in SERVERS {
-        let binary = artifacts::driver(binary);
-        let out = dir.join(format!("{label}.out"));
-        let out = out.to_str().ok_or("a temporary path that is not UTF-8")?;
-        let mut server = Counted::start(&binary, args, out).await?;
-        let pool = Pool::new(&server.url).map_err(|e| e.to_string())?;
-        // `listen` is of 2026-07-28: its client's headers (SEP-2243) say so.
-        let current = Pool::with_version(&server.url, "2026-07-28").map_err(|e| e.to_string())?;
-        let mut next = 0;
-        let mut per_request = Vec::new();
-        for &kind in &kinds {
-            let pool = if kind == "listen" { &current } else { &pool };
-            drive(pool, kind, warmup, &mut next).await?;
-            server.control("-z")?;
-            drive(pool, kind, requests, &mut next).await?;
-            per_request.push(server.dump().await? as f64 / requests as f64);
+    for (transport, transport_args) in transports {
+        // `listen` is a stateless request of 2026-07-28.
+        let kinds: Vec<&str> = (kinds.iter().copied())
+            .filter(|k| *k != "listen" || transport == "http")
+            .collect();
+        let mut counted: Vec<(&str, Vec<f64>)> = Vec::new();
+        for (label, binary, args) in SERVERS {
+            let binary = artifacts::driver(binary);
+            let out = dir.join(format!("{transport}.{label}.out"));
+            let out = out.to_str().ok_or("a temporary path that is not UTF-8")?;
+            let args: Vec<&str> = transport_args.iter().chain(args).copied().collect();
+            let mut server = Counted::start(&binary, &args, transport, out).await?;
+            let mut next = 0;
+            let mut per_request = Vec::new();
+            for &kind in &kinds {
+                drive(&mut server.client, kind, warmup, &mut next).await?;
+                server.control("-z")?;
+                drive(&mut server.client, kind, requests, &mut next).await?;
+                per_request.push(server.dump().await? as f64 / requests as f64);
+            }
+            server.child.kill().await?;
+            counted.push((label, per_request));
         }
-        server.child.kill().await?;
-        counted.push((label, per_request));
+        print!("\n{transport:12} {:10}", "kind");
+        for (label, _) in &counted {
+            print!(" {label:>12}");
+        }
+        println!("   ours/plain  nofast/plain");
+        for (i, kind) in kinds.iter().enumerate() {
+            print!("{transport:12} {kind:10}");
+            for (_, per_request) in &counted {
+                print!(" {:>12.0}", per_request[i]);
+            }
+            let ratio = |label: &str| {
+                let of = |l: &str| counted.iter().find(|(x, _)| *x == l).map(|(_, v)| v[i]);
+                of(label).zip(of("plain")).map_or(f64::NAN, |(a, b)| a / b)
+            };
+            println!("   {:>10.2}  {:>12.2}", ratio("ours"), ratio("ours-nofast"));
+        }
     }
     std::fs::remove_dir_all(&dir)?;
-    print!("\n{:10}", "kind");
-    for (label, _) in &counted {
-        print!(" {label:>12}");
-    }
-    println!("   ours/plain  nofast/plain");
-    for (i, kind) in kinds.iter().enumerate() {
-        print!("{kind:10}");
-        for (_, per_request) in &counted {
-            print!(" {:>12.0}", per_request[i]);
-        }
-        let ratio = |label: &str| {
-            let of = |l: &str| counted.iter().find(|(x, _)| *x == l).map(|(_, v)| v[i]);
-            of(label).zip(of("plain")).map_or(f64::NAN, |(a, b)| a / b)
-        };
-        println!("   {:>10.2}  {:>12.2}", ratio("ours"), ratio("ours-nofast"));
-    }
     Ok(())
 }
