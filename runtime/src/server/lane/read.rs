@@ -195,15 +195,21 @@ pub(crate) const METHODS: [&str; 3] = [
 /// escape): only a hint, to choose which reading to try first (a line or body
 /// naming another method is not worth the lane's parse).
 pub(crate) fn glance(body: &[u8]) -> Option<&[u8]> {
-    const KEY: &[u8] = b"\"method\"";
-    // Built once: building a searcher costs more than most searches.
-    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(KEY));
-    let at = FINDER.find(body)? + KEY.len();
+    let at = method_key(body)? + METHOD_KEY.len();
     let rest = body[at..].trim_ascii_start().strip_prefix(b":")?;
     let rest = rest.trim_ascii_start().strip_prefix(b"\"")?;
     let end = memchr::memchr2(b'"', b'\\', rest)?;
     (rest[end] == b'"').then(|| &rest[..end])
+}
+
+const METHOD_KEY: &[u8] = b"\"method\"";
+
+/// Where the first `"method"` of `text` begins, if it has one.
+fn method_key(text: &[u8]) -> Option<usize> {
+    // Built once: building a searcher costs more than most searches.
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(METHOD_KEY));
+    FINDER.find(text)
 }
 
 /// The request on `line`, when it is one the transport answers itself, and carries no
@@ -216,9 +222,7 @@ pub(crate) fn parse(line: &[u8]) -> Option<PlainRequest<'_>> {
 /// carries (2026-07-28: only a stateless HTTP front answers those, its headers checked first).
 pub(crate) fn parse_inline(line: &[u8]) -> Option<(PlainRequest<'_>, Option<Inline<'_>>)> {
     // A quick look first: most lines that are not requests are not worth a parse.
-    if !line.windows(8).any(|w| w == b"\"method\"") {
-        return None;
-    }
+    method_key(line)?;
     let mut reader = serde_json::Deserializer::from_slice(line);
     let message: Message<'_> = object(&mut reader).ok()?;
     reader.end().ok()?;
