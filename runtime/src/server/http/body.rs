@@ -292,22 +292,21 @@ impl Limits {
         // one; any other request rmcp reads is known from a lean look (`view`), or left to
         // rmcp's parse alone when no layer inside needs anything of it.
         let method = lane::glance(body);
-        let plain_first = (self.lane || self.keep_call_arguments)
+        let lane_reads = self.lane || self.keep_call_arguments;
+        let plain_first = lane_reads
             && method
                 .is_some_and(|method| lane::PLAIN_METHODS.iter().any(|m| m.as_bytes() == method));
-        let unread = || Parsed {
-            unread: true,
-            ..Parsed::default()
+        let lean = || match self.left_to_rmcp(method) {
+            true => Some(Parsed {
+                unread: true,
+                ..Parsed::default()
+            }),
+            false => self.look(body),
         };
-        if !plain_first && self.left_to_rmcp(method) {
-            return Ok(unread());
-        }
-        if !plain_first && let Some(parsed) = self.look(body) {
+        if !plain_first && let Some(parsed) = lean() {
             return Ok(parsed);
         }
-        if (self.lane || self.keep_call_arguments)
-            && let Some((request, inline)) = lane::parse_inline(body)
-        {
+        if lane_reads && let Some((request, inline)) = lane::parse_inline(body) {
             let lifecycle = inline.map(|i| Lifecycle {
                 version: i.version.into_owned(),
                 capabilities: i.capabilities,
@@ -319,10 +318,7 @@ impl Limits {
                 ..Parsed::default()
             });
         }
-        if plain_first && self.left_to_rmcp(method) {
-            return Ok(unread());
-        }
-        if plain_first && let Some(parsed) = self.look(body) {
+        if plain_first && let Some(parsed) = lean() {
             return Ok(parsed);
         }
         self.whole(body)
