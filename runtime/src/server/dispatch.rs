@@ -337,36 +337,27 @@ impl Server {
         + Send
         + 'a,
     ) -> BoxFuture<'a, Result<T, ErrorData>> {
-        Box::pin(self.user_unboxed(context, request))
-    }
-
-    async fn user_unboxed<'a, T>(
-        &'a self,
-        context: RequestContext<RoleServer>,
-        request: impl FnOnce(
-            &'a dyn UserHandler,
-            RequestContext<RoleServer>,
-        ) -> BoxFuture<'a, Result<T, ErrorData>>,
-    ) -> Result<T, ErrorData> {
-        handed_over(&context.extensions);
-        if context.extensions.get::<Stopping>().is_some() {
-            return Err(ErrorData::new(
-                ErrorCode(-32000),
-                "Server shutting down: retry in a moment.",
-                None,
-            ));
-        }
-        let cancelled = cancellation(&context.ct, &context.extensions);
-        let handled = CatchUnwind(request(&*self.inner.handler, context));
-        tokio::select! {
-            biased;
-            // Never sent: the transport drops the answer of a cancelled request.
-            () = cancelled.cancelled() => Err(ErrorData::new(REQUEST_CANCELLED, "request cancelled", None)),
-            handled = handled => match handled {
-                Ok(answered) => answered,
-                Err(panic) => Err(self.panicked(panic)),
-            },
-        }
+        Box::pin(async move {
+            handed_over(&context.extensions);
+            if context.extensions.get::<Stopping>().is_some() {
+                return Err(ErrorData::new(
+                    ErrorCode(-32000),
+                    "Server shutting down: retry in a moment.",
+                    None,
+                ));
+            }
+            let cancelled = cancellation(&context.ct, &context.extensions);
+            let handled = CatchUnwind(request(&*self.inner.handler, context));
+            tokio::select! {
+                biased;
+                // Never sent: the transport drops the answer of a cancelled request.
+                () = cancelled.cancelled() => Err(ErrorData::new(REQUEST_CANCELLED, "request cancelled", None)),
+                handled = handled => match handled {
+                    Ok(answered) => answered,
+                    Err(panic) => Err(self.panicked(panic)),
+                },
+            }
+        })
     }
 
     /// Tells the user's handler of a notification, its panic caught and logged. Boxed, as
