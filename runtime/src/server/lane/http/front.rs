@@ -52,22 +52,21 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, mut request: Request<ReadBody>) -> Self::Future {
-        let incoming = request.extensions_mut().remove::<Incoming>();
+    fn call(&mut self, mut http: Request<ReadBody>) -> Self::Future {
+        let incoming = http.extensions_mut().remove::<Incoming>();
         let parsed = incoming.and_then(|incoming| incoming.into_parsed().ok());
         let (taken, cancels) = parsed.map_or((None, None), |p| (p.plain, p.cancels));
         if let (Some(lane), Some(cancels)) = (&self.plain, cancels)
             && let Some(sessions) = &lane.sessions
         {
             // A call of the lane is not rmcp's to cancel; rmcp is told too, as before.
-            sessions.cancel(request.headers(), &cancels);
+            sessions.cancel(http.headers(), &cancels);
         }
         // What the lane does not answer goes on as it came, the body layer's facts taken off.
-        let (Some(lane), Some((plain, lifecycle))) = (self.plain.clone(), taken) else {
-            return Next::on(self.inner.call(request));
+        let (Some(lane), Some((request, lifecycle))) = (self.plain.clone(), taken) else {
+            return Next::on(self.inner.call(http));
         };
-        let (mut parts, body) = request.into_parts();
-        let request = plain;
+        let (mut parts, body) = http.into_parts();
         let inner = self.inner.clone();
         Next::own(async move {
             let (server, headers) = (&lane.server, &lane.headers);
