@@ -4,7 +4,6 @@
 //! first's answer would be lost). A request's id stays taken until its answer is written or
 //! dropped.
 
-use std::collections::HashSet;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
@@ -30,8 +29,9 @@ pub(crate) struct Sessions {
     /// rmcp's sessions, to count.
     pub(crate) manager: Arc<LocalSessionManager>,
     pub(crate) max_sessions: usize,
-    /// Requests of each session whose answers are not yet written.
-    in_flight: Mutex<HashSet<SessionRequest>>,
+    /// Requests of each session whose answers are not yet written (foldhash, seeded per
+    /// server: a client's ids cannot be chosen to collide).
+    in_flight: Mutex<foldhash::HashSet<SessionRequest>>,
 }
 
 impl Sessions {
