@@ -61,7 +61,7 @@ pub(crate) fn read(line: &[u8]) -> Read {
         Err(error) => error,
     };
     let syntax = error.is_syntax() || error.is_eof();
-    match scan_object(line) {
+    match scan_object(line, true) {
         // A valid request that serde_json cannot hold (too deep, a number beyond f64).
         Some(Scanned {
             has_id: true, id, ..
@@ -157,6 +157,20 @@ pub(crate) fn without_lone_surrogates(line: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// The method and id of the request `body` is, read from its top level without parsing its
+/// params (for the HTTP body layer, which leaves the parse to rmcp): `None` unless it is one
+/// JSON object with `"jsonrpc": "2.0"`, an id as rmcp reads one, and a method, none of its
+/// members given twice or named with an escape (a name rmcp might read as one of these).
+/// Whenever rmcp reads `body` as a request, it is this one (held by
+/// `tests::the_top_level_is_the_request_rmcp_reads`); any depth and any number pass here, and
+/// rmcp's own parse judges them.
+#[cfg(feature = "http")]
+pub(crate) fn top(body: &[u8]) -> Option<(String, RequestId)> {
+    let scanned = scan_object(body, false)?;
+    let plain = scanned.version && !scanned.repeated && !scanned.escaped;
+    plain.then_some((scanned.method?, scanned.id?))
+}
+
 /// A line that is one JSON object: whether it has a top-level `id`, that id if rmcp could read
 /// it, its `method` when a string, and what its `params` are.
 struct Scanned {
@@ -166,6 +180,8 @@ struct Scanned {
     version: bool,
     /// A member given twice.
     repeated: bool,
+    /// A member named with an escape.
+    escaped: bool,
     method: Option<String>,
     params: Option<Params>,
 }
@@ -181,15 +197,19 @@ enum Params {
 }
 
 /// Scans `line` as one JSON object without recursion, so that any depth and any number is
-/// accepted; `None` when it is not one valid JSON object.
-fn scan_object(line: &[u8]) -> Option<Scanned> {
-    std::str::from_utf8(line).ok()?;
+/// accepted; `None` when it is not one valid JSON object. Unless `checked`, its members'
+/// values are passed over unchecked (the top level alone is read).
+fn scan_object(line: &[u8], checked: bool) -> Option<Scanned> {
+    if checked {
+        std::str::from_utf8(line).ok()?;
+    }
     let mut scan = Scanner { s: line, at: 0 };
     let mut scanned = Scanned {
         has_id: false,
         id: None,
         version: false,
         repeated: false,
+        escaped: false,
         method: None,
         params: None,
     };
@@ -197,9 +217,13 @@ fn scan_object(line: &[u8]) -> Option<Scanned> {
     if !scan.eat(b'}') {
         loop {
             let key = scan.string()?;
+            scanned.escaped |= key.contains(&b'\\');
             scan.expect(b':')?;
             let start = scan.skip_ws();
-            scan.value()?;
+            match checked {
+                true => scan.value()?,
+                false => scan.skip()?,
+            }
             let value = &line[start..scan.at];
             let repeated = |seen: bool| scanned.repeated | seen;
             match key {
@@ -305,6 +329,44 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// One value passed over without checking its grammar (nor its strings' characters):
+    /// where valid JSON ends, it ends.
+    fn skip(&mut self) -> Option<()> {
+        let mut depth = 0_usize;
+        loop {
+            match *self.s.get(self.at)? {
+                b'"' => loop {
+                    // Past the string, an escape's character never taken for its end.
+                    self.at += 1;
+                    let rest = self.s.get(self.at..)?;
+                    self.at += memchr::memchr2(b'"', b'\\', rest)?;
+                    if self.s[self.at] == b'"' {
+                        self.at += 1;
+                        break;
+                    }
+                    self.at += 1;
+                },
+                b'[' | b'{' => {
+                    depth += 1;
+                    self.at += 1;
+                    continue;
+                }
+                b']' | b'}' if depth > 0 => {
+                    depth -= 1;
+                    self.at += 1;
+                }
+                b',' | b']' | b'}' if depth == 0 => return Some(()),
+                _ => {
+                    self.at += 1;
+                    continue;
+                }
+            }
+            if depth == 0 {
+                return Some(());
+            }
+        }
+    }
+
     /// A string, escapes checked (any `\uXXXX` goes: serde_json judges surrogates); returns it
     /// with its quotes.
     fn string(&mut self) -> Option<&'a [u8]> {
@@ -379,6 +441,103 @@ mod tests {
         match read(line.as_bytes()) {
             Read::Answer(answer) => Some(serde_json::to_value(answer).unwrap()),
             _ => None,
+        }
+    }
+
+    /// What rmcp reads `body` as: the method and id of a request, or nothing.
+    #[cfg(feature = "http")]
+    fn rmcp_reads(body: &str) -> Option<(String, RequestId)> {
+        match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(body.as_bytes()) {
+            Ok(JsonRpcMessage::Request(request)) => {
+                Some((request.request.method().to_owned(), request.id))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whenever rmcp reads a body as a request, its top level names that request (each
+    /// method of the table, params of its own form, of no form, of the wrong types, nested
+    /// members named `id` and `method` first, ids of each form); what the top level cannot
+    /// say exactly it leaves (a member given twice or named with an escape, an id rmcp does
+    /// not read).
+    #[test]
+    #[cfg(feature = "http")]
+    fn the_top_level_is_the_request_rmcp_reads() {
+        let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{},"x":[1,2.5,-3,null,true,{"k":"\u00e9 \" } ]"}]}"#;
+        let params = [
+            "{}".to_owned(),
+            format!("{{{meta}}}"),
+            r#"{"_meta":null}"#.to_owned(),
+            r#"{"_meta":5}"#.to_owned(),
+            r#"{"name":"n","arguments":{"id":"b","method":"ping"}}"#.to_owned(),
+            r#"{"name":7,"arguments":[1]}"#.to_owned(),
+            r#"{"uri":"file:///a","cursor":"c","level":"info","taskId":"t"}"#.to_owned(),
+            r#"{"notifications":null,"x":{"y":[{"z":1e300}]}}"#.to_owned(),
+            r#"{"name":"n","name":"m"}"#.to_owned(),
+            r#"{"n":1e400}"#.to_owned(),
+            r#"{"k":"a\\","l":"\"}\"","id":5,"method":"x"}"#.to_owned(),
+            format!(r#"{{"d":{}{}}}"#, "[".repeat(130), "]".repeat(130)),
+            "[]".to_owned(),
+            "null".to_owned(),
+        ];
+        let mut taken = 0;
+        for method in MCP_REQUESTS {
+            for params in &params {
+                for id in [
+                    "1",
+                    "\"s\"",
+                    "-3",
+                    "2.0",
+                    "\"\\u00e9\"",
+                    "9223372036854775807",
+                ] {
+                    let bodies = [
+                        format!(
+                            r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#
+                        ),
+                        format!(
+                            r#" {{ "params" : {params} , "method" : "{method}" ,"id":{id}, "jsonrpc":"2.0" }} "#
+                        ),
+                    ];
+                    for body in bodies {
+                        let Some(top) = top(body.as_bytes()) else {
+                            continue;
+                        };
+                        taken += 1;
+                        let read = rmcp_reads(&body);
+                        assert!(read.is_none() || read == Some(top), "{body}");
+                    }
+                }
+            }
+        }
+        let each = MCP_REQUESTS.len() * params.len() * 2;
+        assert!(taken >= each * 6, "{taken} of {}", each * 6);
+        // Without params, or cut short after them.
+        for method in MCP_REQUESTS {
+            let body = format!(r#"{{"id":"b","method":"{method}","jsonrpc":"2.0"}}"#);
+            let read = rmcp_reads(&body);
+            assert!(read.is_none() || read == top(body.as_bytes()), "{body}");
+        }
+        let left = [
+            // An id rmcp refuses, another version, no method, no id.
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"ping","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"ping"}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"ping","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"params":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"ping","params":{}}"#,
+            // Given twice, or named with an escape: which one rmcp reads is not said here.
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","method":"initialize"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","\u006dethod":"initialize"}"#,
+            r#"{"jsonrpc":"2.0","\u0069d":1,"method":"ping"}"#,
+            // Not one JSON object.
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"} {}"#,
+        ];
+        for body in left {
+            assert!(top(body.as_bytes()).is_none(), "{body}");
         }
     }
 

@@ -7,9 +7,10 @@
 //! (`handler`): it covers both parses and what rmcp builds of the message, and nothing of the
 //! request's own time (a call, a stream held open for hours).
 //!
-//! On a stateless server without OAuth no layer inside needs the facts of a request of the
-//! table: it is left to rmcp's parse alone (`Limits::rmcp_alone`), and read whole here only
-//! when rmcp refuses it, so that a body rmcp cannot read is answered as it always was.
+//! A request of the table that no layer inside needs more of than its id (every one but
+//! `initialize`, and a `tools/call` whose arguments OAuth's scope check reads) is left to
+//! rmcp's parse, known here by its top level only (`Limits::read_top`), and read whole here
+//! only when rmcp refuses it, so that a body rmcp cannot read is answered as it always was.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -30,9 +31,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, timeout_at};
 use tower_service::Service;
 
+use super::next;
 use super::reply::{Reply, closing, json_rpc, json_rpc_error, unavailable};
-use super::{next, view};
-use crate::server::incoming::{Read, Unread, read, without_lone_surrogates};
+use crate::server::incoming::{self, Read, Unread, read, without_lone_surrogates};
 use crate::server::lane::{self, PlainRequest};
 use crate::server::methods::MCP_REQUESTS;
 use crate::tool::BoxFuture;
@@ -56,10 +57,11 @@ pub(crate) struct Parsed {
     pub(crate) call: Option<(String, Option<Map<String, Value>>)>,
     /// A plain request, and the lifecycle its `_meta` carries (2026-07-28: its protocol version
     /// and its client capabilities, when they read as rmcp reads them).
-    pub(crate) plain: Option<(PlainRequest<'static>, Option<Lifecycle>)>,
+    /// (Boxed: the facts of every other message stay small, made and moved once each.)
+    pub(crate) plain: Option<Box<(PlainRequest<'static>, Option<Lifecycle>)>>,
     /// The request a `notifications/cancelled` cancels.
     pub(crate) cancels: Option<RequestId>,
-    /// Not read here: left to rmcp's parse (`Limits::rmcp_alone`).
+    /// Not read whole here: left to rmcp's parse, and read whole when rmcp refuses it.
     pub(crate) unread: bool,
 }
 
@@ -84,7 +86,7 @@ impl Parsed {
     #[cfg(feature = "oauth")]
     pub(crate) fn call(&self) -> Option<(&str, Option<&Map<String, Value>>)> {
         match (&self.plain, &self.call) {
-            (Some((PlainRequest::Call(_, call), _)), _) => {
+            (Some(plain), _) if let (PlainRequest::Call(_, call), _) = &**plain => {
                 Some((&call.name, call.arguments.as_ref()))
             }
             (_, Some((name, arguments))) => Some((name, arguments.as_ref())),
@@ -172,11 +174,13 @@ pub(crate) struct Limits {
     /// Whether the fast lane answers plain requests (`HttpOptions::fast_path`): then they are
     /// read as the lane reads them.
     pub(crate) lane: bool,
-    /// Whether a request of the table the layers inside need nothing of is left to rmcp's
-    /// parse alone (a stateless server whose calls OAuth's scope check does not read): no
-    /// session wants its id. When rmcp refuses it, the whole reading gives its answer, as it
-    /// would have before rmcp (`ReadBodies::call`).
-    pub(crate) rmcp_alone: bool,
+    /// How a request left to rmcp's parse is known here. With sessions (which want a
+    /// request's id, and whether it is `initialize`) or OAuth (whose scope check reads a
+    /// call), by its top level, read exactly (`incoming::top`); without them, by a glance at
+    /// its method (`lane::glance`), which a crafted body can mislead only into leaving rmcp a
+    /// request nothing here needs. When rmcp refuses a request left to it, the whole reading
+    /// gives its answer, as it would have before rmcp (`ReadBodies::call`).
+    pub(crate) read_top: bool,
 }
 
 /// The body layer over `S`.
@@ -289,19 +293,27 @@ impl Limits {
     fn parse(&self, body: &[u8]) -> Result<Parsed, Box<Reply>> {
         // The fast lane's reading (`server::lane`) of a plain request, which the lane answers
         // and whose call OAuth's scope check reads, is tried first when the body seems to be
-        // one; any other request rmcp reads is known from a lean look (`view`), or left to
-        // rmcp's parse alone when no layer inside needs anything of it.
+        // one; any other request of the table is left to rmcp's parse when the layers inside
+        // need no more of it than its id.
         let method = lane::glance(body);
         let lane_reads = self.lane || self.keep_call_arguments;
         let plain_first = lane_reads
             && method
                 .is_some_and(|method| lane::PLAIN_METHODS.iter().any(|m| m.as_bytes() == method));
-        let lean = || match self.left_to_rmcp(method) {
-            true => Some(Parsed {
+        let lean = || {
+            let top = match self.read_top {
+                true => Some(incoming::top(body)?),
+                false => None,
+            };
+            let method = match &top {
+                Some((method, _)) => method.as_bytes(),
+                None => method?,
+            };
+            self.left_to_rmcp(method).then(|| Parsed {
+                id: top.map(|(_, id)| id),
                 unread: true,
                 ..Parsed::default()
-            }),
-            false => self.look(body),
+            })
         };
         if !plain_first && let Some(parsed) = lean() {
             return Ok(parsed);
@@ -314,7 +326,7 @@ impl Limits {
             let request = request.into_owned();
             return Ok(Parsed {
                 id: Some(request.id().clone()),
-                plain: Some((request, lifecycle)),
+                plain: Some(Box::new((request, lifecycle))),
                 ..Parsed::default()
             });
         }
@@ -324,15 +336,15 @@ impl Limits {
         self.whole(body)
     }
 
-    /// Whether a body whose method seems to be `method` is left to rmcp's parse alone: a
-    /// request of the table, other than `initialize`, when `rmcp_alone`.
-    fn left_to_rmcp(&self, method: Option<&[u8]>) -> bool {
+    /// Whether a request of `method` is left to rmcp's parse: one of the table, other than
+    /// `initialize` (which may open a session) and a call whose arguments OAuth's scope check
+    /// reads.
+    fn left_to_rmcp(&self, method: &[u8]) -> bool {
         let initialize = <InitializeResultMethod as ConstString>::VALUE;
-        self.rmcp_alone
-            && method.is_some_and(|method| {
-                method != initialize.as_bytes()
-                    && MCP_REQUESTS.iter().any(|m| m.as_bytes() == method)
-            })
+        let call = <CallToolRequestMethod as ConstString>::VALUE;
+        method != initialize.as_bytes()
+            && !(self.keep_call_arguments && method == call.as_bytes())
+            && MCP_REQUESTS.iter().any(|m| m.as_bytes() == method)
     }
 
     /// A body read whole (`incoming::read`): the facts of the message rmcp reads, or the
@@ -382,20 +394,6 @@ impl Limits {
                 ErrorData::invalid_request("Invalid request: not a JSON-RPC message", None),
             ),
         }
-    }
-
-    /// A request known from a lean look, when the layers inside need no more of it than its
-    /// id: not `initialize` (which may open a session), nor a call whose arguments OAuth's
-    /// scope check reads.
-    fn look(&self, body: &[u8]) -> Option<Parsed> {
-        let look = view::look(body)?;
-        let initialize = <InitializeResultMethod as ConstString>::VALUE;
-        let call = <CallToolRequestMethod as ConstString>::VALUE;
-        let more = look.method == initialize || (self.keep_call_arguments && look.method == call);
-        (!more).then(|| Parsed {
-            id: Some(look.id),
-            ..Parsed::default()
-        })
     }
 
     /// The whole body within the size limit and the time limit.
@@ -475,7 +473,7 @@ mod tests {
             parse_wait: Duration::from_secs(5),
             keep_call_arguments: false,
             lane: true,
-            rmcp_alone: false,
+            read_top: true,
         })
     }
 
@@ -492,7 +490,7 @@ mod tests {
         Ok(Reply::new(Full::new(Bytes::from(text)).boxed()))
     }
 
-    async fn post<S>(layer: ReadBodies<S>, body: &'static str) -> (StatusCode, String)
+    async fn post<S>(layer: ReadBodies<S>, body: &str) -> (StatusCode, String)
     where
         S: Service<Request<ReadBody>, Response = Reply, Error = Infallible>
             + Clone
@@ -501,7 +499,7 @@ mod tests {
         S::Future: Send,
     {
         let request = Request::post("/mcp")
-            .body(Full::new(Bytes::from_static(body.as_bytes())))
+            .body(Full::new(Bytes::copy_from_slice(body.as_bytes())))
             .unwrap();
         let reply = layer.oneshot(request).await.unwrap();
         let status = reply.status();
@@ -529,19 +527,28 @@ mod tests {
         assert_eq!(post(layer, big).await.0, StatusCode::PAYLOAD_TOO_LARGE);
     }
 
-    /// On a layer that leaves the requests of the table to rmcp's parse (`rmcp_alone`), a
-    /// body rmcp reads goes on unread (no id taken), and one rmcp refuses is answered as the
-    /// whole reading answers it, never in rmcp's (serde's) words; rmcp's other refusals of a
-    /// readable body stand.
+    /// A request of the table is left to rmcp's parse, known by a glance at its method or by
+    /// its top level (`read_top`, which takes its id): a body rmcp reads goes on unread, and
+    /// one rmcp refuses is answered as the whole reading answers it, never in rmcp's (serde's)
+    /// words; rmcp's other refusals of a readable body stand.
     #[tokio::test]
     async fn a_body_left_to_rmcp_is_answered_by_the_whole_reading_when_rmcp_refuses_it() {
+        for read_top in [false, true] {
+            left_to_rmcp(read_top).await;
+        }
+    }
+
+    async fn left_to_rmcp(read_top: bool) {
         // As rmcp's service answers: a body it cannot read is 415 with serde's words, a
         // request without the headers it wants 406.
         let rmcp = tower::service_fn(|request: Request<ReadBody>| async move {
-            let unread = request
-                .extensions()
-                .get::<Incoming>()
-                .is_some_and(|i| i.get().unread && i.get().id.is_none());
+            let incoming = request.extensions().get::<Incoming>();
+            let unread = incoming.is_some_and(|i| i.get().unread);
+            let id = incoming.and_then(|i| i.get().id.clone());
+            let unread = format!(
+                "{unread} {}",
+                id.map(|id| id.to_string()).unwrap_or_default()
+            );
             let body = request.into_body().collect().await.unwrap().to_bytes();
             let (status, text) = match serde_json::from_slice::<Value>(&body) {
                 Err(e) => (
@@ -557,16 +564,17 @@ mod tests {
         });
         let mut limits = Arc::into_inner(limits(1)).unwrap();
         limits.max_body_bytes = 1024;
-        limits.rmcp_alone = true;
+        limits.read_top = read_top;
         let limits = Arc::new(limits);
         let layer = ReadBodies {
             inner: rmcp,
             limits: Arc::clone(&limits),
         };
         let prompt = r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"p"}}"#;
+        let taken = if read_top { "true 1" } else { "true " };
         assert_eq!(
             post(layer.clone(), prompt).await,
-            (StatusCode::OK, "unread: true".to_owned())
+            (StatusCode::OK, format!("unread: {taken}"))
         );
         let refused = r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"p"}}"#;
         assert_eq!(
@@ -588,9 +596,25 @@ mod tests {
             body.contains(r#""id":4"#) && body.contains("double"),
             "{body}"
         );
-        // `initialize` is read here, as before.
+        // Nested deeper than serde_json reads, with the method and id of a request outside.
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":6,"method":"prompts/get","params":{{"d":{}{}}}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let (status, body) = post(layer.clone(), &deep).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert!(
+            body.contains(r#""id":6"#) && body.contains("-32600"),
+            "{body}"
+        );
+        // `initialize` is read here, as before; with its top level read, also when a method
+        // named inside its params comes first.
         let initialize = r#"{"jsonrpc":"2.0","id":5,"method":"initialize","params":{}}"#;
-        assert_eq!(post(layer, initialize).await.1, "unread: false");
+        assert_eq!(post(layer.clone(), initialize).await.1, "unread: false 5");
+        let hidden = r#"{"params":{"method":"ping"},"jsonrpc":"2.0","id":5,"method":"initialize"}"#;
+        let expected = if read_top { "false 5" } else { "true " };
+        assert_eq!(post(layer, hidden).await.1, format!("unread: {expected}"));
         // Every parse place is back.
         assert_eq!(limits.parsing.available_permits(), 1);
     }

@@ -15,7 +15,6 @@ mod path;
 pub(super) mod reply;
 mod service;
 mod sessions;
-mod view;
 
 pub use options::{ConnectionOptions, HttpOptions};
 pub use service::HttpService;

@@ -221,7 +221,7 @@ impl Server {
                 parse_wait: options.parse_wait,
                 keep_call_arguments: cfg!(feature = "oauth") && self.has_oauth(options),
                 lane: options.fast_path,
-                rmcp_alone: options.stateless && !self.has_oauth(options),
+                read_top: !options.stateless || self.has_oauth(options),
             }),
         };
         #[cfg(feature = "oauth")]

@@ -53,7 +53,9 @@ where
     }
 
     fn call(&mut self, mut http: Request<ReadBody>) -> Self::Future {
-        let incoming = http.extensions_mut().remove::<Incoming>();
+        // The facts are taken apart only when the lane has a use for them.
+        let incoming = (http.extensions_mut().remove::<Incoming>())
+            .filter(|i| i.get().plain.is_some() || i.get().cancels.is_some());
         let parsed = incoming.and_then(|incoming| incoming.into_parsed().ok());
         let (taken, cancels) = parsed.map_or((None, None), |p| (p.plain, p.cancels));
         if let (Some(lane), Some(cancels)) = (&self.plain, cancels)
@@ -63,12 +65,13 @@ where
             sessions.cancel(http.headers(), &cancels);
         }
         // What the lane does not answer goes on as it came, the body layer's facts taken off.
-        let (Some(lane), Some((request, lifecycle))) = (self.plain.clone(), taken) else {
+        let (Some(lane), Some(taken)) = (self.plain.clone(), taken) else {
             return Next::on(self.inner.call(http));
         };
         let (mut parts, body) = http.into_parts();
         let inner = self.inner.clone();
         Next::own(async move {
+            let (request, lifecycle) = *taken;
             let (server, headers) = (&lane.server, &lane.headers);
             if let Some(sessions) = &lane.sessions {
                 let asked = request.asked_with(None);
