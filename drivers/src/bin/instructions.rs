@@ -15,16 +15,20 @@
 //! (`--http --sessions`, after `initialize`) and stdio (after `initialize`). For each kind of
 //! request,
 //! INSTRUCTIONS_WARMUP requests (default 50), the counters zeroed (`callgrind_control -z`),
-//! INSTRUCTIONS_REQUESTS requests one at a time (default 200), the counters dumped (`-d`):
+//! INSTRUCTIONS_REQUESTS requests (default 200; over HTTP INSTRUCTIONS_IN_FLIGHT at a time, each
+//! on a keep-alive connection of its own, default 1), the counters dumped (`-d`):
 //! the instructions of the dump over the requests. Kinds (INSTRUCTIONS_KINDS, default all):
 //! `ping`; `call` (`tools/call` of `bench`, valid); `prompt` (`prompts/get`); `resource`
 //! (`resources/read`); `listen` (a 2026-07-28 `subscriptions/listen` on a connection of its
 //! own, read until acknowledged and dropped; stateless HTTP only). Only the server's own
 //! instructions are counted,
 //! not the kernel's (the same system calls in every server, `perf stat` shows). Linux only.
+//! With INSTRUCTIONS_KEEP=1 the dumps stay (their directory is printed) for
+//! `callgrind_annotate`: `{transport}.{server}.out.{n}`, one per kind in the order counted.
 
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_fusion_drivers::artifacts;
@@ -92,9 +96,9 @@ struct Counted {
 enum Client {
     /// Stateless HTTP: plain requests, and `listen` with a 2026-07-28 client's headers
     /// (SEP-2243).
-    Http(Pool, Pool),
+    Http(Arc<Pool>, Pool),
     /// HTTP in a session.
-    Session(Pool),
+    Session(Arc<Pool>),
     /// Lines on stdin, answers on stdout.
     Stdio(ChildStdin, BufReader<ChildStdout>),
 }
@@ -143,11 +147,11 @@ impl Counted {
                         let pool = Pool::with_version(&url, "2025-11-25");
                         let session = pool.map_err(|e| e.to_string())?.in_session("instructions");
                         let session = session.await;
-                        Client::Session(session.map_err(|e| e.to_string())?)
+                        Client::Session(Arc::new(session.map_err(|e| e.to_string())?))
                     }
                     _ => {
                         let current = Pool::with_version(&url, "2026-07-28");
-                        Client::Http(pool, current.map_err(|e| e.to_string())?)
+                        Client::Http(Arc::new(pool), current.map_err(|e| e.to_string())?)
                     }
                 };
                 (client, Some(stdout))
@@ -244,8 +248,44 @@ impl Client {
 }
 
 /// `count` requests of `kind`, one at a time, each checked to be answered.
-async fn drive(client: &mut Client, kind: &str, count: usize, next: &mut u64) -> Result<(), Error> {
+async fn drive(
+    client: &mut Client,
+    kind: &str,
+    count: usize,
+    next: &mut u64,
+    in_flight: usize,
+) -> Result<(), Error> {
     let (method, params) = request(kind);
+    if let (Client::Http(pool, _) | Client::Session(pool), true) =
+        (&*client, in_flight > 1 && kind != "listen")
+    {
+        // `in_flight` requests at a time, each on a connection of its own.
+        let first = *next + 1;
+        *next += count as u64;
+        let mut tasks = tokio::task::JoinSet::new();
+        for lane in 0..in_flight {
+            let (pool, params) = (Arc::clone(pool), params.clone());
+            tasks.spawn(async move {
+                for id in (first + lane as u64..first + count as u64).step_by(in_flight) {
+                    let body =
+                        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+                    let answer = pool.post(body.to_string().as_bytes()).await;
+                    let answer = answer.map_err(|e| e.to_string())?;
+                    if !answer.windows(8).any(|w| w == br#""result""#) {
+                        return Err(format!(
+                            "{method} was not answered: {}",
+                            String::from_utf8_lossy(&answer)
+                        ));
+                    }
+                }
+                Ok(())
+            });
+        }
+        while let Some(done) = tasks.join_next().await {
+            done??;
+        }
+        return Ok(());
+    }
     for _ in 0..count {
         *next += 1;
         client.ask(*next, method, &params).await?;
@@ -257,6 +297,7 @@ async fn drive(client: &mut Client, kind: &str, count: usize, next: &mut u64) ->
 async fn main() -> Result<(), Error> {
     let requests = env_usize("INSTRUCTIONS_REQUESTS", 200)?.max(1);
     let warmup = env_usize("INSTRUCTIONS_WARMUP", 50)?;
+    let in_flight = env_usize("INSTRUCTIONS_IN_FLIGHT", 1)?.max(1);
     let wanted = env_list("INSTRUCTIONS_KINDS", &KINDS.join(","));
     let kinds: Vec<&str> = KINDS
         .into_iter()
@@ -269,7 +310,10 @@ async fn main() -> Result<(), Error> {
         .collect();
     let dir = std::env::temp_dir().join(format!("mcp-fusion-instructions-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    println!("instructions per request (callgrind), {requests} requests after {warmup} warm-up");
+    println!(
+        "instructions per request (callgrind), {requests} requests after {warmup} warm-up, \
+         {in_flight} in flight over HTTP"
+    );
     for (transport, transport_args) in transports {
         // `listen` is a stateless request of 2026-07-28.
         let kinds: Vec<&str> = (kinds.iter().copied())
@@ -285,9 +329,9 @@ async fn main() -> Result<(), Error> {
             let mut next = 0;
             let mut per_request = Vec::new();
             for &kind in &kinds {
-                drive(&mut server.client, kind, warmup, &mut next).await?;
+                drive(&mut server.client, kind, warmup, &mut next, in_flight).await?;
                 server.control("-z")?;
-                drive(&mut server.client, kind, requests, &mut next).await?;
+                drive(&mut server.client, kind, requests, &mut next, in_flight).await?;
                 per_request.push(server.dump().await? as f64 / requests as f64);
             }
             server.child.kill().await?;
@@ -310,6 +354,10 @@ async fn main() -> Result<(), Error> {
             println!("   {:>10.2}  {:>12.2}", ratio("ours"), ratio("ours-nofast"));
         }
     }
-    std::fs::remove_dir_all(&dir)?;
+    if env_usize("INSTRUCTIONS_KEEP", 0)? == 0 {
+        std::fs::remove_dir_all(&dir)?;
+    } else {
+        println!("\nthe dumps: {}", dir.display());
+    }
     Ok(())
 }

@@ -64,7 +64,11 @@
 //! `http`, `2026-07-28` sends each request with its lifecycle in `_meta` and the standard
 //! headers of SEP-2243, as a client of that version does), LOAD_PIN (unset by default: the CPUs
 //! the servers run on, as `taskset -c` takes them; run the driver itself on the others, as
-//! `LOAD_PIN=1 taskset -c 0 target/release/load`, so that the two never share a core).
+//! `LOAD_PIN=1 taskset -c 0 target/release/load`, so that the two never share a core),
+//! LOAD_SPIN (unset by default; `1`: the driver never sleeps, a task always ready keeping its
+//! runtime polling, so that no server is billed for waking it: a server a little slower than
+//! the driver otherwise finds it asleep more often, and its CPU per call counts the kernel's
+//! wake-ups).
 
 use std::collections::HashMap;
 use std::process::Stdio;
@@ -565,6 +569,15 @@ async fn main() -> Result<(), Error> {
     let kinds = env_list("LOAD_KINDS", "ok,invalid,listen,prompt,resource");
     let raw = env_list("LOAD_CLIENT", "raw").iter().any(|c| c == "raw");
     let ticks_per_s = clock_ticks();
+    if env_usize("LOAD_SPIN", 0)? != 0 {
+        // The driver never sleeps: a task always ready keeps its runtime polling (epoll with
+        // no wait), so that a server's answer never has to wake it.
+        tokio::spawn(async {
+            loop {
+                tokio::task::yield_now().await;
+            }
+        });
+    }
 
     let targets: Vec<&'static Target> = TARGETS
         .iter()
