@@ -127,6 +127,9 @@ where
     }
 
     fn call(&mut self, mut request: Request<ReadBody>) -> Self::Future {
+        if self.guard.is_none() {
+            return Next::on(self.inner.call(request));
+        }
         let refused = match (
             &self.guard,
             request.extensions().get::<Caller>(),
