@@ -4,11 +4,12 @@
 //! for a bounded time, so that a client still writing its request reads the answer rather than
 //! a reset.
 
+use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::task::{Context, Poll, ready};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll, Wake, Waker, ready};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -43,9 +44,14 @@ impl Lingering {
 }
 
 /// When a connection last moved a byte, and how many of its requests are being handled.
+/// Moving a byte only raises a flag (no clock is read on the hot path); the connection's idle
+/// watch (`idle_for`) turns the flag into a time at each of its ticks.
 pub(super) struct Activity {
     start: Instant,
-    pub(super) last: AtomicU64,
+    /// When the idle watch last saw the connection move, in ms since `start`.
+    last: AtomicU64,
+    /// A byte moved since the idle watch last looked.
+    moved: AtomicBool,
     handling: AtomicUsize,
     /// Response bodies still being written (a stream of events lasts).
     bodies: AtomicUsize,
@@ -56,6 +62,7 @@ impl Activity {
         Activity {
             start: Instant::now(),
             last: AtomicU64::new(0),
+            moved: AtomicBool::new(false),
             handling: AtomicUsize::new(0),
             bodies: AtomicUsize::new(0),
         }
@@ -67,22 +74,109 @@ impl Activity {
     }
 
     fn touch(&self) {
-        let now = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.last.store(now, Ordering::Relaxed);
+        // Read first: a flag already raised is not written again (the line stays shared).
+        if !self.moved.load(Ordering::Relaxed) {
+            self.moved.store(true, Ordering::Relaxed);
+        }
     }
 
-    /// Completes once the connection has moved no byte for `idle` with no request being
-    /// handled (a handler may think for longer than that).
+    /// When the connection last moved a byte, in ms since it opened, to a tick of its idle
+    /// watch; `u64::MAX` when it moved since the last tick.
+    pub(super) fn last_moved(&self) -> u64 {
+        match self.moved.load(Ordering::Relaxed) {
+            true => u64::MAX,
+            false => self.last.load(Ordering::Relaxed),
+        }
+    }
+
+    fn elapsed_ms(&self) -> u64 {
+        u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Completes once the connection has moved no byte for `idle` (to an eighth of it: the
+    /// watch's tick, twice) with no request being handled (a handler may think for longer
+    /// than that).
     pub(super) async fn idle_for(&self, idle: Duration) {
         let idle_ms = u64::try_from(idle.as_millis()).unwrap_or(u64::MAX);
         loop {
-            tokio::time::sleep((idle / 4).max(Duration::from_millis(10))).await;
-            let now = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
+            tokio::time::sleep((idle / 8).max(Duration::from_millis(10))).await;
+            let now = self.elapsed_ms();
+            if self.moved.swap(false, Ordering::Relaxed) {
+                self.last.store(now, Ordering::Relaxed);
+                continue;
+            }
             let quiet = now.saturating_sub(self.last.load(Ordering::Relaxed));
             if quiet >= idle_ms && self.handling.load(Ordering::Acquire) == 0 {
                 return;
             }
         }
+    }
+}
+
+/// A future polled only once its own waker fired (and the first time): a connection's
+/// watchers (its idle clock, its close token), which fire once in minutes, are not polled at
+/// every wake-up of the connection's task, several a request.
+pub(super) struct Quiet<F> {
+    inner: Pin<Box<F>>,
+    flag: Arc<Flag>,
+    waker: Waker,
+}
+
+/// Whether a [`Quiet`] future was woken, and the task to wake for it.
+struct Flag {
+    woken: AtomicBool,
+    task: Mutex<Option<Waker>>,
+}
+
+impl Wake for Flag {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::Release);
+        let task = self.task.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(task) = task.as_ref() {
+            task.wake_by_ref();
+        }
+    }
+}
+
+impl<F: Future> Quiet<F> {
+    pub(super) fn new(inner: F) -> Self {
+        let flag = Arc::new(Flag {
+            woken: AtomicBool::new(true),
+            task: Mutex::new(None),
+        });
+        Quiet {
+            inner: Box::pin(inner),
+            waker: Waker::from(Arc::clone(&flag)),
+            flag,
+        }
+    }
+}
+
+impl<F: Future> Future for Quiet<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        {
+            let mut task = self
+                .flag
+                .task
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if !task.as_ref().is_some_and(|t| t.will_wake(cx.waker())) {
+                *task = Some(cx.waker().clone());
+            }
+        }
+        if !self.flag.woken.swap(false, Ordering::AcqRel) {
+            return Poll::Pending;
+        }
+        let this = &mut *self;
+        this.inner
+            .as_mut()
+            .poll(&mut Context::from_waker(&this.waker))
     }
 }
 
@@ -204,5 +298,34 @@ impl AsyncWrite for Watched {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A quiet future is polled the first time, then only once its own waker fired, however
+    /// often the task holding it wakes; it completes when its inner future does.
+    #[tokio::test(start_paused = true)]
+    async fn a_quiet_future_is_polled_only_once_woken() {
+        let polls = Arc::new(AtomicUsize::new(0));
+        let counted = {
+            let polls = Arc::clone(&polls);
+            let mut sleep = Box::pin(tokio::time::sleep(Duration::from_secs(60)));
+            std::future::poll_fn(move |cx| {
+                polls.fetch_add(1, Ordering::Relaxed);
+                sleep.as_mut().poll(cx)
+            })
+        };
+        let mut quiet = std::pin::pin!(Quiet::new(counted));
+        for _ in 0..10 {
+            let polled = std::future::poll_fn(|cx| Poll::Ready(quiet.as_mut().poll(cx))).await;
+            assert!(polled.is_pending());
+        }
+        assert_eq!(polls.load(Ordering::Relaxed), 1);
+        tokio::time::advance(Duration::from_secs(60)).await;
+        quiet.await;
+        assert_eq!(polls.load(Ordering::Relaxed), 2);
     }
 }

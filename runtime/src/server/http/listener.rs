@@ -20,7 +20,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tower_service::Service;
 
-use super::connection::{Activity, Handling, Linger, Lingering, OpenBody, Watched};
+use super::connection::{Activity, Handling, Linger, Lingering, OpenBody, Quiet, Watched};
 use super::options::ConnectionOptions;
 use super::reply::guarded;
 use super::service::Stack;
@@ -97,18 +97,23 @@ pub(super) async fn serve(
                     Ok::<_, Infallible>(guarded(reply, open_body))
                 }
             });
+            // The watchers are polled only when they wake, not at each wake-up of the
+            // connection.
+            let watched = Quiet::new(async {
+                tokio::select! {
+                    biased;
+                    () = close.cancelled() => "an idle connection was closed to make room for a new one",
+                    () = activity.idle_for(idle_timeout) => "an idle connection was closed",
+                }
+            });
             tokio::select! {
+                biased;
                 served = http.serve_connection(io, service) => {
                     if let Err(e) = served {
                         tracing::debug!("http: connection ended: {e}");
                     }
                 }
-                () = activity.idle_for(idle_timeout) => {
-                    tracing::debug!("http: an idle connection was closed");
-                }
-                () = close.cancelled() => {
-                    tracing::debug!("http: an idle connection was closed to make room for a new one");
-                }
+                closed = watched => tracing::debug!("http: {closed}"),
             }
         });
     }
@@ -160,7 +165,7 @@ impl Connections {
         let idlest = open
             .values()
             .filter(|(activity, close)| activity.is_idle() && !close.is_cancelled())
-            .min_by_key(|(activity, _)| activity.last.load(Ordering::Relaxed));
+            .min_by_key(|(activity, _)| activity.last_moved());
         match idlest {
             Some((_, close)) => {
                 close.cancel();

@@ -105,7 +105,8 @@ pub struct ConnectionOptions {
     /// keep-alive connection must start its next request within it too.
     pub header_read_timeout: Duration,
     /// How long a connection may go without a byte read or written while no request of it is
-    /// being handled (60 s by default): a response stream its client stopped reading, say.
+    /// being handled (60 s by default; closed within a quarter of it more): a response stream
+    /// its client stopped reading, say.
     /// Streams of events carry a keep-alive every 15 s, so a live one is never idle.
     pub idle_timeout: Duration,
     /// How many connections are open at once (256 by default). Past it, a new connection
