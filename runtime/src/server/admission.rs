@@ -138,6 +138,11 @@ pub(crate) struct Admission<'a> {
 }
 
 impl Admission<'_> {
+    /// Whether no limit applies: every call is admitted, nothing spent or held.
+    pub(crate) fn is_free(&self) -> bool {
+        self.rates.iter().all(Option::is_none) && self.slots.iter().all(Option::is_none)
+    }
+
     /// Spends the budget of `key` and takes the running slots (held until the admission is
     /// dropped), or refuses with the envelope of ERRORS.md §4, having spent nothing. `deadline`
     /// is the call's: a shared store lets a slot outlive a process that died holding it by about

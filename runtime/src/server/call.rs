@@ -18,6 +18,7 @@
 #![allow(deprecated)]
 
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};
@@ -118,10 +119,16 @@ pub(crate) async fn steps(
     client: Option<ClientAccess>,
     round: Option<Arc<Round>>,
 ) -> Ran {
-    let key = rate_key(plan.key, info);
-    let _admitted = match plan.admission.admit(key.as_deref(), plan.deadline).await {
-        Ok(admitted) => admitted,
-        Err(refused) => return Ran::Refused(refused),
+    // Boxed, and only under a limit: its future would otherwise make every call's larger.
+    let _admitted = match plan.admission.is_free() {
+        true => None,
+        false => {
+            let key = rate_key(plan.key, info);
+            match Box::pin(plan.admission.admit(key.as_deref(), plan.deadline)).await {
+                Ok(admitted) => Some(admitted),
+                Err(refused) => return Ran::Refused(refused),
+            }
+        }
     };
     // A field only the user can give that the call left out is asked of them now: after the
     // limits (a caller held back by them does not reach the user), before the middleware (which
@@ -178,35 +185,14 @@ pub(crate) async fn steps(
         info,
         Box::new(move || target.run(args, handler_context)),
     );
-    let handled = async {
-        match &deadline {
-            None => Ok(catching(|| next.run()).await),
-            // The action's future is dropped when the deadline passes, cancelling it.
-            Some((after, deadline)) => tokio::select! {
-                outcome = catching(|| next.run()) => Ok(outcome),
-                () = deadline.passed() => Err(*after),
-            },
-        }
-    };
-    // From 2026-07-28, an ask the request does not answer ends the round: the action is dropped.
-    let handled = async {
-        match &round {
-            None => Some(handled.await),
-            Some(round) => tokio::select! {
-                biased;
-                handled = handled => Some(handled),
-                () = round.ended() => None,
-            },
-        }
-    };
-    let handled = match (plan.heartbeat, &progress) {
-        (Some(every), Some(progress)) => tokio::select! {
-            biased;
-            handled = handled => handled,
-            never = progress::heartbeat(progress, every) => match never {},
-        },
-        _ => handled.await,
-    };
+    let heartbeat = plan.heartbeat.zip(progress.as_deref());
+    let handled = watched(
+        catching(|| next.run()),
+        deadline.as_ref(),
+        round.as_deref(),
+        heartbeat,
+    )
+    .await;
     match &handled {
         Some(Ok(_)) => drop(unfinished.disarm()),
         _ => drop(unfinished),
@@ -219,6 +205,41 @@ pub(crate) async fn steps(
         Some(Err(deadline)) => Ran::TimedOut(deadline),
         None => Ran::InputRequired(round.map(|r| r.asks()).unwrap_or_default()),
     }
+}
+
+/// Runs `action` until it ends (`Some(Ok)`), the deadline passes (`Some(Err)` with it) or the
+/// round ends (`None`), its future then dropped, which cancels it; the heartbeat beats
+/// meanwhile. One poll over the four, each watcher there only when it applies (nested
+/// `select!`s held a copy of the action's future at each level).
+async fn watched(
+    action: impl Future<Output = Outcome>,
+    deadline: Option<&(Duration, Deadline)>,
+    round: Option<&Round>,
+    heartbeat: Option<(Duration, &Progress)>,
+) -> Option<Result<Outcome, Duration>> {
+    let action = std::pin::pin!(action);
+    let passed = std::pin::pin!(deadline.map(|(_, deadline)| deadline.passed()));
+    let ended = std::pin::pin!(round.map(Round::ended));
+    let beating =
+        std::pin::pin!(heartbeat.map(|(every, progress)| progress::heartbeat(progress, every)));
+    let (mut action, mut passed, mut ended, mut beating) = (action, passed, ended, beating);
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(outcome) = action.as_mut().poll(cx) {
+            return Poll::Ready(Some(Ok(outcome)));
+        }
+        if let Some(Poll::Ready(())) = passed.as_mut().as_pin_mut().map(|p| p.poll(cx)) {
+            let after = deadline.map(|(after, _)| *after).unwrap_or_default();
+            return Poll::Ready(Some(Err(after)));
+        }
+        if let Some(Poll::Ready(())) = ended.as_mut().as_pin_mut().map(|e| e.poll(cx)) {
+            return Poll::Ready(None);
+        }
+        if let Some(Poll::Ready(never)) = beating.as_mut().as_pin_mut().map(|b| b.poll(cx)) {
+            match never {}
+        }
+        Poll::Pending
+    })
+    .await
 }
 
 /// Arguments of more values than this are validated one call at a time: finding every problem
