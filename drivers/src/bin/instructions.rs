@@ -25,6 +25,12 @@
 //! not the kernel's (the same system calls in every server, `perf stat` shows). Linux only.
 //! With INSTRUCTIONS_KEEP=1 the dumps stay (their directory is printed) for
 //! `callgrind_annotate`: `{transport}.{server}.out.{n}`, one per kind in the order counted.
+//!
+//! With INSTRUCTIONS_CACHE=1 callgrind simulates the caches (`--cache-sim=yes`) and two more
+//! tables give, per request, the misses of the first-level instruction cache (`I1mr`) and of
+//! the first-level data cache (`D1mr` + `D1mw`): how much code and data a request touches
+//! beyond what stays cached, which instructions alone do not show (with 16 requests in flight a
+//! server whose code runs in more places spends more per instruction).
 
 use std::path::Path;
 use std::process::Stdio;
@@ -109,10 +115,12 @@ impl Counted {
         args: &[&str],
         transport: &str,
         out: &str,
+        cache: bool,
     ) -> Result<Counted, Error> {
         let mut child = Command::new("valgrind")
             .arg("--tool=callgrind")
             .arg(format!("--callgrind-out-file={out}"))
+            .arg(format!("--cache-sim={}", if cache { "yes" } else { "no" }))
             .arg(binary)
             .args(args)
             .stdin(Stdio::piped())
@@ -181,22 +189,47 @@ impl Counted {
         }
     }
 
-    /// The instructions counted since the counters were last zeroed.
-    async fn dump(&mut self) -> Result<u64, Error> {
+    /// The events counted since the counters were last zeroed.
+    async fn dump(&mut self) -> Result<Totals, Error> {
         self.control("-d")?;
         self.dumps += 1;
         let path = format!("{}.{}", self.out, self.dumps);
         for _ in 0..100 {
             if let Ok(text) = std::fs::read_to_string(&path)
-                && let Some(total) = text
-                    .lines()
-                    .find_map(|l| l.strip_prefix("totals:").or(l.strip_prefix("summary:")))
+                && let Some(totals) = Totals::read(&text)
             {
-                return Ok(total.split_whitespace().next().unwrap_or("0").parse()?);
+                return totals;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         Err(format!("no dump at {path}").into())
+    }
+}
+
+/// A dump's totals, by event (`Ir`: instructions; `I1mr`, `D1mr`, `D1mw`: the misses of the
+/// simulated first-level caches).
+struct Totals(Vec<(String, u64)>);
+
+impl Totals {
+    /// The totals of a dump's text, once it is whole (its `totals:` or `summary:` line).
+    fn read(text: &str) -> Option<Result<Totals, Error>> {
+        let line = |prefix: &str| text.lines().find_map(|l| l.strip_prefix(prefix));
+        let counts = line("totals:").or(line("summary:"))?;
+        let events = line("events:").unwrap_or("Ir").split_whitespace();
+        let counts = counts.split_whitespace().map(str::parse::<u64>);
+        let totals: Result<Vec<_>, _> = events
+            .zip(counts)
+            .map(|(event, count)| Ok((event.to_owned(), count?)))
+            .collect();
+        Some(totals.map(Totals))
+    }
+
+    /// The count of `events` together (0 for an event not counted).
+    fn of(&self, events: &[&str]) -> u64 {
+        (self.0.iter())
+            .filter(|(event, _)| events.contains(&event.as_str()))
+            .map(|(_, count)| count)
+            .sum()
     }
 }
 
@@ -298,6 +331,7 @@ async fn main() -> Result<(), Error> {
     let requests = env_usize("INSTRUCTIONS_REQUESTS", 200)?.max(1);
     let warmup = env_usize("INSTRUCTIONS_WARMUP", 50)?;
     let in_flight = env_usize("INSTRUCTIONS_IN_FLIGHT", 1)?.max(1);
+    let cache = env_usize("INSTRUCTIONS_CACHE", 0)? != 0;
     let wanted = env_list("INSTRUCTIONS_KINDS", &KINDS.join(","));
     let kinds: Vec<&str> = KINDS
         .into_iter()
@@ -319,39 +353,47 @@ async fn main() -> Result<(), Error> {
         let kinds: Vec<&str> = (kinds.iter().copied())
             .filter(|k| *k != "listen" || transport == "http")
             .collect();
-        let mut counted: Vec<(&str, Vec<f64>)> = Vec::new();
+        let mut counted: Vec<(&str, Vec<Totals>)> = Vec::new();
         for (label, binary, args) in SERVERS {
             let binary = artifacts::driver(binary);
             let out = dir.join(format!("{transport}.{label}.out"));
             let out = out.to_str().ok_or("a temporary path that is not UTF-8")?;
             let args: Vec<&str> = transport_args.iter().chain(args).copied().collect();
-            let mut server = Counted::start(&binary, &args, transport, out).await?;
+            let mut server = Counted::start(&binary, &args, transport, out, cache).await?;
             let mut next = 0;
             let mut per_request = Vec::new();
             for &kind in &kinds {
                 drive(&mut server.client, kind, warmup, &mut next, in_flight).await?;
                 server.control("-z")?;
                 drive(&mut server.client, kind, requests, &mut next, in_flight).await?;
-                per_request.push(server.dump().await? as f64 / requests as f64);
+                per_request.push(server.dump().await?);
             }
             server.child.kill().await?;
             counted.push((label, per_request));
         }
-        print!("\n{transport:12} {:10}", "kind");
-        for (label, _) in &counted {
-            print!(" {label:>12}");
+        let mut tables = vec![("instructions", &["Ir"][..])];
+        if cache {
+            tables.push(("I1 misses", &["I1mr"]));
+            tables.push(("D1 misses", &["D1mr", "D1mw"]));
         }
-        println!("   ours/plain  nofast/plain");
-        for (i, kind) in kinds.iter().enumerate() {
-            print!("{transport:12} {kind:10}");
-            for (_, per_request) in &counted {
-                print!(" {:>12.0}", per_request[i]);
+        for (name, events) in tables {
+            print!("\n{transport:12} {:10}", "kind");
+            for (label, _) in &counted {
+                print!(" {label:>12}");
             }
-            let ratio = |label: &str| {
-                let of = |l: &str| counted.iter().find(|(x, _)| *x == l).map(|(_, v)| v[i]);
-                of(label).zip(of("plain")).map_or(f64::NAN, |(a, b)| a / b)
-            };
-            println!("   {:>10.2}  {:>12.2}", ratio("ours"), ratio("ours-nofast"));
+            println!("   ours/plain  nofast/plain   ({name} per request)");
+            for (i, kind) in kinds.iter().enumerate() {
+                let of = |label: &str| {
+                    let (_, totals) = counted.iter().find(|(l, _)| *l == label)?;
+                    Some(totals[i].of(events) as f64 / requests as f64)
+                };
+                print!("{transport:12} {kind:10}");
+                for (label, _) in &counted {
+                    print!(" {:>12.0}", of(label).unwrap_or(f64::NAN));
+                }
+                let ratio = |label| of(label).zip(of("plain")).map_or(f64::NAN, |(a, b)| a / b);
+                println!("   {:>10.2}  {:>12.2}", ratio("ours"), ratio("ours-nofast"));
+            }
         }
     }
     if env_usize("INSTRUCTIONS_KEEP", 0)? == 0 {
