@@ -1,7 +1,8 @@
 //! The body layer: a POST's body read within its size and its time, checked and repaired as on
 //! stdio (malformed bodies answered `400` with a JSON-RPC error, never serde's positions),
-//! parsed only `max_parsing` at a time (a body waits `parse_wait` at most for its place, then
-//! is refused `503`), and what it is (a plain request, or the few facts of a message) left in
+//! parsed within a budget by size (`max_parsing` bodies of the largest size at a time, or more
+//! smaller ones: [`Parsing`]; a body waits `parse_wait` at most for its share, then is refused
+//! `503`), and what it is (a plain request, or the few facts of a message) left in
 //! the request's extensions ([`Incoming`]) for the layers inside. The place goes on in the
 //! request's extensions ([`ParsePlace`]) until rmcp hands the request over to the server
 //! (`handler`): it covers both parses and what rmcp builds of the message, and nothing of the
@@ -161,12 +162,65 @@ impl Body for ReadBody {
     }
 }
 
+/// The budget of the bodies being parsed, counted by their size (in KiB, a body of 1 KiB or
+/// less counting as 1): `max_parsing` bodies of `max_body_bytes`, or as many more smaller ones
+/// as their sizes add up to. Parsing's memory grows with a body's size (up to ~130 times it),
+/// so the bound on memory is the one a count of bodies gave, while small requests in flight
+/// together (the usual traffic) do not wait in a line of two behind each other.
+pub(crate) struct Parsing {
+    places: Arc<Semaphore>,
+    /// The share of the largest body, which no body takes more of.
+    largest: u32,
+}
+
+impl Parsing {
+    const UNIT: usize = 1024;
+
+    pub(crate) fn new(max_parsing: usize, max_body_bytes: usize) -> Self {
+        let largest = u32::try_from(max_body_bytes.div_ceil(Self::UNIT).max(1)).unwrap_or(u32::MAX);
+        let budget = (largest as usize)
+            .saturating_mul(max_parsing.max(1))
+            .min(Semaphore::MAX_PERMITS);
+        Parsing {
+            places: Arc::new(Semaphore::new(budget)),
+            largest: largest.min(u32::try_from(budget).unwrap_or(u32::MAX)),
+        }
+    }
+
+    /// The share of a body of `len` bytes.
+    fn share(&self, len: usize) -> u32 {
+        let units = u32::try_from(len.div_ceil(Self::UNIT)).unwrap_or(u32::MAX);
+        units.clamp(1, self.largest)
+    }
+
+    /// The share of a body of `len` bytes, when it is free now.
+    fn try_take(&self, len: usize) -> Option<OwnedSemaphorePermit> {
+        let share = self.share(len);
+        Arc::clone(&self.places).try_acquire_many_owned(share).ok()
+    }
+
+    /// The share of a body of `len` bytes, once it is free.
+    async fn take(&self, len: usize) -> Option<OwnedSemaphorePermit> {
+        let share = self.share(len);
+        Arc::clone(&self.places)
+            .acquire_many_owned(share)
+            .await
+            .ok()
+    }
+
+    /// What is free of the budget, in KiB.
+    #[cfg(test)]
+    fn free(&self) -> usize {
+        self.places.available_permits()
+    }
+}
+
 /// The limits of the body layer.
 pub(crate) struct Limits {
     pub(crate) max_body_bytes: usize,
     pub(crate) body_read_timeout: Duration,
-    /// The bodies being parsed: `max_parsing` places.
-    pub(crate) parsing: Arc<Semaphore>,
+    /// The bodies being parsed, by size ([`Parsing`]).
+    pub(crate) parsing: Parsing,
     /// How long a body waits for a place before it is refused `503`.
     pub(crate) parse_wait: Duration,
     /// Whether a `tools/call`'s arguments are kept for a layer inside (the OAuth scope check).
@@ -248,7 +302,7 @@ impl Limits {
         body: B,
     ) -> Result<(ReadBody, Incoming, ParsePlace), Box<Reply>>
     where
-        B: Body<Data = Bytes>,
+        B: Body<Data = Bytes> + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let declared = parts
@@ -260,20 +314,9 @@ impl Limits {
         }
         let body = self.read_body(body).await?;
         // A free place is taken at once; only a body that must wait has its wait timed.
-        let place = match self.parsing.clone().try_acquire_owned() {
-            Ok(place) => place,
-            Err(_) => {
-                let parsing =
-                    tokio::time::timeout(self.parse_wait, self.parsing.clone().acquire_owned());
-                let Ok(Ok(place)) = parsing.await else {
-                    tracing::warn!(wait = ?self.parse_wait, "http: a body waited too long to be parsed; refused");
-                    return Err(Box::new(unavailable(
-                        "Server busy: too many requests are being read; retry in a moment.",
-                        "1",
-                    )));
-                };
-                place
-            }
+        let place = match self.parsing.try_take(body.len()) {
+            Some(place) => place,
+            None => self.wait_for_place(body.len()).await?,
         };
         let body = match without_lone_surrogates(&body) {
             Some(repaired) => Bytes::from(repaired),
@@ -286,6 +329,26 @@ impl Limits {
         let parsed = self.parse(&body)?;
         let incoming = Incoming::new(parsed);
         Ok((ReadBody::new(body), incoming, ParsePlace::new(place)))
+    }
+
+    /// A place to parse in, once one is free within `parse_wait`; else the refusal. (Boxed and
+    /// out of line: the usual request takes a free place at once.)
+    #[cold]
+    fn wait_for_place(
+        &self,
+        len: usize,
+    ) -> BoxFuture<'_, Result<OwnedSemaphorePermit, Box<Reply>>> {
+        Box::pin(async move {
+            let parsing = tokio::time::timeout(self.parse_wait, self.parsing.take(len));
+            let Ok(Some(place)) = parsing.await else {
+                tracing::warn!(wait = ?self.parse_wait, "http: a body waited too long to be parsed; refused");
+                return Err(Box::new(unavailable(
+                    "Server busy: too many requests are being read; retry in a moment.",
+                    "1",
+                )));
+            };
+            Ok(place)
+        })
     }
 
     /// What a body is: a plain request read as rmcp will read it (without building its message
@@ -349,6 +412,7 @@ impl Limits {
 
     /// A body read whole (`incoming::read`): the facts of the message rmcp reads, or the
     /// answer rmcp would not give.
+    #[inline(never)]
     fn whole(&self, body: &[u8]) -> Result<Parsed, Box<Reply>> {
         let refused = |status, error| Err(Box::new(json_rpc_error(status, error)));
         match read(body) {
@@ -399,25 +463,55 @@ impl Limits {
     /// The whole body within the size limit and the time limit.
     async fn read_body<B>(&self, body: B) -> Result<Bytes, Box<Reply>>
     where
-        B: Body<Data = Bytes>,
+        B: Body<Data = Bytes> + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let mut body = std::pin::pin!(body);
+        // The usual body is there whole once its head is read: kept as it came (not copied),
+        // without a timer, and without the general reading's code on the way.
+        let first = match std::future::poll_fn(|cx| Poll::Ready(body.as_mut().poll_frame(cx))).await
+        {
+            Poll::Ready(None) => return Ok(Bytes::new()),
+            Poll::Ready(Some(Err(e))) => return Err(unreadable(e.into())),
+            Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
+                Ok(data) if body.is_end_stream() && data.len() <= self.max_body_bytes => {
+                    return Ok(data);
+                }
+                Ok(data) => Some(data),
+                Err(_) => None,
+            },
+            Poll::Pending => None,
+        };
+        let rest: BoxFuture<'_, Result<Bytes, Box<Reply>>> =
+            Box::pin(self.read_rest(body.as_mut(), first));
+        rest.await
+    }
+
+    /// The rest of a body that did not come whole at once (`first`: what came), within the size
+    /// limit and the time limit.
+    async fn read_rest<B>(
+        &self,
+        mut body: Pin<&mut B>,
+        mut first: Option<Bytes>,
+    ) -> Result<Bytes, Box<Reply>>
+    where
+        B: Body<Data = Bytes>,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        if first
+            .as_ref()
+            .is_some_and(|data| data.len() > self.max_body_bytes)
+        {
+            return Err(Box::new(self.too_large()));
+        }
         let deadline = Instant::now() + self.body_read_timeout;
-        // The usual body comes in one frame: it is kept as it came, not copied.
-        let mut first: Option<Bytes> = None;
         let mut collected = Vec::new();
         loop {
             let frame = match timeout_at(deadline, body.frame()).await {
                 Err(_) => return Err(Box::new(self.too_slow())),
                 Ok(None) if collected.is_empty() => return Ok(first.unwrap_or_default()),
                 Ok(None) => return Ok(Bytes::from(collected)),
-                Ok(Some(Err(e))) => {
-                    let e = e.into();
-                    tracing::debug!("http: a request body could not be read: {e}");
-                    let refused = super::reply::text(StatusCode::BAD_REQUEST, "Bad Request");
-                    return Err(Box::new(closing(refused)));
-                }
+                Ok(Some(Err(e))) => return Err(unreadable(e.into())),
                 Ok(Some(Ok(frame))) => frame,
             };
             if let Ok(data) = frame.into_data() {
@@ -436,6 +530,7 @@ impl Limits {
         }
     }
 
+    #[cold]
     fn too_large(&self) -> Reply {
         let error = ErrorData::invalid_request(
             format!(
@@ -447,6 +542,7 @@ impl Limits {
         closing(json_rpc_error(StatusCode::PAYLOAD_TOO_LARGE, error))
     }
 
+    #[cold]
     fn too_slow(&self) -> Reply {
         let error = ErrorData::invalid_request(
             format!(
@@ -459,6 +555,14 @@ impl Limits {
     }
 }
 
+/// The answer to a body that could not be read (the connection failed under it).
+#[cold]
+fn unreadable(e: Box<dyn std::error::Error + Send + Sync>) -> Box<Reply> {
+    tracing::debug!("http: a request body could not be read: {e}");
+    let refused = super::reply::text(StatusCode::BAD_REQUEST, "Bad Request");
+    Box::new(closing(refused))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -469,7 +573,7 @@ mod tests {
         Arc::new(Limits {
             max_body_bytes: 64,
             body_read_timeout: Duration::from_secs(30),
-            parsing: Arc::new(Semaphore::new(max_parsing)),
+            parsing: Parsing::new(max_parsing, 64),
             parse_wait: Duration::from_secs(5),
             keep_call_arguments: false,
             lane: true,
@@ -616,7 +720,26 @@ mod tests {
         let expected = if read_top { "false 5" } else { "true " };
         assert_eq!(post(layer, hidden).await.1, format!("unread: {expected}"));
         // Every parse place is back.
-        assert_eq!(limits.parsing.available_permits(), 1);
+        assert_eq!(limits.parsing.free(), 1);
+    }
+
+    /// Bodies share the parse budget by size: many small ones fit together, two of the
+    /// largest fill it (and then even the smallest waits), and none takes more than the
+    /// largest's share.
+    #[test]
+    fn bodies_share_the_parse_budget_by_size() {
+        let parsing = Parsing::new(2, 1 << 20);
+        assert_eq!(parsing.free(), 2048);
+        let small: Vec<_> = (0..1000).map(|_| parsing.try_take(200).unwrap()).collect();
+        assert_eq!(parsing.free(), 1048);
+        let largest = parsing.try_take(1 << 20).unwrap();
+        assert!(parsing.try_take(1 << 20).is_none());
+        drop(small);
+        let over = parsing.try_take((1 << 20) + 5).unwrap();
+        assert_eq!(parsing.free(), 0);
+        assert!(parsing.try_take(0).is_none());
+        drop((largest, over));
+        assert_eq!(parsing.free(), 2048);
     }
 
     /// A request holds its parse place until it is handed over (or dropped): while one holds
@@ -644,11 +767,11 @@ mod tests {
         let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
         assert_eq!(post(layer.clone(), ping).await.0, StatusCode::OK);
         let held = held_rx.await.unwrap();
-        assert_eq!(limits.parsing.available_permits(), 0);
+        assert_eq!(limits.parsing.free(), 0);
         let refused = post(layer.clone(), ping).await;
         assert_eq!(refused.0, StatusCode::SERVICE_UNAVAILABLE, "{refused:?}");
         held.release();
-        assert_eq!(limits.parsing.available_permits(), 1);
+        assert_eq!(limits.parsing.free(), 1);
         assert_eq!(post(layer, ping).await.0, StatusCode::OK);
     }
 }

@@ -38,21 +38,60 @@ pub(crate) struct Hosts<S> {
     pub(crate) allowed: Arc<std::sync::RwLock<foldhash::HashSet<Box<[u8]>>>>,
 }
 
-/// What rmcp's check reads of a request: its URI's authority, its `Host` and `Origin` values
-/// (boxed only when it is remembered).
-fn head_key<B>(request: &Request<B>) -> Vec<u8> {
-    let mut key = Vec::with_capacity(64);
-    if let Some(authority) = request.uri().authority() {
-        key.extend_from_slice(authority.as_str().as_bytes());
-    }
-    for name in [header::HOST, header::ORIGIN] {
-        for value in request.headers().get_all(&name) {
-            key.push(0);
-            key.extend_from_slice(value.as_bytes());
+/// What rmcp's check reads of a request: its URI's authority, its `Host` and `Origin` values,
+/// on the stack when they fit (the usual head: no allocation to look it up), and boxed only
+/// when it is remembered.
+struct HeadKey {
+    inline: [u8; HeadKey::INLINE],
+    len: usize,
+    spilled: Option<Vec<u8>>,
+}
+
+impl HeadKey {
+    const INLINE: usize = 160;
+
+    fn of<B>(request: &Request<B>) -> Self {
+        let mut key = HeadKey {
+            inline: [0; HeadKey::INLINE],
+            len: 0,
+            spilled: None,
+        };
+        if let Some(authority) = request.uri().authority() {
+            key.push(authority.as_str().as_bytes());
         }
-        key.push(1);
+        for name in [header::HOST, header::ORIGIN] {
+            for value in request.headers().get_all(&name) {
+                key.push(&[0]);
+                key.push(value.as_bytes());
+            }
+            key.push(&[1]);
+        }
+        key
     }
-    key
+
+    fn push(&mut self, bytes: &[u8]) {
+        if let Some(spilled) = &mut self.spilled {
+            spilled.extend_from_slice(bytes);
+            return;
+        }
+        let end = self.len + bytes.len();
+        match self.inline.get_mut(self.len..end) {
+            Some(room) => {
+                room.copy_from_slice(bytes);
+                self.len = end;
+            }
+            None => {
+                let mut spilled = Vec::with_capacity(end * 2);
+                spilled.extend_from_slice(&self.inline[..self.len]);
+                spilled.extend_from_slice(bytes);
+                self.spilled = Some(spilled);
+            }
+        }
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        self.spilled.as_deref().unwrap_or(&self.inline[..self.len])
+    }
 }
 
 impl<S, B> Service<Request<B>> for Hosts<S>
@@ -76,13 +115,29 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        let key = head_key(&request);
-        let read = |allowed: &std::sync::RwLock<foldhash::HashSet<Box<[u8]>>>| {
-            (allowed.read()).is_ok_and(|allowed| allowed.contains(key.as_slice()))
-        };
-        if read(&self.allowed) {
+        let key = HeadKey::of(&request);
+        let allowed = (self.allowed.read()).is_ok_and(|allowed| allowed.contains(key.as_slice()));
+        if allowed {
             return Next::on(self.inner.call(request));
         }
+        self.ask_rmcp(request, key.as_slice().into())
+    }
+}
+
+impl<S> Hosts<S> {
+    /// A head not seen yet: rmcp's answer to it, remembered when it allows it. (Out of line:
+    /// the usual request's path stays small.)
+    #[cold]
+    #[inline(never)]
+    fn ask_rmcp<B>(&self, request: Request<B>, key: Box<[u8]>) -> Next<S::Future>
+    where
+        S: Service<Request<B>, Response = Reply, Error = std::convert::Infallible>
+            + Clone
+            + Send
+            + 'static,
+        S::Future: Send,
+        B: Send + 'static,
+    {
         let inner = self.inner.clone();
         let allowed = Arc::clone(&self.allowed);
         let rmcp = Arc::clone(&self.rmcp);
@@ -105,7 +160,7 @@ where
                 if let Ok(mut allowed) = allowed.write()
                     && allowed.len() < REMEMBERED
                 {
-                    allowed.insert(key.into_boxed_slice());
+                    allowed.insert(key);
                 }
             }
             next::call(inner, request).await

@@ -23,9 +23,9 @@ use std::time::Duration;
 /// ```
 ///
 /// Memory at worst, with the defaults: bodies being read, at most `max_connections` × 1 MiB
-/// (256 MiB); bodies being parsed, `max_parsing` at a time, each read twice over (once to
-/// check it, once by rmcp, one after the other) at up to ~130 times its size for JSON of the
-/// smallest values: 2 × 130 MiB; arguments that fail validation, one large call at a time at
+/// (256 MiB); bodies being parsed, `max_parsing` × 1 MiB of them at a time, each read twice
+/// over (once to check it, once by rmcp, one after the other) at up to ~130 times its size for
+/// JSON of the smallest values: 2 × 130 MiB; arguments that fail validation, one large call at a time at
 /// up to ~200 times its size (`Schema::validate`): 211 MiB for 1 MiB of the smallest wrong
 /// values; sessions, about 55 KiB each: 256 × 55 KiB (14 MiB).
 #[derive(Debug, Clone)]
@@ -49,13 +49,15 @@ pub struct HttpOptions {
     /// How long a client has to send a request's whole body once its headers are in (30 s by
     /// default); a slower one gets 408 and the connection is closed.
     pub body_read_timeout: Duration,
-    /// How many request bodies are parsed at once (2 by default): parsing JSON of small values
-    /// takes ~130 times the body's size, so this bounds that memory whatever the traffic. A body
-    /// holds its place only while it is parsed (by this crate, then by rmcp), never while its
-    /// request runs or its stream is open.
+    /// How many request bodies of `max_body_bytes` are parsed at once (2 by default); smaller
+    /// bodies share that budget by size (in KiB, each counting at least 1), so 2 × 1 MiB also
+    /// parses 2,048 bodies of 1 KiB at once. Parsing JSON of small values takes ~130 times the
+    /// body's size, so this bounds that memory whatever the traffic. A body holds its share
+    /// only while it is parsed (by this crate, then by rmcp), never while its request runs or
+    /// its stream is open.
     pub max_parsing: usize,
-    /// How long a body waits for one of the `max_parsing` places before it is refused 503 with
-    /// `Retry-After` (5 s by default): no request waits on others without a bound.
+    /// How long a body waits for its share of the `max_parsing` budget before it is refused
+    /// 503 with `Retry-After` (5 s by default): no request waits on others without a bound.
     pub parse_wait: Duration,
     /// How many sessions live at once (256 by default); past it, `initialize` is answered 503
     /// with `Retry-After` and a JSON-RPC error (-32000) naming the limit.

@@ -6,7 +6,8 @@
 //! 2. [`Path`]: the endpoint's path only (when the server owns the whole HTTP server);
 //! 3. [`Hosts`]: `Host` and `Origin` by rmcp's rules, before anything reads the request;
 //! 4. `Authenticate` (feature `oauth`): the bearer token, before the body is read;
-//! 5. [`ReadBodies`]: the body within its size and time, parsed `max_parsing` at a time;
+//! 5. [`ReadBodies`]: the body within its size and time, parsed within the `max_parsing`
+//!    budget (bodies of the largest size at a time, smaller ones sharing it by size);
 //! 6. `Scopes` (feature `oauth`): `403 insufficient_scope` for a call the token may not make;
 //! 7. [`SessionLimits`]: the cap on live sessions, one request per id in a session;
 //! 8. [`FastPath`] (the fast lane, `server::lane::http`): plain requests answered as rmcp
@@ -28,11 +29,10 @@ use bytes::Bytes;
 use http::Request;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tower_service::Service;
 
-use super::body::{Limits, ReadBodies};
+use super::body::{Limits, Parsing, ReadBodies};
 use super::drain::{Drain, Draining};
 use super::hosts::Hosts;
 use super::options::HttpOptions;
@@ -217,7 +217,7 @@ impl Server {
             limits: Arc::new(Limits {
                 max_body_bytes: options.max_body_bytes,
                 body_read_timeout: options.body_read_timeout,
-                parsing: Arc::new(Semaphore::new(options.max_parsing.max(1))),
+                parsing: Parsing::new(options.max_parsing, options.max_body_bytes),
                 parse_wait: options.parse_wait,
                 keep_call_arguments: cfg!(feature = "oauth") && self.has_oauth(options),
                 lane: options.fast_path,

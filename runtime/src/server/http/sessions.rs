@@ -88,16 +88,13 @@ where
             return Next::on(self.inner.call(request));
         }
         let id = incoming.and_then(|i| i.get().id.clone());
-        let session = session.and_then(|v| v.to_str().ok()).map(Arc::<str>::from);
+        let Some(session) = session else {
+            return self.open(request, id);
+        };
+        let session = session.to_str().ok().map(Arc::<str>::from);
         let inner = self.inner.clone();
         let sessions = Arc::clone(&self.sessions);
         Next::own(async move {
-            if initialize && session.is_none() {
-                let live = sessions.manager.sessions.read().await.len();
-                if live >= sessions.max_sessions {
-                    return sessions.busy(id);
-                }
-            }
             let in_flight = match (session, id) {
                 (Some(session), Some(id)) => match sessions.enter(session, id) {
                     Ok(in_flight) => Some(in_flight),
@@ -110,6 +107,28 @@ where
                 Some(in_flight) => guarded(reply, in_flight),
                 None => reply,
             }
+        })
+    }
+}
+
+impl<S> SessionLimits<S>
+where
+    S: Service<Request<ReadBody>, Response = Reply, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send,
+{
+    /// An `initialize` outside any session: handed on while the server has room for one more
+    /// session, else refused. (Out of line: rare beside the requests within a session.)
+    #[cold]
+    #[inline(never)]
+    fn open(&self, request: Request<ReadBody>, id: Option<RequestId>) -> Next<S::Future> {
+        let inner = self.inner.clone();
+        let sessions = Arc::clone(&self.sessions);
+        Next::own(async move {
+            let live = sessions.manager.sessions.read().await.len();
+            if live >= sessions.max_sessions {
+                return sessions.busy(id);
+            }
+            next::call(inner, request).await
         })
     }
 }
