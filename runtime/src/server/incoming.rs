@@ -234,12 +234,15 @@ fn scan_object(line: &[u8], checked: bool) -> Option<Scanned> {
                 }
                 b"\"id\"" => {
                     scanned.has_id = true;
-                    scanned.id = serde_json::from_slice(value).ok();
+                    scanned.id = plain_id(value).or_else(|| serde_json::from_slice(value).ok());
                 }
                 b"\"jsonrpc\"" => scanned.version = value == b"\"2.0\"",
                 b"\"method\"" => {
                     scanned.repeated = repeated(scanned.method.is_some());
-                    scanned.method = serde_json::from_slice(value).ok();
+                    scanned.method = match plain_string(value) {
+                        Some(method) => Some(method.to_owned()),
+                        None => serde_json::from_slice(value).ok(),
+                    };
                 }
                 b"\"params\"" => {
                     scanned.repeated = repeated(scanned.params.is_some());
@@ -259,6 +262,27 @@ fn scan_object(line: &[u8], checked: bool) -> Option<Scanned> {
         }
     }
     (scan.skip_ws() == line.len()).then_some(scanned)
+}
+
+/// The id a JSON value of the usual forms is, read as rmcp reads it (`NumberOrString`, through
+/// a `Value`) without building the `Value`: a decimal integer of at most 18 digits, or a string
+/// without escapes. `None` for any other form, which serde reads.
+fn plain_id(value: &[u8]) -> Option<RequestId> {
+    let digits = value.strip_prefix(b"-").unwrap_or(value);
+    let integer = matches!(digits, [b'1'..=b'9', ..] if digits.len() <= 18) || value == b"0";
+    if integer && digits.iter().all(u8::is_ascii_digit) {
+        let number = std::str::from_utf8(value).ok()?.parse().ok()?;
+        return Some(RequestId::Number(number));
+    }
+    plain_string(value).map(|id| RequestId::String(id.into()))
+}
+
+/// The text of a JSON string without escapes or control characters, as serde reads it; `None`
+/// for any other value.
+fn plain_string(value: &[u8]) -> Option<&str> {
+    let text = value.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+    let plain = text.iter().all(|&b| b >= 0x20 && b != b'\\' && b != b'"');
+    plain.then(|| std::str::from_utf8(text).ok()).flatten()
 }
 
 /// A cursor over JSON text that checks its grammar; every step skips leading whitespace.
@@ -453,6 +477,51 @@ mod tests {
             }
             _ => None,
         }
+    }
+
+    /// The usual ids and methods are read without serde exactly as serde reads them; every
+    /// other form is left to serde.
+    #[test]
+    fn plain_ids_and_strings_are_read_as_serde_reads_them() {
+        let forms: [&[u8]; 22] = [
+            b"0",
+            b"7",
+            b"-3",
+            b"-0",
+            b"007",
+            b"123456789012345678",
+            b"-123456789012345678",
+            b"1234567890123456789",
+            b"9223372036854775808",
+            b"1.0",
+            b"1e2",
+            br#""""#,
+            br#""a""#,
+            "\"\u{e9}\"".as_bytes(),
+            br#""a\"b""#,
+            br#""\u0041""#,
+            b"\"\t\"",
+            b"\"\x01\"",
+            b"true",
+            b"null",
+            b"\"\xff\"",
+            b"\"a",
+        ];
+        for form in forms {
+            let shown = String::from_utf8_lossy(form);
+            let served: Option<RequestId> = serde_json::from_slice(form).ok();
+            if let Some(id) = plain_id(form) {
+                assert_eq!(Some(id), served, "{shown}");
+            }
+            let text: Option<String> = serde_json::from_slice(form).ok();
+            if let Some(here) = plain_string(form) {
+                assert_eq!(Some(here.to_owned()), text, "{shown}");
+            }
+        }
+        assert_eq!(plain_id(b"42"), Some(RequestId::Number(42)));
+        assert_eq!(plain_id(br#""x""#), Some(RequestId::String("x".into())));
+        assert_eq!(plain_id(b"1.0"), None);
+        assert_eq!(plain_string(br#""a\"b""#), None);
     }
 
     /// Whenever rmcp reads a body as a request, its top level names that request (each

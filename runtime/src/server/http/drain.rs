@@ -10,8 +10,8 @@ use http::{Method, Request};
 use tokio::sync::Notify;
 use tower_service::Service;
 
-use super::next::Next;
-use super::reply::{Reply, guarded, unavailable};
+use super::next::{Guarding, Next};
+use super::reply::{Reply, unavailable};
 
 /// What a drain shares with the requests it counts.
 #[derive(Default)]
@@ -54,7 +54,7 @@ impl Draining {
 }
 
 /// A POST being answered, until its answer is written or dropped.
-struct Answering(Arc<Draining>);
+pub(crate) struct Answering(Arc<Draining>);
 
 impl Answering {
     fn new(draining: &Arc<Draining>) -> Self {
@@ -85,7 +85,7 @@ where
 {
     type Response = Reply;
     type Error = std::convert::Infallible;
-    type Future = Next<S::Future>;
+    type Future = Guarding<S::Future, Answering>;
 
     fn poll_ready(
         &mut self,
@@ -96,21 +96,17 @@ where
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
         if self.draining.refusing.load(Ordering::Acquire) {
-            return Next::now(unavailable(
+            return Guarding::bare(Next::now(unavailable(
                 "Server shutting down: retry in a moment (another replica may answer).",
                 "1",
-            ));
+            )));
         }
         // A stream of events (GET) lasts as long as its session: only POSTs are drained.
         if request.method() != Method::POST {
-            return Next::on(self.inner.call(request));
+            return Guarding::bare(Next::on(self.inner.call(request)));
         }
         let answering = Answering::new(&self.draining);
-        let answer = self.inner.call(request);
-        Next::own(async move {
-            let Ok(reply) = answer.await;
-            guarded(reply, answering)
-        })
+        Guarding::new(Next::on(self.inner.call(request)), answering)
     }
 }
 

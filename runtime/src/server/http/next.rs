@@ -13,7 +13,7 @@ use std::task::{Context, Poll};
 
 use tower_service::Service;
 
-use super::reply::Reply;
+use super::reply::{Reply, guarded};
 use crate::tool::BoxFuture;
 
 /// Calls `inner` with `request` once it is ready.
@@ -71,5 +71,51 @@ where
             Projected::On { future } => future.poll(cx),
             Projected::Own { future } => future.as_mut().poll(cx).map(Ok),
         }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A layer's answer whose body carries `guard` until it is written or dropped
+    /// ([`guarded`]): the next service's future as it is, not boxed and copied into a future
+    /// of the layer's own.
+    pub(crate) struct Guarding<F, G> {
+        #[pin]
+        answer: Next<F>,
+        guard: Option<G>,
+    }
+}
+
+impl<F, G> Guarding<F, G> {
+    /// `answer`, its body carrying `guard`.
+    pub(crate) fn new(answer: Next<F>, guard: G) -> Self {
+        Guarding {
+            answer,
+            guard: Some(guard),
+        }
+    }
+
+    /// `answer` as it is.
+    pub(crate) fn bare(answer: Next<F>) -> Self {
+        Guarding {
+            answer,
+            guard: None,
+        }
+    }
+}
+
+impl<F, G> Future for Guarding<F, G>
+where
+    F: Future<Output = Result<Reply, Infallible>>,
+    G: Send + Sync + Unpin + 'static,
+{
+    type Output = Result<Reply, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let Ok(reply) = std::task::ready!(this.answer.poll(cx));
+        Poll::Ready(Ok(match this.guard.take() {
+            Some(guard) => guarded(reply, guard),
+            None => reply,
+        }))
     }
 }

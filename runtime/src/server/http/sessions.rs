@@ -14,8 +14,8 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use tower_service::Service;
 
 use super::body::{Incoming, ReadBody};
-use super::next::{self, Next};
-use super::reply::{Reply, guarded, json_rpc};
+use super::next::{self, Guarding, Next};
+use super::reply::{Reply, json_rpc};
 use crate::server::methods::cut;
 
 /// Seconds a client refused a session waits before it tries again.
@@ -45,7 +45,7 @@ impl Sessions {
 }
 
 /// A request's entry among those in flight, removed when its answer is written or dropped.
-struct InFlight {
+pub(crate) struct InFlight {
     sessions: Arc<Sessions>,
     key: SessionRequest,
 }
@@ -72,7 +72,7 @@ where
 {
     type Response = Reply;
     type Error = Infallible;
-    type Future = Next<S::Future>;
+    type Future = Guarding<S::Future, InFlight>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         self.inner.poll_ready(cx)
@@ -85,29 +85,20 @@ where
         // A request outside any session that opens none (every one of a stateless server)
         // is no business of this layer.
         if session.is_none() && !initialize {
-            return Next::on(self.inner.call(request));
+            return Guarding::bare(Next::on(self.inner.call(request)));
         }
         let id = incoming.and_then(|i| i.get().id.clone());
         let Some(session) = session else {
-            return self.open(request, id);
+            return Guarding::bare(self.open(request, id));
         };
         let session = session.to_str().ok().map(Arc::<str>::from);
-        let inner = self.inner.clone();
-        let sessions = Arc::clone(&self.sessions);
-        Next::own(async move {
-            let in_flight = match (session, id) {
-                (Some(session), Some(id)) => match sessions.enter(session, id) {
-                    Ok(in_flight) => Some(in_flight),
-                    Err(refused) => return *refused,
-                },
-                _ => None,
-            };
-            let reply = next::call(inner, request).await;
-            match in_flight {
-                Some(in_flight) => guarded(reply, in_flight),
-                None => reply,
-            }
-        })
+        match (session, id) {
+            (Some(session), Some(id)) => match self.sessions.enter(session, id) {
+                Ok(in_flight) => Guarding::new(Next::on(self.inner.call(request)), in_flight),
+                Err(refused) => Guarding::bare(Next::now(*refused)),
+            },
+            _ => Guarding::bare(Next::on(self.inner.call(request))),
+        }
     }
 }
 
