@@ -11,6 +11,7 @@ pub(super) mod next;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod options;
+mod parsing;
 mod path;
 pub(super) mod reply;
 mod service;
@@ -19,7 +20,7 @@ mod sessions;
 pub use options::{ConnectionOptions, HttpOptions};
 pub use service::HttpService;
 
-pub(crate) use body::ParsePlace;
+pub(crate) use parsing::ParsePlace;
 
 use crate::server::core::Server;
 use crate::server::serve::{Serve, ServeError};

@@ -32,10 +32,11 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 use tower_service::Service;
 
-use super::body::{Limits, Parsing, ReadBodies};
+use super::body::{Limits, ReadBodies};
 use super::drain::{Drain, Draining};
 use super::hosts::Hosts;
 use super::options::HttpOptions;
+use super::parsing::Parsing;
 use super::path::Path;
 use super::reply::Reply;
 use super::sessions::{SessionLimits, Sessions};

@@ -18,7 +18,8 @@ use tower_service::Service;
 
 use super::session::SessionLane;
 use crate::server::core::Server;
-use crate::server::http::body::{Incoming, ParsePlace, ReadBody};
+use crate::server::http::ParsePlace;
+use crate::server::http::body::{Incoming, ReadBody};
 use crate::server::http::next::{self, Next};
 use crate::server::http::reply::{Reply, answered};
 use crate::server::lane::answer::PlainClient;
