@@ -47,8 +47,10 @@ impl Lingering {
 /// Moving a byte only raises a flag (no clock is read on the hot path); the connection's idle
 /// watch (`idle_for`) turns the flag into a time at each of its ticks.
 pub(super) struct Activity {
-    start: Instant,
-    /// When the idle watch last saw the connection move, in ms since `start`.
+    /// The accept loop's epoch, shared by its connections: their times compare.
+    epoch: Instant,
+    /// When the idle watch last saw the connection move (at first, when it opened), in ms
+    /// since `epoch`.
     last: AtomicU64,
     /// A byte moved since the idle watch last looked.
     moved: AtomicBool,
@@ -58,14 +60,19 @@ pub(super) struct Activity {
 }
 
 impl Activity {
-    pub(super) fn new() -> Self {
-        Activity {
-            start: Instant::now(),
+    /// A connection opened now, its times counted from `epoch` (the accept loop's).
+    pub(super) fn new(epoch: Instant) -> Self {
+        let activity = Activity {
+            epoch,
             last: AtomicU64::new(0),
             moved: AtomicBool::new(false),
             handling: AtomicUsize::new(0),
             bodies: AtomicUsize::new(0),
-        }
+        };
+        activity
+            .last
+            .store(activity.elapsed_ms(), Ordering::Relaxed);
+        activity
     }
 
     /// No request being handled, no answer being written.
@@ -73,15 +80,15 @@ impl Activity {
         self.handling.load(Ordering::Acquire) == 0 && self.bodies.load(Ordering::Acquire) == 0
     }
 
-    fn touch(&self) {
+    pub(super) fn touch(&self) {
         // Read first: a flag already raised is not written again (the line stays shared).
         if !self.moved.load(Ordering::Relaxed) {
             self.moved.store(true, Ordering::Relaxed);
         }
     }
 
-    /// When the connection last moved a byte, in ms since it opened, to a tick of its idle
-    /// watch; `u64::MAX` when it moved since the last tick.
+    /// When the connection last moved a byte (or opened), in ms since the accept loop's
+    /// epoch, to a tick of its idle watch; `u64::MAX` when it moved since the last tick.
     pub(super) fn last_moved(&self) -> u64 {
         match self.moved.load(Ordering::Relaxed) {
             true => u64::MAX,
@@ -90,7 +97,17 @@ impl Activity {
     }
 
     fn elapsed_ms(&self) -> u64 {
-        u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX)
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// A tick of the idle watch: the flag of a byte moved becomes the time of the tick. How
+    /// long the connection has been quiet, in ms.
+    pub(super) fn tick(&self) -> u64 {
+        let now = self.elapsed_ms();
+        if self.moved.swap(false, Ordering::Relaxed) {
+            self.last.store(now, Ordering::Relaxed);
+        }
+        now.saturating_sub(self.last.load(Ordering::Relaxed))
     }
 
     /// Completes once the connection has moved no byte for `idle` (to an eighth of it: the
@@ -100,12 +117,7 @@ impl Activity {
         let idle_ms = u64::try_from(idle.as_millis()).unwrap_or(u64::MAX);
         loop {
             tokio::time::sleep((idle / 8).max(Duration::from_millis(10))).await;
-            let now = self.elapsed_ms();
-            if self.moved.swap(false, Ordering::Relaxed) {
-                self.last.store(now, Ordering::Relaxed);
-                continue;
-            }
-            let quiet = now.saturating_sub(self.last.load(Ordering::Relaxed));
+            let quiet = self.tick();
             if quiet >= idle_ms && self.handling.load(Ordering::Acquire) == 0 {
                 return;
             }

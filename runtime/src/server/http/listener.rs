@@ -17,6 +17,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tower_service::Service;
 
@@ -36,7 +37,7 @@ pub(super) async fn serve(
     stop: CancellationToken,
 ) -> io::Result<()> {
     let open = Arc::new(Semaphore::new(options.max_connections.max(1)));
-    let connections = Arc::new(Connections::default());
+    let connections = Arc::new(Connections::new());
     let mut http = http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(options.header_read_timeout);
@@ -73,7 +74,7 @@ pub(super) async fn serve(
                 refuse(stream, linger).await;
                 return;
             };
-            let activity = Arc::new(Activity::new());
+            let activity = Arc::new(Activity::new(connections.epoch));
             let (id, close) = connections.add(activity.clone());
             let _registered = Registered(&connections, id);
             let _place = place;
@@ -135,13 +136,22 @@ async fn admit(open: &Arc<Semaphore>, connections: &Connections) -> Option<Owned
 }
 
 /// The open connections, to find the idlest when there is no room.
-#[derive(Default)]
 struct Connections {
+    /// What their times count from.
+    epoch: Instant,
     next: AtomicU64,
     open: Mutex<HashMap<u64, (Arc<Activity>, CancellationToken)>>,
 }
 
 impl Connections {
+    fn new() -> Self {
+        Connections {
+            epoch: Instant::now(),
+            next: AtomicU64::new(0),
+            open: Mutex::default(),
+        }
+    }
+
     fn add(&self, activity: Arc<Activity>) -> (u64, CancellationToken) {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let close = CancellationToken::new();
@@ -193,7 +203,7 @@ async fn refuse(stream: TcpStream, linger: Linger) {
         Too many connections.\n";
     let mut stream = Watched {
         inner: stream,
-        activity: Arc::new(Activity::new()),
+        activity: Arc::new(Activity::new(Instant::now())),
         linger: Lingering::new(linger),
     };
     let answer = async {
@@ -201,4 +211,37 @@ async fn refuse(stream: TcpStream, linger: Linger) {
         stream.shutdown().await
     };
     let _ = tokio::time::timeout(linger.timeout + Duration::from_secs(1), answer).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The connection closed for room is the one quiet longest, whenever each opened: one that
+    /// opened long ago and moved a minute before another opened is closed first, not the
+    /// newer one that has yet to move.
+    #[tokio::test(start_paused = true)]
+    async fn the_idlest_connection_is_the_one_quiet_longest() {
+        let connections = Connections::new();
+        let older = Arc::new(Activity::new(connections.epoch));
+        let (_, older_closed) = connections.add(Arc::clone(&older));
+        tokio::time::advance(Duration::from_secs(5)).await;
+        older.touch();
+        older.tick();
+        tokio::time::advance(Duration::from_secs(60)).await;
+        let newer = Arc::new(Activity::new(connections.epoch));
+        let (_, newer_closed) = connections.add(Arc::clone(&newer));
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert_eq!((older.tick(), newer.tick()), (61_000, 1_000));
+        assert!(connections.close_idlest());
+        assert!(older_closed.is_cancelled());
+        assert!(!newer_closed.is_cancelled());
+        // A connection that moved since the last tick counts as the most recent.
+        older_closed.cancel();
+        newer.touch();
+        let third = Arc::new(Activity::new(connections.epoch));
+        let (_, third_closed) = connections.add(third);
+        assert!(connections.close_idlest());
+        assert!(third_closed.is_cancelled() && !newer_closed.is_cancelled());
+    }
 }
