@@ -49,6 +49,8 @@ impl Lingering {
 pub(super) struct Activity {
     /// The accept loop's epoch, shared by its connections: their times compare.
     epoch: Instant,
+    /// When it opened, in ms since `epoch`.
+    opened: u64,
     /// When the idle watch last saw the connection move (at first, when it opened), in ms
     /// since `epoch`.
     last: AtomicU64,
@@ -62,17 +64,20 @@ pub(super) struct Activity {
 impl Activity {
     /// A connection opened now, its times counted from `epoch` (the accept loop's).
     pub(super) fn new(epoch: Instant) -> Self {
-        let activity = Activity {
+        let opened = u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
+        Activity {
             epoch,
-            last: AtomicU64::new(0),
+            opened,
+            last: AtomicU64::new(opened),
             moved: AtomicBool::new(false),
             handling: AtomicUsize::new(0),
             bodies: AtomicUsize::new(0),
-        };
-        activity
-            .last
-            .store(activity.elapsed_ms(), Ordering::Relaxed);
-        activity
+        }
+    }
+
+    /// How long ago it opened, in ms.
+    pub(super) fn age(&self) -> u64 {
+        self.elapsed_ms().saturating_sub(self.opened)
     }
 
     /// No request being handled, no answer being written.

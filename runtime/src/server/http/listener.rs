@@ -121,18 +121,42 @@ pub(super) async fn serve(
 }
 
 /// A place among `max_connections`: a free one, or the one of the idlest connection, closed
-/// for it. `None` when every connection is busy.
+/// for it. `None` when every connection is busy. A connection opened less than [`FRESH`] ago
+/// may have its request on the way (nothing read yet looks idle): it is closed only once no
+/// older one is idle, and a place freed meanwhile is taken instead.
 async fn admit(open: &Arc<Semaphore>, connections: &Connections) -> Option<OwnedSemaphorePermit> {
     if let Ok(place) = open.clone().try_acquire_owned() {
         return Some(place);
     }
-    if !connections.close_idlest() {
-        return None;
-    }
-    tokio::time::timeout(ROOM_WAIT, open.clone().acquire_owned())
-        .await
-        .ok()?
-        .ok()
+    // Each round closes one connection (or finds only fresh ones) and waits a while for a
+    // place: a place freed by one connection's closing may go to another new connection
+    // that was waiting first, and then this one closes another.
+    let room = async {
+        loop {
+            if connections.close_idlest() == Room::None {
+                return None;
+            }
+            let freed = tokio::time::timeout(FRESH, open.clone().acquire_owned());
+            if let Ok(Ok(place)) = freed.await {
+                return Some(place);
+            }
+        }
+    };
+    tokio::time::timeout(ROOM_WAIT, room).await.ok()?
+}
+
+/// How long a new connection is spared from being closed for room.
+const FRESH: Duration = Duration::from_millis(200);
+
+/// What [`Connections::close_idlest`] found.
+#[derive(Debug, PartialEq, Eq)]
+enum Room {
+    /// The idlest connection is closed: its place is on its way.
+    Closed,
+    /// Only connections opened less than [`FRESH`] ago are idle.
+    Soon,
+    /// No connection is idle.
+    None,
 }
 
 /// The open connections, to find the idlest when there is no room.
@@ -168,20 +192,27 @@ impl Connections {
         self.lock().values().for_each(|(_, close)| close.cancel());
     }
 
-    /// Closes the connection idle longest: no request being handled and no answer being
-    /// streamed (a request whose head is not complete counts as none). Whether there was one.
-    fn close_idlest(&self) -> bool {
+    /// Closes the connection idle longest (no request being handled and no answer being
+    /// streamed; a request whose head is not complete counts as none) among those opened at
+    /// least [`FRESH`] ago.
+    fn close_idlest(&self) -> Room {
+        let fresh = u64::try_from(FRESH.as_millis()).unwrap_or(u64::MAX);
         let open = self.lock();
-        let idlest = open
-            .values()
-            .filter(|(activity, close)| activity.is_idle() && !close.is_cancelled())
+        let mut idle =
+            (open.values()).filter(|(activity, close)| activity.is_idle() && !close.is_cancelled());
+        let Some(first) = idle.next() else {
+            return Room::None;
+        };
+        let idlest = std::iter::once(first)
+            .chain(idle)
+            .filter(|(activity, _)| activity.age() >= fresh)
             .min_by_key(|(activity, _)| activity.last_moved());
         match idlest {
             Some((_, close)) => {
                 close.cancel();
-                true
+                Room::Closed
             }
-            None => false,
+            None => Room::Soon,
         }
     }
 }
@@ -233,15 +264,43 @@ mod tests {
         let (_, newer_closed) = connections.add(Arc::clone(&newer));
         tokio::time::advance(Duration::from_secs(1)).await;
         assert_eq!((older.tick(), newer.tick()), (61_000, 1_000));
-        assert!(connections.close_idlest());
+        assert_eq!(connections.close_idlest(), Room::Closed);
         assert!(older_closed.is_cancelled());
         assert!(!newer_closed.is_cancelled());
         // A connection that moved since the last tick counts as the most recent.
-        older_closed.cancel();
         newer.touch();
-        let third = Arc::new(Activity::new(connections.epoch));
-        let (_, third_closed) = connections.add(third);
-        assert!(connections.close_idlest());
+        let (_, third_closed) = connections.add(Arc::new(Activity::new(connections.epoch)));
+        tokio::time::advance(FRESH).await;
+        assert_eq!(connections.close_idlest(), Room::Closed);
         assert!(third_closed.is_cancelled() && !newer_closed.is_cancelled());
+        // A connection just opened may have its request on the way: spared while it is fresh;
+        // a busy one is never closed.
+        let (_, fresh_closed) = connections.add(Arc::new(Activity::new(connections.epoch)));
+        let busy = Handling::new(Arc::clone(&newer));
+        assert_eq!(connections.close_idlest(), Room::Soon);
+        assert!(!fresh_closed.is_cancelled());
+        tokio::time::advance(FRESH).await;
+        assert_eq!(connections.close_idlest(), Room::Closed);
+        assert!(fresh_closed.is_cancelled());
+        assert_eq!(connections.close_idlest(), Room::None);
+        drop(busy);
+    }
+
+    /// At the cap, a new connection takes a place freed while the only idle connections are
+    /// fresh, closing none of them.
+    #[tokio::test(start_paused = true)]
+    async fn a_place_freed_while_the_idle_are_fresh_is_taken() {
+        let open = Arc::new(Semaphore::new(1));
+        let connections = Arc::new(Connections::new());
+        let place = open.clone().try_acquire_owned().unwrap();
+        let (_, closed) = connections.add(Arc::new(Activity::new(connections.epoch)));
+        let admitted = tokio::spawn({
+            let (open, connections) = (Arc::clone(&open), Arc::clone(&connections));
+            async move { admit(&open, &connections).await.is_some() }
+        });
+        tokio::time::advance(FRESH / 2).await;
+        drop(place);
+        assert!(admitted.await.unwrap());
+        assert!(!closed.is_cancelled());
     }
 }

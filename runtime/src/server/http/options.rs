@@ -113,8 +113,10 @@ pub struct ConnectionOptions {
     pub idle_timeout: Duration,
     /// How many connections are open at once (256 by default). Past it, a new connection
     /// takes the place of the connection idle longest (no request in progress, or a request
-    /// whose head is not complete), which is closed; with none idle it is answered 503 with
-    /// `Retry-After` and closed.
+    /// whose head is not complete), which is closed; a connection opened less than 200 ms
+    /// ago (its request may be on its way) is closed only when no older one is idle, and a
+    /// place freed meanwhile goes to the new connection instead. With none idle, or no place
+    /// within a second, it is answered 503 with `Retry-After` and closed.
     pub max_connections: usize,
     /// After a refusal that closes the connection (413, 408, 400, 503 at the connection cap),
     /// how long what the client still sends is read and dropped before the connection is
