@@ -32,7 +32,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::{Instant, timeout_at};
 use tower_service::Service;
 
-use super::next;
+use super::next::{self, Inner};
 use super::parsing::{ParsePlace, Parsing};
 use super::reply::{Reply, closing, json_rpc, json_rpc_error, unavailable};
 use crate::server::incoming::{self, Read, Unread, read, without_lone_surrogates};
@@ -178,8 +178,7 @@ pub(crate) struct ReadBodies<S> {
 
 impl<S, B> Service<Request<B>> for ReadBodies<S>
 where
-    S: Service<Request<ReadBody>, Response = Reply, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send,
+    S: Inner<Request<ReadBody>>,
     B: Body<Data = Bytes> + Send + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {

@@ -20,7 +20,7 @@ use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use tower_service::Service;
 
-use super::next::{self, Next};
+use super::next::{self, Inner, Next};
 use super::reply::Reply;
 use crate::server::core::Server;
 
@@ -96,11 +96,7 @@ impl HeadKey {
 
 impl<S, B> Service<Request<B>> for Hosts<S>
 where
-    S: Service<Request<B>, Response = Reply, Error = std::convert::Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send,
+    S: Inner<Request<B>>,
     B: Send + 'static,
 {
     type Response = Reply;
@@ -131,11 +127,7 @@ impl<S> Hosts<S> {
     #[inline(never)]
     fn ask_rmcp<B>(&self, request: Request<B>, key: Box<[u8]>) -> Next<S::Future>
     where
-        S: Service<Request<B>, Response = Reply, Error = std::convert::Infallible>
-            + Clone
-            + Send
-            + 'static,
-        S::Future: Send,
+        S: Inner<Request<B>>,
         B: Send + 'static,
     {
         let inner = self.inner.clone();

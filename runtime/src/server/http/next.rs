@@ -16,6 +16,19 @@ use tower_service::Service;
 use super::reply::{Reply, guarded};
 use crate::tool::BoxFuture;
 
+/// What a layer that hands a request on, or boxes work of its own around it, asks of the
+/// service inside it: the stack's `Reply`, never an error, cloned into the work, its future
+/// sent across threads.
+pub(crate) trait Inner<R>:
+    Service<R, Response = Reply, Error = Infallible, Future: Send> + Clone + Send + 'static
+{
+}
+
+impl<S, R> Inner<R> for S where
+    S: Service<R, Response = Reply, Error = Infallible, Future: Send> + Clone + Send + 'static
+{
+}
+
 /// Calls `inner` with `request` once it is ready.
 pub(crate) async fn call<S, R>(mut inner: S, request: R) -> Reply
 where

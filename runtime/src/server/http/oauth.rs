@@ -19,7 +19,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use tower_service::Service;
 
 use super::body::{Incoming, ReadBody};
-use super::next::{self, Next};
+use super::next::{self, Inner, Next};
 use super::reply::{Reply, closing, text, unavailable};
 use crate::server::core::Server;
 use crate::server::oauth::OAuth;
@@ -66,8 +66,7 @@ pub(crate) struct Authenticate<S> {
 
 impl<S, B> Service<Request<B>> for Authenticate<S>
 where
-    S: Service<Request<B>, Response = Reply, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send,
+    S: Inner<Request<B>>,
     B: Send + 'static,
 {
     type Response = Reply;

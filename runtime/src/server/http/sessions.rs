@@ -14,7 +14,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use tower_service::Service;
 
 use super::body::{Incoming, ReadBody};
-use super::next::{self, Guarding, Next};
+use super::next::{self, Guarding, Inner, Next};
 use super::reply::{Reply, json_rpc};
 use crate::server::methods::cut;
 
@@ -67,8 +67,7 @@ pub(crate) struct SessionLimits<S> {
 
 impl<S> Service<Request<ReadBody>> for SessionLimits<S>
 where
-    S: Service<Request<ReadBody>, Response = Reply, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send,
+    S: Inner<Request<ReadBody>>,
 {
     type Response = Reply;
     type Error = Infallible;
@@ -104,8 +103,7 @@ where
 
 impl<S> SessionLimits<S>
 where
-    S: Service<Request<ReadBody>, Response = Reply, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send,
+    S: Inner<Request<ReadBody>>,
 {
     /// An `initialize` outside any session: handed on while the server has room for one more
     /// session, else refused. (Out of line: rare beside the requests within a session.)

@@ -20,7 +20,7 @@ use super::session::SessionLane;
 use crate::server::core::Server;
 use crate::server::http::ParsePlace;
 use crate::server::http::body::{Incoming, ReadBody};
-use crate::server::http::next::{self, Next};
+use crate::server::http::next::{self, Inner, Next};
 use crate::server::http::reply::{Reply, answered};
 use crate::server::lane::answer::PlainClient;
 use crate::server::lane::rules::{PlainHeaders, Shape};
@@ -42,8 +42,7 @@ pub(crate) struct Lane {
 
 impl<S> Service<Request<ReadBody>> for FastPath<S>
 where
-    S: Service<Request<ReadBody>, Response = Reply, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send,
+    S: Inner<Request<ReadBody>>,
 {
     type Response = Reply;
     type Error = Infallible;
