@@ -19,6 +19,8 @@
 // Without a transport, nothing here is used.
 #![cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
 
+use std::borrow::Cow;
+
 use rmcp::RoleServer;
 use rmcp::model::{ErrorData, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
@@ -84,7 +86,7 @@ pub(crate) fn read(line: &[u8]) -> Read {
 
 /// Why a JSON-RPC request with an id could not be read (JSON-RPC 2.0 §4, §5.1; MCP's params
 /// are objects).
-fn unread_request(scanned: &Scanned) -> ErrorData {
+fn unread_request(scanned: &Scanned<'_>) -> ErrorData {
     let invalid = |why: &str| ErrorData::invalid_request(format!("Invalid request: {why}"), None);
     if scanned.repeated {
         return invalid("a member of the message is given twice");
@@ -165,7 +167,7 @@ pub(crate) fn without_lone_surrogates(line: &[u8]) -> Option<Vec<u8>> {
 /// `tests::the_top_level_is_the_request_rmcp_reads`); any depth and any number pass here, and
 /// rmcp's own parse judges them.
 #[cfg(feature = "http")]
-pub(crate) fn top(body: &[u8]) -> Option<(String, RequestId)> {
+pub(crate) fn top(body: &[u8]) -> Option<(Cow<'_, str>, RequestId)> {
     let scanned = scan_object(body, false)?;
     let plain = scanned.version && !scanned.repeated && !scanned.escaped;
     plain.then_some((scanned.method?, scanned.id?))
@@ -173,7 +175,7 @@ pub(crate) fn top(body: &[u8]) -> Option<(String, RequestId)> {
 
 /// A line that is one JSON object: whether it has a top-level `id`, that id if rmcp could read
 /// it, its `method` when a string, and what its `params` are.
-struct Scanned {
+struct Scanned<'a> {
     has_id: bool,
     id: Option<RequestId>,
     /// `"jsonrpc": "2.0"`.
@@ -182,7 +184,7 @@ struct Scanned {
     repeated: bool,
     /// A member named with an escape.
     escaped: bool,
-    method: Option<String>,
+    method: Option<Cow<'a, str>>,
     params: Option<Params>,
 }
 
@@ -199,7 +201,7 @@ enum Params {
 /// Scans `line` as one JSON object without recursion, so that any depth and any number is
 /// accepted; `None` when it is not one valid JSON object. Unless `checked`, its members'
 /// values are passed over unchecked (the top level alone is read).
-fn scan_object(line: &[u8], checked: bool) -> Option<Scanned> {
+fn scan_object(line: &[u8], checked: bool) -> Option<Scanned<'_>> {
     if checked {
         std::str::from_utf8(line).ok()?;
     }
@@ -240,8 +242,8 @@ fn scan_object(line: &[u8], checked: bool) -> Option<Scanned> {
                 b"\"method\"" => {
                     scanned.repeated = repeated(scanned.method.is_some());
                     scanned.method = match plain_string(value) {
-                        Some(method) => Some(method.to_owned()),
-                        None => serde_json::from_slice(value).ok(),
+                        Some(method) => Some(Cow::Borrowed(method)),
+                        None => serde_json::from_slice::<String>(value).ok().map(Cow::Owned),
                     };
                 }
                 b"\"params\"" => {
@@ -468,6 +470,12 @@ mod tests {
         }
     }
 
+    /// The top level of `body`, owned.
+    #[cfg(feature = "http")]
+    fn top_owned(body: &str) -> Option<(String, RequestId)> {
+        top(body.as_bytes()).map(|(method, id)| (method.into_owned(), id))
+    }
+
     /// What rmcp reads `body` as: the method and id of a request, or nothing.
     #[cfg(feature = "http")]
     fn rmcp_reads(body: &str) -> Option<(String, RequestId)> {
@@ -569,7 +577,7 @@ mod tests {
                         ),
                     ];
                     for body in bodies {
-                        let Some(top) = top(body.as_bytes()) else {
+                        let Some(top) = top_owned(&body) else {
                             continue;
                         };
                         taken += 1;
@@ -585,7 +593,7 @@ mod tests {
         for method in MCP_REQUESTS {
             let body = format!(r#"{{"id":"b","method":"{method}","jsonrpc":"2.0"}}"#);
             let read = rmcp_reads(&body);
-            assert!(read.is_none() || read == top(body.as_bytes()), "{body}");
+            assert!(read.is_none() || read == top_owned(&body), "{body}");
         }
         let left = [
             // An id rmcp refuses, another version, no method, no id.
