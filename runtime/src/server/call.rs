@@ -217,12 +217,11 @@ async fn watched(
     round: Option<&Round>,
     heartbeat: Option<(Duration, &Progress)>,
 ) -> Option<Result<Outcome, Duration>> {
-    let action = std::pin::pin!(action);
-    let passed = std::pin::pin!(deadline.map(|(_, deadline)| deadline.passed()));
-    let ended = std::pin::pin!(round.map(Round::ended));
-    let beating =
+    let mut action = std::pin::pin!(action);
+    let mut passed = std::pin::pin!(deadline.map(|(_, deadline)| deadline.passed()));
+    let mut ended = std::pin::pin!(round.map(Round::ended));
+    let mut beating =
         std::pin::pin!(heartbeat.map(|(every, progress)| progress::heartbeat(progress, every)));
-    let (mut action, mut passed, mut ended, mut beating) = (action, passed, ended, beating);
     std::future::poll_fn(|cx| {
         if let Poll::Ready(outcome) = action.as_mut().poll(cx) {
             return Poll::Ready(Some(Ok(outcome)));

@@ -43,6 +43,11 @@ impl Lingering {
     }
 }
 
+/// The milliseconds since `epoch`.
+fn ms_since(epoch: Instant) -> u64 {
+    u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
 /// When a connection last moved a byte, and how many of its requests are being handled.
 /// Moving a byte only raises a flag (no clock is read on the hot path); the connection's idle
 /// watch (`idle_for`) turns the flag into a time at each of its ticks.
@@ -64,7 +69,7 @@ pub(super) struct Activity {
 impl Activity {
     /// A connection opened now, its times counted from `epoch` (the accept loop's).
     pub(super) fn new(epoch: Instant) -> Self {
-        let opened = u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let opened = ms_since(epoch);
         Activity {
             epoch,
             opened,
@@ -102,7 +107,7 @@ impl Activity {
     }
 
     fn elapsed_ms(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+        ms_since(self.epoch)
     }
 
     /// A tick of the idle watch: the flag of a byte moved becomes the time of the tick. How

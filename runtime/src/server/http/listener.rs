@@ -198,13 +198,10 @@ impl Connections {
     fn close_idlest(&self) -> Room {
         let fresh = u64::try_from(FRESH.as_millis()).unwrap_or(u64::MAX);
         let open = self.lock();
-        let mut idle =
-            (open.values()).filter(|(activity, close)| activity.is_idle() && !close.is_cancelled());
-        let Some(first) = idle.next() else {
-            return Room::None;
-        };
-        let idlest = std::iter::once(first)
-            .chain(idle)
+        let mut any_idle = false;
+        let idlest = (open.values())
+            .filter(|(activity, close)| activity.is_idle() && !close.is_cancelled())
+            .inspect(|_| any_idle = true)
             .filter(|(activity, _)| activity.age() >= fresh)
             .min_by_key(|(activity, _)| activity.last_moved());
         match idlest {
@@ -212,7 +209,8 @@ impl Connections {
                 close.cancel();
                 Room::Closed
             }
-            None => Room::Soon,
+            None if any_idle => Room::Soon,
+            None => Room::None,
         }
     }
 }
