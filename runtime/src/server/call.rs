@@ -39,7 +39,7 @@ use super::client::Round;
 use super::core::Server;
 use super::progress;
 use super::registry::Registered;
-use super::request::{CallRequest, ProgressSink, Stopping};
+use super::request::{CallRequest, ProgressSink, Stopping, unless_cancelled};
 use super::source::Sourced;
 
 /// How a `tools/call` ended.
@@ -387,10 +387,13 @@ impl Server {
                     client,
                     round,
                 );
-                let ran = tokio::select! {
-                    biased;
-                    () = cancelled.cancelled() => return (Called::Cancelled { action: Arc::clone(&action) }, Some(action)),
-                    ran = ran => ran,
+                let Some(ran) = unless_cancelled(&cancelled, ran).await else {
+                    return (
+                        Called::Cancelled {
+                            action: Arc::clone(&action),
+                        },
+                        Some(action),
+                    );
                 };
                 let answer = match ran {
                     Ran::InputRequired(asks) => return (Called::InputRequired(asks), Some(action)),
@@ -450,12 +453,9 @@ impl Server {
             round,
             spent,
         };
-        let answered = tokio::select! {
-            biased;
-            // Dropping the forwarded call tells the upstream.
-            () = cancelled.cancelled() => None,
-            answer = source.call(call).instrument(span.clone()) => Some(answer),
-        };
+        // Dropping the forwarded call tells the upstream.
+        let answered =
+            unless_cancelled(&cancelled, source.call(call).instrument(span.clone())).await;
         match answered {
             Some(Sourced::InputRequired(asks)) => Called::InputRequired(asks),
             Some(Sourced::Answered(answer)) => {

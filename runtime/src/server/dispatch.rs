@@ -31,7 +31,9 @@ use super::changes::{Holder, Hub};
 use super::core::Server;
 use super::methods::{MCP_REQUESTS, REMOVED_IN_2026_07_28, client_requests, not_found, stateless};
 use super::reach::Asker;
-use super::request::{CallRequest, ProgressSink, Stopping, cancellation, trace_of};
+use super::request::{
+    CallRequest, ProgressSink, Stopping, cancellation, trace_of, unless_cancelled,
+};
 use super::task_calls::{TaskCall, Tasked};
 use super::user::{Notification, UserHandler};
 
@@ -348,14 +350,11 @@ impl Server {
             }
             let cancelled = cancellation(&context.ct, &context.extensions);
             let handled = CatchUnwind(request(&*self.inner.handler, context));
-            tokio::select! {
-                biased;
+            match unless_cancelled(&cancelled, handled).await {
+                Some(Ok(answered)) => answered,
+                Some(Err(panic)) => Err(self.panicked(panic)),
                 // Never sent: the transport drops the answer of a cancelled request.
-                () = cancelled.cancelled() => Err(ErrorData::new(REQUEST_CANCELLED, "request cancelled", None)),
-                handled = handled => match handled {
-                    Ok(answered) => answered,
-                    Err(panic) => Err(self.panicked(panic)),
-                },
+                None => Err(ErrorData::new(REQUEST_CANCELLED, "request cancelled", None)),
             }
         })
     }
@@ -524,7 +523,7 @@ impl Server {
 fn back_channel(extensions: &Extensions) -> bool {
     #[cfg(feature = "http")]
     if let Some(parts) = extensions.get::<http::request::Parts>() {
-        return parts.headers.contains_key("mcp-session-id");
+        return parts.headers.contains_key(&super::http::SESSION_ID);
     }
     let _ = extensions;
     true

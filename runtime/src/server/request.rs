@@ -4,6 +4,7 @@
 //! layers and rmcp's service loop each fill one in; the core never asks a transport anything.
 
 use std::borrow::Cow;
+use std::task::Poll;
 
 use rmcp::model::{Extensions, ProgressToken};
 use rmcp::{Peer, RoleServer};
@@ -106,9 +107,67 @@ pub(crate) fn cancellation(rmcp: &CancellationToken, extensions: &Extensions) ->
     }
 }
 
+/// Runs `future` unless `cancelled` fires first (`None` then), as a `biased` select with the
+/// cancellation first would: the token is looked at before every poll. A future done at its
+/// first poll, as most requests are, never registers with the token (which takes its lock
+/// twice).
+pub(crate) async fn unless_cancelled<F: Future>(
+    cancelled: &CancellationToken,
+    future: F,
+) -> Option<F::Output> {
+    if cancelled.is_cancelled() {
+        return None;
+    }
+    let mut future = std::pin::pin!(future);
+    let first = std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await;
+    if let Poll::Ready(done) = first {
+        return Some(done);
+    }
+    tokio::select! {
+        biased;
+        () = cancelled.cancelled() => None,
+        done = future => Some(done),
+    }
+}
+
 /// A request the stdio transport read after a graceful shutdown began, in its extensions: the
 /// core refuses it (a call with SERVER_BUSY, anything else with a JSON-RPC error). Over HTTP
 /// the drain layer answers 503 itself.
 #[derive(Clone, Copy, Debug)]
 #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
 pub(crate) struct Stopping;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// As a biased select with the cancellation first: a cancelled token wins before the
+    /// first poll and while the future waits; a future done at once is answered.
+    #[tokio::test(start_paused = true)]
+    async fn a_cancelled_request_stops_whenever_it_is_cancelled() {
+        let cancelled = CancellationToken::new();
+        assert_eq!(unless_cancelled(&cancelled, async { 1 }).await, Some(1));
+
+        let mut polled = false;
+        let never = std::future::poll_fn(|_| {
+            polled = true;
+            Poll::<()>::Pending
+        });
+        let stop = cancelled.clone();
+        let waiting = unless_cancelled(&cancelled, never);
+        let (waited, ()) = tokio::join!(waiting, async move {
+            tokio::task::yield_now().await;
+            stop.cancel();
+        });
+        assert_eq!(waited, None);
+        assert!(polled, "the future ran until the cancellation");
+
+        let mut polled = false;
+        let first = std::future::poll_fn(|_| {
+            polled = true;
+            Poll::Ready(2)
+        });
+        assert_eq!(unless_cancelled(&cancelled, first).await, None);
+        assert!(!polled, "a cancelled request never runs");
+    }
+}

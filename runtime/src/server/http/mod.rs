@@ -22,6 +22,9 @@ pub use service::HttpService;
 
 pub(crate) use parsing::ParsePlace;
 
+/// `Mcp-Session-Id`, named once (a name built per lookup is parsed and checked each time).
+pub(crate) static SESSION_ID: http::HeaderName = http::HeaderName::from_static("mcp-session-id");
+
 use crate::server::core::Server;
 use crate::server::serve::{Serve, ServeError};
 

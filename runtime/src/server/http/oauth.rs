@@ -95,7 +95,7 @@ where
                 return text(StatusCode::NOT_FOUND, "Not Found: Session not found");
             }
             // A request without a session may open one (`initialize`): its owner is recorded.
-            let opening = !request.headers().contains_key("mcp-session-id");
+            let opening = !request.headers().contains_key(&super::SESSION_ID);
             request.extensions_mut().insert(caller.clone());
             let reply = next::call(inner, request).await;
             if opening {
@@ -226,7 +226,10 @@ impl Guard {
     /// Whether the session a request names, if any, is the caller's own. A session of another
     /// subject is answered as an unknown one.
     fn owns(&self, headers: &http::HeaderMap, caller: &Caller) -> bool {
-        let Some(session) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else {
+        let Some(session) = headers
+            .get(&super::SESSION_ID)
+            .and_then(|v| v.to_str().ok())
+        else {
             return true;
         };
         let owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
@@ -240,7 +243,7 @@ impl Guard {
     async fn opened(&self, reply: &Reply, caller: &Caller) {
         let Some(session) = reply
             .headers()
-            .get("mcp-session-id")
+            .get(&super::SESSION_ID)
             .and_then(|v| v.to_str().ok())
         else {
             return;

@@ -4,7 +4,8 @@
 //! 1. [`Drain`]: counts the POSTs being answered; refuses everything `503` once a graceful
 //!    shutdown begins;
 //! 2. [`Path`]: the endpoint's path only (when the server owns the whole HTTP server);
-//! 3. [`Hosts`]: `Host` and `Origin` by rmcp's rules, before anything reads the request;
+//! 3. [`Hosts`]: `Host` and `Origin` by rmcp's rules, before anything reads the request (a
+//!    service of rmcp's judges each head once; the one that serves does not judge again);
 //! 4. `Authenticate` (feature `oauth`): the bearer token, before the body is read;
 //! 5. [`ReadBodies`]: the body within its size and time, parsed within the `max_parsing`
 //!    budget (bodies of the largest size at a time, smaller ones sharing it by size);
@@ -197,9 +198,18 @@ impl Server {
         }
         let closing = config.cancellation_token.clone();
         let server = self.clone();
+        // Two of rmcp's services: one judges `Host` and `Origin` for the hosts layer (which
+        // remembers what it allowed), and the one that serves sees only what it allowed, so it
+        // does not judge them again (rmcp parses its lists for every request).
+        let hosts = Arc::new(StreamableHttpService::new(
+            move || Ok(server.clone()),
+            manager.clone(),
+            config.clone(),
+        ));
+        let server = self.clone();
+        let config = config.disable_allowed_hosts().disable_allowed_origins();
         let rmcp = StreamableHttpService::new(move || Ok(server.clone()), manager.clone(), config);
-        let hosts = Arc::new(rmcp);
-        let rmcp = Rmcp(Arc::clone(&hosts));
+        let rmcp = Rmcp(Arc::new(rmcp));
         let inside = SessionLimits {
             // The fast lane, the one place HTTP calls into it (`server::lane::http`).
             inner: FastPath::new(rmcp, self, options, &manager),

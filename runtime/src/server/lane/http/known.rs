@@ -26,7 +26,7 @@ impl LaneSessions {
     /// now on. Sessions whose transport has closed are forgotten at the same time.
     pub(crate) fn started(&self, context: &NotificationContext<RoleServer>) {
         let Some(id) = (context.extensions.get::<http::request::Parts>())
-            .and_then(|parts| parts.headers.get("mcp-session-id"))
+            .and_then(|parts| parts.headers.get(&crate::server::http::SESSION_ID))
             .and_then(|id| id.to_str().ok())
         else {
             return;

@@ -75,7 +75,10 @@ impl SessionLane {
     /// A `notifications/cancelled` of the session `headers` name: cancels the lane's request
     /// it names, if it runs.
     pub(crate) fn cancel(&self, headers: &http::HeaderMap, id: &RequestId) {
-        let Some(session) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else {
+        let Some(session) = headers
+            .get(&crate::server::http::SESSION_ID)
+            .and_then(|v| v.to_str().ok())
+        else {
             return;
         };
         let running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
