@@ -18,7 +18,8 @@
 //! INSTRUCTIONS_REQUESTS requests (default 200; over HTTP INSTRUCTIONS_IN_FLIGHT at a time, each
 //! on a keep-alive connection of its own, default 1), the counters dumped (`-d`):
 //! the instructions of the dump over the requests. Kinds (INSTRUCTIONS_KINDS, default all):
-//! `ping`; `call` (`tools/call` of `bench`, valid); `prompt` (`prompts/get`); `resource`
+//! `ping`; `call` (`tools/call` of `bench`, valid); `invalid` (the same call with three invalid
+//! arguments, as the `load` driver's); `prompt` (`prompts/get`); `resource`
 //! (`resources/read`); `listen` (a 2026-07-28 `subscriptions/listen` on a connection of its
 //! own, read until acknowledged and dropped; stateless HTTP only). Only the server's own
 //! instructions are counted,
@@ -61,7 +62,7 @@ const TRANSPORTS: [(&str, &[&str]); 3] = [
     ("stdio", &[]),
 ];
 
-const KINDS: [&str; 5] = ["ping", "call", "prompt", "resource", "listen"];
+const KINDS: [&str; 6] = ["ping", "call", "invalid", "prompt", "resource", "listen"];
 
 /// The method and params of a request of `kind`.
 fn request(kind: &str) -> (&'static str, Value) {
@@ -70,6 +71,10 @@ fn request(kind: &str) -> (&'static str, Value) {
         "call" => (
             "tools/call",
             json!({"name": "bench", "arguments": {"action": "op07", "id": "item_42", "limit": 10}}),
+        ),
+        "invalid" => (
+            "tools/call",
+            json!({"name": "bench", "arguments": {"action": "op07", "id": 42, "limit": 500, "extra": true}}),
         ),
         "prompt" => (
             "prompts/get",

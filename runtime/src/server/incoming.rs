@@ -553,6 +553,8 @@ mod tests {
             r#"{"name":"n","name":"m"}"#.to_owned(),
             r#"{"n":1e400}"#.to_owned(),
             r#"{"k":"a\\","l":"\"}\"","id":5,"method":"x"}"#.to_owned(),
+            r#"{"long":"more than sixteen bytes \" } ] then \\","x":"0123456789abcde\"","y":"}"}"#
+                .to_owned(),
             format!(r#"{{"d":{}{}}}"#, "[".repeat(130), "]".repeat(130)),
             "[]".to_owned(),
             "null".to_owned(),
