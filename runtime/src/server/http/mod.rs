@@ -5,6 +5,7 @@
 pub(super) mod body;
 mod connection;
 mod drain;
+mod headers;
 mod hosts;
 mod listener;
 pub(super) mod next;
@@ -20,10 +21,8 @@ mod sessions;
 pub use options::{ConnectionOptions, HttpOptions};
 pub use service::HttpService;
 
+pub(crate) use headers::SESSION_ID;
 pub(crate) use parsing::ParsePlace;
-
-/// `Mcp-Session-Id`, named once (a name built per lookup is parsed and checked each time).
-pub(crate) static SESSION_ID: http::HeaderName = http::HeaderName::from_static("mcp-session-id");
 
 use crate::server::core::Server;
 use crate::server::serve::{Serve, ServeError};

@@ -95,7 +95,7 @@ where
                 return text(StatusCode::NOT_FOUND, "Not Found: Session not found");
             }
             // A request without a session may open one (`initialize`): its owner is recorded.
-            let opening = !request.headers().contains_key(&super::SESSION_ID);
+            let opening = !request.headers().contains_key(&super::headers::SESSION_ID);
             request.extensions_mut().insert(caller.clone());
             let reply = next::call(inner, request).await;
             if opening {
@@ -227,7 +227,7 @@ impl Guard {
     /// subject is answered as an unknown one.
     fn owns(&self, headers: &http::HeaderMap, caller: &Caller) -> bool {
         let Some(session) = headers
-            .get(&super::SESSION_ID)
+            .get(&super::headers::SESSION_ID)
             .and_then(|v| v.to_str().ok())
         else {
             return true;
@@ -243,7 +243,7 @@ impl Guard {
     async fn opened(&self, reply: &Reply, caller: &Caller) {
         let Some(session) = reply
             .headers()
-            .get(&super::SESSION_ID)
+            .get(&super::headers::SESSION_ID)
             .and_then(|v| v.to_str().ok())
         else {
             return;

@@ -78,7 +78,7 @@ where
     }
 
     fn call(&mut self, request: Request<ReadBody>) -> Self::Future {
-        let session = request.headers().get(&super::SESSION_ID);
+        let session = request.headers().get(&super::headers::SESSION_ID);
         let incoming = request.extensions().get::<Incoming>();
         let initialize = incoming.is_some_and(|i| i.get().initialize);
         // A request outside any session that opens none (every one of a stateless server)
