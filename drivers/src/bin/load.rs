@@ -55,7 +55,9 @@
 //! ours-nofast. Linux only.
 //!
 //! Environment: LOAD_CALLS (default 10000), LOAD_WARMUP (default 1000), LOAD_ROUNDS
-//! (default 5), LOAD_TRANSPORTS (default `stdio,http,http-2026,http-session`), LOAD_KINDS
+//! (default 5), LOAD_SLICES (default 1: each server runs a phase's calls at once; `n`: in `n`
+//! slices, the servers taking turns at each, so that the machine's drift over a phase falls
+//! on all of them alike), LOAD_TRANSPORTS (default `stdio,http,http-2026,http-session`), LOAD_KINDS
 //! (default `ok,invalid,listen,prompt,resource`),
 //! LOAD_CLIENT (default `raw`; `rmcp` drives stdio with rmcp's client too),
 //! LOAD_SERVERS (default `plain,ours,ours-nofast`; also `plain+pipes` and `ours+pipes`, which
@@ -563,6 +565,7 @@ async fn main() -> Result<(), Error> {
     let calls = env_usize("LOAD_CALLS", 10_000)?;
     let warmup = env_usize("LOAD_WARMUP", 1_000)?;
     let rounds = env_usize("LOAD_ROUNDS", 5)?.max(1);
+    let slices = env_usize("LOAD_SLICES", 1)?.clamp(1, calls.max(1));
     let wanted = env_list("LOAD_SERVERS", "plain,ours,ours-nofast");
     let modes = env_list("LOAD_MODES", "seq,conc16");
     let transports = env_list("LOAD_TRANSPORTS", "stdio,http,http-2026,http-session");
@@ -602,8 +605,8 @@ async fn main() -> Result<(), Error> {
         .collect();
 
     println!(
-        "workload 5: {calls} timed calls per phase, {warmup} warm-up calls, {rounds} round(s), \
-         CLK_TCK {ticks_per_s}, {} CPU(s)",
+        "workload 5: {calls} timed calls per phase (in {slices} slice(s)), {warmup} warm-up \
+         calls, {rounds} round(s), CLK_TCK {ticks_per_s}, {} CPU(s)",
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
 
@@ -639,12 +642,26 @@ async fn main() -> Result<(), Error> {
                     continue;
                 }
                 for &concurrent in &concurrency {
-                    for k in 0..count {
-                        let at = (k + round) % count;
-                        let server = &live[at];
-                        let in_flight = if concurrent { IN_FLIGHT } else { 1 };
-                        let phase =
-                            timed(&server.caller, server.pid, calls, in_flight, kind).await?;
+                    // LOAD_SLICES: the phase's calls in slices, the servers taking turns at
+                    // each (in an order rotated by slice too), so that the machine's drift
+                    // over a phase falls on every server alike.
+                    let mut merged: Vec<Option<Phase>> = (0..count).map(|_| None).collect();
+                    for slice in 0..slices {
+                        let share = calls / slices + usize::from(slice < calls % slices);
+                        for k in 0..count {
+                            let at = (k + round + slice) % count;
+                            let server = &live[at];
+                            let in_flight = if concurrent { IN_FLIGHT } else { 1 };
+                            let phase =
+                                timed(&server.caller, server.pid, share, in_flight, kind).await?;
+                            merged[at] = Some(match merged[at].take() {
+                                Some(before) => before.then(phase),
+                                None => phase,
+                            });
+                        }
+                    }
+                    for (at, phase) in merged.into_iter().enumerate() {
+                        let Some(phase) = phase else { continue };
                         let phases = &mut measured[indices[at]].phases;
                         match phases
                             .iter_mut()
@@ -934,6 +951,20 @@ struct Row {
     cpu_ns_us: f64,
     switches: f64,
     failures: usize,
+}
+
+impl Phase {
+    /// This phase and the `next` slice of it, as one.
+    fn then(mut self, next: Phase) -> Phase {
+        self.wall += next.wall;
+        self.latencies_ns.extend(next.latencies_ns);
+        self.failures += next.failures;
+        self.first_failure = self.first_failure.or(next.first_failure);
+        self.cpu_ticks += next.cpu_ticks;
+        self.cpu_ns += next.cpu_ns;
+        self.switches += next.switches;
+        self
+    }
 }
 
 fn summarize(phases: &[Phase], calls: usize, ticks_per_s: u64) -> Row {
