@@ -10,6 +10,8 @@
 //! always those of the rmcp that serves the request. What rmcp allowed is remembered (at most
 //! [`REMEMBERED`] heads, the usual few of a deployment), so that a request whose `Host` and
 //! `Origin` were allowed before costs a lookup, not a second pass through rmcp's service.
+//! One rule is the layer's own, stricter than rmcp's: a request with more than one `Host` is
+//! answered 400, as RFC 9112 §3.2 requires (rmcp would judge the first alone).
 
 use std::sync::Arc;
 
@@ -21,7 +23,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use tower_service::Service;
 
 use super::next::{self, Inner, Next};
-use super::reply::Reply;
+use super::reply::{Reply, text};
 use crate::server::core::Server;
 
 /// How many allowed heads (URI authority, `Host`, `Origin`) are remembered; past it, rmcp
@@ -111,6 +113,15 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
+        // RFC 9112 §3.2: a request with more than one `Host` is answered 400 (rmcp reads the
+        // first, a proxy in front may have routed by another).
+        let mut hosts = request.headers().get_all(header::HOST).iter();
+        if hosts.next().is_some() && hosts.next().is_some() {
+            return Next::now(text(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: more than one Host header",
+            ));
+        }
         let key = HeadKey::of(&request);
         let allowed = (self.allowed.read()).is_ok_and(|allowed| allowed.contains(key.as_slice()));
         if allowed {
@@ -254,5 +265,12 @@ mod tests {
         assert!(told.contains("Origin"), "{told}");
         // No Host and no authority: rmcp's 400.
         assert_eq!(status(&[]).await.0, StatusCode::BAD_REQUEST);
+        // Two: 400 whatever they are (RFC 9112 §3.2), though rmcp would read the first alone.
+        let two = [("host", "localhost"), ("host", "evil.example")];
+        let (code, told) = status(&two).await;
+        assert_eq!(code, StatusCode::BAD_REQUEST, "{told}");
+        assert!(told.contains("more than one Host"), "{told}");
+        let same = [("host", "localhost"), ("host", "localhost")];
+        assert_eq!(status(&same).await.0, StatusCode::BAD_REQUEST);
     }
 }
