@@ -47,6 +47,8 @@ struct HeadKey {
     inline: [u8; HeadKey::INLINE],
     len: usize,
     spilled: Option<Vec<u8>>,
+    /// How many `Host` values the request carries.
+    hosts: usize,
 }
 
 impl HeadKey {
@@ -57,12 +59,14 @@ impl HeadKey {
             inline: [0; HeadKey::INLINE],
             len: 0,
             spilled: None,
+            hosts: 0,
         };
         if let Some(authority) = request.uri().authority() {
             key.push(authority.as_str().as_bytes());
         }
         for name in [header::HOST, header::ORIGIN] {
             for value in request.headers().get_all(&name) {
+                key.hosts += usize::from(name == header::HOST);
                 key.push(&[0]);
                 key.push(value.as_bytes());
             }
@@ -113,16 +117,15 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
+        let key = HeadKey::of(&request);
         // RFC 9112 §3.2: a request with more than one `Host` is answered 400 (rmcp reads the
         // first, a proxy in front may have routed by another).
-        let mut hosts = request.headers().get_all(header::HOST).iter();
-        if hosts.next().is_some() && hosts.next().is_some() {
+        if key.hosts > 1 {
             return Next::now(text(
                 StatusCode::BAD_REQUEST,
                 "Bad Request: more than one Host header",
             ));
         }
-        let key = HeadKey::of(&request);
         let allowed = (self.allowed.read()).is_ok_and(|allowed| allowed.contains(key.as_slice()));
         if allowed {
             return Next::on(self.inner.call(request));
