@@ -44,7 +44,7 @@ impl Lingering {
 }
 
 /// The milliseconds since `epoch`.
-fn ms_since(epoch: Instant) -> u64 {
+pub(super) fn ms_since(epoch: Instant) -> u64 {
     u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
@@ -80,9 +80,9 @@ impl Activity {
         }
     }
 
-    /// How long ago it opened, in ms.
-    pub(super) fn age(&self) -> u64 {
-        self.elapsed_ms().saturating_sub(self.opened)
+    /// When it opened, in ms since the accept loop's epoch.
+    pub(super) fn opened(&self) -> u64 {
+        self.opened
     }
 
     /// No request being handled, no answer being written.

@@ -21,7 +21,9 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tower_service::Service;
 
-use super::connection::{Activity, Handling, Linger, Lingering, OpenBody, Quiet, Watched};
+use super::connection::{
+    Activity, Handling, Linger, Lingering, OpenBody, Quiet, Watched, ms_since,
+};
 use super::options::ConnectionOptions;
 use super::reply::guarded;
 use super::service::Stack;
@@ -197,12 +199,14 @@ impl Connections {
     /// least [`FRESH`] ago.
     fn close_idlest(&self) -> Room {
         let fresh = u64::try_from(FRESH.as_millis()).unwrap_or(u64::MAX);
+        // Opened by then, at least `FRESH` ago (the clock read once, not per connection).
+        let settled = ms_since(self.epoch).checked_sub(fresh);
         let open = self.lock();
         let mut any_idle = false;
         let idlest = (open.values())
             .filter(|(activity, close)| activity.is_idle() && !close.is_cancelled())
             .inspect(|_| any_idle = true)
-            .filter(|(activity, _)| activity.age() >= fresh)
+            .filter(|(activity, _)| settled.is_some_and(|at| activity.opened() <= at))
             .min_by_key(|(activity, _)| activity.last_moved());
         match idlest {
             Some((_, close)) => {

@@ -24,10 +24,10 @@ use std::time::Duration;
 ///
 /// Memory at worst, with the defaults: bodies being read, at most `max_connections` × 1 MiB
 /// (256 MiB); bodies being parsed, `max_parsing` × 1 MiB of them at a time, each read twice
-/// over (once to check it, once by rmcp, one after the other) at up to ~130 times its size for
-/// JSON of the smallest values: 2 × 130 MiB; arguments that fail validation, one large call at a time at
-/// up to ~200 times its size (`Schema::validate`): 211 MiB for 1 MiB of the smallest wrong
-/// values; sessions, about 55 KiB each: 256 × 55 KiB (14 MiB).
+/// over (once to check it, once by rmcp, one after the other) at up to ~130 times its size
+/// for JSON of the smallest values: 2 × 130 MiB; arguments that fail validation, one large
+/// call at a time at up to ~200 times its size (`Schema::validate`): 211 MiB for 1 MiB of the
+/// smallest wrong values; sessions, about 55 KiB each: 256 × 55 KiB (14 MiB).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct HttpOptions {
