@@ -23,6 +23,13 @@ pub fn status_kib(pid: u32, field: &str) -> Result<u64, Error> {
 
 /// utime + stime of the whole process (all threads, living and exited), in clock ticks.
 pub fn cpu_ticks(pid: u32) -> Result<u64, Error> {
+    let (user, system) = cpu_ticks_split(pid)?;
+    Ok(user + system)
+}
+
+/// utime and stime of the whole process apart (user space, the kernel on its behalf), in clock
+/// ticks: the kernel's share of a call is what no change in user space can take away.
+pub fn cpu_ticks_split(pid: u32) -> Result<(u64, u64), Error> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
     // After the command name (which may hold spaces) comes field 3; utime is 14, stime 15.
     let rest = stat
@@ -33,7 +40,7 @@ pub fn cpu_ticks(pid: u32) -> Result<u64, Error> {
     let field = |n: usize| -> Result<u64, Error> {
         Ok(fields.get(n - 3).ok_or("short /proc/<pid>/stat")?.parse()?)
     };
-    Ok(field(14)? + field(15)?)
+    Ok((field(14)?, field(15)?))
 }
 
 /// The run time of the process's living threads, in nanoseconds (`schedstat`'s first field).

@@ -49,7 +49,8 @@
 //! Reported per transport, kind, server and mode: calls/s (median of the rounds), client-side
 //! latency p50/p90/p99 (every call of every round, pooled), server CPU per call from
 //! `/proc/<pid>/stat` utime+stime in clock ticks (`getconf CLK_TCK`, 100 when that fails;
-//! median of the rounds) and, finer, from the threads' `/proc/<pid>/task/*/schedstat` run time
+//! median of the rounds) with the kernel's part of it (stime: the system calls and wake-ups
+//! a call costs whatever the server's code, coarse below ~10⁴ calls a phase) and, finer, from the threads' `/proc/<pid>/task/*/schedstat` run time
 //! in nanoseconds, the server threads' context switches per call, and the server's peak RSS
 //! (`VmHWM` at the end of each round, the highest); then ours against plain and against
 //! ours-nofast. Linux only.
@@ -86,7 +87,7 @@ use mcp_fusion::rmcp::model::{
 use mcp_fusion::rmcp::service::Peer;
 use mcp_fusion::rmcp::transport::TokioChildProcess;
 use mcp_fusion_drivers::measure::{
-    clock_ticks, cpu_ns, cpu_ticks, env_list, env_usize, status_kib,
+    clock_ticks, cpu_ns, cpu_ticks_split, env_list, env_usize, status_kib,
 };
 use mcp_fusion_drivers::plain::Documents;
 use mcp_fusion_drivers::raw_http::{Pool, json_of};
@@ -556,6 +557,8 @@ struct Phase {
     failures: usize,
     first_failure: Option<String>,
     cpu_ticks: u64,
+    /// Of `cpu_ticks`, the kernel's (stime).
+    sys_ticks: u64,
     cpu_ns: u64,
     switches: u64,
 }
@@ -881,7 +884,7 @@ async fn timed(
     kind: Kind,
 ) -> Result<Phase, Error> {
     let (ticks_before, ns_before, switches_before) =
-        (cpu_ticks(pid)?, cpu_ns(pid)?, switches(pid)?);
+        (cpu_ticks_split(pid)?, cpu_ns(pid)?, switches(pid)?);
     let started = Instant::now();
     let mut latencies_ns = Vec::with_capacity(calls);
     let mut failures = 0;
@@ -902,13 +905,17 @@ async fn timed(
         }
     }
     let wall = started.elapsed();
-    let (ticks_after, ns_after, switches_after) = (cpu_ticks(pid)?, cpu_ns(pid)?, switches(pid)?);
+    let (ticks_after, ns_after, switches_after) =
+        (cpu_ticks_split(pid)?, cpu_ns(pid)?, switches(pid)?);
+    let user = ticks_after.0.saturating_sub(ticks_before.0);
+    let sys = ticks_after.1.saturating_sub(ticks_before.1);
     Ok(Phase {
         wall,
         latencies_ns,
         failures,
         first_failure,
-        cpu_ticks: ticks_after.saturating_sub(ticks_before),
+        cpu_ticks: user + sys,
+        sys_ticks: sys,
         cpu_ns: ns_after.saturating_sub(ns_before),
         switches: switches_after.saturating_sub(switches_before),
     })
@@ -948,6 +955,7 @@ struct Row {
     p90: f64,
     p99: f64,
     cpu_tick_us: f64,
+    sys_tick_us: f64,
     cpu_ns_us: f64,
     switches: f64,
     failures: usize,
@@ -961,6 +969,7 @@ impl Phase {
         self.failures += next.failures;
         self.first_failure = self.first_failure.or(next.first_failure);
         self.cpu_ticks += next.cpu_ticks;
+        self.sys_ticks += next.sys_ticks;
         self.cpu_ns += next.cpu_ns;
         self.switches += next.switches;
         self
@@ -976,6 +985,10 @@ fn summarize(phases: &[Phase], calls: usize, ticks_per_s: u64) -> Row {
     let mut tick_cpu: Vec<f64> = phases
         .iter()
         .map(|p| per_call(p.cpu_ticks as f64 * 1e6 / ticks_per_s as f64))
+        .collect();
+    let mut tick_sys: Vec<f64> = phases
+        .iter()
+        .map(|p| per_call(p.sys_ticks as f64 * 1e6 / ticks_per_s as f64))
         .collect();
     let mut ns_cpu: Vec<f64> = phases
         .iter()
@@ -993,6 +1006,7 @@ fn summarize(phases: &[Phase], calls: usize, ticks_per_s: u64) -> Row {
         p90: percentile_us(&latencies, 0.90),
         p99: percentile_us(&latencies, 0.99),
         cpu_tick_us: median(&mut tick_cpu),
+        sys_tick_us: median(&mut tick_sys),
         cpu_ns_us: median(&mut ns_cpu),
         switches: median(&mut switches),
         failures: phases.iter().map(|p| p.failures).sum(),
@@ -1002,7 +1016,7 @@ fn summarize(phases: &[Phase], calls: usize, ticks_per_s: u64) -> Row {
 fn report(measured: &[Measured], calls: usize, ticks_per_s: u64) {
     println!();
     println!(
-        "{:<6} {:<8} {:<12} {:<7} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7} {:>8} {:>5}",
+        "{:<6} {:<8} {:<12} {:<7} {:>9} {:>8} {:>8} {:>8} {:>9} {:>8} {:>9} {:>7} {:>8} {:>5}",
         "via",
         "call",
         "server",
@@ -1012,6 +1026,7 @@ fn report(measured: &[Measured], calls: usize, ticks_per_s: u64) {
         "p90 µs",
         "p99 µs",
         "CPU µs/c",
+        "sys µs/c",
         "(sched)",
         "ctxsw/c",
         "RSS MiB",
@@ -1023,7 +1038,7 @@ fn report(measured: &[Measured], calls: usize, ticks_per_s: u64) {
             let mode = if *concurrent { "conc16" } else { "seq" };
             let row = summarize(phases, calls, ticks_per_s);
             println!(
-                "{:<6} {:<8} {:<12} {:<7} {:>9.0} {:>8.1} {:>8.1} {:>8.1} {:>9.2} {:>9.2} {:>7.2} {:>8.1} {:>5}",
+                "{:<6} {:<8} {:<12} {:<7} {:>9.0} {:>8.1} {:>8.1} {:>8.1} {:>9.2} {:>8.2} {:>9.2} {:>7.2} {:>8.1} {:>5}",
                 server.transport.name(),
                 kind.name(),
                 server.target.label,
@@ -1033,6 +1048,7 @@ fn report(measured: &[Measured], calls: usize, ticks_per_s: u64) {
                 row.p90,
                 row.p99,
                 row.cpu_tick_us,
+                row.sys_tick_us,
                 row.cpu_ns_us,
                 row.switches,
                 server.peak_rss_kib as f64 / 1024.0,
@@ -1043,8 +1059,9 @@ fn report(measured: &[Measured], calls: usize, ticks_per_s: u64) {
     }
     println!();
     println!(
-        "CPU µs/c: utime+stime ticks / calls; (sched): threads' schedstat run time / calls; \
-         ctxsw/c: the server threads' context switches / calls."
+        "CPU µs/c: utime+stime ticks / calls; sys µs/c: of those, stime (the kernel's); \
+         (sched): threads' schedstat run time / calls; ctxsw/c: the server threads' context \
+         switches / calls."
     );
     println!(
         "ours against another server, same transport, call and mode: calls/s ratio, and CPU per \
