@@ -32,6 +32,12 @@
 //! the first-level data cache (`D1mr` + `D1mw`): how much code and data a request touches
 //! beyond what stays cached, which instructions alone do not show (with 16 requests in flight a
 //! server whose code runs in more places spends more per instruction).
+//!
+//! With INSTRUCTIONS_FOOTPRINT=1 callgrind records where each instruction is (`--dump-instr=yes`)
+//! and two more tables give the code a kind of request runs, over all the requests counted (each
+//! runs the same code): the distinct 64-byte lines and 4 KiB pages its instructions sit in, the
+//! server's own binary and its libraries. One request at a time, a server that slept between
+//! requests fetches all of it again, lines and the pages' translations, for every request.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -121,11 +127,16 @@ impl Counted {
         transport: &str,
         out: &str,
         cache: bool,
+        footprint: bool,
     ) -> Result<Counted, Error> {
         let mut child = Command::new("valgrind")
             .arg("--tool=callgrind")
             .arg(format!("--callgrind-out-file={out}"))
             .arg(format!("--cache-sim={}", if cache { "yes" } else { "no" }))
+            .arg(format!(
+                "--dump-instr={}",
+                if footprint { "yes" } else { "no" }
+            ))
             .arg(binary)
             .args(args)
             .stdin(Stdio::piped())
@@ -216,7 +227,8 @@ impl Counted {
 struct Totals(Vec<(String, u64)>);
 
 impl Totals {
-    /// The totals of a dump's text, once it is whole (its `totals:` or `summary:` line).
+    /// The totals of a dump's text, once it is whole (its `totals:` or `summary:` line), with
+    /// `lines` and `pages`, the code it ran, when the dump has instructions' addresses.
     fn read(text: &str) -> Option<Result<Totals, Error>> {
         let line = |prefix: &str| text.lines().find_map(|l| l.strip_prefix(prefix));
         let counts = line("totals:").or(line("summary:"))?;
@@ -226,7 +238,15 @@ impl Totals {
             .zip(counts)
             .map(|(event, count)| Ok((event.to_owned(), count?)))
             .collect();
-        Some(totals.map(Totals))
+        let footprint =
+            (line("positions:").is_some_and(|p| p.contains("instr"))).then(|| code_footprint(text));
+        Some(totals.map(|mut totals| {
+            if let Some((lines, pages)) = footprint {
+                totals.push(("lines".to_owned(), lines));
+                totals.push(("pages".to_owned(), pages));
+            }
+            Totals(totals)
+        }))
     }
 
     /// The count of `events` together (0 for an event not counted).
@@ -236,6 +256,53 @@ impl Totals {
             .map(|(_, count)| count)
             .sum()
     }
+}
+
+/// The distinct 64-byte lines and 4 KiB pages holding an instruction that ran, read from a
+/// dump with instructions' addresses (`positions: instr line`). Each cost line begins with its
+/// instruction's address: absolute (`0x…`), relative to the last one (`+n`, `-n`) or the same
+/// (`*`); the line after a `calls=` is the call's inclusive cost at the calling instruction,
+/// which has a cost line of its own.
+fn code_footprint(text: &str) -> (u64, u64) {
+    let mut lines = std::collections::HashSet::new();
+    let mut pages = std::collections::HashSet::new();
+    let mut last: u64 = 0;
+    let mut after_call = false;
+    for line in text.lines() {
+        let Some(first) = line.bytes().next() else {
+            continue;
+        };
+        if !(first.is_ascii_digit() || matches!(first, b'+' | b'-' | b'*')) {
+            after_call = line.starts_with("calls=");
+            continue;
+        }
+        let mut fields = line.split_whitespace();
+        let Some(position) = fields.next() else {
+            continue;
+        };
+        let address = if let Some(hex) = position.strip_prefix("0x") {
+            u64::from_str_radix(hex, 16).ok()
+        } else if let Some(n) = position.strip_prefix('+') {
+            n.parse::<u64>().ok().map(|n| last.wrapping_add(n))
+        } else if let Some(n) = position.strip_prefix('-') {
+            n.parse::<u64>().ok().map(|n| last.wrapping_sub(n))
+        } else if position == "*" {
+            Some(last)
+        } else {
+            position.parse().ok()
+        };
+        let Some(address) = address else {
+            continue;
+        };
+        last = address;
+        // The source line, then the events: `Ir` first.
+        let ran = fields.nth(1).is_some_and(|ir| ir != "0");
+        if !std::mem::take(&mut after_call) && ran {
+            lines.insert(address >> 6);
+            pages.insert(address >> 12);
+        }
+    }
+    (lines.len() as u64, pages.len() as u64)
 }
 
 impl Client {
@@ -337,6 +404,7 @@ async fn main() -> Result<(), Error> {
     let warmup = env_usize("INSTRUCTIONS_WARMUP", 50)?;
     let in_flight = env_usize("INSTRUCTIONS_IN_FLIGHT", 1)?.max(1);
     let cache = env_usize("INSTRUCTIONS_CACHE", 0)? != 0;
+    let footprint = env_usize("INSTRUCTIONS_FOOTPRINT", 0)? != 0;
     let wanted = env_list("INSTRUCTIONS_KINDS", &KINDS.join(","));
     let kinds: Vec<&str> = KINDS
         .into_iter()
@@ -364,7 +432,8 @@ async fn main() -> Result<(), Error> {
             let out = dir.join(format!("{transport}.{label}.out"));
             let out = out.to_str().ok_or("a temporary path that is not UTF-8")?;
             let args: Vec<&str> = transport_args.iter().chain(args).copied().collect();
-            let mut server = Counted::start(&binary, &args, transport, out, cache).await?;
+            let mut server =
+                Counted::start(&binary, &args, transport, out, cache, footprint).await?;
             let mut next = 0;
             let mut per_request = Vec::new();
             for &kind in &kinds {
@@ -376,21 +445,27 @@ async fn main() -> Result<(), Error> {
             server.child.kill().await?;
             counted.push((label, per_request));
         }
-        let mut tables = vec![("instructions", &["Ir"][..])];
+        // Each table: its name, its events, whether they are counted per request.
+        let mut tables = vec![("instructions per request", &["Ir"][..], true)];
         if cache {
-            tables.push(("I1 misses", &["I1mr"]));
-            tables.push(("D1 misses", &["D1mr", "D1mw"]));
+            tables.push(("I1 misses per request", &["I1mr"], true));
+            tables.push(("D1 misses per request", &["D1mr", "D1mw"], true));
         }
-        for (name, events) in tables {
+        if footprint {
+            tables.push(("64-byte lines of code run", &["lines"], false));
+            tables.push(("4 KiB pages of code run", &["pages"], false));
+        }
+        for (name, events, per_request) in tables {
+            let over = if per_request { requests as f64 } else { 1.0 };
             print!("\n{transport:12} {:10}", "kind");
             for (label, _) in &counted {
                 print!(" {label:>12}");
             }
-            println!("   ours/plain  nofast/plain   ({name} per request)");
+            println!("   ours/plain  nofast/plain   ({name})");
             for (i, kind) in kinds.iter().enumerate() {
                 let of = |label: &str| {
                     let (_, totals) = counted.iter().find(|(l, _)| *l == label)?;
-                    Some(totals[i].of(events) as f64 / requests as f64)
+                    Some(totals[i].of(events) as f64 / over)
                 };
                 print!("{transport:12} {kind:10}");
                 for (label, _) in &counted {
