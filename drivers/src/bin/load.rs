@@ -50,10 +50,10 @@
 //! latency p50/p90/p99 (every call of every round, pooled), server CPU per call from
 //! `/proc/<pid>/stat` utime+stime in clock ticks (`getconf CLK_TCK`, 100 when that fails;
 //! median of the rounds) with the kernel's part of it (stime: the system calls and wake-ups
-//! a call costs whatever the server's code, coarse below ~10⁴ calls a phase) and, finer, from the threads' `/proc/<pid>/task/*/schedstat` run time
-//! in nanoseconds, the server threads' context switches per call, and the server's peak RSS
-//! (`VmHWM` at the end of each round, the highest); then ours against plain and against
-//! ours-nofast. Linux only.
+//! a call costs whatever the server's code, coarse below ~10⁴ calls a phase) and, finer, from
+//! the threads' `/proc/<pid>/task/*/schedstat` run time in nanoseconds, the server threads'
+//! context switches per call, and the server's peak RSS (`VmHWM` at the end of each round, the
+//! highest); then ours against plain and against ours-nofast. Linux only.
 //!
 //! Environment: LOAD_CALLS (default 10000), LOAD_WARMUP (default 1000), LOAD_ROUNDS
 //! (default 5), LOAD_SLICES (default 1: each server runs a phase's calls at once; `n`: in `n`
