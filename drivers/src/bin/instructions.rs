@@ -238,8 +238,9 @@ impl Totals {
             .zip(counts)
             .map(|(event, count)| Ok((event.to_owned(), count?)))
             .collect();
-        let footprint =
-            (line("positions:").is_some_and(|p| p.contains("instr"))).then(|| code_footprint(text));
+        let positions = line("positions:").unwrap_or("line");
+        let footprint = (positions.split_whitespace().next() == Some("instr"))
+            .then(|| code_footprint(text, positions.split_whitespace().count()));
         Some(totals.map(|mut totals| {
             if let Some((lines, pages)) = footprint {
                 totals.push(("lines".to_owned(), lines));
@@ -259,11 +260,11 @@ impl Totals {
 }
 
 /// The distinct 64-byte lines and 4 KiB pages holding an instruction that ran, read from a
-/// dump with instructions' addresses (`positions: instr line`). Each cost line begins with its
-/// instruction's address: absolute (`0x…`), relative to the last one (`+n`, `-n`) or the same
-/// (`*`); the line after a `calls=` is the call's inclusive cost at the calling instruction,
-/// which has a cost line of its own.
-fn code_footprint(text: &str) -> (u64, u64) {
+/// dump with instructions' addresses (`positions: instr …`, `columns` positions in all). Each
+/// cost line begins with its instruction's address: absolute (`0x…`), relative to the last one
+/// (`+n`, `-n`) or the same (`*`); the line after a `calls=` is the call's inclusive cost at
+/// the calling instruction, which has a cost line of its own.
+fn code_footprint(text: &str, columns: usize) -> (u64, u64) {
     let mut lines = std::collections::HashSet::new();
     let mut pages = std::collections::HashSet::new();
     let mut last: u64 = 0;
@@ -295,8 +296,8 @@ fn code_footprint(text: &str) -> (u64, u64) {
             continue;
         };
         last = address;
-        // The source line, then the events: `Ir` first.
-        let ran = fields.nth(1).is_some_and(|ir| ir != "0");
+        // The other positions, then the events: `Ir` first.
+        let ran = fields.nth(columns - 1).is_some_and(|ir| ir != "0");
         if !std::mem::take(&mut after_call) && ran {
             lines.insert(address >> 6);
             pages.insert(address >> 12);
