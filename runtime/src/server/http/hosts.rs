@@ -64,9 +64,9 @@ impl HeadKey {
         if let Some(authority) = request.uri().authority() {
             key.push(authority.as_str().as_bytes());
         }
-        for name in [header::HOST, header::ORIGIN] {
+        for (name, host) in [(header::HOST, true), (header::ORIGIN, false)] {
             for value in request.headers().get_all(&name) {
-                key.hosts += usize::from(name == header::HOST);
+                key.hosts += usize::from(host);
                 key.push(&[0]);
                 key.push(value.as_bytes());
             }
