@@ -97,17 +97,18 @@ async fn spans_attributes_and_metrics_follow_the_conventions() {
     });
     let client = ().serve(client_io).await.unwrap();
 
-    // A gateway's forwarded call is measured as a call of the name it lists.
+    // A gateway's forwarded call is measured as a call of the name it lists (a namespace no
+    // other test mounts: the meter provider is the process's, its tests' calls all recorded).
     let upstream = mcp_fusion_drivers::artifacts::driver("upstream");
     let gateway = Server::builder("gateway", "1")
         .mount(
-            "t",
+            "otel",
             mcp_fusion::server::gateway::Upstream::command(upstream.to_string_lossy(), [""; 0]),
         )
         .build()
         .unwrap();
     assert!(gateway.reach_upstreams().await.is_empty());
-    let mut echo = CallToolRequestParams::new("t_echo");
+    let mut echo = CallToolRequestParams::new("otel_echo");
     echo.arguments = json!({"text": "hi"}).as_object().cloned();
     let echoed = gateway.call(echo).await.expect("a listed tool");
     assert_eq!(echoed.is_error, Some(false), "{echoed:?}");
@@ -142,7 +143,7 @@ async fn spans_attributes_and_metrics_follow_the_conventions() {
     );
 
     assert!(
-        finished.iter().any(|s| s.name == "tools/call t_echo"),
+        finished.iter().any(|s| s.name == "tools/call otel_echo"),
         "the forwarded call's span"
     );
 
@@ -228,7 +229,7 @@ async fn spans_attributes_and_metrics_follow_the_conventions() {
     assert_eq!(calls_of("ledger", false), 3);
     assert_eq!(calls_of("ledger", true), 1);
     // The gateway's forwarded call.
-    assert_eq!(calls_of("t_echo", false), 1);
+    assert_eq!(calls_of("otel_echo", false), 1);
     let errors = all
         .iter()
         .find(|m| m.name() == "mcp_fusion.errors")
