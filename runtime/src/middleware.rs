@@ -1,6 +1,7 @@
 //! Middleware: async code around each call, after the limits and before the handler, under
 //! the same error rule as handlers. Two ship with the crate: [`AuthCheck`] and [`Audit`].
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -14,8 +15,10 @@ use crate::tool::Failure;
 /// What a middleware knows of a call.
 #[derive(Debug)]
 pub struct CallInfo {
-    pub(crate) tool: String,
-    pub(crate) action: String,
+    /// Shared with the tool's definition (a static name as it is) and the call's action: a call
+    /// copies neither.
+    pub(crate) tool: Cow<'static, str>,
+    pub(crate) action: Arc<str>,
     pub(crate) arguments: Value,
     pub(crate) extensions: Extensions,
 }
@@ -33,8 +36,8 @@ impl CallInfo {
         arguments: Value,
     ) -> Self {
         CallInfo {
-            tool: tool.into(),
-            action: qualified_action.into(),
+            tool: Cow::Owned(tool.into()),
+            action: qualified_action.into().into(),
             arguments,
             extensions: Extensions::new(),
         }

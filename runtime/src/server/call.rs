@@ -353,8 +353,8 @@ impl Server {
                 let action = prepared.action.qualified_shared();
                 tracing::Span::current().record("action", tracing::field::display(&action));
                 let mut info = CallInfo {
-                    tool: def.name().to_owned(),
-                    action: action.to_string(),
+                    tool: def.shared_name().clone(),
+                    action: Arc::clone(&action),
                     arguments: prepared.args,
                     extensions,
                 };
@@ -421,8 +421,8 @@ impl Server {
                 super::otel::finish(
                     &inner.instruments,
                     &span,
-                    def.name(),
-                    _action.as_deref(),
+                    def.shared_name().clone(),
+                    _action.as_ref(),
                     answer,
                     started.elapsed(),
                 );
@@ -463,8 +463,8 @@ impl Server {
                 super::otel::finish(
                     &inner.instruments,
                     &span,
-                    &name,
-                    Some(&name),
+                    std::borrow::Cow::Owned(name.to_string()),
+                    Some(&action),
                     &answer,
                     started.elapsed(),
                 );

@@ -9,11 +9,13 @@
 //! subscriber, metrics through the global meter provider, both the application's to set up
 //! (before the server is built, for the instruments): no exporter is chosen here.
 
+use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Duration;
 
-use opentelemetry::KeyValue;
 use opentelemetry::metrics::{Counter, Histogram};
 use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
+use opentelemetry::{KeyValue, StringValue};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use crate::tool::TraceContext;
@@ -75,27 +77,25 @@ pub(crate) fn start(span: &tracing::Span, trace: Option<&TraceContext>) -> Optio
     own.is_valid().then(|| own.span_id().to_string())
 }
 
-/// Records the call's outcome on its span and in the instruments.
+/// Records the call's outcome on its span and in the instruments. The tool's name and the
+/// action reach OpenTelemetry shared (a static name as it is), the attributes on the stack: a
+/// call allocates nothing here unless its answer has a code.
 pub(crate) fn finish(
     instruments: &Instruments,
     span: &tracing::Span,
-    tool: &str,
-    action: Option<&str>,
+    tool: Cow<'static, str>,
+    action: Option<&Arc<str>>,
     result: &crate::tool::Answer,
     elapsed: Duration,
 ) {
     let failed = result.is_error();
-    let mut attributes = vec![
-        KeyValue::new("mcp.method.name", "tools/call"),
-        KeyValue::new("gen_ai.tool.name", tool.to_owned()),
-    ];
+    let tool = KeyValue::new("gen_ai.tool.name", StringValue::from(tool));
     if let Some(action) = action {
-        span.set_attribute("mcp_fusion.action", action.to_owned());
+        span.set_attribute("mcp_fusion.action", StringValue::from(Arc::clone(action)));
     }
     if failed {
         span.set_attribute("error.type", "tool_error");
         span.set_status(opentelemetry::trace::Status::error("tool_error"));
-        attributes.push(KeyValue::new("error.type", "tool_error"));
     }
     if let Some((code, warning)) = result.code() {
         let code = code.to_owned();
@@ -111,13 +111,21 @@ pub(crate) fn finish(
         instruments.errors.add(
             1,
             &[
-                KeyValue::new("gen_ai.tool.name", tool.to_owned()),
+                tool.clone(),
                 KeyValue::new("mcp_fusion.error.code", code),
                 KeyValue::new("mcp_fusion.severity", severity),
             ],
         );
     }
-    instruments
-        .duration
-        .record(elapsed.as_secs_f64(), &attributes);
+    let attributes = [
+        KeyValue::new("mcp.method.name", "tools/call"),
+        tool,
+        KeyValue::new("error.type", "tool_error"),
+    ];
+    let recorded = if failed {
+        &attributes[..]
+    } else {
+        &attributes[..2]
+    };
+    instruments.duration.record(elapsed.as_secs_f64(), recorded);
 }

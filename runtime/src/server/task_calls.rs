@@ -143,8 +143,8 @@ impl Server {
             Err(rejection) => return Err(Refusal::Answer(registered.reject(rejection))),
         };
         let info = CallInfo {
-            tool: def.name().to_owned(),
-            action: prepared.action.qualified().to_owned(),
+            tool: def.shared_name().clone(),
+            action: prepared.action.qualified_shared(),
             arguments: prepared.args,
             extensions: call.extensions.clone(),
         };

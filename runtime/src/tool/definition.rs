@@ -157,6 +157,11 @@ impl ToolDef {
         &self.name
     }
 
+    /// The tool name as it was given (a static name shared as it is).
+    pub(crate) fn shared_name(&self) -> &Cow<'static, str> {
+        &self.name
+    }
+
     /// The title, if any: the tool's own, or for a tool of one action, that action's.
     pub fn title(&self) -> Option<&str> {
         self.title.as_deref().or_else(|| match self.discriminator {

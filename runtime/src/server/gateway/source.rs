@@ -210,8 +210,8 @@ impl Gateway {
         };
         let sent = arguments.is_some();
         let mut info = CallInfo {
-            tool: name.to_string(),
-            action: name.to_string(),
+            tool: std::borrow::Cow::Owned(name.to_string()),
+            action: std::sync::Arc::from(&*name),
             arguments: Value::Object(arguments.unwrap_or_default()),
             extensions,
         };
