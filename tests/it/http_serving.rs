@@ -238,6 +238,58 @@ async fn slow_and_endless_bodies_are_cut_off() {
     assert_eq!(read_reply(&mut endless).await.status, 413);
 }
 
+/// A head sent a byte at a time keeps its connection from ever being idle; it is cut off at the
+/// header time all the same, as is a keep-alive connection left unused after its answer.
+#[tokio::test]
+async fn a_head_sent_a_byte_at_a_time_is_cut_off_at_the_header_time() {
+    let args = [
+        "--stateless",
+        "--header-timeout",
+        "0.5",
+        "--idle-timeout",
+        "600",
+    ];
+    let billing = start(&args).await;
+    let mut stream = TcpStream::connect(&billing.addr).await.unwrap();
+    stream
+        .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: ")
+        .await
+        .unwrap();
+    let (mut read, mut write) = stream.split();
+    let trickle = async {
+        // A byte every 50 ms, for as long as the server reads them.
+        while write.write_all(b"a").await.is_ok() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        std::future::pending::<()>().await;
+    };
+    let mut rest = Vec::new();
+    let closed = tokio::select! {
+        closed = timeout(crate::support::PATIENCE, read.read_to_end(&mut rest)) => closed,
+        () = trickle => unreachable!("the trickle never ends"),
+    };
+    assert!(
+        closed.is_ok(),
+        "a head sent a byte at a time is still being read"
+    );
+
+    // A request answered, then nothing: the connection closes at the header time.
+    let mut stream = TcpStream::connect(&billing.addr).await.unwrap();
+    let body = get_invoice(1).to_string();
+    let head = raw_http::post_head(&[], body.len()).replace("Connection: close\r\n", "");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body.as_bytes()).await.unwrap();
+    let mut answered = Vec::new();
+    let closed = timeout(crate::support::PATIENCE, stream.read_to_end(&mut answered)).await;
+    assert!(
+        closed.is_ok(),
+        "a keep-alive connection left unused is still open"
+    );
+    let answered = String::from_utf8_lossy(&answered);
+    assert!(answered.starts_with("HTTP/1.1 200"), "{answered}");
+    assert!(!answered.contains("connection: close"), "{answered}");
+}
+
 #[tokio::test]
 async fn idle_and_slow_connections_are_closed_and_capped() {
     let args = [

@@ -1,5 +1,6 @@
-//! One connection of the accept loop: when it last moved a byte and how many of its requests
-//! are being handled ([`Activity`], for idle eviction and for choosing the idlest), and a
+//! One connection of the accept loop: when it last moved a byte, how many of its requests
+//! are being handled and when its last answer was written ([`Activity`], for the header time,
+//! idle eviction and choosing the idlest), and a
 //! stream whose close lingers ([`Watched`]): what the client still sends is read and dropped
 //! for a bounded time, so that a client still writing its request reads the answer rather than
 //! a reset.
@@ -64,6 +65,9 @@ pub(super) struct Activity {
     handling: AtomicUsize,
     /// Response bodies still being written (a stream of events lasts).
     bodies: AtomicUsize,
+    /// When its last response body was written or dropped (at first, when it opened), in ms
+    /// since `epoch`: the client's next request head is due within the header time from then.
+    freed: AtomicU64,
 }
 
 impl Activity {
@@ -77,6 +81,7 @@ impl Activity {
             moved: AtomicBool::new(false),
             handling: AtomicUsize::new(0),
             bodies: AtomicUsize::new(0),
+            freed: AtomicU64::new(opened),
         }
     }
 
@@ -118,6 +123,28 @@ impl Activity {
             self.last.store(now, Ordering::Relaxed);
         }
         now.saturating_sub(self.last.load(Ordering::Relaxed))
+    }
+
+    /// Completes once the connection has gone `limit` without a request since it opened or
+    /// since its last answer was written: a head that does not come whole in time (sent a byte
+    /// at a time, or never finished), or a keep-alive connection left unused. Its clock is the
+    /// connection's, not one per request: it sleeps until the head would be due, `limit` at a
+    /// time while an answer is being written.
+    pub(super) async fn no_request_for(&self, limit: Duration) {
+        let limit_ms = u64::try_from(limit.as_millis()).unwrap_or(u64::MAX);
+        loop {
+            let wait = match self.bodies.load(Ordering::Acquire) {
+                0 => {
+                    let due = self.freed.load(Ordering::Acquire).saturating_add(limit_ms);
+                    match due.checked_sub(self.elapsed_ms()) {
+                        Some(left) if left > 0 => left,
+                        _ => return,
+                    }
+                }
+                _ => limit_ms,
+            };
+            tokio::time::sleep(Duration::from_millis(wait)).await;
+        }
     }
 
     /// Completes once the connection has moved no byte for `idle` (to an eighth of it: the
@@ -231,7 +258,10 @@ impl OpenBody {
 
 impl Drop for OpenBody {
     fn drop(&mut self) {
-        self.0.bodies.fetch_sub(1, Ordering::AcqRel);
+        // One clock read a request, where hyper's header timer took one, a timer and a box.
+        if self.0.bodies.fetch_sub(1, Ordering::AcqRel) == 1 {
+            (self.0.freed).store(self.0.elapsed_ms(), Ordering::Release);
+        }
     }
 }
 
@@ -326,6 +356,32 @@ impl AsyncWrite for Watched {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The header time runs from the connection's opening and from each answer written, never
+    /// while an answer is being written.
+    #[tokio::test(start_paused = true)]
+    async fn a_request_is_due_within_the_header_time_of_the_last_answer() {
+        let limit = Duration::from_secs(10);
+        let activity = Arc::new(Activity::new(Instant::now()));
+        let mut watch = std::pin::pin!(activity.no_request_for(limit));
+        let mut pending = async || {
+            tokio::task::yield_now().await;
+            let mut cx = Context::from_waker(Waker::noop());
+            watch.as_mut().poll(&mut cx).is_pending()
+        };
+        assert!(pending().await);
+        tokio::time::advance(Duration::from_secs(9)).await;
+        assert!(pending().await, "due 10 s after the opening");
+        // A request at 9 s, answered for 30 s: never due meanwhile.
+        let body = OpenBody::new(Arc::clone(&activity));
+        tokio::time::advance(Duration::from_secs(30)).await;
+        assert!(pending().await, "an answer being written");
+        drop(body);
+        tokio::time::advance(Duration::from_secs(9)).await;
+        assert!(pending().await, "due 10 s after the answer");
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert!(!pending().await, "due");
+    }
 
     /// A quiet future is polled the first time, then only once its own waker fired, however
     /// often the task holding it wakes; it completes when its inner future does.

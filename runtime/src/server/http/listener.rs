@@ -1,7 +1,7 @@
 //! The accept loop: connections capped (the idlest one closed to make room for a new one),
 //! `TCP_NODELAY` on each (a stream of events is written in small pieces, which Nagle's
-//! algorithm and the client's delayed ACK would hold ~40 ms each), headers read within their
-//! time, a connection closed once idle, and every close lingering: what the client still sends
+//! algorithm and the client's delayed ACK would hold ~40 ms each), each request's head read
+//! within its time of the connection's opening or its last answer, a connection closed once idle, and every close lingering: what the client still sends
 //! is read and dropped for a bounded time, so that it reads the answer rather than a reset.
 
 use std::collections::HashMap;
@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -40,9 +40,11 @@ pub(super) async fn serve(
 ) -> io::Result<()> {
     let open = Arc::new(Semaphore::new(options.max_connections.max(1)));
     let connections = Arc::new(Connections::new());
+    // The header time is each connection's own watch (`Activity::no_request_for`), not
+    // hyper's timer, which takes a timer and a box for every request.
     let mut http = http1::Builder::new();
-    http.timer(TokioTimer::new())
-        .header_read_timeout(options.header_read_timeout);
+    http.header_read_timeout(None);
+    let header_read_timeout = options.header_read_timeout;
     let idle_timeout = options.idle_timeout;
     let linger = Linger {
         timeout: options.linger_timeout,
@@ -106,6 +108,7 @@ pub(super) async fn serve(
                 tokio::select! {
                     biased;
                     () = close.cancelled() => "an idle connection was closed to make room for a new one",
+                    () = activity.no_request_for(header_read_timeout) => "a request's head did not come in time",
                     () = activity.idle_for(idle_timeout) => "an idle connection was closed",
                 }
             });
