@@ -143,7 +143,8 @@ impl Activity {
                 }
                 _ => limit_ms,
             };
-            tokio::time::sleep(Duration::from_millis(wait)).await;
+            // At least a millisecond: a header time of zero never spins while answers are written.
+            tokio::time::sleep(Duration::from_millis(wait.max(1))).await;
         }
     }
 

@@ -1,8 +1,9 @@
 //! The accept loop: connections capped (the idlest one closed to make room for a new one),
 //! `TCP_NODELAY` on each (a stream of events is written in small pieces, which Nagle's
 //! algorithm and the client's delayed ACK would hold ~40 ms each), each request's head read
-//! within its time of the connection's opening or its last answer, a connection closed once idle, and every close lingering: what the client still sends
-//! is read and dropped for a bounded time, so that it reads the answer rather than a reset.
+//! within its time of the connection's opening or its last answer, a connection closed once
+//! idle, and every close lingering: what the client still sends is read and dropped for a
+//! bounded time, so that it reads the answer rather than a reset.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
