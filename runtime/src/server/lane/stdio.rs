@@ -1,8 +1,9 @@
 //! The lane on stdio (`StdioOptions::fast_path`): once rmcp has answered `initialize`, the
 //! transport hands each line here first; a plain `tools/call`, `tools/list` or `ping` (`read`)
-//! is answered in a task of its own by the server's pipeline (`answer`), with the result shaped
-//! for the version negotiated (`rules`), and its answer written as one line after the call's
-//! progress notifications. The transport keeps what is its own: the requests in flight, their
+//! is answered by the server's pipeline (`answer`), with the result shaped for the version
+//! negotiated (`rules`), and its answer written as one line after the call's progress
+//! notifications. A call begins as it is read, in the reader, and takes a task of its own only
+//! if it does not finish there. The transport keeps what is its own: the requests in flight, their
 //! cancellation, and the order of the lines it writes.
 
 use rmcp::model::{Extensions, ProtocolVersion, RequestId};
@@ -48,23 +49,25 @@ impl StdioLane {
         read::parse(line)
     }
 
-    /// Answers `request` in a task of its own: a call's progress notifications and its answer
-    /// go to `out`, the answer only when `leave` (the request leaving the transport's flights)
-    /// gives its place, i.e. unless the client cancelled it meanwhile. `peer` is the session's,
-    /// the way a call reaches its client.
+    /// Answers `request`: a call's progress notifications go to `out`, and its answer, once
+    /// `leave` (the request leaving the transport's flights) gives its place, i.e. unless the
+    /// client cancelled it meanwhile, is returned when the call finished as it began, or else
+    /// sent to `out` by the task that runs it. `inline`: whether the call may begin here, in the
+    /// reader (otherwise it begins in its task). `peer` is the session's, the way a call reaches
+    /// its client.
     pub(crate) fn answer<L>(
         &self,
         request: PlainRequest<'_>,
         cancel: CancellationToken,
         peer: Option<Peer<RoleServer>>,
-        out: mpsc::Sender<Framed>,
+        out: &mpsc::Sender<Framed>,
         leave: L,
-    ) where
+        inline: bool,
+    ) -> Option<Framed>
+    where
         L: FnOnce(&RequestId) -> Option<Option<OwnedSemaphorePermit>> + Send + 'static,
     {
-        let Some(shape) = self.shape else {
-            return;
-        };
+        let shape = self.shape?;
         let server = self.server.clone();
         let id = request.id().clone();
         let request = request.into_owned();
@@ -72,19 +75,33 @@ impl StdioLane {
             Some(peer) => PlainClient::Session(peer),
             None => PlainClient::None,
         };
+        let lines = Some(out.clone());
+        // Boxed: what runs the call (the reader, then its task) holds a pointer, not the
+        // call's whole future.
+        let mut call = Box::pin(async move {
+            let answer = server
+                .answer_plain(request, cancel, shape, lines, Extensions::new(), client)
+                .await?;
+            let place = leave(&id)?;
+            let mut line = answer;
+            line.push(b'\n');
+            Some((line, place))
+        });
+        if inline {
+            // A first poll without a waker: a call still pending is polled again by its task,
+            // which registers the task's.
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            if let std::task::Poll::Ready(answer) = call.as_mut().poll(&mut cx) {
+                return answer;
+            }
+        }
+        let out = out.clone();
         tokio::spawn(async move {
-            let extensions = Extensions::new();
-            let lines = Some(out.clone());
-            // Boxed: the task holds a pointer, not the call's whole future (copied as the
-            // task is made and again as it ends).
-            let answer =
-                Box::pin(server.answer_plain(request, cancel, shape, lines, extensions, client))
-                    .await;
-            if let (Some(mut line), Some(place)) = (answer, leave(&id)) {
-                line.push(b'\n');
+            if let Some(line) = call.await {
                 // The writer ends only once every sender is gone.
-                let _ = out.send((line, place)).await;
+                let _ = out.send(line).await;
             }
         });
+        None
     }
 }

@@ -94,6 +94,11 @@ impl Flights {
         }
     }
 
+    /// Whether one request is in flight, no more.
+    pub(super) fn alone(&self) -> bool {
+        self.lock().len() == 1
+    }
+
     /// How many requests in flight the client has not cancelled.
     pub(super) fn running(&self) -> usize {
         self.lock().values().filter(|f| !f.cancelled).count()

@@ -10,8 +10,9 @@
 //! - it answers what rmcp would drop (see `server::incoming`), and lines over `max_line_bytes`;
 //! - it holds at most `max_pending_answers` requests whose answers are not yet written (calls
 //!   running, answers waiting for stdout); reading waits while that many are pending, so neither
-//!   a flood of requests nor a client that does not read stdout can grow the server; answers
-//!   are written in order by one task;
+//!   a flood of requests nor a client that does not read stdout can grow the server; lines
+//!   are written whole, one after another, by one task (`writer`), or by the reader itself
+//!   for an answer it made when nothing is queued;
 //! - at the end of the input it keeps serving the calls in flight up to the drain period,
 //!   and `close` writes every answer already made before it returns;
 //! - before the lifecycle begins (rmcp reads the first message as `initialize`, `ping`, or a
@@ -19,7 +20,8 @@
 //!   responses, which the MCP lifecycle gives no meaning there;
 //! - once it has begun, it answers the plain `tools/call`, `tools/list` and `ping` itself
 //!   through the fast lane (`server::lane::stdio`): read from the line into a few fields, run
-//!   by the server's pipeline in a task of their own, answered with one serialisation;
+//!   by the server's pipeline (begun as read, in a task of their own if they wait), answered
+//!   with one serialisation;
 //!   everything else goes to rmcp.
 
 use std::sync::{Arc, OnceLock};
@@ -40,7 +42,7 @@ use tokio_util::sync::CancellationToken;
 use super::flights::{Flights, Left};
 use super::lines::{Line, Lines};
 use super::options::StdioOptions;
-use super::writer::{frame, write_all};
+use super::writer::{Output, frame};
 use crate::server::incoming::{Read, read};
 use crate::server::lane::{PlainRequest, StdioLane};
 use crate::server::methods::cut;
@@ -48,7 +50,7 @@ use crate::server::request::{Cancel, Framed, Stopping};
 use crate::server::serve::Shutdown;
 
 /// A server transport over a byte stream pair such as `rmcp::transport::stdio_pipes()`.
-pub(crate) struct StdioTransport<R> {
+pub(crate) struct StdioTransport<R, W> {
     lines: Lines<R>,
     max_line_bytes: usize,
     drain: Duration,
@@ -75,23 +77,28 @@ pub(crate) struct StdioTransport<R> {
     stopping_until: Option<Instant>,
     /// Framed answers to the writer task.
     out: mpsc::Sender<Framed>,
+    /// The output the writer task writes, where the reader writes an answer it made itself
+    /// when nothing is queued.
+    output: Output<W>,
     writer: Option<JoinHandle<()>>,
 }
 
-impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
-    pub(crate) fn new<W>(
+impl<R, W> StdioTransport<R, W>
+where
+    R: AsyncRead + Send + Unpin,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    pub(crate) fn new(
         (read, write): (R, W),
         options: &StdioOptions,
         drain: Duration,
         shutdown: Option<Shutdown>,
         lane: Option<StdioLane>,
         peer: Arc<OnceLock<Peer<RoleServer>>>,
-    ) -> Self
-    where
-        W: AsyncWrite + Send + Unpin + 'static,
-    {
+    ) -> Self {
         let max_pending = options.max_pending_answers.clamp(1, Semaphore::MAX_PERMITS);
         let (out, queue) = mpsc::channel(max_pending);
+        let output = Output::new(write);
         StdioTransport {
             lines: Lines::new(read, options.max_line_bytes),
             max_line_bytes: options.max_line_bytes,
@@ -107,7 +114,8 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
             shutdown,
             stopping_until: None,
             out,
-            writer: Some(tokio::spawn(write_all(queue, write))),
+            writer: Some(tokio::spawn(output.clone().run(queue))),
+            output,
         }
     }
 
@@ -168,11 +176,18 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
         }
     }
 
-    /// Answers a plain request through the lane, in a task of its own: the answer is written
-    /// unless the client cancelled the request meanwhile.
+    /// Answers a plain request through the lane: its answer is written unless the client
+    /// cancelled the request meanwhile. It begins here, in the reader, when no other request is
+    /// in flight: with others, it takes its turn behind them in a task of its own (a request
+    /// read in a burst after cancellations finds the slots the cancelled calls give back, as
+    /// their tasks run first). Its answer, when it finished here, is written at once if
+    /// nothing is queued, or else held as the answers made while reading.
     fn answer_plain(&mut self, request: PlainRequest<'_>) {
         let id = request.id().clone();
         let Some(cancel) = self.enter(&id) else {
+            return;
+        };
+        let Some(lane) = &self.lane else {
             return;
         };
         let flights = self.flights.clone();
@@ -180,14 +195,17 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
             Left::Answered(place) => Some(place),
             Left::Cancelled | Left::Unknown => None,
         };
-        if let Some(lane) = &self.lane {
-            lane.answer(
-                request,
-                cancel,
-                self.peer.get().cloned(),
-                self.out.clone(),
-                leave,
-            );
+        let inline = self.flights.alone();
+        let answered = lane.answer(
+            request,
+            cancel,
+            self.peer.get().cloned(),
+            &self.out,
+            leave,
+            inline,
+        );
+        if let Some(answer) = answered {
+            self.held = self.output.write_now(answer, &self.out).err();
         }
     }
 
@@ -313,7 +331,11 @@ impl<R: AsyncRead + Send + Unpin> StdioTransport<R> {
     }
 }
 
-impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for StdioTransport<R> {
+impl<R, W> Transport<RoleServer> for StdioTransport<R, W>
+where
+    R: AsyncRead + Send + Unpin,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
     type Error = std::io::Error;
 
     fn send(
