@@ -96,12 +96,18 @@ impl StdioLane {
             }
         }
         let out = out.clone();
-        tokio::spawn(async move {
+        // In the reader's span, as rmcp's own tasks: a call's span has the same parent whether
+        // it finished in the reader or in its task, and on either path.
+        let task = async move {
             if let Some(line) = call.await {
                 // The writer ends only once every sender is gone.
                 let _ = out.send(line).await;
             }
-        });
+        };
+        tokio::spawn(tracing::Instrument::instrument(
+            task,
+            tracing::Span::current(),
+        ));
         None
     }
 }
