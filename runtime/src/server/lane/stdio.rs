@@ -2,9 +2,10 @@
 //! transport hands each line here first; a plain `tools/call`, `tools/list` or `ping` (`read`)
 //! is answered by the server's pipeline (`answer`), with the result shaped for the version
 //! negotiated (`rules`), and its answer written as one line after the call's progress
-//! notifications. A call begins as it is read, in the reader, and takes a task of its own only
-//! if it does not finish there. The transport keeps what is its own: the requests in flight, their
-//! cancellation, and the order of the lines it writes.
+//! notifications. A call read while nothing else is in flight begins in the reader, and takes
+//! a task of its own only if it does not finish there; the others run in tasks of their own.
+//! The transport keeps what is its own: the requests in flight, their cancellation, and the
+//! order of the lines it writes.
 
 use rmcp::model::{Extensions, ProtocolVersion, RequestId};
 use rmcp::{Peer, RoleServer};
