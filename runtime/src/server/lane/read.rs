@@ -302,7 +302,10 @@ pub(crate) fn answer(
 /// The JSON-RPC answer to request `id` carrying one envelope, written from its parts as rmcp
 /// writes the `CallToolResult` it converts into (a test holds the two to the same bytes).
 pub(crate) fn envelope_answer(id: &RequestId, envelope: &Envelope, shape: Shape) -> Vec<u8> {
-    let mut out = Vec::with_capacity(envelope.len() * 2 + 256);
+    // What the envelope reserves for itself (`Envelope::write_json`), beyond the answer's head
+    // (`{"jsonrpc":"2.0","id":…,"result":`, 32 bytes and the id): one allocation, no regrowth
+    // but for an id of more than 32 bytes.
+    let mut out = Vec::with_capacity(envelope.len() * 2 + 256 + 64);
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     if let Err(e) = serde_json::to_writer(&mut out, id) {
         // An id is a number or a string: it cannot fail.
