@@ -4,7 +4,6 @@
 //! a second request with that id meanwhile is refused, as its answer could not be told from the
 //! first's.
 
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -15,7 +14,9 @@ use tokio_util::sync::CancellationToken;
 /// The requests in flight, shared by the transport and the tasks answering plain requests.
 #[derive(Clone, Default)]
 pub(super) struct Flights {
-    table: Arc<Mutex<HashMap<RequestId, Flight>>>,
+    /// By id (foldhash, seeded at random: a client cannot choose ids that collide; at most
+    /// `max_pending_answers` of them).
+    table: Arc<Mutex<foldhash::HashMap<RequestId, Flight>>>,
     /// Woken each time a request leaves.
     left: Arc<Notify>,
 }
@@ -40,7 +41,7 @@ pub(super) enum Left {
 }
 
 impl Flights {
-    fn lock(&self) -> MutexGuard<'_, HashMap<RequestId, Flight>> {
+    fn lock(&self) -> MutexGuard<'_, foldhash::HashMap<RequestId, Flight>> {
         self.table.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
