@@ -259,12 +259,10 @@ impl Kind {
 
     /// Why an answer's line is not of this kind, if it is not (read as little as can tell).
     fn wrong_line(self, line: &str) -> Option<String> {
-        let expected = serde_json::to_string(EXPECTED).unwrap_or_default();
+        // EXPECTED as a JSON string's content (its quotes escaped).
+        const EXPECTED_IN_JSON: &str = r#"{\"id\":\"item_42\",\"limit\":10}"#;
         let right = match self {
-            Kind::Ok => {
-                line.contains(r#""isError":false"#)
-                    && line.contains(&expected[1..expected.len() - 1])
-            }
+            Kind::Ok => line.contains(r#""isError":false"#) && line.contains(EXPECTED_IN_JSON),
             Kind::Invalid => line.contains(r#""isError":true"#) && !line.contains("<tool_error"),
             Kind::Listen => line.contains("notifications/subscriptions/acknowledged"),
             Kind::Prompt => line.contains(r#""text":"Brief on item_42.""#),
@@ -306,30 +304,45 @@ enum Caller {
     Http(Arc<Pool>, Option<&'static str>),
 }
 
-/// One request of `members` (`"method":…,"params":…`) over HTTP; its answer's body.
-async fn post(pool: &Pool, inline_as: Option<&str>, members: &str) -> Result<String, Error> {
+/// A request shaped once and sent many times: the members of its body after the id
+/// (`"method":…,"params":…`), and the header lines that name it (2026-07-28).
+struct Prepared {
+    members: String,
+    headers: String,
+}
+
+impl Prepared {
+    /// `members` as a client of `version` sends them (the lifecycle in `_meta` from
+    /// 2026-07-28), shaped now, not at each request.
+    fn new(members: &str, version: Option<&str>) -> Result<Prepared, Error> {
+        Ok(match version {
+            Some(version) => inline(members, version)?,
+            None => Prepared {
+                members: members.to_owned(),
+                headers: String::new(),
+            },
+        })
+    }
+}
+
+/// One request over HTTP, with a fresh id; its answer's body.
+async fn post(pool: &Pool, request: &Prepared) -> Result<String, Error> {
     // Ids of a session's requests in flight differ, as a client's do.
     static NEXT: AtomicU64 = AtomicU64::new(1);
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
-    let body = format!(r#"{{"jsonrpc":"2.0","id":{id},{members}}}"#);
-    let answer = match inline_as {
-        None => pool.post(body.as_bytes()).await,
-        Some(version) => {
-            let (body, headers) = inline(&body, version)?;
-            pool.post_with(body.as_bytes(), &headers).await
-        }
-    }
-    .map_err(|e| e.to_string())?;
+    let body = format!(r#"{{"jsonrpc":"2.0","id":{id},{}}}"#, request.members);
+    let answer =
+        (pool.post_with(body.as_bytes(), &request.headers).await).map_err(|e| e.to_string())?;
     Ok(String::from_utf8(answer)?)
 }
 
 /// Opens a `subscriptions/listen` stream of 2026-07-28 and reads it until it is acknowledged.
 async fn open_listen(pool: &Pool) -> Result<tokio::net::TcpStream, Error> {
-    let body = format!(r#"{{"jsonrpc":"2.0","id":1,{}}}"#, Kind::Listen.members());
-    let (body, headers) = inline(&body, "2026-07-28")?;
+    let listen = inline(&Kind::Listen.members(), "2026-07-28")?;
+    let body = format!(r#"{{"jsonrpc":"2.0","id":1,{}}}"#, listen.members);
     let acknowledged = "notifications/subscriptions/acknowledged";
     Ok(pool
-        .open_stream(body.as_bytes(), &headers, acknowledged)
+        .open_stream(body.as_bytes(), &listen.headers, acknowledged)
         .await
         .map_err(|e| e.to_string())?)
 }
@@ -346,10 +359,11 @@ fn inline_version() -> Option<&'static str> {
         .as_deref()
 }
 
-/// `body` as a client of `version` sends it: the lifecycle in `_meta`, and the headers naming
-/// the request (`Mcp-Method`; `Mcp-Name`, a call's or prompt's name, a resource's URI).
-fn inline(body: &str, version: &str) -> Result<(String, String), Error> {
-    let mut request: Value = serde_json::from_str(body)?;
+/// A request's `members` as a client of `version` sends them: the lifecycle in `_meta`, and the
+/// headers naming the request (`Mcp-Method`; `Mcp-Name`, a call's or prompt's name, a
+/// resource's URI).
+fn inline(members: &str, version: &str) -> Result<Prepared, Error> {
+    let mut request: Value = serde_json::from_str(&format!("{{{members}}}"))?;
     let method = request["method"].as_str().ok_or("no method")?.to_owned();
     let params = request
         .as_object_mut()
@@ -366,7 +380,11 @@ fn inline(body: &str, version: &str) -> Result<(String, String), Error> {
         "io.modelcontextprotocol/clientCapabilities": {},
         "io.modelcontextprotocol/clientInfo": {"name": "load", "version": "1"},
     });
-    Ok((request.to_string(), headers))
+    let body = request.to_string();
+    Ok(Prepared {
+        members: body[1..body.len() - 1].to_owned(),
+        headers,
+    })
 }
 
 impl Caller {
@@ -388,7 +406,8 @@ impl Caller {
                 let tail = json!({"method": "tools/call",
                                   "params": {"name": name, "arguments": arguments}})
                 .to_string();
-                let answer = post(pool, *version, &tail[1..tail.len() - 1]).await?;
+                let request = Prepared::new(&tail[1..tail.len() - 1], *version)?;
+                let answer = post(pool, &request).await?;
                 let answer: Value = serde_json::from_str(json_of(&answer))?;
                 Ok(answer["result"].clone())
             }
@@ -405,7 +424,8 @@ impl Caller {
                 answer["result"]["tools"].clone()
             }
             Caller::Http(pool, version) => {
-                let answer = post(pool, *version, r#""method":"tools/list""#).await?;
+                let request = Prepared::new(r#""method":"tools/list""#, *version)?;
+                let answer = post(pool, &request).await?;
                 let answer: Value = serde_json::from_str(json_of(&answer))?;
                 answer["result"]["tools"].clone()
             }
@@ -414,7 +434,7 @@ impl Caller {
     }
 
     /// One timed call of `kind`: why its answer is not of that kind, if it is not.
-    async fn timed_call(&self, kind: Kind, line: &str) -> Option<String> {
+    async fn timed_call(&self, kind: Kind, request: &Prepared) -> Option<String> {
         match self {
             Caller::Rmcp(peer) if matches!(kind, Kind::Prompt | Kind::Resource) => {
                 let answer = match kind {
@@ -442,7 +462,7 @@ impl Caller {
                     Err(e) => Some(e.to_string()),
                 }
             }
-            Caller::Raw(raw) => match raw.send(line).await {
+            Caller::Raw(raw) => match raw.send(&request.members).await {
                 Ok(answer) => kind.wrong_line(&answer),
                 Err(e) => Some(e.to_string()),
             },
@@ -450,7 +470,7 @@ impl Caller {
                 Ok(_dropped) => None,
                 Err(e) => Some(e.to_string()),
             },
-            Caller::Http(pool, version) => match post(pool, *version, line).await {
+            Caller::Http(pool, _) => match post(pool, request).await {
                 Ok(answer) => kind.wrong_line(&answer),
                 Err(e) => Some(e.to_string()),
             },
@@ -478,7 +498,7 @@ impl Raw {
         let initialize = json!({"protocolVersion": "2025-06-18", "capabilities": {},
                                 "clientInfo": {"name": "load", "version": "1"}});
         raw.request("initialize", &initialize).await?;
-        raw.write(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        raw.write(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
             .await?;
         Ok(raw)
     }
@@ -506,10 +526,10 @@ impl Raw {
         }
     }
 
+    /// Writes `line`, which ends in its newline, in one write (as a client writes a message:
+    /// a line written in two parts could wake the server twice).
     async fn write(&self, line: &[u8]) -> Result<(), Error> {
-        let mut stdin = self.stdin.lock().await;
-        stdin.write_all(line).await?;
-        stdin.write_all(b"\n").await?;
+        self.stdin.lock().await.write_all(line).await?;
         Ok(())
     }
 
@@ -527,7 +547,7 @@ impl Raw {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id, answered);
-        let line = format!(r#"{{"jsonrpc":"2.0","id":{id},{members}}}"#);
+        let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},{members}}}\n");
         self.write(line.as_bytes()).await?;
         Ok(answer.await?)
     }
@@ -923,13 +943,20 @@ async fn timed(
 
 /// `calls` sequential calls: each one's latency in ns, the failures, the first failure.
 async fn run(caller: Caller, calls: usize, kind: Kind) -> (Vec<u64>, usize, Option<String>) {
-    let line = kind.members();
+    let version = match &caller {
+        Caller::Http(_, version) => *version,
+        _ => None,
+    };
+    let request = match Prepared::new(&kind.members(), version) {
+        Ok(request) => request,
+        Err(e) => return (Vec::new(), calls, Some(e.to_string())),
+    };
     let mut latencies = Vec::with_capacity(calls);
     let mut failures = 0;
     let mut first = None;
     for _ in 0..calls {
         let before = Instant::now();
-        let failure = caller.timed_call(kind, &line).await;
+        let failure = caller.timed_call(kind, &request).await;
         latencies.push(before.elapsed().as_nanos() as u64);
         if let Some(failure) = failure {
             failures += 1;
