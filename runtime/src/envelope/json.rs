@@ -1,5 +1,5 @@
 //! An envelope's answer written as JSON by hand: its strings are most of the answer's bytes,
-//! and are escaped eight bytes at a time where nothing needs escaping (serde_json looks up
+//! and are escaped sixteen bytes at a time where nothing needs escaping (serde_json looks up
 //! every byte). The output is serde_json's, byte for byte (a test holds the two together).
 
 /// Appends `s` as a JSON string, escaped as serde_json escapes it: `"` and `\`, the short
@@ -9,74 +9,91 @@ pub(crate) fn string(out: &mut Vec<u8>, s: &str) {
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        // Eight bytes at a time: the lowest byte the mask marks is the first to escape.
-        let (word, len) = match bytes.get(i..i + 8) {
-            // A fixed-size load (a zero word, never taken, would only slow the next step).
-            Some(chunk) => (<[u8; 8]>::try_from(chunk).unwrap_or([0; 8]), 8),
-            // The last few bytes, padded with spaces, which need no escape.
-            None => {
-                let mut word = [b' '; 8];
-                let rest = &bytes[i..];
-                word[..rest.len()].copy_from_slice(rest);
-                (word, rest.len())
-            }
-        };
-        let mask = escape_mask(u64::from_le_bytes(word));
-        if mask == 0 {
-            i += len;
-            continue;
+    let (blocks, rest) = bytes.as_chunks::<BLOCK>();
+    for (n, block) in blocks.iter().enumerate() {
+        let marked = marks(block);
+        if marked != 0 {
+            escape_marked(out, bytes, &mut start, n * BLOCK, marked);
         }
-        let at = i + (mask.trailing_zeros() / 8) as usize;
-        if let Some(escaped) = escape(bytes[at]) {
-            out.extend_from_slice(&bytes[start..at]);
-            match escaped {
-                Escape::Short(c) => out.extend_from_slice(&[b'\\', c]),
-                Escape::Unicode => {
-                    const HEX: &[u8; 16] = b"0123456789abcdef";
-                    let b = bytes[at];
-                    out.extend_from_slice(b"\\u00");
-                    out.extend_from_slice(&[HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
-                }
-            }
-            start = at + 1;
+    }
+    if !rest.is_empty() {
+        // The last few bytes, padded with spaces, which need no escape.
+        let mut padded = [b' '; BLOCK];
+        padded[..rest.len()].copy_from_slice(rest);
+        let marked = marks(&padded);
+        if marked != 0 {
+            escape_marked(out, bytes, &mut start, bytes.len() - rest.len(), marked);
         }
-        i = at + 1;
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
 }
 
-enum Escape {
-    Short(u8),
-    Unicode,
+const BLOCK: usize = 16;
+
+/// Escapes each byte `marked` names in the block at `at` (its bit `i` for `bytes[at + i]`),
+/// after the bytes since `start` that need none.
+fn escape_marked(out: &mut Vec<u8>, bytes: &[u8], start: &mut usize, at: usize, marked: u32) {
+    let mut marked = marked;
+    while marked != 0 {
+        let i = at + marked.trailing_zeros() as usize;
+        marked &= marked - 1;
+        out.extend_from_slice(&bytes[*start..i]);
+        let b = bytes[i];
+        match b {
+            b'"' | b'\\' => out.extend_from_slice(&[b'\\', b]),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(b"\\u00");
+                out.extend_from_slice(&[HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+            }
+        }
+        *start = i + 1;
+    }
 }
 
-fn escape(b: u8) -> Option<Escape> {
-    Some(match b {
-        b'"' => Escape::Short(b'"'),
-        b'\\' => Escape::Short(b'\\'),
-        0x08 => Escape::Short(b'b'),
-        0x0c => Escape::Short(b'f'),
-        b'\n' => Escape::Short(b'n'),
-        b'\r' => Escape::Short(b'r'),
-        b'\t' => Escape::Short(b't'),
-        0..0x20 => Escape::Unicode,
-        _ => return None,
-    })
+/// One bit for each byte of `block` that JSON escapes (a control character, `"` or `\`), the
+/// first byte's lowest.
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+fn marks(block: &[u8; BLOCK]) -> u32 {
+    // SAFETY: SSE2 is part of the x86-64 baseline: every x86-64 processor has it.
+    unsafe { sse2_marks(block) }
 }
 
-/// The high bit of each of the eight bytes of `word` that is a control character, `"` or `\`
-/// (little-endian; bytes of 0x80 and above never count). Above the lowest marked byte, a mark
-/// may be wrong (a borrow); the lowest is always right.
-fn escape_mask(word: u64) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let zero_in = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
-    let control = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
-    control | zero_in(word ^ (ONES * u64::from(b'"'))) | zero_in(word ^ (ONES * u64::from(b'\\')))
+/// [`marks`], sixteen bytes compared at once.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "sse2")]
+#[allow(unsafe_code)] // The unaligned load: see its SAFETY note.
+fn sse2_marks(block: &[u8; BLOCK]) -> u32 {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    // SAFETY: the pointer is valid for 16 bytes, and `loadu` takes any alignment.
+    let x = unsafe { _mm_loadu_si128(block.as_ptr().cast()) };
+    let is = |b: u8| _mm_cmpeq_epi8(x, _mm_set1_epi8(b as i8));
+    // A byte below 0x20 is its own minimum with 0x1F.
+    let control = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1F)), x);
+    _mm_movemask_epi8(_mm_or_si128(control, _mm_or_si128(is(b'"'), is(b'\\')))) as u32
 }
+
+/// [`marks`], a byte at a time: on other processors, and the reference of the test.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+fn marks_bytewise(block: &[u8; BLOCK]) -> u32 {
+    (block.iter().enumerate())
+        .filter(|(_, b)| **b < 0x20 || **b == b'"' || **b == b'\\')
+        .fold(0, |marks, (i, _)| marks | 1 << i)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+use marks_bytewise as marks;
 
 /// Appends an unsigned integer.
 pub(crate) fn number(out: &mut Vec<u8>, n: u64) {
@@ -86,6 +103,21 @@ pub(crate) fn number(out: &mut Vec<u8>, n: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every byte value, at every place of a block, is marked as the bytewise reference marks it.
+    #[test]
+    fn marks_are_exact() {
+        for b in 0..=u8::MAX {
+            for at in 0..BLOCK {
+                let mut block = [b'a'; BLOCK];
+                block[at] = b;
+                // Its neighbours too: a byte to escape beside one that needs none, and another.
+                block[(at + 1) % BLOCK] = b.wrapping_add(1);
+                block[(at + 3) % BLOCK] = b'"';
+                assert_eq!(marks(&block), marks_bytewise(&block), "{b:#x} at {at}");
+            }
+        }
+    }
 
     #[test]
     fn strings_are_escaped_as_serde_json_escapes_them() {
@@ -98,6 +130,9 @@ mod tests {
                 "é ✓ \u{1F600} \u{fffd} \u{7f}",
                 "\u{0}\u{1}\u{1f}\"\\\u{8}\u{c}\n\r\t",
                 "12345678\"12345678\\1234567\u{1b}",
+                // Several to escape in one word, each followed by the byte a borrow could
+                // mark too (`"` and `#`, `\\` and `]`, a control character and the next).
+                "\"#\"#\\]\\]\u{0}\u{1}\u{1f} \n!\"\"\"\"\"\"\"\"",
             ]
             .map(str::to_owned),
         );
