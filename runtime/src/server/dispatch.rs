@@ -384,7 +384,9 @@ impl Server {
         handed_over(&context.extensions);
         let version = context.protocol_version();
         let capabilities = context.client_capabilities();
-        let asked_capabilities = capabilities.clone();
+        let declared = capabilities.as_ref().is_some_and(|c| c.supports_tasks());
+        // A copy for a task, which only a client that declares tasks is given.
+        let asked_capabilities = declared.then(|| capabilities.clone()).flatten();
         let RequestContext {
             ct,
             id,
@@ -417,9 +419,6 @@ impl Server {
             .await;
         // A state that cannot carry the call on is the client's doing: a JSON-RPC error.
         let reach = reach?;
-        let declared = asked_capabilities
-            .as_ref()
-            .is_some_and(|c| c.supports_tasks());
         match self.tasked(&name, arguments.as_ref(), declared, &reach.answers) {
             Tasked::Inline => {}
             Tasked::Refused(refused) => return Err(refused),

@@ -63,7 +63,9 @@ impl Server {
                 None,
             ),
         };
-        let declared_tasks = capabilities.clone();
+        let declared = capabilities.as_ref().is_some_and(|c| c.supports_tasks());
+        // A copy for a task, which only a client that declares tasks is given.
+        let declared_tasks = declared.then(|| capabilities.clone()).flatten();
         let reach = self
             .reach(Asker {
                 tool: &name,
@@ -80,7 +82,6 @@ impl Server {
             .await;
         // A plain request carries no round of its own: nothing to refuse.
         let reach = reach.unwrap_or_default();
-        let declared = declared_tasks.as_ref().is_some_and(|c| c.supports_tasks());
         match self.tasked(&name, call.arguments.as_ref(), declared, &reach.answers) {
             Tasked::Inline => {}
             Tasked::Refused(refused) => return Some(answer(id, Err(refused), shape)),
