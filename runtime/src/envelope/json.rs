@@ -33,8 +33,7 @@ const BLOCK: usize = 16;
 
 /// Escapes each byte `marked` names in the block at `at` (its bit `i` for `bytes[at + i]`),
 /// after the bytes since `start` that need none.
-fn escape_marked(out: &mut Vec<u8>, bytes: &[u8], start: &mut usize, at: usize, marked: u32) {
-    let mut marked = marked;
+fn escape_marked(out: &mut Vec<u8>, bytes: &[u8], start: &mut usize, at: usize, mut marked: u32) {
     while marked != 0 {
         let i = at + marked.trailing_zeros() as usize;
         marked &= marked - 1;
