@@ -1,6 +1,7 @@
 //! Long calls and observability: progress notifications received by a real rmcp client (over
 //! stdio from the billing server, and in process for the heartbeat), and the client's W3C trace
-//! context on the call's span and in the incident id of an unexpected failure.
+//! context on the call's span and in the incident id of an unexpected failure; a stdio call's
+//! span under the session's, wherever the call ran.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -298,4 +299,81 @@ async fn a_trace_context_names_the_incident_and_the_span() {
     let log = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
     assert!(!log.contains("<tool_error>AAAA"), "{log}");
     client.cancel().await.unwrap();
+}
+
+struct Spans;
+
+/// A tool that logs from inside its call.
+#[tool]
+impl Spans {
+    /// Logs at once.
+    async fn now(&self) -> Result<&'static str, ToolError> {
+        tracing::info!("inside the call");
+        Ok("now")
+    }
+
+    /// Logs after a while.
+    async fn later(&self) -> Result<&'static str, ToolError> {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        tracing::info!("inside the call");
+        Ok("later")
+    }
+}
+
+/// On stdio, a call the lane finishes in the reader (nothing else in flight) and calls it runs
+/// in tasks of their own (others in flight) log in spans of the same parents: the session's,
+/// as rmcp's own request tasks do.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_stdio_calls_span_has_the_same_parents_wherever_it_ran() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let lines = Lines::default();
+    let writer = lines.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .without_time()
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let server = Server::builder("t", "1").tool(Spans).build().unwrap();
+    let (client, server_end) = tokio::io::duplex(1 << 16);
+    let (read, write) = tokio::io::split(server_end);
+    let options = mcp_fusion::server::StdioOptions::default();
+    let serving = tokio::spawn(server.serve_io(read, write, options).into_future());
+    let (reply, mut request) = tokio::io::split(client);
+    let mut replies = BufReader::new(reply).lines();
+    let call = |id: u32, action: &str| {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "spans", "arguments": {"action": action}}});
+        format!("{call}\n")
+    };
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    request
+        .write_all(format!("{initialize}\n{initialized}\n").as_bytes())
+        .await
+        .unwrap();
+    replies.next_line().await.unwrap();
+    // Alone: finished in the reader.
+    request.write_all(call(1, "now").as_bytes()).await.unwrap();
+    replies.next_line().await.unwrap();
+    // Behind a call in flight: in a task of its own; then the one in flight, in its task.
+    let both = format!("{}{}", call(2, "later"), call(3, "now"));
+    request.write_all(both.as_bytes()).await.unwrap();
+    replies.next_line().await.unwrap();
+    replies.next_line().await.unwrap();
+    request.shutdown().await.unwrap();
+    serving.await.unwrap().unwrap();
+
+    let log = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+    let parents: Vec<&str> = log
+        .lines()
+        .filter(|line| line.contains("inside the call"))
+        .map(|line| line.split("tools/call").next().unwrap_or_default())
+        .collect();
+    assert_eq!(parents.len(), 3, "{log}");
+    assert!(parents.iter().all(|p| p == &parents[0]), "{log}");
+    assert!(parents[0].contains("serve_inner"), "{log}");
 }
