@@ -17,6 +17,7 @@
 // Logging is deprecated by SEP-2577 in rmcp; it is still served.
 #![allow(deprecated)]
 
+use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
@@ -187,7 +188,7 @@ pub(crate) async fn steps(
     );
     let heartbeat = plan.heartbeat.zip(progress.as_deref());
     let handled = watched(
-        catching(|| next.run()),
+        std::pin::pin!(catching(|| next.run())),
         deadline.as_ref(),
         round.as_deref(),
         heartbeat,
@@ -210,14 +211,14 @@ pub(crate) async fn steps(
 /// Runs `action` until it ends (`Some(Ok)`), the deadline passes (`Some(Err)` with it) or the
 /// round ends (`None`), its future then dropped, which cancels it; the heartbeat beats
 /// meanwhile. One poll over the four, each watcher there only when it applies (nested
-/// `select!`s held a copy of the action's future at each level).
+/// `select!`s held a copy of the action's future at each level). The action comes pinned by
+/// the caller: taken by value, its future would be kept twice, as the argument and pinned.
 async fn watched(
-    action: impl Future<Output = Outcome>,
+    mut action: Pin<&mut impl Future<Output = Outcome>>,
     deadline: Option<&(Duration, Deadline)>,
     round: Option<&Round>,
     heartbeat: Option<(Duration, &Progress)>,
 ) -> Option<Result<Outcome, Duration>> {
-    let mut action = std::pin::pin!(action);
     let mut passed = std::pin::pin!(deadline.map(|(_, deadline)| deadline.passed()));
     let mut ended = std::pin::pin!(round.map(Round::ended));
     let mut beating =

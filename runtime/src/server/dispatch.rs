@@ -431,7 +431,8 @@ impl Server {
                     answers: reach.answers.clone(),
                     capabilities: asked_capabilities.unwrap_or_default(),
                 };
-                return self.start_task(call).await;
+                // Boxed: a task's start is rare, and its future would make every call's larger.
+                return Box::pin(self.start_task(call)).await;
             }
         }
         // What the request's `_meta` carries (MCP 2026-07-28): a progress token, and a W3C

@@ -91,7 +91,9 @@ impl Server {
                     .collect(),
                 (Some(state), responses) => {
                     let responses = responses.unwrap_or_default();
-                    match inner.rounds.open(state, &bound, responses).await {
+                    // Boxed: a retried round is rare, and its future would make every
+                    // call's larger.
+                    match Box::pin(inner.rounds.open(state, &bound, responses)).await {
                         Ok(opened) => opened.answers,
                         Err(refused) => return Err(refused.into_error()),
                     }

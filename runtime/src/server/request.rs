@@ -4,12 +4,13 @@
 //! layers and rmcp's service loop each fill one in; the core never asks a transport anything.
 
 use std::borrow::Cow;
-use std::task::Poll;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use rmcp::model::{Extensions, ProgressToken};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Map, Value};
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use std::sync::Arc;
 
@@ -111,22 +112,53 @@ pub(crate) fn cancellation(rmcp: &CancellationToken, extensions: &Extensions) ->
 /// cancellation first would: the token is looked at before every poll. A future done at its
 /// first poll, as most requests are, never registers with the token (which takes its lock
 /// twice).
-pub(crate) async fn unless_cancelled<F: Future>(
+pub(crate) fn unless_cancelled<F: Future>(
     cancelled: &CancellationToken,
     future: F,
-) -> Option<F::Output> {
-    if cancelled.is_cancelled() {
-        return None;
+) -> UnlessCancelled<'_, F> {
+    UnlessCancelled {
+        token: cancelled,
+        cancelled: None,
+        future,
     }
-    let mut future = std::pin::pin!(future);
-    let first = std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await;
-    if let Poll::Ready(done) = first {
-        return Some(done);
+}
+
+pin_project_lite::pin_project! {
+    /// The future of [`unless_cancelled`]. (Not an `async fn`: one keeps its future twice, as
+    /// its argument and pinned, and a call's future is the largest a request makes.)
+    pub(crate) struct UnlessCancelled<'a, F> {
+        token: &'a CancellationToken,
+        // Once the future was pending: the token's wake-up.
+        #[pin]
+        cancelled: Option<WaitForCancellationFuture<'a>>,
+        #[pin]
+        future: F,
     }
-    tokio::select! {
-        biased;
-        () = cancelled.cancelled() => None,
-        done = future => Some(done),
+}
+
+impl<F: Future> Future for UnlessCancelled<'_, F> {
+    type Output = Option<F::Output>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        let cancelled = match this.cancelled.as_mut().as_pin_mut() {
+            Some(registered) => registered.poll(cx).is_ready(),
+            None => this.token.is_cancelled(),
+        };
+        if cancelled {
+            return Poll::Ready(None);
+        }
+        if let Poll::Ready(done) = this.future.poll(cx) {
+            return Poll::Ready(Some(done));
+        }
+        if this.cancelled.is_none() {
+            this.cancelled.set(Some(this.token.cancelled()));
+            let registered = this.cancelled.as_pin_mut().expect("just set");
+            if registered.poll(cx).is_ready() {
+                return Poll::Ready(None);
+            }
+        }
+        Poll::Pending
     }
 }
 
@@ -169,5 +201,42 @@ mod tests {
         });
         assert_eq!(unless_cancelled(&cancelled, first).await, None);
         assert!(!polled, "a cancelled request never runs");
+    }
+
+    /// The future is polled once each time the task is woken, the first time too (where the
+    /// token is looked at, not yet registered with), and a token cancelled while it waits wins
+    /// over the future even when both are ready at the same poll.
+    #[tokio::test(start_paused = true)]
+    async fn each_wake_polls_the_request_once() {
+        let cancelled = CancellationToken::new();
+        let mut polls = 0;
+        let pending = std::future::poll_fn(|_| {
+            polls += 1;
+            Poll::<()>::Pending
+        });
+        {
+            let mut waiting = std::pin::pin!(unless_cancelled(&cancelled, pending));
+            let mut cx = Context::from_waker(std::task::Waker::noop());
+            for _ in 0..3 {
+                assert!(waiting.as_mut().poll(&mut cx).is_pending());
+            }
+        }
+        assert_eq!(polls, 3, "polled once a wake");
+
+        let stop = cancelled.clone();
+        let mut polls = 0;
+        let cancelling = std::future::poll_fn(|cx| {
+            polls += 1;
+            if polls == 1 {
+                // Pending, and the token cancelled before the next poll, when this future
+                // would be ready too.
+                stop.cancel();
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            Poll::Ready(())
+        });
+        assert_eq!(unless_cancelled(&cancelled, cancelling).await, None);
+        assert_eq!(polls, 1, "the cancellation is looked at first");
     }
 }

@@ -92,18 +92,7 @@ fn digest(binding: &[u8]) -> String {
 /// `value` written with the keys of every object sorted, so that one value is one text.
 fn canonical(value: &Value, out: &mut Vec<u8>) {
     match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort_unstable();
-            out.push(b'{');
-            for key in keys {
-                canonical(&Value::String(key.clone()), out);
-                out.push(b':');
-                canonical(&map[key], out);
-                out.push(b',');
-            }
-            out.push(b'}');
-        }
+        Value::Object(map) => canonical_object(map, out),
         Value::Array(items) => {
             out.push(b'[');
             for item in items {
@@ -112,8 +101,23 @@ fn canonical(value: &Value, out: &mut Vec<u8>) {
             }
             out.push(b']');
         }
-        other => out.extend_from_slice(other.to_string().as_bytes()),
+        // As serde_json writes it (into a `Vec`, which cannot fail).
+        scalar => drop(serde_json::to_writer(&mut *out, scalar)),
     }
+}
+
+/// An object of `canonical`, its members in the order of their keys.
+fn canonical_object(map: &Map<String, Value>, out: &mut Vec<u8>) {
+    let mut members: Vec<(&String, &Value)> = map.iter().collect();
+    members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    out.push(b'{');
+    for (key, value) in members {
+        drop(serde_json::to_writer(&mut *out, key));
+        out.push(b':');
+        canonical(value, out);
+        out.push(b',');
+    }
+    out.push(b'}');
 }
 
 /// The digest of a question a handler asked: the same in every run that asks the same thing
@@ -241,10 +245,10 @@ pub(crate) fn binding(
     subject: Option<&str>,
 ) -> Vec<u8> {
     let mut arguments_json = Vec::new();
-    canonical(
-        &Value::Object(arguments.cloned().unwrap_or_default()),
-        &mut arguments_json,
-    );
+    match arguments {
+        Some(arguments) => canonical_object(arguments, &mut arguments_json),
+        None => arguments_json.extend_from_slice(b"{}"),
+    }
     let mut bound = Vec::new();
     for part in [
         server.as_bytes(),
@@ -385,6 +389,29 @@ mod tests {
     use super::*;
     use serde_json::json;
     use std::future::Future;
+
+    /// One value is one text: keys sorted at every depth, strings and numbers as serde_json
+    /// writes them, each member and item followed by a comma (the form states were sealed
+    /// with: a change of it would refuse every state sealed before).
+    #[test]
+    fn the_canonical_text_is_pinned() {
+        let value = json!({
+            "z": [1, -2.5, 1e300, true, null, {"b": "\u{0001}\"é", "a": []}],
+            "a": {"y": {}, "x": "q\\"},
+            "é": 18446744073709551615_u64,
+        });
+        let expected = r#"{"a":{"x":"q\\","y":{},},"z":[1,-2.5,1e+300,true,null,{"a":[],"b":"\u0001\"é",},],"é":18446744073709551615,}"#;
+        let mut text = Vec::new();
+        canonical(&value, &mut text);
+        assert_eq!(String::from_utf8(text).unwrap(), expected);
+        let mut bound = Vec::new();
+        canonical_object(value.as_object().unwrap(), &mut bound);
+        assert_eq!(String::from_utf8(bound).unwrap(), expected);
+        assert_eq!(
+            binding("s", "t", None, None),
+            binding("s", "t", Some(&Map::new()), None)
+        );
+    }
 
     fn responses(pairs: &[(&str, Value)]) -> InputResponses {
         pairs

@@ -94,7 +94,9 @@ impl Server {
                     answers: reach.answers.clone(),
                     capabilities: declared_tasks.unwrap_or_default(),
                 };
-                let created = self.start_task(task).await.map(ServerResult::from);
+                // Boxed: a task's start is rare, and its future would make every call's larger.
+                let created = Box::pin(self.start_task(task)).await;
+                let created = created.map(ServerResult::from);
                 return Some(answer(id, created, shape));
             }
         }
