@@ -408,16 +408,25 @@ where
             }
             let stopping_until = self.stopping_until;
             let shutdown = &mut self.shutdown;
+            // In this order, the signal and the drain's watches first (each there only when it
+            // applies): a flood of lines never holds them back, and no branch is drawn at random.
+            // (A disabled branch's future is still made: the drain's timer is made only once
+            // polled.)
             let line = tokio::select! {
-                line = self.lines.next() => line,
+                biased;
                 () = async { shutdown.as_mut().expect("checked").await }, if shutdown.is_some() => {
                     self.shutdown = None;
                     self.stopping_until = Some(Instant::now() + self.drain);
                     tracing::info!(drain = ?self.drain, "stdio: shutting down: new calls are refused, calls in flight may finish");
                     continue;
                 }
-                () = tokio::time::sleep_until(stopping_until.unwrap_or_else(Instant::now)), if stopping_until.is_some() => continue,
+                () = async move {
+                    if let Some(until) = stopping_until {
+                        tokio::time::sleep_until(until).await;
+                    }
+                }, if stopping_until.is_some() => continue,
                 () = self.flights.departure(), if stopping_until.is_some() => continue,
+                line = self.lines.next() => line,
             };
             let line = match line {
                 Some(line) => line,
