@@ -3,8 +3,7 @@
 //! cause text reaches the model unless the server exposes causes; the log gets the incident and
 //! the whole cause chain; the rate limiter never echoes its key; the server keeps serving.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use mcp_fusion::Server;
 use mcp_fusion::client::{Client, Connection};
@@ -15,6 +14,8 @@ use mcp_fusion::rmcp::model::CallToolResult;
 use mcp_fusion::tools::{BoxFuture, Failure};
 use mcp_fusion::{ToolError, tool};
 use serde_json::{Value, json};
+
+use crate::support::Lines;
 
 const PASSWORD: &str = "hunter2-Secr3t";
 const DSN: &str = "postgres://billing:hunter2-Secr3t@db.internal:5432/prod";
@@ -130,24 +131,10 @@ fn server(expose: bool) -> Server {
 /// What `tracing` writes, for every test of this file: one global subscriber, since a
 /// per-thread one misses events whose callsite another test's thread registered first. Tests
 /// find their own lines by incident id.
-#[derive(Clone, Default)]
-struct Log(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Log {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-fn log() -> &'static Log {
-    static LOG: OnceLock<Log> = OnceLock::new();
+fn log() -> &'static Lines {
+    static LOG: OnceLock<Lines> = OnceLock::new();
     LOG.get_or_init(|| {
-        let log = Log::default();
+        let log = Lines::default();
         let writer = log.clone();
         tracing_subscriber::fmt()
             .with_writer(move || writer.clone())
@@ -155,12 +142,6 @@ fn log() -> &'static Log {
             .init();
         log
     })
-}
-
-impl Log {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
 }
 
 async fn connect(expose: bool) -> (Client, Connection) {

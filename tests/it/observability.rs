@@ -17,6 +17,8 @@ use mcp_fusion::{Context, ToolError, tool};
 use mcp_fusion_drivers::raw_stdio;
 use serde_json::{Value, json};
 
+use crate::support::Lines;
+
 /// A client that keeps every progress notification it receives.
 #[derive(Clone, Default)]
 struct Recorder(Arc<Mutex<Vec<ProgressNotificationParam>>>);
@@ -227,20 +229,6 @@ async fn the_heartbeat_runs_while_the_handler_reports_nothing() {
     client.cancel().await.unwrap();
 }
 
-/// Log lines written while a test runs, through a `tracing` subscriber of its own.
-#[derive(Clone, Default)]
-struct Lines(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Lines {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
 fn traced(traceparent: &str) -> CallToolRequestParams {
@@ -262,12 +250,7 @@ fn incident(text: &str) -> String {
 #[tokio::test(flavor = "current_thread")]
 async fn a_trace_context_names_the_incident_and_the_span() {
     let lines = Lines::default();
-    let writer = lines.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let _guard = lines.capture();
     let client = in_process(Recorder::default()).await;
 
     let failed = client.call_tool(traced(TRACEPARENT)).await.unwrap();
@@ -281,7 +264,7 @@ async fn a_trace_context_names_the_incident_and_the_span() {
         span_id, "00f067aa0ba902b7",
         "the server's own span, not the caller's"
     );
-    let log = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+    let log = lines.text();
     let line = log
         .lines()
         .find(|l| l.contains("tool call failed unexpectedly"))
@@ -296,7 +279,7 @@ async fn a_trace_context_names_the_incident_and_the_span() {
     let failed = client.call_tool(traced(hostile)).await.unwrap();
     let text = failed.content[0].as_text().unwrap().text.clone();
     assert!(incident(&text).starts_with("inc_"), "{text}");
-    let log = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+    let log = lines.text();
     assert!(!log.contains("<tool_error>AAAA"), "{log}");
     client.cancel().await.unwrap();
 }
@@ -328,13 +311,7 @@ async fn a_stdio_calls_span_has_the_same_parents_wherever_it_ran() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
     let lines = Lines::default();
-    let writer = lines.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .without_time()
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let _guard = lines.capture();
     let server = Server::builder("t", "1").tool(Spans).build().unwrap();
     let (client, server_end) = tokio::io::duplex(1 << 16);
     let (read, write) = tokio::io::split(server_end);
@@ -367,7 +344,7 @@ async fn a_stdio_calls_span_has_the_same_parents_wherever_it_ran() {
     request.shutdown().await.unwrap();
     serving.await.unwrap().unwrap();
 
-    let log = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+    let log = lines.text();
     let parents: Vec<&str> = log
         .lines()
         .filter(|line| line.contains("inside the call"))

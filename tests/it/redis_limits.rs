@@ -723,36 +723,6 @@ async fn a_caller_key_without_a_secret_is_never_stored() {
     assert_eq!(keys(&redis, "unkeyed:*"), Vec::<String>::new());
 }
 
-/// Log lines written while a test runs, through a `tracing` subscriber of its own.
-#[derive(Clone, Default)]
-pub(crate) struct Lines(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Lines {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Lines {
-    /// What the test's own subscriber writes (this thread: a current-thread runtime).
-    pub(crate) fn capture(&self) -> tracing::subscriber::DefaultGuard {
-        let writer = self.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .finish();
-        tracing::subscriber::set_default(subscriber)
-    }
-
-    pub(crate) fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
-
 /// A script Redis runs but fails (here the budget's key holds a hash, as a bug of ours or
 /// another program writing under the prefix would leave it) is not an outage: the call is
 /// answered as the fail policy says, the error is logged as the bug it is, and the store does
@@ -761,7 +731,7 @@ impl Lines {
 async fn a_script_error_is_a_bug_not_an_outage() {
     use mcp_fusion::server::limits::{FailPolicy, RedisStore};
     let redis = redis();
-    let lines = Lines::default();
+    let lines = crate::support::Lines::default();
     let _guard = lines.capture();
     let store = |prefix: &str, policy| {
         RedisStore::builder(redis.url())

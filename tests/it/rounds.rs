@@ -287,7 +287,7 @@ async fn a_state_sent_to_two_replicas_sharing_a_redis_acts_once_in_the_fleet() {
 /// such a server says so.
 #[tokio::test(flavor = "current_thread")]
 async fn a_shared_secret_without_a_shared_store_warns_when_built() {
-    let lines = crate::redis_limits::Lines::default();
+    let lines = crate::support::Lines::default();
     let _guard = lines.capture();
     let opened = Arc::new(AtomicUsize::new(0));
     let _ = vault(&opened, None);
@@ -296,7 +296,7 @@ async fn a_shared_secret_without_a_shared_store_warns_when_built() {
     // With one, nothing to say.
     let redis =
         RedisServer::start().unwrap_or_else(|e| panic!("this test needs a Redis of its own: {e}"));
-    let lines = crate::redis_limits::Lines::default();
+    let lines = crate::support::Lines::default();
     let _guard = lines.capture();
     let _ = vault(
         &opened,

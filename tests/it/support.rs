@@ -145,3 +145,37 @@ pub(crate) async fn post_2026(
     let reply = endpoint.clone().oneshot(request).await.unwrap();
     reply.map(axum::body::Body::new)
 }
+
+/// Log lines written while a test runs, through a `tracing` subscriber: the test's own
+/// ([`Lines::capture`]) or a process-wide one a module installs.
+#[derive(Clone, Default)]
+pub(crate) struct Lines(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Lines {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Lines {
+    /// What this thread logs (a current-thread runtime) until the guard is dropped, without
+    /// times, so that two lines of the same spans read alike up to their message.
+    pub(crate) fn capture(&self) -> tracing::subscriber::DefaultGuard {
+        let writer = self.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .without_time()
+            .finish();
+        tracing::subscriber::set_default(subscriber)
+    }
+
+    /// What was logged so far.
+    pub(crate) fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
