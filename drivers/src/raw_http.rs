@@ -249,18 +249,41 @@ fn unchunk(mut body: &str) -> String {
     out
 }
 
-/// Reads from `stream` until what was read ends with `end`, within 5 s.
-pub async fn read_until(stream: &mut TcpStream, end: &[u8]) -> Result<(), Error> {
+/// One whole HTTP/1.1 response on a connection kept alive: its head, then its body by its
+/// `Content-Length` or to the last of its chunks, within 5 s.
+pub async fn read_response(stream: &mut TcpStream) -> Result<Reply, Error> {
     let mut read = Vec::new();
     let mut buf = [0u8; 8192];
-    while !read.ends_with(end) {
+    while !is_whole(&read) {
         let n = timeout(Duration::from_secs(5), stream.read(&mut buf)).await??;
         if n == 0 {
             return Err(format!("closed: {}", String::from_utf8_lossy(&read)).into());
         }
         read.extend_from_slice(&buf[..n]);
     }
-    Ok(())
+    Ok(read_reply_of(read))
+}
+
+/// Whether `read` holds a whole response: its head, and a body as long as its
+/// `Content-Length`, or chunks up to the last (none of either: a body that ends with the
+/// connection, never whole here).
+fn is_whole(read: &[u8]) -> bool {
+    let Some(end) = read.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return false;
+    };
+    let head = String::from_utf8_lossy(&read[..end]).to_ascii_lowercase();
+    let body = &read[end + 4..];
+    let header = |name: &str| {
+        head.lines()
+            .filter_map(|l| l.split_once(':'))
+            .find(|(n, _)| n.trim() == name)
+            .map(|(_, v)| v.trim().to_owned())
+    };
+    if let Some(len) = header("content-length").and_then(|v| v.parse::<usize>().ok()) {
+        return body.len() >= len;
+    }
+    header("transfer-encoding").is_some_and(|v| v == "chunked")
+        && (body.starts_with(b"0\r\n\r\n") || body.ends_with(b"\r\n0\r\n\r\n"))
 }
 
 /// An `initialize` request (id 1).
