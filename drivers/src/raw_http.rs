@@ -254,36 +254,31 @@ fn unchunk(mut body: &str) -> String {
 pub async fn read_response(stream: &mut TcpStream) -> Result<Reply, Error> {
     let mut read = Vec::new();
     let mut buf = [0u8; 8192];
-    while !is_whole(&read) {
+    // Once the head is in (read once): the response's whole length, or `None` when it ends
+    // with its last chunk.
+    let mut framing = None;
+    loop {
+        if framing.is_none()
+            && let Some(end) = read.windows(4).position(|w| w == b"\r\n\r\n")
+        {
+            let head = read_reply_of(read[..end].to_vec());
+            let length = head.header("content-length").and_then(|v| v.parse().ok());
+            framing = Some(length.map(|len: usize| end + 4 + len));
+        }
+        let whole = match framing {
+            Some(Some(total)) => read.len() >= total,
+            Some(None) => read.ends_with(b"\r\n0\r\n\r\n"),
+            None => false,
+        };
+        if whole {
+            return Ok(read_reply_of(read));
+        }
         let n = timeout(Duration::from_secs(5), stream.read(&mut buf)).await??;
         if n == 0 {
             return Err(format!("closed: {}", String::from_utf8_lossy(&read)).into());
         }
         read.extend_from_slice(&buf[..n]);
     }
-    Ok(read_reply_of(read))
-}
-
-/// Whether `read` holds a whole response: its head, and a body as long as its
-/// `Content-Length`, or chunks up to the last (none of either: a body that ends with the
-/// connection, never whole here).
-fn is_whole(read: &[u8]) -> bool {
-    let Some(end) = read.windows(4).position(|w| w == b"\r\n\r\n") else {
-        return false;
-    };
-    let head = String::from_utf8_lossy(&read[..end]).to_ascii_lowercase();
-    let body = &read[end + 4..];
-    let header = |name: &str| {
-        head.lines()
-            .filter_map(|l| l.split_once(':'))
-            .find(|(n, _)| n.trim() == name)
-            .map(|(_, v)| v.trim().to_owned())
-    };
-    if let Some(len) = header("content-length").and_then(|v| v.parse::<usize>().ok()) {
-        return body.len() >= len;
-    }
-    header("transfer-encoding").is_some_and(|v| v == "chunked")
-        && (body.starts_with(b"0\r\n\r\n") || body.ends_with(b"\r\n0\r\n\r\n"))
 }
 
 /// An `initialize` request (id 1).
