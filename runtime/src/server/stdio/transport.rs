@@ -368,7 +368,11 @@ where
             }
         }
         let mut framed = write.then(|| (frame(&item), place));
-        if let Some(line) = framed.take() {
+        // Written at once when nothing is queued or being written (the writing task is not
+        // woken for it); else queued behind the rest.
+        if let Some(line) = framed.take()
+            && let Err(line) = self.output.write_now(line, &self.out)
+        {
             match self.out.try_send(line) {
                 Ok(()) => {}
                 Err(mpsc::error::TrySendError::Full(line)) => framed = Some(line),

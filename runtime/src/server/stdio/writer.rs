@@ -1,8 +1,9 @@
 //! The writing side of a stdio connection: answers and notifications as lines, each written
-//! whole before the next begins. One task writes what is queued; a line made by the reader
-//! itself (an answer the lane finished as it read the request) is written at once when nothing
-//! is queued or being written and the output takes it without waiting, which spares the task a
-//! wake-up for each answer of a call made one at a time.
+//! whole before the next begins. One task writes what is queued; a line made where the
+//! transport runs (an answer the lane finished as it read the request, or one rmcp hands the
+//! transport) is written at once when nothing is queued or being written and the output takes
+//! it without waiting, which spares the task a wake-up for each answer of a request made one
+//! at a time.
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
