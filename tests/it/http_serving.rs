@@ -433,8 +433,9 @@ async fn a_client_writing_a_body_over_the_limit_reads_the_refusal() {
     }
 }
 
-/// Two requests of one session with the same id: the second is refused, naming the rule, and
-/// the first is still answered (rmcp routes answers by id, so the first would be lost).
+/// Requests of one session with the id of one in flight: each is refused, naming the rule,
+/// whether the fast lane takes it (`400`) or rmcp (the refusal as the one event of its stream),
+/// and the first is still answered (rmcp routes answers by id, so the first would be lost).
 #[tokio::test]
 async fn the_same_id_twice_in_a_session_gets_two_answers() {
     let billing = start(&[]).await;
@@ -454,18 +455,25 @@ async fn the_same_id_twice_in_a_session_gets_two_answers() {
     )
     .await;
     let first = tokio::spawn(crate::support::rest_of_reply(stream, streamed));
-    let second = billing.post_json(&headers, &fast).await;
-    let refused = second.message();
-    assert_eq!(
-        (&refused["id"], &refused["error"]["code"]),
-        (&json!(7), &json!(-32600)),
-        "{refused}"
-    );
-    let text = refused["error"]["message"].as_str().unwrap();
-    assert!(
-        text.contains("already used by a request in flight"),
-        "{text}"
-    );
+    // The same call, taken by the lane (`400`); asking for progress, taken by rmcp (`200`, the
+    // refusal on its stream).
+    let mut with_progress = fast.clone();
+    with_progress["params"]["_meta"] = json!({"progressToken": "again"});
+    for (second, status) in [(&fast, 400), (&with_progress, 200)] {
+        let second = billing.post_json(&headers, second).await;
+        assert_eq!(second.status, status, "{second:?}");
+        let refused = second.message();
+        assert_eq!(
+            (&refused["id"], &refused["error"]["code"]),
+            (&json!(7), &json!(-32600)),
+            "{refused}"
+        );
+        let text = refused["error"]["message"].as_str().unwrap();
+        assert!(
+            text.contains("already used by a request in flight"),
+            "{text}"
+        );
+    }
     let first = timeout(Duration::from_secs(10), first)
         .await
         .unwrap()

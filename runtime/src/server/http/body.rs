@@ -160,11 +160,11 @@ pub(crate) struct Limits {
     /// Whether the fast lane answers plain requests (`HttpOptions::fast_path`): then they are
     /// read as the lane reads them.
     pub(crate) lane: bool,
-    /// How a request left to rmcp's parse is known here. With sessions (which want a
-    /// request's id, and whether it is `initialize`) or OAuth (whose scope check reads a
-    /// call), by its top level, read exactly (`incoming::top`); without them, by a glance at
-    /// its method (`lane::glance`), which a crafted body can mislead only into leaving rmcp a
-    /// request nothing here needs. When rmcp refuses a request left to it, the whole reading
+    /// How a request left to rmcp's parse is known here. With OAuth (whose scope check reads a
+    /// call), by its top level, read exactly (`incoming::top`); without it, by a glance at its
+    /// method (`lane::glance`), which a crafted body can mislead only into leaving rmcp a
+    /// request nothing here needs (a session's rule on ids reads the message rmcp parsed:
+    /// `http::sessions`). When rmcp refuses a request left to it, the whole reading
     /// gives its answer, as it would have before rmcp (`ReadBodies::call`).
     pub(crate) read_top: bool,
 }

@@ -23,6 +23,7 @@ pub use service::HttpService;
 
 pub(crate) use headers::SESSION_ID;
 pub(crate) use parsing::ParsePlace;
+pub(crate) use sessions::{SessionIds, Sessions, refused};
 
 use crate::server::core::Server;
 use crate::server::serve::{Serve, ServeError};

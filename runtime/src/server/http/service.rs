@@ -10,12 +10,13 @@
 //! 5. [`ReadBodies`]: the body within its size and time, parsed within the `max_parsing`
 //!    budget (bodies of the largest size at a time, smaller ones sharing it by size);
 //! 6. `Scopes` (feature `oauth`): `403 insufficient_scope` for a call the token may not make;
-//! 7. [`SessionLimits`]: the cap on live sessions, one request per id in a session;
+//! 7. [`SessionLimits`]: the cap on live sessions;
 //! 8. [`FastPath`] (the fast lane, `server::lane::http`): plain requests answered as rmcp
 //!    would answer them, on a stateless server and in a session (with `fast_path` off it
 //!    only takes the body layer's facts off the request);
-//! 9. rmcp's service: sessions, streams of events, the MCP dispatch to the server (the body it
-//!    reads gives back its parse place once rmcp has parsed it).
+//! 9. rmcp's service: sessions (rmcp's, with one request per id in flight in each:
+//!    [`Sessions`]), streams of events, the MCP dispatch to the server (the body it reads gives
+//!    back its parse place once rmcp has parsed it).
 //!
 //! Each layer is a `tower_service::Service` of its own, tested alone with
 //! `tower::ServiceExt::oneshot`; an inner layer reads what an outer one learnt (the verified
@@ -48,7 +49,7 @@ use crate::tool::BoxFuture;
 /// rmcp's service, shared: a clone of `StreamableHttpService` copies its settings (the
 /// allowed hosts and origins), which its own `Service::call` does for every request.
 #[derive(Clone)]
-pub(crate) struct Rmcp(Arc<StreamableHttpService<Server, LocalSessionManager>>);
+pub(crate) struct Rmcp(Arc<StreamableHttpService<Server, Sessions>>);
 
 impl Service<Request<super::body::ReadBody>> for Rmcp {
     type Response = Reply;
@@ -187,6 +188,7 @@ impl Server {
         let mut manager = LocalSessionManager::default();
         manager.session_config.keep_alive = Some(options.session_keep_alive);
         let manager = Arc::new(manager);
+        let sessions = Arc::new(Sessions::new(manager.clone()));
         let mut config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(options.allowed_hosts.clone())
             .with_allowed_origins(options.allowed_origins.clone())
@@ -208,12 +210,13 @@ impl Server {
         ));
         let server = self.clone();
         let config = config.disable_allowed_hosts().disable_allowed_origins();
-        let rmcp = StreamableHttpService::new(move || Ok(server.clone()), manager.clone(), config);
+        let rmcp = StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), config);
         let rmcp = Rmcp(Arc::new(rmcp));
         let inside = SessionLimits {
             // The fast lane, the one place HTTP calls into it (`server::lane::http`).
-            inner: FastPath::new(rmcp, self, options, &manager),
-            sessions: Arc::new(Sessions::new(manager.clone(), options.max_sessions)),
+            inner: FastPath::new(rmcp, self, options, &sessions),
+            sessions: manager.clone(),
+            max_sessions: options.max_sessions,
         };
         #[cfg(feature = "oauth")]
         let guard = (options.oauth.clone())
@@ -232,7 +235,7 @@ impl Server {
                 parse_wait: options.parse_wait,
                 keep_call_arguments: cfg!(feature = "oauth") && self.has_oauth(options),
                 lane: options.fast_path,
-                read_top: !options.stateless || self.has_oauth(options),
+                read_top: self.has_oauth(options),
             }),
         };
         #[cfg(feature = "oauth")]

@@ -1,20 +1,35 @@
-//! The sessions layer (a server with sessions): at most `max_sessions` live at once (an
-//! `initialize` that would open one more is answered `503` with `Retry-After`), and one request
-//! per id in flight in a session (a second is refused `400`: rmcp routes answers by id, so the
-//! first's answer would be lost). A request's id stays taken until its answer is written or
-//! dropped.
+//! A server's sessions: rmcp's own, with the two rules rmcp leaves to us.
+//!
+//! - [`Sessions`], the session manager rmcp's service serves with: rmcp's `LocalSessionManager`,
+//!   plus one request per id in flight in a session. rmcp routes a session's answers by request
+//!   id, so a second request with the id of one in flight would take the first's answer; it is
+//!   answered -32600 instead, as the one event of its stream. The rule reads the message rmcp
+//!   has parsed (`SessionManager::create_stream`): nothing before rmcp reads a session's
+//!   requests for their ids. The fast lane's calls take their ids in the same table
+//!   ([`SessionIds`]), refused `400` by the lane.
+//! - [`SessionLimits`], a layer: at most `max_sessions` live at once (an `initialize` that would
+//!   open one more is answered `503` with `Retry-After`).
+//!
+//! A request's id stays taken until its stream ends or is dropped (its answer written, or its
+//! client gone).
 
 use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
+use futures_core::Stream;
 use http::{HeaderValue, Request, StatusCode, header};
-use rmcp::model::{ErrorCode, ErrorData, JsonRpcMessage, RequestId};
+use rmcp::model::{ClientJsonRpcMessage, ErrorCode, ErrorData, JsonRpcMessage, RequestId};
+use rmcp::transport::common::server_side_http::ServerSseMessage;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{RestoreOutcome, SessionId, SessionManager};
+use tokio_util::sync::CancellationToken;
 use tower_service::Service;
 
 use super::body::{Incoming, ReadBody};
-use super::next::{self, Guarding, Inner, Next};
+use super::next::{self, Inner, Next};
 use super::reply::{Reply, json_rpc};
 use crate::server::methods::cut;
 
@@ -24,45 +39,234 @@ const SESSION_RETRY_AFTER: &str = "10";
 /// A request of a session: the session's id and the request's.
 type SessionRequest = (Arc<str>, RequestId);
 
-/// What the sessions layer keeps.
-pub(crate) struct Sessions {
-    /// rmcp's sessions, to count.
-    pub(crate) manager: Arc<LocalSessionManager>,
-    pub(crate) max_sessions: usize,
-    /// Requests of each session whose answers are not yet written (foldhash, seeded per
-    /// server: a client's ids cannot be chosen to collide).
-    in_flight: Mutex<foldhash::HashSet<SessionRequest>>,
+/// The ids of the requests in flight in each session, and what cancels those of the fast lane
+/// (`None`: a request of rmcp's, which rmcp cancels).
+#[derive(Default)]
+pub(crate) struct SessionIds {
+    /// foldhash, seeded per server: a client's ids cannot be chosen to collide.
+    taken: Mutex<foldhash::HashMap<SessionRequest, Option<CancellationToken>>>,
 }
 
-impl Sessions {
-    pub(crate) fn new(manager: Arc<LocalSessionManager>, max_sessions: usize) -> Self {
-        Sessions {
-            manager,
-            max_sessions,
-            in_flight: Mutex::default(),
-        }
-    }
-}
-
-/// A request's entry among those in flight, removed when its answer is written or dropped.
-pub(crate) struct InFlight {
-    sessions: Arc<Sessions>,
+/// A request's id, taken until this is dropped.
+pub(crate) struct IdTaken {
+    ids: Arc<SessionIds>,
     key: SessionRequest,
 }
 
-impl Drop for InFlight {
+impl Drop for IdTaken {
     fn drop(&mut self) {
-        (self.sessions.in_flight.lock())
+        (self.ids.taken.lock())
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&self.key);
     }
 }
 
-/// The sessions layer over `S`.
+impl SessionIds {
+    /// Takes request `id` of `session`; the refusal when a request with that id is in flight.
+    pub(crate) fn take(
+        self: &Arc<Self>,
+        session: Arc<str>,
+        id: RequestId,
+        cancel: Option<CancellationToken>,
+    ) -> Result<IdTaken, ErrorData> {
+        let mut taken = self.taken.lock().unwrap_or_else(PoisonError::into_inner);
+        match taken.entry((session, id)) {
+            std::collections::hash_map::Entry::Occupied(entry) => Err(in_flight(&entry.key().1)),
+            std::collections::hash_map::Entry::Vacant(entry) => {
+                let key = entry.key().clone();
+                entry.insert(cancel);
+                Ok(IdTaken {
+                    ids: Arc::clone(self),
+                    key,
+                })
+            }
+        }
+    }
+
+    /// Cancels the fast lane's request `id` of `session`, if it runs.
+    pub(crate) fn cancel(&self, session: &str, id: &RequestId) {
+        let taken = self.taken.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(Some(cancel)) = taken.get(&(Arc::from(session), id.clone())) {
+            cancel.cancel();
+        }
+    }
+}
+
+/// The refusal of a request whose id a request in flight in its session holds.
+fn in_flight(id: &RequestId) -> ErrorData {
+    ErrorData::invalid_request(
+        format!(
+            "Invalid request: id {} is already used by a request in flight in this session",
+            cut(&id.to_string())
+        ),
+        None,
+    )
+}
+
+/// The refusal as the lane answers it: `400` with the JSON-RPC error.
+pub(crate) fn refused(error: ErrorData, id: RequestId) -> Reply {
+    json_rpc(
+        StatusCode::BAD_REQUEST,
+        &JsonRpcMessage::error(error, Some(id)),
+    )
+}
+
+/// rmcp's sessions (`local`), with one request per id in flight in each (`ids`).
+pub(crate) struct Sessions {
+    pub(crate) local: Arc<LocalSessionManager>,
+    pub(crate) ids: Arc<SessionIds>,
+}
+
+impl Sessions {
+    pub(crate) fn new(local: Arc<LocalSessionManager>) -> Self {
+        Sessions {
+            local,
+            ids: Arc::default(),
+        }
+    }
+}
+
+type Local = LocalSessionManager;
+
+impl SessionManager for Sessions {
+    type Error = <Local as SessionManager>::Error;
+    type Transport = <Local as SessionManager>::Transport;
+
+    fn create_session(
+        &self,
+    ) -> impl Future<Output = Result<(SessionId, Self::Transport), Self::Error>> + Send {
+        self.local.create_session()
+    }
+
+    fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> impl Future<Output = Result<rmcp::model::ServerJsonRpcMessage, Self::Error>> + Send {
+        self.local.initialize_session(id, message)
+    }
+
+    fn has_session(
+        &self,
+        id: &SessionId,
+    ) -> impl Future<Output = Result<bool, Self::Error>> + Send {
+        self.local.has_session(id)
+    }
+
+    fn close_session(
+        &self,
+        id: &SessionId,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.local.close_session(id)
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let taken = match &message {
+            JsonRpcMessage::Request(request) => {
+                match self.ids.take(id.clone(), request.id.clone(), None) {
+                    Ok(taken) => Some(taken),
+                    Err(error) => {
+                        let refusal = JsonRpcMessage::error(error, Some(request.id.clone()));
+                        return Ok(Events {
+                            events: None,
+                            refusal: Some(ServerSseMessage::from_message(refusal)),
+                            taken: None,
+                        });
+                    }
+                }
+            }
+            _ => None,
+        };
+        let events = self.local.create_stream(id, message).await?;
+        Ok(Events {
+            events: Some(events),
+            refusal: None,
+            taken,
+        })
+    }
+
+    fn accept_message(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.local.accept_message(id, message)
+    }
+
+    fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> impl Future<
+        Output = Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error>,
+    > + Send {
+        self.local.create_standalone_stream(id)
+    }
+
+    fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> impl Future<
+        Output = Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error>,
+    > + Send {
+        self.local.resume(id, last_event_id)
+    }
+
+    fn restore_session(
+        &self,
+        id: SessionId,
+    ) -> impl Future<Output = Result<RestoreOutcome<Self::Transport>, Self::Error>> + Send {
+        self.local.restore_session(id)
+    }
+
+    fn event_store(
+        &self,
+    ) -> Option<Arc<dyn rmcp::transport::streamable_http_server::session::EventStore>> {
+        self.local.event_store()
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A request's events, its id held until they end; or the one event that refuses it.
+    struct Events<S> {
+        #[pin]
+        events: Option<S>,
+        refusal: Option<ServerSseMessage>,
+        taken: Option<IdTaken>,
+    }
+}
+
+impl<S: Stream<Item = ServerSseMessage>> Stream for Events<S> {
+    type Item = ServerSseMessage;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ServerSseMessage>> {
+        let this = self.project();
+        if let Some(refusal) = this.refusal.take() {
+            return Poll::Ready(Some(refusal));
+        }
+        let next = match this.events.as_pin_mut() {
+            Some(events) => std::task::ready!(events.poll_next(cx)),
+            None => None,
+        };
+        if next.is_none() {
+            // Answered: the id may be used again at once.
+            *this.taken = None;
+        }
+        Poll::Ready(next)
+    }
+}
+
+/// The cap on live sessions, over `S`.
 #[derive(Clone)]
 pub(crate) struct SessionLimits<S> {
     pub(crate) inner: S,
-    pub(crate) sessions: Arc<Sessions>,
+    /// rmcp's sessions, to count.
+    pub(crate) sessions: Arc<LocalSessionManager>,
+    pub(crate) max_sessions: usize,
 }
 
 impl<S> Service<Request<ReadBody>> for SessionLimits<S>
@@ -71,32 +275,19 @@ where
 {
     type Response = Reply;
     type Error = Infallible;
-    type Future = Guarding<S::Future, InFlight>;
+    type Future = Next<S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, request: Request<ReadBody>) -> Self::Future {
-        let session = request.headers().get(&super::headers::SESSION_ID);
-        let incoming = request.extensions().get::<Incoming>();
-        let initialize = incoming.is_some_and(|i| i.get().initialize);
-        // A request outside any session that opens none (every one of a stateless server)
-        // is no business of this layer.
-        if session.is_none() && !initialize {
-            return Guarding::bare(Next::on(self.inner.call(request)));
-        }
-        let id = incoming.and_then(|i| i.get().id.clone());
-        let Some(session) = session else {
-            return Guarding::bare(self.open(request, id));
-        };
-        let session = session.to_str().ok().map(Arc::<str>::from);
-        match (session, id) {
-            (Some(session), Some(id)) => match self.sessions.enter(session, id) {
-                Ok(in_flight) => Guarding::new(Next::on(self.inner.call(request)), in_flight),
-                Err(refused) => Guarding::bare(Next::now(*refused)),
-            },
-            _ => Guarding::bare(Next::on(self.inner.call(request))),
+        // Only an `initialize` outside any session opens one.
+        let opens = !request.headers().contains_key(&super::headers::SESSION_ID)
+            && (request.extensions().get::<Incoming>()).is_some_and(|i| i.get().initialize);
+        match opens {
+            true => self.open(request),
+            false => Next::on(self.inner.call(request)),
         }
     }
 }
@@ -109,66 +300,39 @@ where
     /// session, else refused. (Out of line: rare beside the requests within a session.)
     #[cold]
     #[inline(never)]
-    fn open(&self, request: Request<ReadBody>, id: Option<RequestId>) -> Next<S::Future> {
+    fn open(&self, request: Request<ReadBody>) -> Next<S::Future> {
+        let id = (request.extensions().get::<Incoming>()).and_then(|i| i.get().id.clone());
         let inner = self.inner.clone();
         let sessions = Arc::clone(&self.sessions);
+        let max_sessions = self.max_sessions;
         Next::own(async move {
-            let live = sessions.manager.sessions.read().await.len();
-            if live >= sessions.max_sessions {
-                return sessions.busy(id);
+            let live = sessions.sessions.read().await.len();
+            if live >= max_sessions {
+                return busy(max_sessions, id);
             }
             next::call(inner, request).await
         })
     }
 }
 
-impl Sessions {
-    /// Takes the place of request `id` of `session` among those in flight; the refusal when one
-    /// with that id is in flight already.
-    fn enter(self: &Arc<Self>, session: Arc<str>, id: RequestId) -> Result<InFlight, Box<Reply>> {
-        let key = (session, id);
-        let mut in_flight = self
-            .in_flight
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if !in_flight.insert(key.clone()) {
-            let id = key.1;
-            let error = ErrorData::invalid_request(
-                format!(
-                    "Invalid request: id {} is already used by a request in flight in this session",
-                    cut(&id.to_string())
-                ),
-                None,
-            );
-            let message = JsonRpcMessage::error(error, Some(id));
-            return Err(Box::new(json_rpc(StatusCode::BAD_REQUEST, &message)));
-        }
-        Ok(InFlight {
-            sessions: Arc::clone(self),
-            key,
-        })
-    }
-
-    /// `503` for an `initialize` that would open a session past the cap.
-    fn busy(&self, id: Option<RequestId>) -> Reply {
-        let error = ErrorData::new(
-            ErrorCode(-32000),
-            format!(
-                "Server busy: this server holds at most {} sessions at once. Retry later, or end a session you no longer use (DELETE).",
-                self.max_sessions
-            ),
-            None,
-        );
-        let mut reply = json_rpc(
-            StatusCode::SERVICE_UNAVAILABLE,
-            &JsonRpcMessage::error(error, id),
-        );
-        reply.headers_mut().insert(
-            header::RETRY_AFTER,
-            HeaderValue::from_static(SESSION_RETRY_AFTER),
-        );
-        reply
-    }
+/// `503` for an `initialize` that would open a session past the cap.
+fn busy(max_sessions: usize, id: Option<RequestId>) -> Reply {
+    let error = ErrorData::new(
+        ErrorCode(-32000),
+        format!(
+            "Server busy: this server holds at most {max_sessions} sessions at once. Retry later, or end a session you no longer use (DELETE)."
+        ),
+        None,
+    );
+    let mut reply = json_rpc(
+        StatusCode::SERVICE_UNAVAILABLE,
+        &JsonRpcMessage::error(error, id),
+    );
+    reply.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from_static(SESSION_RETRY_AFTER),
+    );
+    reply
 }
 
 #[cfg(test)]
@@ -178,66 +342,116 @@ mod tests {
     use http_body_util::{BodyExt, Full};
     use tower::ServiceExt;
 
+    /// An id is taken until given up; another session's same id is another request; the lane's
+    /// requests are cancelled through the table, rmcp's are not.
+    #[test]
+    fn an_id_in_flight_in_a_session_is_refused() {
+        let ids = Arc::new(SessionIds::default());
+        let seven = || RequestId::Number(7);
+        let first = ids.take("a".into(), seven(), None).expect("free");
+        let again = ids.take("a".into(), seven(), None).err().expect("taken");
+        assert!(again.message.contains("id 7 is already used"), "{again:?}");
+        let other = ids
+            .take("b".into(), seven(), None)
+            .expect("another session's");
+        drop(first);
+        let cancel = CancellationToken::new();
+        let lane = ids.take("a".into(), seven(), Some(cancel.clone()));
+        ids.cancel("a", &seven());
+        assert!(cancel.is_cancelled());
+        drop((lane, other));
+        assert!(ids.taken.lock().unwrap().is_empty());
+    }
+
+    /// rmcp's stream of a request holds its id until it ends; a refused one is one event.
+    #[tokio::test]
+    async fn a_requests_events_hold_its_id_until_they_end() {
+        let ids = Arc::new(SessionIds::default());
+        let taken = ids.take("a".into(), RequestId::Number(1), None).unwrap();
+        let answer = ServerSseMessage::from_message(JsonRpcMessage::error(
+            ErrorData::internal_error("x", None),
+            Some(RequestId::Number(1)),
+        ));
+        let mut events = Box::pin(Events {
+            events: Some(Iter(vec![answer].into_iter())),
+            refusal: None,
+            taken: Some(taken),
+        });
+        let next = std::future::poll_fn(|cx| events.as_mut().poll_next(cx));
+        assert!(next.await.is_some());
+        assert_eq!(
+            ids.taken.lock().unwrap().len(),
+            1,
+            "held while the answer is out"
+        );
+        let end = std::future::poll_fn(|cx| events.as_mut().poll_next(cx));
+        assert!(end.await.is_none());
+        assert!(ids.taken.lock().unwrap().is_empty(), "given up at the end");
+        let refusal = ServerSseMessage::default();
+        let mut refused = Box::pin(Events::<Iter> {
+            events: None,
+            refusal: Some(refusal),
+            taken: None,
+        });
+        assert!(
+            std::future::poll_fn(|cx| refused.as_mut().poll_next(cx))
+                .await
+                .is_some()
+        );
+        assert!(
+            std::future::poll_fn(|cx| refused.as_mut().poll_next(cx))
+                .await
+                .is_none()
+        );
+    }
+
+    /// A stream of its items, each ready at once.
+    struct Iter(std::vec::IntoIter<ServerSseMessage>);
+
+    impl Stream for Iter {
+        type Item = ServerSseMessage;
+        fn poll_next(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+            Poll::Ready(self.0.next())
+        }
+    }
+
     fn request(session: Option<&'static str>, parsed: Parsed) -> Request<ReadBody> {
         let mut request = Request::post("/mcp");
         if let Some(session) = session {
             request = request.header("mcp-session-id", session);
         }
         let mut request = request.body(ReadBody::empty()).unwrap();
-        let incoming = Incoming::new(parsed);
-        request.extensions_mut().insert(incoming);
+        request.extensions_mut().insert(Incoming::new(parsed));
         request
     }
 
-    fn call(id: i64) -> Parsed {
-        Parsed {
-            id: Some(RequestId::Number(id)),
-            ..Parsed::default()
-        }
-    }
-
-    /// An id is taken while its answer is not written; another session's same id is not the
-    /// same request.
+    /// An `initialize` past the cap is refused `503`; requests of a session pass.
     #[tokio::test]
-    async fn an_id_in_flight_in_a_session_is_refused() {
+    async fn an_initialize_past_the_cap_is_refused() {
         let ok = tower::service_fn(|_: Request<ReadBody>| async {
             Ok::<_, Infallible>(Reply::new(Full::default().boxed()))
         });
-        let sessions = Arc::new(Sessions::new(Arc::default(), 1));
+        let initialize = || Parsed {
+            id: Some(RequestId::Number(1)),
+            initialize: true,
+            ..Parsed::default()
+        };
         let layer = SessionLimits {
             inner: ok,
-            sessions,
+            sessions: Arc::default(),
+            max_sessions: 1,
         };
-        let first = layer
-            .clone()
-            .oneshot(request(Some("a"), call(1)))
-            .await
-            .unwrap();
-        let again = layer
-            .clone()
-            .oneshot(request(Some("a"), call(1)))
-            .await
-            .unwrap();
-        assert_eq!(again.status(), StatusCode::BAD_REQUEST);
-        let other = layer
-            .clone()
-            .oneshot(request(Some("b"), call(1)))
-            .await
-            .unwrap();
-        assert_eq!(other.status(), StatusCode::OK);
-        drop(first);
-        let after = layer
-            .clone()
-            .oneshot(request(Some("a"), call(1)))
-            .await
-            .unwrap();
-        assert_eq!(after.status(), StatusCode::OK);
-        // No session cap reached without sessions: initialize passes.
-        let initialize = Parsed {
-            initialize: true,
-            ..call(2)
+        let opened = layer.clone().oneshot(request(None, initialize())).await;
+        assert_eq!(opened.unwrap().status(), StatusCode::OK);
+        let full = SessionLimits {
+            max_sessions: 0,
+            ..layer
         };
-        let opened = layer.oneshot(request(None, initialize)).await.unwrap();
-        assert_eq!(opened.status(), StatusCode::OK);
+        let refused = full.clone().oneshot(request(None, initialize())).await;
+        let refused = refused.unwrap();
+        assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(refused.headers()[header::RETRY_AFTER], SESSION_RETRY_AFTER);
+        let within = full.oneshot(request(Some("a"), Parsed::default())).await;
+        assert_eq!(within.unwrap().status(), StatusCode::OK);
     }
 }

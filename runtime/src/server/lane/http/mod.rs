@@ -9,8 +9,6 @@ mod session;
 
 use std::sync::Arc;
 
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-
 pub(crate) use front::FastPath;
 pub(super) use known::LaneSessions;
 
@@ -25,11 +23,11 @@ impl<S> FastPath<S> {
         inner: S,
         server: &Server,
         options: &HttpOptions,
-        manager: &Arc<LocalSessionManager>,
+        sessions: &Arc<crate::server::http::Sessions>,
     ) -> Self {
         let plain = options.fast_path.then(|| {
             let headers = PlainHeaders::new(&options.allowed_hosts, server.without_param_headers());
-            let sessions = (!options.stateless).then(|| session::SessionLane::new(manager.clone()));
+            let sessions = (!options.stateless).then(|| session::SessionLane::new(sessions));
             Arc::new(front::Lane {
                 server: server.clone(),
                 headers,

@@ -18,9 +18,8 @@
 //! events' ids (`0/N`, `1/N`) count from 2^63 so that they never name one of rmcp's
 //! streams: a client resuming one is told it is over, as for a stream rmcp has forgotten.
 
-use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -33,42 +32,27 @@ use tokio_util::sync::CancellationToken;
 
 use crate::server::core::Server;
 use crate::server::http::reply::Reply;
+use crate::server::http::{SessionIds, Sessions, refused};
 use crate::server::lane::answer::PlainClient;
 use crate::server::lane::read::PlainRequest;
 use crate::server::lane::rules::Shape;
-
-/// A request of a session: the session's id and the request's.
-type SessionRequest = (Arc<str>, RequestId);
 
 /// What the lane needs of the server with sessions.
 pub(crate) struct SessionLane {
     pub(crate) manager: Arc<LocalSessionManager>,
     /// The ids of the lane's events (`N` of `0/N`), from 2^63 up.
     next: AtomicU64,
-    /// The lane's calls running, each with what cancels it (`notifications/cancelled`).
-    running: Arc<Mutex<HashMap<SessionRequest, CancellationToken>>>,
-}
-
-/// A running request's place among them, given up when it ends.
-struct Running {
-    running: Arc<Mutex<HashMap<SessionRequest, CancellationToken>>>,
-    key: SessionRequest,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        (self.running.lock())
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.key);
-    }
+    /// The ids in flight in each session, rmcp's requests' and the lane's, with what cancels
+    /// the lane's (`notifications/cancelled`).
+    ids: Arc<SessionIds>,
 }
 
 impl SessionLane {
-    pub(crate) fn new(manager: Arc<LocalSessionManager>) -> Self {
+    pub(crate) fn new(sessions: &Sessions) -> Self {
         SessionLane {
-            manager,
+            manager: Arc::clone(&sessions.local),
             next: AtomicU64::new(1 << 63),
-            running: Arc::default(),
+            ids: Arc::clone(&sessions.ids),
         }
     }
 
@@ -81,10 +65,7 @@ impl SessionLane {
         else {
             return;
         };
-        let running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(cancelled) = running.get(&(Arc::from(session), id.clone())) {
-            cancelled.cancel();
-        }
+        self.ids.cancel(session, id);
     }
 
     /// The session's peer and the shape of its answers, when the lane may answer `request`
@@ -116,7 +97,8 @@ impl SessionLane {
     }
 
     /// Answers `request` in the session of `peer`, as rmcp's session would: its answer as the
-    /// second event of a stream whose first primes the client's retry.
+    /// second event of a stream whose first primes the client's retry. A request whose id one
+    /// in flight in the session holds is refused `400`.
     pub(crate) async fn answer(
         &self,
         server: &Server,
@@ -127,13 +109,10 @@ impl SessionLane {
         extensions: Extensions,
     ) -> Reply {
         let cancelled = CancellationToken::new();
-        let key = (session, request.id().clone());
-        (self.running.lock())
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(key.clone(), cancelled.clone());
-        let _running = Running {
-            running: Arc::clone(&self.running),
-            key,
+        let id = request.id().clone();
+        let _taken = match self.ids.take(session, id.clone(), Some(cancelled.clone())) {
+            Ok(taken) => taken,
+            Err(error) => return refused(error, id),
         };
         let client = PlainClient::Session(peer);
         let answer = server
