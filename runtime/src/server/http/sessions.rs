@@ -342,8 +342,8 @@ mod tests {
     use http_body_util::{BodyExt, Full};
     use tower::ServiceExt;
 
-    /// An id is taken until given up; another session's same id is another request; the lane's
-    /// requests are cancelled through the table, rmcp's are not.
+    /// An id is taken until given up; another session's same id is another request; a lane
+    /// call is cancelled through the table.
     #[test]
     fn an_id_in_flight_in_a_session_is_refused() {
         let ids = Arc::new(SessionIds::default());
