@@ -134,6 +134,19 @@ pub(crate) fn cut(name: &str) -> String {
     out
 }
 
+/// The refusal of a request whose id a request in flight holds; `scope` says where (empty on
+/// stdio, a connection being one client's).
+#[cfg(any(feature = "stdio", feature = "http"))]
+pub(crate) fn id_in_flight(id: &RequestId, scope: &str) -> ErrorData {
+    ErrorData::invalid_request(
+        format!(
+            "Invalid request: id {} is already used by a request in flight{scope}",
+            cut(&id.to_string())
+        ),
+        None,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,7 +31,7 @@ use tower_service::Service;
 use super::body::{Incoming, ReadBody};
 use super::next::{self, Inner, Next};
 use super::reply::{Reply, json_rpc};
-use crate::server::methods::cut;
+use crate::server::methods::id_in_flight;
 
 /// Seconds a client refused a session waits before it tries again.
 const SESSION_RETRY_AFTER: &str = "10";
@@ -94,13 +94,7 @@ impl SessionIds {
 
 /// The refusal of a request whose id a request in flight in its session holds.
 fn in_flight(id: &RequestId) -> ErrorData {
-    ErrorData::invalid_request(
-        format!(
-            "Invalid request: id {} is already used by a request in flight in this session",
-            cut(&id.to_string())
-        ),
-        None,
-    )
+    id_in_flight(id, " in this session")
 }
 
 /// The refusal as the lane answers it: `400` with the JSON-RPC error.

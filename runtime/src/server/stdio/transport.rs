@@ -45,7 +45,7 @@ use super::options::StdioOptions;
 use super::writer::{Output, frame};
 use crate::server::incoming::{Read, read};
 use crate::server::lane::{PlainRequest, StdioLane};
-use crate::server::methods::cut;
+use crate::server::methods::id_in_flight;
 use crate::server::request::{Cancel, Framed, Stopping};
 use crate::server::serve::Shutdown;
 
@@ -481,13 +481,7 @@ where
 
 /// The refusal of a request whose id is already used by a request in flight.
 fn duplicate(id: &RequestId) -> ErrorData {
-    ErrorData::invalid_request(
-        format!(
-            "Invalid request: id {} is already used by a request in flight",
-            cut(&id.to_string())
-        ),
-        None,
-    )
+    id_in_flight(id, "")
 }
 
 #[cfg(test)]
