@@ -3,15 +3,17 @@
 //! parsed within a budget by size (`max_parsing` bodies of the largest size at a time, or more
 //! smaller ones: [`Parsing`]; a body waits `parse_wait` at most for its share, then is refused
 //! `503`), and what it is (a plain request, or the few facts of a message) left in
-//! the request's extensions ([`Incoming`]) for the layers inside. The place goes on in the
+//! the request's extensions ([`Incoming`]) for the layers inside that read them (none for a
+//! request no layer inside reads anything of). The place goes on in the
 //! request's extensions ([`ParsePlace`]) until rmcp hands the request over to the server
 //! (`handler`): it covers both parses and what rmcp builds of the message, and nothing of the
 //! request's own time (a call, a stream held open for hours).
 //!
-//! A request of the table that no layer inside needs more of than its id (every one but
+//! A request of the table that no layer inside reads anything of (every one but
 //! `initialize`, and a `tools/call` whose arguments OAuth's scope check reads) is left to
-//! rmcp's parse, known here by its top level only (`Limits::read_top`), and read whole here
-//! only when rmcp refuses it, so that a body rmcp cannot read is answered as it always was.
+//! rmcp's parse, known here by its method only (a glance, or its top level read exactly:
+//! `Limits::read_top`), and read whole here only when rmcp refuses it, so that a body rmcp
+//! cannot read is answered as it always was.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -20,7 +22,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{Method, Request, StatusCode, header};
+use http::{Method, Request, StatusCode};
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use rmcp::model::{
@@ -84,6 +86,13 @@ impl Incoming {
 }
 
 impl Parsed {
+    /// Whether a layer inside reads these facts: the session cap an `initialize`, the scope
+    /// check a call, the lane a plain request or a cancellation. Any other message goes on
+    /// without them (nothing to make, carry or take off).
+    fn read_inside(&self) -> bool {
+        self.initialize || self.call.is_some() || self.plain.is_some() || self.cancels.is_some()
+    }
+
     /// A `tools/call`'s name and arguments, whichever way it was read.
     #[cfg(feature = "oauth")]
     pub(crate) fn call(&self) -> Option<(&str, Option<&Map<String, Value>>)> {
@@ -202,15 +211,17 @@ where
             return Box::pin(async move { Ok(next::call(inner, request).await) });
         }
         Box::pin(async move {
-            let (body, incoming, place) = match limits.read(&parts, body).await {
+            let (body, parsed, place) = match limits.read(body).await {
                 Ok(read) => read,
                 Err(refused) => return Ok(*refused),
             };
             // Left to rmcp's parse: the body is kept to read whole if rmcp refuses it (its
             // words for a body it cannot read are serde's), under the parse place the request
             // still holds when rmcp never handed it over.
-            let unread = (incoming.get().unread).then(|| (body.bytes(), place.clone()));
-            parts.extensions.insert(incoming);
+            let unread = (parsed.unread).then(|| (body.bytes(), place.clone()));
+            if parsed.read_inside() {
+                parts.extensions.insert(Incoming::new(parsed));
+            }
             parts.extensions.insert(place);
             let reply = next::call(inner, Request::from_parts(parts, body)).await;
             if let Some((unread, _place)) = unread
@@ -227,20 +238,14 @@ where
 impl Limits {
     /// Reads, repairs and parses a POST's body: the body to hand on, with what it is; or the
     /// answer that refuses it.
-    async fn read<B>(
-        &self,
-        parts: &http::request::Parts,
-        body: B,
-    ) -> Result<(ReadBody, Incoming, ParsePlace), Box<Reply>>
+    async fn read<B>(&self, body: B) -> Result<(ReadBody, Parsed, ParsePlace), Box<Reply>>
     where
         B: Body<Data = Bytes> + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let declared = parts
-            .headers
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-        if declared.is_some_and(|len| len > self.max_body_bytes as u64) {
+        // A body declared larger than the limit (its `Content-Length`, which hyper's body
+        // gives as its size) is refused before it is read.
+        if body.size_hint().lower() > self.max_body_bytes as u64 {
             return Err(Box::new(self.too_large()));
         }
         let body = self.read_body(body).await?;
@@ -258,8 +263,7 @@ impl Limits {
             None => body,
         };
         let parsed = self.parse(&body)?;
-        let incoming = Incoming::new(parsed);
-        Ok((ReadBody::new(body), incoming, ParsePlace::new(place)))
+        Ok((ReadBody::new(body), parsed, ParsePlace::new(place)))
     }
 
     /// A place to parse in, once one is free within `parse_wait`; else the refusal. (Boxed and
@@ -287,8 +291,8 @@ impl Limits {
     fn parse(&self, body: &[u8]) -> Result<Parsed, Box<Reply>> {
         // The fast lane's reading (`server::lane`) of a plain request, which the lane answers
         // and whose call OAuth's scope check reads, is tried first when the body seems to be
-        // one; any other request of the table is left to rmcp's parse when the layers inside
-        // need no more of it than its id.
+        // one; any other request of the table is left to rmcp's parse when no layer inside
+        // reads anything of it.
         let method = lane::glance(body);
         let lane_reads = self.lane || self.keep_call_arguments;
         let plain_first = lane_reads
@@ -304,7 +308,6 @@ impl Limits {
                 None => method?,
             };
             self.left_to_rmcp(method).then(|| Parsed {
-                id: top.map(|(_, id)| id),
                 unread: true,
                 ..Parsed::default()
             })
@@ -578,13 +581,19 @@ mod tests {
         // As rmcp's service answers: a body it cannot read is 415 with serde's words, a
         // request without the headers it wants 406.
         let rmcp = tower::service_fn(|request: Request<ReadBody>| async move {
-            let incoming = request.extensions().get::<Incoming>();
-            let unread = incoming.is_some_and(|i| i.get().unread);
-            let id = incoming.and_then(|i| i.get().id.clone());
-            let unread = format!(
-                "{unread} {}",
-                id.map(|id| id.to_string()).unwrap_or_default()
-            );
+            // The facts the layers inside are told: none for a request left to rmcp.
+            let facts = match request.extensions().get::<Incoming>() {
+                Some(incoming) => format!(
+                    "{} {}",
+                    if incoming.get().initialize {
+                        "initialize"
+                    } else {
+                        "other"
+                    },
+                    (incoming.get().id.as_ref()).map_or(String::new(), |id| id.to_string())
+                ),
+                None => "none".to_owned(),
+            };
             let body = request.into_body().collect().await.unwrap().to_bytes();
             let (status, text) = match serde_json::from_slice::<Value>(&body) {
                 Err(e) => (
@@ -592,7 +601,7 @@ mod tests {
                     format!("fail to deserialize request body {e}"),
                 ),
                 Ok(v) if v["id"] == 2 => (StatusCode::NOT_ACCEPTABLE, "Not Acceptable".to_owned()),
-                Ok(_) => (StatusCode::OK, format!("unread: {unread}")),
+                Ok(_) => (StatusCode::OK, format!("facts: {facts}")),
             };
             let mut reply = Reply::new(Full::new(Bytes::from(text)).boxed());
             *reply.status_mut() = status;
@@ -607,10 +616,9 @@ mod tests {
             limits: Arc::clone(&limits),
         };
         let prompt = r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"p"}}"#;
-        let taken = if read_top { "true 1" } else { "true " };
         assert_eq!(
             post(layer.clone(), prompt).await,
-            (StatusCode::OK, format!("unread: {taken}"))
+            (StatusCode::OK, "facts: none".to_owned())
         );
         let refused = r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"p"}}"#;
         assert_eq!(
@@ -646,11 +654,19 @@ mod tests {
         );
         // `initialize` is read here, as before; with its top level read, also when a method
         // named inside its params comes first.
-        let initialize = r#"{"jsonrpc":"2.0","id":5,"method":"initialize","params":{}}"#;
-        assert_eq!(post(layer.clone(), initialize).await.1, "unread: false 5");
-        let hidden = r#"{"params":{"method":"ping"},"jsonrpc":"2.0","id":5,"method":"initialize"}"#;
-        let expected = if read_top { "false 5" } else { "true " };
-        assert_eq!(post(layer, hidden).await.1, format!("unread: {expected}"));
+        let params = r#""params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}"#;
+        let initialize = format!(r#"{{"jsonrpc":"2.0","id":5,"method":"initialize",{params}}}"#);
+        assert_eq!(
+            post(layer.clone(), &initialize).await.1,
+            "facts: initialize 5"
+        );
+        let hidden = format!(r#"{{{params},"jsonrpc":"2.0","id":5,"method":"initialize"}}"#)
+            .replace(
+                r#""capabilities":{}"#,
+                r#""capabilities":{},"method":"ping""#,
+            );
+        let expected = if read_top { "initialize 5" } else { "none" };
+        assert_eq!(post(layer, &hidden).await.1, format!("facts: {expected}"));
         // Every parse place is back.
         assert_eq!(limits.parsing.free(), 1);
     }

@@ -277,8 +277,8 @@ where
 
     fn call(&mut self, request: Request<ReadBody>) -> Self::Future {
         // Only an `initialize` outside any session opens one.
-        let opens = !request.headers().contains_key(&super::headers::SESSION_ID)
-            && (request.extensions().get::<Incoming>()).is_some_and(|i| i.get().initialize);
+        let opens = (request.extensions().get::<Incoming>()).is_some_and(|i| i.get().initialize)
+            && !request.headers().contains_key(&super::headers::SESSION_ID);
         match opens {
             true => self.open(request),
             false => Next::on(self.inner.call(request)),
