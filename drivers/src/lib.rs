@@ -11,8 +11,10 @@
 //! - [`bench_tool`]: the `bench` tool of workload 4 (`shared/bench/WORKLOADS.md`), and
 //!   [`plain`]: the same tool on plain rmcp, the baseline;
 //! - [`mix`]: the mixed calls of the soak and HTTP load, each answer judged;
-//! - [`measure`]: what the drivers read of a child process (`/proc`) and how they report.
+//! - [`measure`]: what the drivers read of a child process (`/proc`) and how they report;
+//! - [`accept`]: bare rmcp's accept loop, on which the baseline serves.
 
+pub mod accept;
 pub mod artifacts;
 pub mod bench_tool;
 mod grants;

@@ -7,6 +7,10 @@
 //!
 //! `--http` serves stateless streamable HTTP at a free loopback port (its URL printed on
 //! stdout), with `--sessions` streamable HTTP with sessions (`serve_http`'s default);
+//! over HTTP, `--rmcp-service` serves the server on rmcp's streamable HTTP service alone (none
+//! of this library's layers) and `--mounted` serves `Server::http_service`, each on the plain
+//! baseline's accept loop (`mcp_fusion_drivers::accept`), to tell what the HTTP layers cost
+//! from what the server's handler and the accept loop do;
 //! `--no-fast-path` serves stdio with every message through rmcp
 //! (`StdioOptions::fast_path`). `--pipes` serves on `rmcp::transport::stdio_pipes()` explicitly, which is also what
 //! `Server::serve_stdio` uses (non-blocking pipes on Linux),
@@ -41,6 +45,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut options = HttpOptions::default();
         options.stateless = !std::env::args().any(|a| a == "--sessions");
         options.fast_path = !std::env::args().any(|a| a == "--no-fast-path");
+        if std::env::args().any(|a| a == "--rmcp-service") {
+            return serve_on_rmcp(server, listener, options.stateless).await;
+        }
+        if std::env::args().any(|a| a == "--mounted") {
+            let service = server.http_service(options);
+            let handle = hyper::service::service_fn(move |request| {
+                tower_service::Service::call(&mut service.clone(), request)
+            });
+            return Ok(mcp_fusion_drivers::accept::serve(listener, handle).await?);
+        }
         server.serve_http(listener, options).await?;
     } else if std::env::args().any(|a| a == "--pipes") {
         let running = server
@@ -53,6 +67,33 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         server.serve_stdio(options).await?;
     }
     Ok(())
+}
+
+/// The server on rmcp's streamable HTTP service alone (no layer of this library), on the
+/// baseline's accept loop, configured as the baseline's.
+async fn serve_on_rmcp(
+    server: Server,
+    listener: tokio::net::TcpListener,
+    stateless: bool,
+) -> Result<(), Box<dyn std::error::Error>> {
+    use mcp_fusion::rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use mcp_fusion::rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(!stateless)
+        .with_json_response(stateless);
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        std::sync::Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let handle = hyper::service::service_fn(move |request| {
+        let service = service.clone();
+        async move { Ok::<_, std::convert::Infallible>(service.handle(request).await) }
+    });
+    Ok(mcp_fusion_drivers::accept::serve(listener, handle).await?)
 }
 
 /// OpenTelemetry to in-memory exporters: spans through the `tracing` layer, metrics read

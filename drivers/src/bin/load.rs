@@ -62,8 +62,10 @@
 //! (default `ok,invalid,listen,prompt,resource`),
 //! LOAD_CLIENT (default `raw`; `rmcp` drives stdio with rmcp's client too),
 //! LOAD_SERVERS (default `plain,ours,ours-nofast`; also `plain+pipes` and `ours+pipes`, which
-//! pass `--pipes`, and `ours+otel`, which records OpenTelemetry spans and metrics to in-memory
-//! exporters), LOAD_MODES (default `seq,conc16`), LOAD_PROTOCOL (default `2025-06-18`; on
+//! pass `--pipes`, `ours+otel`, which records OpenTelemetry spans and metrics to in-memory
+//! exporters, and, over HTTP, `ours+rmcp`, this library's server on rmcp's service alone, and
+//! `ours+mounted`, `Server::http_service`, each on plain's own accept loop; on stdio these two
+//! are `ours`), LOAD_MODES (default `seq,conc16`), LOAD_PROTOCOL (default `2025-06-18`; on
 //! `http`, `2026-07-28` sends each request with its lifecycle in `_meta` and the standard
 //! headers of SEP-2243, as a client of that version does), LOAD_PIN (unset by default: the CPUs
 //! the servers run on, as `taskset -c` takes them; run the driver itself on the others, as
@@ -110,7 +112,7 @@ struct Target {
     http: bool,
 }
 
-const TARGETS: [Target; 6] = [
+const TARGETS: [Target; 8] = [
     Target {
         label: "plain",
         binary: "plain_server",
@@ -145,6 +147,18 @@ const TARGETS: [Target; 6] = [
         label: "ours+otel",
         binary: "bench_server",
         args: &["--otel"],
+        http: true,
+    },
+    Target {
+        label: "ours+rmcp",
+        binary: "bench_server",
+        args: &["--rmcp-service"],
+        http: true,
+    },
+    Target {
+        label: "ours+mounted",
+        binary: "bench_server",
+        args: &["--mounted"],
         http: true,
     },
 ];

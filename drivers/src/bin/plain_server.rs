@@ -31,9 +31,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// rmcp's streamable HTTP service, stateless and answering JSON, on hyper.
+/// rmcp's streamable HTTP service, stateless and answering JSON, on hyper (`accept`).
 async fn serve_http(server: Plain) -> Result<(), Box<dyn std::error::Error>> {
-    use hyper_util::rt::TokioIo;
     use mcp_fusion::rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use mcp_fusion::rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
@@ -50,18 +49,9 @@ async fn serve_http(server: Plain) -> Result<(), Box<dyn std::error::Error>> {
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     println!("http://{}/mcp", listener.local_addr()?);
-    loop {
-        let (stream, _) = listener.accept().await?;
-        stream.set_nodelay(true)?;
+    let handle = hyper::service::service_fn(move |request| {
         let service = service.clone();
-        let handle = hyper::service::service_fn(move |request| {
-            let service = service.clone();
-            async move { Ok::<_, std::convert::Infallible>(service.handle(request).await) }
-        });
-        tokio::spawn(async move {
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), handle)
-                .await;
-        });
-    }
+        async move { Ok::<_, std::convert::Infallible>(service.handle(request).await) }
+    });
+    Ok(mcp_fusion_drivers::accept::serve(listener, handle).await?)
 }
