@@ -36,6 +36,11 @@ async fn sessions_are_capped_and_the_refusal_names_the_cap() {
     assert_eq!(message["error"]["code"], -32000);
     let text = message["error"]["message"].as_str().unwrap();
     assert!(text.contains("at most 2 sessions"), "{text}");
+    // An `initialize` whose body names another method first (nested in its params) is counted
+    // too: a POST outside any session is read exactly, not glanced at.
+    let hidden = br#"{"params":{"protocolVersion":"2025-06-18","capabilities":{"experimental":{"x":{"method":"prompts/get"}}},"clientInfo":{"name":"c","version":"1"}},"jsonrpc":"2.0","id":1,"method":"initialize"}"#;
+    let refused = billing.post(&[], hidden).await;
+    assert_eq!(refused.status, 503, "{}", refused.body);
 
     // Ending a session makes room for another.
     let mut stream = TcpStream::connect(&billing.addr).await.unwrap();
@@ -47,7 +52,9 @@ async fn sessions_are_capped_and_the_refusal_names_the_cap() {
     stream.write_all(delete.as_bytes()).await.unwrap();
     let deleted = read_reply(&mut stream).await.status;
     assert!((200..300).contains(&deleted), "{deleted}");
-    assert_eq!(billing.post_json(&[], &initialize()).await.status, 200);
+    let opened = billing.post(&[], hidden).await;
+    assert_eq!(opened.status, 200, "{}", opened.body);
+    assert!(opened.header("mcp-session-id").is_some());
 }
 
 #[cfg(target_os = "linux")]

@@ -176,6 +176,11 @@ pub(crate) struct Limits {
     /// `http::sessions`). When rmcp refuses a request left to it, the whole reading
     /// gives its answer, as it would have before rmcp (`ReadBodies::call`).
     pub(crate) read_top: bool,
+    /// Whether the server keeps sessions: then a POST outside any session (no session header),
+    /// which may be an `initialize` that opens one, is known by its top level read exactly too,
+    /// so that the session cap counts every `initialize` rmcp would read, whatever a body puts
+    /// before its method (a glance takes the first `"method"`, a nested one included).
+    pub(crate) sessions: bool,
 }
 
 /// The body layer over `S`.
@@ -211,7 +216,10 @@ where
             return Box::pin(async move { Ok(next::call(inner, request).await) });
         }
         Box::pin(async move {
-            let (body, parsed, place) = match limits.read(body).await {
+            // Exactly read: with OAuth, and outside any session of a server that keeps them.
+            let exact = limits.read_top
+                || (limits.sessions && !parts.headers.contains_key(&super::headers::SESSION_ID));
+            let (body, parsed, place) = match limits.read(body, exact).await {
                 Ok(read) => read,
                 Err(refused) => return Ok(*refused),
             };
@@ -238,7 +246,11 @@ where
 impl Limits {
     /// Reads, repairs and parses a POST's body: the body to hand on, with what it is; or the
     /// answer that refuses it.
-    async fn read<B>(&self, body: B) -> Result<(ReadBody, Parsed, ParsePlace), Box<Reply>>
+    async fn read<B>(
+        &self,
+        body: B,
+        exact: bool,
+    ) -> Result<(ReadBody, Parsed, ParsePlace), Box<Reply>>
     where
         B: Body<Data = Bytes> + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -262,7 +274,7 @@ impl Limits {
             Some(rest) => body.slice(body.len() - rest.len()..),
             None => body,
         };
-        let parsed = self.parse(&body)?;
+        let parsed = self.parse(&body, exact)?;
         Ok((ReadBody::new(body), parsed, ParsePlace::new(place)))
     }
 
@@ -288,7 +300,8 @@ impl Limits {
 
     /// What a body is: a plain request read as rmcp will read it (without building its message
     /// here), or the facts of a message rmcp can read; or the answer rmcp would not give.
-    fn parse(&self, body: &[u8]) -> Result<Parsed, Box<Reply>> {
+    /// `exact`: a request left to rmcp's parse is known by its top level, not a glance.
+    fn parse(&self, body: &[u8], exact: bool) -> Result<Parsed, Box<Reply>> {
         // The fast lane's reading (`server::lane`) of a plain request, which the lane answers
         // and whose call OAuth's scope check reads, is tried first when the body seems to be
         // one; any other request of the table is left to rmcp's parse when no layer inside
@@ -299,7 +312,7 @@ impl Limits {
             && method
                 .is_some_and(|method| lane::PLAIN_METHODS.iter().any(|m| m.as_bytes() == method));
         let lean = || {
-            let top = match self.read_top {
+            let top = match exact {
                 true => Some(incoming::top(body)?),
                 false => None,
             };
@@ -513,6 +526,7 @@ mod tests {
             keep_call_arguments: false,
             lane: true,
             read_top: true,
+            sessions: false,
         })
     }
 
@@ -572,12 +586,13 @@ mod tests {
     /// words; rmcp's other refusals of a readable body stand.
     #[tokio::test]
     async fn a_body_left_to_rmcp_is_answered_by_the_whole_reading_when_rmcp_refuses_it() {
-        for read_top in [false, true] {
-            left_to_rmcp(read_top).await;
+        // Read exactly with OAuth, and outside a session on a server that keeps them.
+        for (read_top, sessions) in [(false, false), (true, false), (false, true)] {
+            left_to_rmcp(read_top, sessions).await;
         }
     }
 
-    async fn left_to_rmcp(read_top: bool) {
+    async fn left_to_rmcp(read_top: bool, sessions: bool) {
         // As rmcp's service answers: a body it cannot read is 415 with serde's words, a
         // request without the headers it wants 406.
         let rmcp = tower::service_fn(|request: Request<ReadBody>| async move {
@@ -610,6 +625,7 @@ mod tests {
         let mut limits = Arc::into_inner(limits(1)).unwrap();
         limits.max_body_bytes = 1024;
         limits.read_top = read_top;
+        limits.sessions = sessions;
         let limits = Arc::new(limits);
         let layer = ReadBodies {
             inner: rmcp,
@@ -665,7 +681,8 @@ mod tests {
                 r#""capabilities":{}"#,
                 r#""capabilities":{},"method":"ping""#,
             );
-        let expected = if read_top { "initialize 5" } else { "none" };
+        let exact = read_top || sessions;
+        let expected = if exact { "initialize 5" } else { "none" };
         assert_eq!(post(layer, &hidden).await.1, format!("facts: {expected}"));
         // Every parse place is back.
         assert_eq!(limits.parsing.free(), 1);

@@ -236,6 +236,7 @@ impl Server {
                 keep_call_arguments: cfg!(feature = "oauth") && self.has_oauth(options),
                 lane: options.fast_path,
                 read_top: self.has_oauth(options),
+                sessions: !options.stateless,
             }),
         };
         #[cfg(feature = "oauth")]
