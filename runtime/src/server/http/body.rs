@@ -11,9 +11,9 @@
 //!
 //! A request of the table that no layer inside reads anything of (every one but
 //! `initialize`, and a `tools/call` whose arguments OAuth's scope check reads) is left to
-//! rmcp's parse, known here by its method only (a glance, or its top level read exactly:
-//! `Limits::read_top`), and read whole here only when rmcp refuses it, so that a body rmcp
-//! cannot read is answered as it always was.
+//! rmcp's parse, known here by its method only (a glance, or its top level read exactly with
+//! OAuth and outside any session: `Limits::read_top`, `Limits::sessions`), and read whole here
+//! only when rmcp refuses it, so that a body rmcp cannot read is answered as it always was.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -170,11 +170,12 @@ pub(crate) struct Limits {
     /// read as the lane reads them.
     pub(crate) lane: bool,
     /// How a request left to rmcp's parse is known here. With OAuth (whose scope check reads a
-    /// call), by its top level, read exactly (`incoming::top`); without it, by a glance at its
-    /// method (`lane::glance`), which a crafted body can mislead only into leaving rmcp a
-    /// request nothing here needs (a session's rule on ids reads the message rmcp parsed:
-    /// `http::sessions`). When rmcp refuses a request left to it, the whole reading
-    /// gives its answer, as it would have before rmcp (`ReadBodies::call`).
+    /// call), by its top level, read exactly (`incoming::top`); without it (and within a
+    /// session: `sessions`), by a glance at its method (`lane::glance`), which a crafted body
+    /// can mislead only into leaving rmcp a request nothing here needs (a session's rule on
+    /// ids reads the message rmcp parsed: `http::sessions`). When rmcp refuses a request left
+    /// to it, the whole reading gives its answer, as it would have before rmcp
+    /// (`ReadBodies::call`).
     pub(crate) read_top: bool,
     /// Whether the server keeps sessions: then a POST outside any session (no session header),
     /// which may be an `initialize` that opens one, is known by its top level read exactly too,
