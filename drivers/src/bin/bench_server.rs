@@ -46,7 +46,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         options.stateless = !std::env::args().any(|a| a == "--sessions");
         options.fast_path = !std::env::args().any(|a| a == "--no-fast-path");
         if std::env::args().any(|a| a == "--rmcp-service") {
-            return serve_on_rmcp(server, listener, options.stateless).await;
+            let sessions = !options.stateless;
+            return Ok(mcp_fusion_drivers::accept::serve_rmcp(listener, server, sessions).await?);
         }
         if std::env::args().any(|a| a == "--mounted") {
             let service = server.http_service(options);
@@ -67,33 +68,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         server.serve_stdio(options).await?;
     }
     Ok(())
-}
-
-/// The server on rmcp's streamable HTTP service alone (no layer of this library), on the
-/// baseline's accept loop, configured as the baseline's.
-async fn serve_on_rmcp(
-    server: Server,
-    listener: tokio::net::TcpListener,
-    stateless: bool,
-) -> Result<(), Box<dyn std::error::Error>> {
-    use mcp_fusion::rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    use mcp_fusion::rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService,
-    };
-
-    let config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(!stateless)
-        .with_json_response(stateless);
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        std::sync::Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    let handle = hyper::service::service_fn(move |request| {
-        let service = service.clone();
-        async move { Ok::<_, std::convert::Infallible>(service.handle(request).await) }
-    });
-    Ok(mcp_fusion_drivers::accept::serve(listener, handle).await?)
 }
 
 /// OpenTelemetry to in-memory exporters: spans through the `tracing` layer, metrics read

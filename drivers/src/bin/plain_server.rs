@@ -12,8 +12,6 @@
 //! `subscriptions/listen` streams of tool listing changes (rmcp's own `listen`: held until
 //! cancelled).
 
-use std::sync::Arc;
-
 use mcp_fusion::rmcp::ServiceExt;
 use mcp_fusion_drivers::plain::Plain;
 
@@ -31,27 +29,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// rmcp's streamable HTTP service, stateless and answering JSON, on hyper (`accept`).
+/// rmcp's streamable HTTP service, stateless and answering JSON (or with sessions), on the
+/// baseline's accept loop.
 async fn serve_http(server: Plain) -> Result<(), Box<dyn std::error::Error>> {
-    use mcp_fusion::rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    use mcp_fusion::rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService,
-    };
-
     let sessions = std::env::args().any(|a| a == "--sessions");
-    let config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(sessions)
-        .with_json_response(!sessions);
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     println!("http://{}/mcp", listener.local_addr()?);
-    let handle = hyper::service::service_fn(move |request| {
-        let service = service.clone();
-        async move { Ok::<_, std::convert::Infallible>(service.handle(request).await) }
-    });
-    Ok(mcp_fusion_drivers::accept::serve(listener, handle).await?)
+    Ok(mcp_fusion_drivers::accept::serve_rmcp(listener, server, sessions).await?)
 }
