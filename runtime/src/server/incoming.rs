@@ -160,7 +160,7 @@ pub(crate) fn without_lone_surrogates(line: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// The method and id of the request `body` is, read from its top level without parsing its
-/// params (for the HTTP body layer, which leaves the parse to rmcp): `None` unless it is one
+/// params (for the HTTP body step, which leaves the parse to rmcp): `None` unless it is one
 /// JSON object with `"jsonrpc": "2.0"`, an id as rmcp reads one, and a method, none of its
 /// members given twice or named with an escape (a name rmcp might read as one of these).
 /// Whenever rmcp reads `body` as a request, it is this one (held by

@@ -98,7 +98,7 @@
 // The files, in the order a request meets them (for contributors):
 //
 // - `stdio/`, `http/`: the transports. Each reads requests within its limits and hands the
-//   core a request with its facts (`request`); `http/` is a stack of tower layers over rmcp's
+//   core a request with its facts (`request`); `http/` is one endpoint whose steps end in rmcp's
 //   streamable HTTP service, under an accept loop of its own.
 // - `incoming`: reading a message as rmcp would (what rmcp would drop is answered).
 // - `lane/`: the fast lane, one piece behind the transports' `fast_path` switches: the plain

@@ -1,7 +1,7 @@
 //! What every transport hands the core with a `tools/call`: the call itself, and the facts of
 //! the request that carried it (who the transport verified, the HTTP request's head, where
 //! progress goes, when the client stopped wanting the answer). The stdio transport, the HTTP
-//! layers and rmcp's service loop each fill one in; the core never asks a transport anything.
+//! endpoint and rmcp's service loop each fill one in; the core never asks a transport anything.
 
 use std::borrow::Cow;
 use std::pin::Pin;
@@ -164,7 +164,7 @@ impl<F: Future> Future for UnlessCancelled<'_, F> {
 
 /// A request the stdio transport read after a graceful shutdown began, in its extensions: the
 /// core refuses it (a call with SERVER_BUSY, anything else with a JSON-RPC error). Over HTTP
-/// the drain layer answers 503 itself.
+/// the endpoint answers 503 itself.
 #[derive(Clone, Copy, Debug)]
 #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
 pub(crate) struct Stopping;

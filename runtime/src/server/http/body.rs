@@ -1,15 +1,14 @@
-//! The body layer: a POST's body read within its size and its time, checked and repaired as on
+//! The body step: a POST's body read within its size and its time, checked and repaired as on
 //! stdio (malformed bodies answered `400` with a JSON-RPC error, never serde's positions),
 //! parsed within a budget by size (`max_parsing` bodies of the largest size at a time, or more
 //! smaller ones: [`Parsing`]; a body waits `parse_wait` at most for its share, then is refused
-//! `503`), and what it is (a plain request, or the few facts of a message) left in
-//! the request's extensions ([`Incoming`]) for the layers inside that read them (none for a
-//! request no layer inside reads anything of). The place goes on in the
-//! request's extensions ([`ParsePlace`]) until rmcp hands the request over to the server
+//! `503`), and what it is (a plain request, or the few facts of a message: [`Parsed`]) handed
+//! to the steps after it that read it (nothing for a request none of them reads anything
+//! of). The place goes on in the request's extensions ([`ParsePlace`]) until rmcp hands the request over to the server
 //! (`handler`): it covers both parses and what rmcp builds of the message, and nothing of the
 //! request's own time (a call, a stream held open for hours).
 //!
-//! A request of the table that no layer inside reads anything of (every one but
+//! A request of the table that no later step reads anything of (every one but
 //! `initialize`, and a `tools/call` whose arguments OAuth's scope check reads) is left to
 //! rmcp's parse, known here by its method only (a glance, or its top level read exactly with
 //! OAuth and outside any session: `Limits::read_top`, `Limits::sessions`), and read whole here
@@ -17,7 +16,6 @@
 
 use std::convert::Infallible;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -32,22 +30,13 @@ use rmcp::model::{
 use serde_json::{Map, Value};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::{Instant, timeout_at};
-use tower_service::Service;
 
-use super::next::{self, Inner};
 use super::parsing::{ParsePlace, Parsing};
 use super::reply::{Reply, closing, json_rpc, json_rpc_error, unavailable};
 use crate::server::incoming::{self, Read, Unread, read, without_lone_surrogates};
 use crate::server::lane::{self, PlainRequest};
 use crate::server::methods::MCP_REQUESTS;
 use crate::tool::BoxFuture;
-
-/// What the body layer found a POST's body to be, in the request's extensions (read by the
-/// layers inside, taken whole by the one that needs its parts; removed before rmcp sees the
-/// request). Shared without a lock: the request is handed from layer to layer, never held by
-/// two at once.
-#[derive(Clone)]
-pub(crate) struct Incoming(Arc<Parsed>);
 
 /// The facts of one message.
 #[derive(Default)]
@@ -56,7 +45,7 @@ pub(crate) struct Parsed {
     pub(crate) id: Option<RequestId>,
     /// Whether it is `initialize` (which may open a session).
     pub(crate) initialize: bool,
-    /// A `tools/call` rmcp will read: its name, and its arguments when a layer inside needs
+    /// A `tools/call` rmcp will read: its name, and its arguments when a later step needs
     /// them (the OAuth scope check).
     pub(crate) call: Option<(String, Option<Map<String, Value>>)>,
     /// A plain request, and the lifecycle its `_meta` carries (2026-07-28: its protocol version
@@ -69,27 +58,11 @@ pub(crate) struct Parsed {
     pub(crate) unread: bool,
 }
 
-impl Incoming {
-    pub(crate) fn new(parsed: Parsed) -> Self {
-        Incoming(Arc::new(parsed))
-    }
-
-    /// The facts of the message.
-    pub(crate) fn get(&self) -> &Parsed {
-        &self.0
-    }
-
-    /// The facts of the message, owned, to take parts of; itself when another holds them too.
-    pub(crate) fn into_parsed(self) -> Result<Parsed, Incoming> {
-        Arc::try_unwrap(self.0).map_err(Incoming)
-    }
-}
-
 impl Parsed {
-    /// Whether a layer inside reads these facts: the session cap an `initialize`, the scope
-    /// check a call, the lane a plain request or a cancellation. Any other message goes on
-    /// without them (nothing to make, carry or take off).
-    fn read_inside(&self) -> bool {
+    /// Whether a step after the body's reads these facts: the session cap an `initialize`,
+    /// the scope check a call, the lane a plain request or a cancellation. Any other message
+    /// goes on without them.
+    fn read_after(&self) -> bool {
         self.initialize || self.call.is_some() || self.plain.is_some() || self.cancels.is_some()
     }
 
@@ -156,7 +129,7 @@ impl Body for ReadBody {
     }
 }
 
-/// The limits of the body layer.
+/// The limits of the body step.
 pub(crate) struct Limits {
     pub(crate) max_body_bytes: usize,
     pub(crate) body_read_timeout: Duration,
@@ -164,7 +137,7 @@ pub(crate) struct Limits {
     pub(crate) parsing: Parsing,
     /// How long a body waits for a place before it is refused `503`.
     pub(crate) parse_wait: Duration,
-    /// Whether a `tools/call`'s arguments are kept for a layer inside (the OAuth scope check).
+    /// Whether a `tools/call`'s arguments are kept for a later step (the OAuth scope check).
     pub(crate) keep_call_arguments: bool,
     /// Whether the fast lane answers plain requests (`HttpOptions::fast_path`): then they are
     /// read as the lane reads them.
@@ -184,67 +157,46 @@ pub(crate) struct Limits {
     pub(crate) sessions: bool,
 }
 
-/// The body layer over `S`.
-#[derive(Clone)]
-pub(crate) struct ReadBodies<S> {
-    pub(crate) inner: S,
-    pub(crate) limits: Arc<Limits>,
-}
-
-impl<S, B> Service<Request<B>> for ReadBodies<S>
-where
-    S: Inner<Request<ReadBody>>,
-    B: Body<Data = Bytes> + Send + 'static,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
-    type Response = Reply;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Reply, Infallible>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<B>) -> Self::Future {
-        let inner = self.inner.clone();
-        let limits = Arc::clone(&self.limits);
-        // Split here, not in the future: the future holds the parts, not the request too (a
-        // smaller box, made and freed for every request).
+impl Limits {
+    /// Reads `request`'s body (a POST's; any other carries none) and hands it on to `next`,
+    /// with the facts of its message when a later step reads them; answers itself a body it
+    /// refuses, and a body left to rmcp's parse that rmcp refused, as the whole reading
+    /// answers it.
+    pub(crate) async fn read_request<B, N, F>(&self, request: Request<B>, next: N) -> Reply
+    where
+        B: Body<Data = Bytes> + Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+        N: FnOnce(Request<ReadBody>, Option<Parsed>) -> F,
+        F: Future<Output = Reply>,
+    {
         let (mut parts, body) = request.into_parts();
         if parts.method != Method::POST {
             // GET (a stream of events) and DELETE (the end of a session) carry no body.
-            let request = Request::from_parts(parts, ReadBody::empty());
-            return Box::pin(async move { Ok(next::call(inner, request).await) });
+            return next(Request::from_parts(parts, ReadBody::empty()), None).await;
         }
-        Box::pin(async move {
-            // Exactly read: with OAuth, and outside any session of a server that keeps them.
-            let exact = limits.read_top
-                || (limits.sessions && !parts.headers.contains_key(&super::headers::SESSION_ID));
-            let (body, parsed, place) = match limits.read(body, exact).await {
-                Ok(read) => read,
-                Err(refused) => return Ok(*refused),
-            };
-            // Left to rmcp's parse: the body is kept to read whole if rmcp refuses it (its
-            // words for a body it cannot read are serde's), under the parse place the request
-            // still holds when rmcp never handed it over.
-            let unread = (parsed.unread).then(|| (body.bytes(), place.clone()));
-            if parsed.read_inside() {
-                parts.extensions.insert(Incoming::new(parsed));
-            }
-            parts.extensions.insert(place);
-            let reply = next::call(inner, Request::from_parts(parts, body)).await;
-            if let Some((unread, _place)) = unread
-                && !reply.status().is_success()
-                && let Err(refused) = limits.whole(&unread)
-            {
-                return Ok(*refused);
-            }
-            Ok(reply)
-        })
+        // Exactly read: with OAuth, and outside any session of a server that keeps them.
+        let exact = self.read_top
+            || (self.sessions && !parts.headers.contains_key(&super::headers::SESSION_ID));
+        let (body, parsed, place) = match self.read(body, exact).await {
+            Ok(read) => read,
+            Err(refused) => return *refused,
+        };
+        // Left to rmcp's parse: the body is kept to read whole if rmcp refuses it (its words
+        // for a body it cannot read are serde's), under the parse place the request still
+        // holds when rmcp never handed it over.
+        let unread = (parsed.unread).then(|| (body.bytes(), place.clone()));
+        let parsed = parsed.read_after().then_some(parsed);
+        parts.extensions.insert(place);
+        let reply = next(Request::from_parts(parts, body), parsed).await;
+        if let Some((unread, _place)) = unread
+            && !reply.status().is_success()
+            && let Err(refused) = self.whole(&unread)
+        {
+            return *refused;
+        }
+        reply
     }
-}
 
-impl Limits {
     /// Reads, repairs and parses a POST's body: the body to hand on, with what it is; or the
     /// answer that refuses it.
     async fn read<B>(
@@ -305,7 +257,7 @@ impl Limits {
     fn parse(&self, body: &[u8], exact: bool) -> Result<Parsed, Box<Reply>> {
         // The fast lane's reading (`server::lane`) of a plain request, which the lane answers
         // and whose call OAuth's scope check reads, is tried first when the body seems to be
-        // one; any other request of the table is left to rmcp's parse when no layer inside
+        // one; any other request of the table is left to rmcp's parse when no later step
         // reads anything of it.
         let method = lane::glance(body);
         let lane_reads = self.lane || self.keep_call_arguments;
@@ -515,11 +467,10 @@ fn unreadable(e: Box<dyn std::error::Error + Send + Sync>) -> Box<Reply> {
 mod tests {
     use super::*;
     use http_body_util::Full;
-    use std::sync::Mutex;
-    use tower::ServiceExt;
+    use std::sync::{Arc, Mutex};
 
-    fn limits(max_parsing: usize) -> Arc<Limits> {
-        Arc::new(Limits {
+    fn limits(max_parsing: usize) -> Limits {
+        Limits {
             max_body_bytes: 64,
             body_read_timeout: Duration::from_secs(30),
             parsing: Parsing::new(max_parsing, 64),
@@ -528,34 +479,29 @@ mod tests {
             lane: true,
             read_top: true,
             sessions: false,
-        })
+        }
     }
 
-    /// What reaches the layer inside: the body's bytes and the message's id.
-    async fn inner(request: Request<ReadBody>) -> Result<Reply, Infallible> {
-        let id = request
-            .extensions()
-            .get::<Incoming>()
-            .and_then(|i| i.get().id.clone())
+    /// What reaches the next step: the body's bytes and the message's id.
+    async fn next(request: Request<ReadBody>, parsed: Option<Parsed>) -> Reply {
+        let id = (parsed.and_then(|p| p.id))
             .map(|id| id.to_string())
             .unwrap_or_default();
         let body = request.into_body().collect().await.unwrap().to_bytes();
         let text = format!("{id}|{}", String::from_utf8_lossy(&body));
-        Ok(Reply::new(Full::new(Bytes::from(text)).boxed()))
+        Reply::new(Full::new(Bytes::from(text)).boxed())
     }
 
-    async fn post<S>(layer: ReadBodies<S>, body: &str) -> (StatusCode, String)
+    /// What the body step answers a POST of `body`, handing it on to `next`.
+    async fn post<N, F>(limits: &Limits, body: &str, next: N) -> (StatusCode, String)
     where
-        S: Service<Request<ReadBody>, Response = Reply, Error = Infallible>
-            + Clone
-            + Send
-            + 'static,
-        S::Future: Send,
+        N: FnOnce(Request<ReadBody>, Option<Parsed>) -> F,
+        F: Future<Output = Reply>,
     {
         let request = Request::post("/mcp")
             .body(Full::new(Bytes::copy_from_slice(body.as_bytes())))
             .unwrap();
-        let reply = layer.oneshot(request).await.unwrap();
+        let reply = limits.read_request(request, next).await;
         let status = reply.status();
         let body = reply.into_body().collect().await.unwrap().to_bytes();
         (status, String::from_utf8_lossy(&body).into_owned())
@@ -563,22 +509,22 @@ mod tests {
 
     #[tokio::test]
     async fn bodies_are_read_repaired_and_refused_as_on_stdio() {
-        let layer = ReadBodies {
-            inner: tower::service_fn(inner),
-            limits: limits(1),
-        };
+        let limits = limits(1);
         let ping = r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
         assert_eq!(
-            post(layer.clone(), ping).await,
+            post(&limits, ping, next).await,
             (StatusCode::OK, format!("7|{ping}"))
         );
         let bom = "\u{FEFF}{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}";
-        assert_eq!(post(layer.clone(), bom).await.1, format!("8|{}", &bom[3..]));
-        let (status, body) = post(layer.clone(), "not json").await;
+        assert_eq!(post(&limits, bom, next).await.1, format!("8|{}", &bom[3..]));
+        let (status, body) = post(&limits, "not json", next).await;
         assert_eq!(status, StatusCode::BAD_REQUEST);
         assert!(body.contains("-32700"), "{body}");
         let big = r#"{"jsonrpc":"2.0","id":9,"method":"ping","params":{"x":"0123456789012345678901234567890"}}"#;
-        assert_eq!(post(layer, big).await.0, StatusCode::PAYLOAD_TOO_LARGE);
+        assert_eq!(
+            post(&limits, big, next).await.0,
+            StatusCode::PAYLOAD_TOO_LARGE
+        );
     }
 
     /// A request of the table is left to rmcp's parse, known by a glance at its method or by
@@ -596,17 +542,17 @@ mod tests {
     async fn left_to_rmcp(read_top: bool, sessions: bool) {
         // As rmcp's service answers: a body it cannot read is 415 with serde's words, a
         // request without the headers it wants 406.
-        let rmcp = tower::service_fn(|request: Request<ReadBody>| async move {
-            // The facts the layers inside are told: none for a request left to rmcp.
-            let facts = match request.extensions().get::<Incoming>() {
-                Some(incoming) => format!(
+        let rmcp = |request: Request<ReadBody>, parsed: Option<Parsed>| async move {
+            // The facts the later steps are told: none for a request left to rmcp.
+            let facts = match parsed {
+                Some(parsed) => format!(
                     "{} {}",
-                    if incoming.get().initialize {
+                    if parsed.initialize {
                         "initialize"
                     } else {
                         "other"
                     },
-                    (incoming.get().id.as_ref()).map_or(String::new(), |id| id.to_string())
+                    (parsed.id.as_ref()).map_or(String::new(), |id| id.to_string())
                 ),
                 None => "none".to_owned(),
             };
@@ -621,37 +567,32 @@ mod tests {
             };
             let mut reply = Reply::new(Full::new(Bytes::from(text)).boxed());
             *reply.status_mut() = status;
-            Ok::<_, Infallible>(reply)
-        });
-        let mut limits = Arc::into_inner(limits(1)).unwrap();
+            reply
+        };
+        let mut limits = limits(1);
         limits.max_body_bytes = 1024;
         limits.read_top = read_top;
         limits.sessions = sessions;
-        let limits = Arc::new(limits);
-        let layer = ReadBodies {
-            inner: rmcp,
-            limits: Arc::clone(&limits),
-        };
         let prompt = r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"p"}}"#;
         assert_eq!(
-            post(layer.clone(), prompt).await,
+            post(&limits, prompt, rmcp).await,
             (StatusCode::OK, "facts: none".to_owned())
         );
         let refused = r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"p"}}"#;
         assert_eq!(
-            post(layer.clone(), refused).await.0,
+            post(&limits, refused, rmcp).await.0,
             StatusCode::NOT_ACCEPTABLE
         );
         // Cut short: not JSON. A number beyond a double: a request serde_json cannot hold.
         let cut = r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"#;
-        let (status, body) = post(layer.clone(), cut).await;
+        let (status, body) = post(&limits, cut, rmcp).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
         assert!(
             body.contains("-32700") && !body.contains("column"),
             "{body}"
         );
         let huge = r#"{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"p","arguments":{"n":1e400}}}"#;
-        let (status, body) = post(layer.clone(), huge).await;
+        let (status, body) = post(&limits, huge, rmcp).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
         assert!(
             body.contains(r#""id":4"#) && body.contains("double"),
@@ -663,7 +604,7 @@ mod tests {
             "[".repeat(200),
             "]".repeat(200)
         );
-        let (status, body) = post(layer.clone(), &deep).await;
+        let (status, body) = post(&limits, &deep, rmcp).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
         assert!(
             body.contains(r#""id":6"#) && body.contains("-32600"),
@@ -674,7 +615,7 @@ mod tests {
         let params = r#""params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}"#;
         let initialize = format!(r#"{{"jsonrpc":"2.0","id":5,"method":"initialize",{params}}}"#);
         assert_eq!(
-            post(layer.clone(), &initialize).await.1,
+            post(&limits, &initialize, rmcp).await.1,
             "facts: initialize 5"
         );
         let hidden = format!(r#"{{{params},"jsonrpc":"2.0","id":5,"method":"initialize"}}"#)
@@ -684,7 +625,10 @@ mod tests {
             );
         let exact = read_top || sessions;
         let expected = if exact { "initialize 5" } else { "none" };
-        assert_eq!(post(layer, &hidden).await.1, format!("facts: {expected}"));
+        assert_eq!(
+            post(&limits, &hidden, rmcp).await.1,
+            format!("facts: {expected}")
+        );
         // Every parse place is back.
         assert_eq!(limits.parsing.free(), 1);
     }
@@ -697,28 +641,24 @@ mod tests {
         let limits = limits(1);
         let (held_tx, held_rx) = tokio::sync::oneshot::channel::<ParsePlace>();
         let held_tx = Arc::new(Mutex::new(Some(held_tx)));
-        let holding = tower::service_fn(move |request: Request<ReadBody>| {
+        let holding = move |request: Request<ReadBody>, _: Option<Parsed>| {
             let held_tx = Arc::clone(&held_tx);
             async move {
                 let taken = held_tx.lock().unwrap().take();
                 if let (Some(tx), Some(place)) = (taken, request.extensions().get::<ParsePlace>()) {
                     let _ = tx.send(place.clone());
                 }
-                Ok::<_, Infallible>(Reply::new(Full::default().boxed()))
+                Reply::new(Full::default().boxed())
             }
-        });
-        let layer = ReadBodies {
-            inner: holding,
-            limits: Arc::clone(&limits),
         };
         let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
-        assert_eq!(post(layer.clone(), ping).await.0, StatusCode::OK);
+        assert_eq!(post(&limits, ping, holding.clone()).await.0, StatusCode::OK);
         let held = held_rx.await.unwrap();
         assert_eq!(limits.parsing.free(), 0);
-        let refused = post(layer.clone(), ping).await;
+        let refused = post(&limits, ping, holding.clone()).await;
         assert_eq!(refused.0, StatusCode::SERVICE_UNAVAILABLE, "{refused:?}");
         held.release();
         assert_eq!(limits.parsing.free(), 1);
-        assert_eq!(post(layer, ping).await.0, StatusCode::OK);
+        assert_eq!(post(&limits, ping, holding).await.0, StatusCode::OK);
     }
 }

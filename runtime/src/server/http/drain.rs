@@ -1,4 +1,4 @@
-//! The outermost layer: counts the POSTs being answered (until their answer is written or
+//! The endpoint's first step: counts the POSTs being answered (until their answer is written or
 //! dropped) and, once a graceful shutdown begins, refuses every new request `503` with
 //! `Retry-After` while those finish.
 
@@ -8,9 +8,7 @@ use std::time::Duration;
 
 use http::{Method, Request};
 use tokio::sync::Notify;
-use tower_service::Service;
 
-use super::next::{Guarding, Next};
 use super::reply::{Reply, unavailable};
 
 /// What a drain shares with the requests it counts.
@@ -71,42 +69,21 @@ impl Drop for Answering {
     }
 }
 
-/// The drain layer over `S`.
-#[derive(Clone)]
-pub(crate) struct Drain<S> {
-    pub(crate) inner: S,
-    pub(crate) draining: Arc<Draining>,
-}
-
-impl<S, B> Service<Request<B>> for Drain<S>
-where
-    S: Service<Request<B>, Response = Reply, Error = std::convert::Infallible>,
-    S::Future: Send + 'static,
-{
-    type Response = Reply;
-    type Error = std::convert::Infallible;
-    type Future = Guarding<S::Future, Answering>;
-
-    fn poll_ready(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: Request<B>) -> Self::Future {
-        if self.draining.refusing.load(Ordering::Acquire) {
-            return Guarding::bare(Next::now(unavailable(
+impl Draining {
+    /// Whether `request` is served now: `Err` with the refusal once a drain began; else the
+    /// count of a POST (`None` for a stream of events, GET, which lasts as long as its
+    /// session: only POSTs are drained), to carry until its answer is written or dropped.
+    pub(crate) fn admit<B>(
+        self: &Arc<Self>,
+        request: &Request<B>,
+    ) -> Result<Option<Answering>, Box<Reply>> {
+        if self.refusing.load(Ordering::Acquire) {
+            return Err(Box::new(unavailable(
                 "Server shutting down: retry in a moment (another replica may answer).",
                 "1",
             )));
         }
-        // A stream of events (GET) lasts as long as its session: only POSTs are drained.
-        if request.method() != Method::POST {
-            return Guarding::bare(Next::on(self.inner.call(request)));
-        }
-        let answering = Answering::new(&self.draining);
-        Guarding::new(Next::on(self.inner.call(request)), answering)
+        Ok((request.method() == Method::POST).then(|| Answering::new(self)))
     }
 }
 
@@ -114,34 +91,30 @@ where
 mod tests {
     use super::*;
     use http::StatusCode;
-    use http_body_util::{BodyExt, Full};
-    use tower::ServiceExt;
-
-    async fn echo(_: Request<()>) -> Result<Reply, std::convert::Infallible> {
-        Ok(Reply::new(Full::default().boxed()))
-    }
 
     fn post() -> Request<()> {
         Request::post("/mcp").body(()).unwrap()
     }
 
-    /// A drain waits for the answers being written (held by their bodies), refuses what comes
-    /// meanwhile, and ends once the last body is gone.
+    /// A drain waits for the POSTs being answered (each counted until its answer is written
+    /// or dropped), refuses what comes meanwhile, and ends once the last answer is gone; a
+    /// stream of events is not counted.
     #[tokio::test(start_paused = true)]
     async fn a_drain_waits_for_answers_and_refuses_new_requests() {
         let draining = Arc::new(Draining::default());
-        let layer = Drain {
-            inner: tower::service_fn(echo),
-            draining: Arc::clone(&draining),
-        };
-        let held = layer.clone().oneshot(post()).await.unwrap();
-        assert_eq!(held.status(), StatusCode::OK);
+        let held = draining.admit(&post()).unwrap();
+        assert!(held.is_some());
+        let stream = draining.admit(&Request::get("/mcp").body(()).unwrap());
+        assert!(stream.unwrap().is_none(), "a GET is not counted");
         let drain = tokio::spawn({
             let draining = Arc::clone(&draining);
             async move { draining.drain(Duration::from_secs(30)).await }
         });
         tokio::task::yield_now().await;
-        let refused = layer.clone().oneshot(post()).await.unwrap();
+        let refused = draining
+            .admit(&post())
+            .err()
+            .expect("refused while draining");
         assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(refused.headers()["retry-after"], "1");
         assert!(!drain.is_finished());
@@ -149,15 +122,11 @@ mod tests {
         assert!(drain.await.unwrap(), "finished in time");
     }
 
-    /// A body never written does not hold the shutdown past the drain period.
+    /// An answer never written does not hold the shutdown past the drain period.
     #[tokio::test(start_paused = true)]
     async fn a_drain_ends_at_its_period() {
         let draining = Arc::new(Draining::default());
-        let layer = Drain {
-            inner: tower::service_fn(echo),
-            draining: Arc::clone(&draining),
-        };
-        let _held = layer.oneshot(post()).await.unwrap();
+        let _held = draining.admit(&post()).unwrap();
         assert!(!draining.drain(Duration::from_secs(5)).await);
     }
 }

@@ -1,43 +1,45 @@
-//! The `Host` and `Origin` layer: a request naming a host not in `HttpOptions::allowed_hosts`,
+//! The `Host` and `Origin` check: a request naming a host not in `HttpOptions::allowed_hosts`,
 //! or a browser's origin not in `allowed_origins`, is refused before anything else reads it
 //! (its body, its token), as rmcp refuses it (DNS rebinding). rmcp checks these headers first
-//! in its own service, but under the layers that read the body: a forbidden `Host` with a body
+//! in its own service, but after the steps that read the body: a forbidden `Host` with a body
 //! that is no JSON-RPC message was told 400 about the body rather than 403 about the host.
 //!
-//! The check is rmcp's own, not a copy: the layer asks rmcp's service about the request's head
+//! The check is rmcp's own, not a copy: it asks rmcp's service about the request's head
 //! alone (its `Host`, `Origin` and URI, with the method `OPTIONS`, which rmcp answers 405 once
 //! the headers pass), so the rules (ports, IPv6 brackets, `null` origins, an empty list) are
 //! always those of the rmcp that serves the request. What rmcp allowed is remembered (at most
 //! [`REMEMBERED`] heads, the usual few of a deployment), so that a request whose `Host` and
 //! `Origin` were allowed before costs a lookup, not a second pass through rmcp's service.
-//! One rule is the layer's own, stricter than rmcp's: a request with more than one `Host` is
+//! One rule is its own, stricter than rmcp's: a request with more than one `Host` is
 //! answered 400, as RFC 9112 §3.2 requires (rmcp would judge the first alone).
-
-use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{Method, Request, StatusCode, header};
 use http_body_util::Empty;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use tower_service::Service;
 
-use super::next::{self, Inner, Next};
 use super::reply::{Reply, text};
 use crate::server::core::Server;
+use crate::tool::BoxFuture;
 
 /// How many allowed heads (URI authority, `Host`, `Origin`) are remembered; past it, rmcp
 /// decides each request again (nothing grows).
 pub(crate) const REMEMBERED: usize = 64;
 
-/// The `Host` and `Origin` layer over `S`.
-#[derive(Clone)]
-pub(crate) struct Hosts<S> {
-    pub(crate) inner: S,
-    /// The rmcp service whose rules decide (shared: a clone of it copies its settings).
-    pub(crate) rmcp: Arc<StreamableHttpService<Server, LocalSessionManager>>,
+/// The `Host` and `Origin` check.
+pub(crate) struct Hosts {
+    /// The rmcp service whose rules decide.
+    pub(crate) rmcp: StreamableHttpService<Server, LocalSessionManager>,
     /// The heads rmcp allowed.
-    pub(crate) allowed: Arc<std::sync::RwLock<foldhash::HashSet<Box<[u8]>>>>,
+    pub(crate) allowed: std::sync::RwLock<foldhash::HashSet<Box<[u8]>>>,
+}
+
+/// A request's `Host` and `Origin` not known to be allowed: refused, or rmcp to be asked.
+pub(crate) enum Unknown<'a> {
+    Refused(Box<Reply>),
+    /// rmcp's refusal, if it refuses them (what it allows is remembered).
+    Ask(BoxFuture<'a, Option<Reply>>),
 }
 
 /// What rmcp's check reads of a request: its URI's authority, its `Host` and `Origin` values,
@@ -100,53 +102,30 @@ impl HeadKey {
     }
 }
 
-impl<S, B> Service<Request<B>> for Hosts<S>
-where
-    S: Inner<Request<B>>,
-    B: Send + 'static,
-{
-    type Response = Reply;
-    type Error = std::convert::Infallible;
-    type Future = Next<S::Future>;
-
-    fn poll_ready(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: Request<B>) -> Self::Future {
-        let key = HeadKey::of(&request);
+impl Hosts {
+    /// Whether `request`'s `Host` and `Origin` are allowed: at once when rmcp allowed them
+    /// before, or when they cannot be (more than one `Host`); else rmcp is to be asked.
+    pub(crate) fn check<B>(&self, request: &Request<B>) -> Result<(), Unknown<'_>> {
+        let key = HeadKey::of(request);
         // RFC 9112 §3.2: a request with more than one `Host` is answered 400 (rmcp reads the
         // first, a proxy in front may have routed by another).
         if key.hosts > 1 {
-            return Next::now(text(
+            return Err(Unknown::Refused(Box::new(text(
                 StatusCode::BAD_REQUEST,
                 "Bad Request: more than one Host header",
-            ));
+            ))));
         }
         let allowed = (self.allowed.read()).is_ok_and(|allowed| allowed.contains(key.as_slice()));
-        if allowed {
-            return Next::on(self.inner.call(request));
+        match allowed {
+            true => Ok(()),
+            false => Err(Unknown::Ask(self.ask_rmcp(request, key.as_slice().into()))),
         }
-        self.ask_rmcp(request, key.as_slice().into())
     }
-}
 
-impl<S> Hosts<S> {
-    /// A head not seen yet: rmcp's answer to it, remembered when it allows it. (Out of line:
-    /// the usual request's path stays small.)
+    /// rmcp's refusal of the request's head, asked of its service; remembered when allowed.
     #[cold]
     #[inline(never)]
-    fn ask_rmcp<B>(&self, request: Request<B>, key: Box<[u8]>) -> Next<S::Future>
-    where
-        S: Inner<Request<B>>,
-        B: Send + 'static,
-    {
-        let inner = self.inner.clone();
-        let allowed = Arc::clone(&self.allowed);
-        let rmcp = Arc::clone(&self.rmcp);
+    fn ask_rmcp<B>(&self, request: &Request<B>, key: Box<[u8]>) -> BoxFuture<'_, Option<Reply>> {
         let mut head = Request::builder()
             .method(Method::OPTIONS)
             .uri(request.uri().clone());
@@ -156,20 +135,20 @@ impl<S> Hosts<S> {
             }
         }
         let head = head.body(Empty::<Bytes>::new());
-        Next::own(async move {
+        Box::pin(async move {
             // Built from a request's own URI and header values: it cannot fail to build.
             if let Ok(head) = head {
-                let told = rmcp.handle(head).await;
+                let told = self.rmcp.handle(head).await;
                 if told.status() != StatusCode::METHOD_NOT_ALLOWED {
-                    return told;
+                    return Some(told);
                 }
-                if let Ok(mut allowed) = allowed.write()
+                if let Ok(mut allowed) = self.allowed.write()
                     && allowed.len() < REMEMBERED
                 {
                     allowed.insert(key);
                 }
             }
-            next::call(inner, request).await
+            None
         })
     }
 }
@@ -177,20 +156,11 @@ impl<S> Hosts<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http_body_util::{BodyExt, Full};
+    use http_body_util::BodyExt;
     use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
-    use tower::ServiceExt;
+    use std::sync::Arc;
 
-    /// The layer over a service that answers `reached`.
-    fn layer() -> Hosts<
-        impl Service<Request<()>, Response = Reply, Error = std::convert::Infallible, Future: Send>
-        + Clone
-        + Send
-        + 'static,
-    > {
-        let reached = tower::service_fn(|_: Request<()>| async {
-            Ok::<_, std::convert::Infallible>(Reply::new(Full::from("reached").boxed()))
-        });
+    fn hosts() -> Hosts {
         let server = crate::Server::builder("t", "1").build().unwrap();
         let config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(["localhost", "127.0.0.1"])
@@ -202,58 +172,55 @@ mod tests {
             config,
         );
         Hosts {
-            inner: reached,
-            rmcp: Arc::new(rmcp),
+            rmcp,
             allowed: Default::default(),
         }
     }
 
-    /// The status and body a request with `headers` gets from `layer`.
-    async fn status_of<S>(layer: &Hosts<S>, headers: &[(&str, &str)]) -> (StatusCode, String)
-    where
-        S: Service<Request<()>, Response = Reply, Error = std::convert::Infallible>
-            + Clone
-            + Send
-            + 'static,
-        S::Future: Send,
-    {
+    /// The status and body `hosts` answers a request with `headers` (`200 reached`: let
+    /// through).
+    async fn status_of(hosts: &Hosts, headers: &[(&str, &str)]) -> (StatusCode, String) {
         let mut request = Request::post("/mcp");
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
-        let reply = layer
-            .clone()
-            .oneshot(request.body(()).unwrap())
-            .await
-            .unwrap();
+        let request = request.body(()).unwrap();
+        let refused = match hosts.check(&request) {
+            Ok(()) => None,
+            Err(Unknown::Refused(refused)) => Some(*refused),
+            Err(Unknown::Ask(asked)) => asked.await,
+        };
+        let Some(reply) = refused else {
+            return (StatusCode::OK, "reached".to_owned());
+        };
         let status = reply.status();
         let body = reply.into_body().collect().await.unwrap().to_bytes();
         (status, String::from_utf8_lossy(&body).into_owned())
     }
 
-    /// The status and body a request with `headers` gets from a new layer.
+    /// The status and body a request with `headers` gets from a new check.
     async fn status(headers: &[(&str, &str)]) -> (StatusCode, String) {
-        status_of(&layer(), headers).await
+        status_of(&hosts(), headers).await
     }
 
     /// What rmcp allowed is remembered, at most `REMEMBERED` heads; what it refused never is.
     #[tokio::test]
     async fn allowed_heads_are_remembered_within_a_bound() {
-        let layer = layer();
+        let hosts = hosts();
         for port in 0..100 {
             let host = format!("127.0.0.1:{port}");
-            let reached = status_of(&layer, &[("host", &host)]).await;
+            let reached = status_of(&hosts, &[("host", &host)]).await;
             assert_eq!(reached.0, StatusCode::OK);
-            let refused = status_of(&layer, &[("host", "evil.example")]).await;
+            let refused = status_of(&hosts, &[("host", "evil.example")]).await;
             assert_eq!(refused.0, StatusCode::FORBIDDEN);
         }
-        assert_eq!(layer.allowed.read().unwrap().len(), REMEMBERED);
-        let again = status_of(&layer, &[("host", "127.0.0.1:3")]).await;
+        assert_eq!(hosts.allowed.read().unwrap().len(), REMEMBERED);
+        let again = status_of(&hosts, &[("host", "127.0.0.1:3")]).await;
         assert_eq!(again.0, StatusCode::OK);
     }
 
     #[tokio::test]
-    async fn a_forbidden_host_or_origin_is_refused_before_the_layers_under_it() {
+    async fn a_forbidden_host_or_origin_is_refused_before_the_steps_after_it() {
         let reached = (StatusCode::OK, "reached".to_owned());
         assert_eq!(status(&[("host", "127.0.0.1:8080")]).await, reached);
         assert_eq!(status(&[("host", "LOCALHOST")]).await, reached);

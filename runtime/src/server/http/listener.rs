@@ -20,14 +20,12 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use tower_service::Service;
 
 use super::connection::{
     Activity, Handling, Linger, Lingering, OpenBody, Quiet, Watched, ms_since,
 };
 use super::options::ConnectionOptions;
-use super::reply::guarded;
-use super::service::Stack;
+use super::service::Endpoint;
 
 /// How long a new connection waits for the place of the idle connection it closed.
 const ROOM_WAIT: Duration = Duration::from_secs(1);
@@ -35,7 +33,7 @@ const ROOM_WAIT: Duration = Duration::from_secs(1);
 /// Accepts connections until `stop`, then closes them all.
 pub(super) async fn serve(
     listener: TcpListener,
-    stack: Stack,
+    endpoint: Arc<Endpoint>,
     options: ConnectionOptions,
     stop: CancellationToken,
 ) -> io::Result<()> {
@@ -72,7 +70,7 @@ pub(super) async fn serve(
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!("http: TCP_NODELAY could not be set: {e}");
         }
-        let (stack, http) = (stack.clone(), http.clone());
+        let (endpoint, http) = (endpoint.clone(), http.clone());
         let (open, connections) = (open.clone(), connections.clone());
         tokio::spawn(async move {
             let Some(place) = admit(&open, &connections).await else {
@@ -95,12 +93,11 @@ pub(super) async fn serve(
                     .insert(crate::server::changes::Connection(id));
                 let handling = Handling::new(requests.clone());
                 let open_body = OpenBody::new(requests.clone());
-                // Every layer of the stack is always ready (`server::http::next`).
-                let answer = stack.clone().call(request);
+                let answer = endpoint.call(request, Some(open_body));
                 async move {
-                    let Ok(reply) = answer.await;
+                    let reply = answer.await;
                     drop(handling);
-                    Ok::<_, Infallible>(guarded(reply, open_body))
+                    Ok::<_, Infallible>(reply)
                 }
             });
             // The watchers are polled only when they wake, not at each wake-up of the

@@ -1,4 +1,4 @@
-//! Serving streamable HTTP: a stack of tower layers over rmcp's streamable HTTP service
+//! Serving streamable HTTP: one endpoint whose steps end in rmcp's streamable HTTP service
 //! (`service`), on hyper, under an accept loop of our own (`listener`, `connection`), so that
 //! every limit a hostile client could push on holds.
 
@@ -8,7 +8,6 @@ mod drain;
 mod headers;
 mod hosts;
 mod listener;
-pub(super) mod next;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod options;
@@ -63,7 +62,7 @@ impl Server {
                 let stop = tokio_util::sync::CancellationToken::new();
                 let mut accepting = tokio::spawn(listener::serve(
                     listener,
-                    endpoint.stack(),
+                    endpoint.endpoint(),
                     options.connections,
                     stop.clone(),
                 ));

@@ -1,25 +1,22 @@
 //! MCP authorization over streamable HTTP (feature `oauth`): the server as an OAuth resource
-//! server, in two layers. [`Authenticate`], before the body is read: the Protected Resource
-//! Metadata served at its well-known paths, a bearer token checked on every request (`401`,
-//! or `503` when it cannot be checked now) so that a refusal costs no parse, budget or slot,
-//! a session used only with its own subject's tokens, and the verified [`Caller`] left in the
-//! request's extensions for the core. [`Scopes`], once the body is read: a `tools/call` whose
-//! action (or mounted tool) needs scopes the token lacks is answered `403 insufficient_scope`
-//! (MCP authorization, "Scope Challenge Handling"), after routing and validation pass.
+//! server, in two steps of the endpoint. [`Guard::serve`], before the body is read: the
+//! Protected Resource Metadata served at its well-known paths, a bearer token checked on every
+//! request (`401`, or `503` when it cannot be checked now) so that a refusal costs no parse,
+//! budget or slot, a session used only with its own subject's tokens, and the verified
+//! [`Caller`] left in the request's extensions for the core. [`Guard::check_scopes`], once the
+//! body is read: a `tools/call` whose action (or mounted tool) needs scopes the token lacks is
+//! answered `403 insufficient_scope` (MCP authorization, "Scope Challenge Handling"), after
+//! routing and validation pass.
 
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use tower_service::Service;
 
-use super::body::{Incoming, ReadBody};
-use super::next::{self, Inner, Next};
+use super::body::{Parsed, ReadBody};
 use super::reply::{Reply, closing, text, unavailable};
 use crate::server::core::Server;
 use crate::server::oauth::OAuth;
@@ -57,106 +54,58 @@ impl Guard {
     }
 }
 
-/// The authentication layer over `S`.
-#[derive(Clone)]
-pub(crate) struct Authenticate<S> {
-    pub(crate) inner: S,
-    pub(crate) guard: Option<Arc<Guard>>,
-}
-
-impl<S, B> Service<Request<B>> for Authenticate<S>
-where
-    S: Inner<Request<B>>,
-    B: Send + 'static,
-{
-    type Response = Reply;
-    type Error = Infallible;
-    type Future = Next<S::Future>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, mut request: Request<B>) -> Self::Future {
-        let Some(guard) = self.guard.clone() else {
-            return Next::on(self.inner.call(request));
+impl Guard {
+    /// Serves `request` as the resource server, before its body is read: the metadata at its
+    /// paths; else the bearer token checked, the session the request names checked to be
+    /// the caller's, and `next` with the verified caller in the request's extensions; the
+    /// owner of a session the answer opened is recorded.
+    pub(crate) async fn serve<B, N, F>(&self, mut request: Request<B>, next: N) -> Reply
+    where
+        N: FnOnce(Request<B>) -> F,
+        F: Future<Output = Reply>,
+    {
+        if let Some(reply) = self.metadata(&request) {
+            return reply;
+        }
+        // Who calls, before anything else is read.
+        let caller = match self.authenticate(request.headers()).await {
+            Ok(caller) => caller,
+            Err(refused) => return refused,
         };
-        if let Some(reply) = guard.metadata(&request) {
-            return Next::now(reply);
+        if !self.owns(request.headers(), &caller) {
+            return text(StatusCode::NOT_FOUND, "Not Found: Session not found");
         }
-        let inner = self.inner.clone();
-        Next::own(async move {
-            // Who calls, before anything else is read.
-            let caller = match guard.authenticate(request.headers()).await {
-                Ok(caller) => caller,
-                Err(refused) => return refused,
-            };
-            if !guard.owns(request.headers(), &caller) {
-                return text(StatusCode::NOT_FOUND, "Not Found: Session not found");
-            }
-            // A request without a session may open one (`initialize`): its owner is recorded.
-            let opening = !request.headers().contains_key(&super::headers::SESSION_ID);
-            request.extensions_mut().insert(caller.clone());
-            let reply = next::call(inner, request).await;
-            if opening {
-                guard.opened(&reply, &caller).await;
-            }
-            reply
-        })
-    }
-}
-
-/// The scope layer over `S`.
-#[derive(Clone)]
-pub(crate) struct Scopes<S> {
-    pub(crate) inner: S,
-    pub(crate) guard: Option<Arc<Guard>>,
-}
-
-impl<S> Service<Request<ReadBody>> for Scopes<S>
-where
-    S: Service<Request<ReadBody>, Response = Reply, Error = Infallible>,
-{
-    type Response = Reply;
-    type Error = Infallible;
-    type Future = Next<S::Future>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
+        // A request without a session may open one (`initialize`): its owner is recorded.
+        let opening = !request.headers().contains_key(&super::headers::SESSION_ID);
+        request.extensions_mut().insert(caller.clone());
+        let reply = next(request).await;
+        if opening {
+            self.opened(&reply, &caller).await;
+        }
+        reply
     }
 
-    fn call(&mut self, mut request: Request<ReadBody>) -> Self::Future {
-        if self.guard.is_none() {
-            return Next::on(self.inner.call(request));
+    /// Once the body is read: `403 insufficient_scope` for a call the verified caller's token
+    /// may not make; else the message's facts, without the call's arguments (kept for this
+    /// check only).
+    pub(crate) fn check_scopes(
+        &self,
+        request: &Request<ReadBody>,
+        parsed: Option<Parsed>,
+    ) -> Result<Option<Parsed>, Box<Reply>> {
+        let caller = request.extensions().get::<Caller>();
+        if let (Some(caller), Some(parsed)) = (caller, &parsed)
+            && let Some((name, arguments)) = parsed.call()
+            && let Some(refused) = self.scopes(name, arguments, caller)
+        {
+            return Err(Box::new(refused));
         }
-        let refused = match (
-            &self.guard,
-            request.extensions().get::<Caller>(),
-            request.extensions().get::<Incoming>(),
-        ) {
-            (Some(guard), Some(caller), Some(incoming)) => (incoming.get().call())
-                .and_then(|(name, arguments)| guard.scopes(name, arguments, caller)),
-            _ => None,
-        };
-        if let Some(refused) = refused {
-            return Next::now(refused);
-        }
-        // The arguments were kept for this check only.
-        let kept = (request.extensions().get::<Incoming>())
-            .is_some_and(|i| matches!(&i.get().call, Some((_, Some(_)))));
-        if kept && let Some(incoming) = request.extensions_mut().remove::<Incoming>() {
-            let incoming = match incoming.into_parsed() {
-                Ok(mut parsed) => {
-                    if let Some((_, arguments)) = &mut parsed.call {
-                        arguments.take();
-                    }
-                    Incoming::new(parsed)
-                }
-                Err(shared) => shared,
-            };
-            request.extensions_mut().insert(incoming);
-        }
-        Next::on(self.inner.call(request))
+        Ok(parsed.map(|mut parsed| {
+            if let Some((_, arguments)) = &mut parsed.call {
+                arguments.take();
+            }
+            parsed
+        }))
     }
 }
 

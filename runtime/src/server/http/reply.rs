@@ -1,4 +1,4 @@
-//! The answers the HTTP layers give themselves, and what a response body carries with it.
+//! The answers the HTTP endpoint gives itself, and what a response body carries with it.
 
 use std::convert::Infallible;
 use std::pin::Pin;

@@ -1,26 +1,27 @@
-//! The streamable HTTP endpoint as a stack of tower layers over rmcp's `StreamableHttpService`,
-//! outermost first:
+//! The streamable HTTP endpoint: one service over rmcp's `StreamableHttpService`, whose
+//! steps each request meets in turn, each a function of its own module (tested alone there):
 //!
-//! 1. [`Drain`]: counts the POSTs being answered; refuses everything `503` once a graceful
-//!    shutdown begins;
-//! 2. [`Path`]: the endpoint's path only (when the server owns the whole HTTP server);
-//! 3. [`Hosts`]: `Host` and `Origin` by rmcp's rules, before anything reads the request (a
+//! 1. the drain (`Draining::admit`): counts the POSTs being answered; refuses everything `503`
+//!    once a graceful shutdown begins;
+//! 2. the path (`Paths`, when the server owns the whole HTTP server);
+//! 3. `Host` and `Origin` by rmcp's rules, before anything reads the request (`Hosts`: a
 //!    service of rmcp's judges each head once; the one that serves does not judge again);
-//! 4. `Authenticate` (feature `oauth`): the bearer token, before the body is read;
-//! 5. [`ReadBodies`]: the body within its size and time, parsed within the `max_parsing`
-//!    budget (bodies of the largest size at a time, smaller ones sharing it by size);
-//! 6. `Scopes` (feature `oauth`): `403 insufficient_scope` for a call the token may not make;
-//! 7. [`SessionLimits`]: the cap on live sessions;
-//! 8. [`FastPath`] (the fast lane, `server::lane::http`): plain requests answered as rmcp
-//!    would answer them, on a stateless server and in a session (with `fast_path` off it
-//!    only takes the body layer's facts off the request);
+//! 4. the bearer token, before the body is read (feature `oauth`: `Guard::serve`);
+//! 5. the body (`Limits::read_request`), within its size and time, parsed within the
+//!    `max_parsing` budget (bodies of the largest size at a time, smaller ones sharing it by
+//!    size), and what it is ([`Parsed`]) handed to the steps after it that read it;
+//! 6. `403 insufficient_scope` for a call the token may not make (feature `oauth`:
+//!    `Guard::check_scopes`);
+//! 7. the cap on live sessions (`SessionCap`);
+//! 8. the fast lane (`server::lane::http`, with `fast_path` on): plain requests answered as
+//!    rmcp would answer them, on a stateless server and in a session;
 //! 9. rmcp's service: sessions (rmcp's, with one request per id in flight in each:
 //!    [`Sessions`]), streams of events, the MCP dispatch to the server (the body it reads gives
 //!    back its parse place once rmcp has parsed it).
 //!
-//! Each layer is a `tower_service::Service` of its own, tested alone with
-//! `tower::ServiceExt::oneshot`; an inner layer reads what an outer one learnt (the verified
-//! caller, the parsed message) from the request's extensions, and settles nothing of theirs.
+//! A request's steps are one future, boxed once, with rmcp's own inside it: a step hands the
+//! next what it learnt of the message as an argument, and what the core reads (the verified
+//! caller, the parse place) in the request's extensions.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -34,50 +35,138 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 use tower_service::Service;
 
-use super::body::{Limits, ReadBodies};
-use super::drain::{Drain, Draining};
-use super::hosts::Hosts;
+use super::body::{Limits, Parsed, ReadBody};
+use super::drain::{Answering, Draining};
+use super::hosts::{Hosts, Unknown};
 use super::options::HttpOptions;
 use super::parsing::Parsing;
-use super::path::Path;
-use super::reply::Reply;
-use super::sessions::{SessionLimits, Sessions};
+use super::path::Paths;
+use super::reply::{Reply, guarded};
+use super::sessions::{SessionCap, Sessions};
 use crate::server::core::Server;
-use crate::server::lane::FastPath;
+use crate::server::lane::Lane;
 use crate::tool::BoxFuture;
 
-/// rmcp's service, shared: a clone of `StreamableHttpService` copies its settings (the
-/// allowed hosts and origins), which its own `Service::call` does for every request.
-#[derive(Clone)]
-pub(crate) struct Rmcp(Arc<StreamableHttpService<Server, Sessions>>);
+/// The endpoint's steps, with what each keeps.
+pub(crate) struct Endpoint {
+    draining: Arc<Draining>,
+    paths: Paths,
+    hosts: Hosts,
+    #[cfg(feature = "oauth")]
+    guard: Option<super::oauth::Guard>,
+    limits: Limits,
+    cap: SessionCap,
+    /// The fast lane, the one place HTTP calls into it (`server::lane::http`).
+    lane: Option<Lane>,
+    rmcp: StreamableHttpService<Server, Sessions>,
+}
 
-impl Service<Request<super::body::ReadBody>> for Rmcp {
-    type Response = Reply;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Reply, Infallible>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
+impl Endpoint {
+    /// The answer to `request`, its body carrying `guard` (the caller's, if any) and a POST's
+    /// place in the drain's count, until it is written or dropped. The drain decides at once;
+    /// the rest is one future, boxed: a connection keeps no room for it between requests (a
+    /// held session's or stream's connection costs ~6.5 KiB less than with the future in
+    /// hyper's place for it).
+    pub(crate) fn call<B, G>(
+        self: &Arc<Self>,
+        request: Request<B>,
+        guard: Option<G>,
+    ) -> BoxFuture<'static, Reply>
+    where
+        B: http_body::Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+        G: Send + Sync + Unpin + 'static,
+    {
+        let admitted = self.draining.admit(&request);
+        let endpoint = Arc::clone(self);
+        Box::pin(async move {
+            match admitted {
+                Ok(answering) => {
+                    let reply = endpoint.answer(request).await;
+                    carrying(reply, answering, guard)
+                }
+                Err(refused) => carrying(*refused, None, guard),
+            }
+        })
     }
 
-    fn call(&mut self, request: Request<super::body::ReadBody>) -> Self::Future {
-        let rmcp = Arc::clone(&self.0);
-        Box::pin(async move { Ok(rmcp.handle(request).await) })
+    /// Steps 2 to 4: the path, the `Host` and `Origin`, the bearer token.
+    async fn answer<B>(&self, request: Request<B>) -> Reply
+    where
+        B: http_body::Body<Data = Bytes> + Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        if let Some(refused) = self.paths.refusal(&request) {
+            return refused;
+        }
+        match self.hosts.check(&request) {
+            Ok(()) => {}
+            Err(Unknown::Refused(refused)) => return *refused,
+            Err(Unknown::Ask(asked)) => {
+                if let Some(refused) = asked.await {
+                    return refused;
+                }
+            }
+        }
+        #[cfg(feature = "oauth")]
+        if let Some(guard) = &self.guard {
+            return guard.serve(request, |request| self.read(request)).await;
+        }
+        self.read(request).await
+    }
+
+    /// Step 5, the body, then the steps after it.
+    async fn read<B>(&self, request: Request<B>) -> Reply
+    where
+        B: http_body::Body<Data = Bytes> + Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let read = self
+            .limits
+            .read_request(request, |request, parsed| self.read_after(request, parsed));
+        read.await
+    }
+
+    /// Steps 6 to 9: the scopes, the session cap, the fast lane, rmcp.
+    async fn read_after(&self, request: Request<ReadBody>, parsed: Option<Parsed>) -> Reply {
+        #[cfg(feature = "oauth")]
+        let parsed = match &self.guard {
+            Some(guard) => match guard.check_scopes(&request, parsed) {
+                Ok(parsed) => parsed,
+                Err(refused) => return *refused,
+            },
+            None => parsed,
+        };
+        if let Some(refused) = self.cap.refusal(request.headers(), parsed.as_ref()).await {
+            return refused;
+        }
+        let mut request = request;
+        if let (Some(lane), Some(parsed)) = (&self.lane, parsed) {
+            lane.cancel(&request, &parsed);
+            if let Some(plain) = parsed.plain {
+                // Boxed, as rmcp's answer is: the endpoint's own future stays small, made
+                // and moved for every request.
+                match Box::pin(lane.answer(request, plain)).await {
+                    Ok(answered) => return answered,
+                    Err(given_back) => request = given_back,
+                }
+            }
+        }
+        Box::pin(self.rmcp.handle(request)).await
     }
 }
 
-#[cfg(feature = "oauth")]
-type Inside = super::oauth::Scopes<SessionLimits<FastPath<Rmcp>>>;
-#[cfg(not(feature = "oauth"))]
-type Inside = SessionLimits<FastPath<Rmcp>>;
-
-#[cfg(feature = "oauth")]
-type Authenticated<S> = super::oauth::Authenticate<S>;
-#[cfg(not(feature = "oauth"))]
-type Authenticated<S> = S;
-
-/// The whole stack, outermost first.
-pub(crate) type Stack = Drain<Path<Hosts<Authenticated<ReadBodies<Inside>>>>>;
+/// `reply`, its body carrying `answering` and `guard`, when there is either.
+fn carrying<G: Send + Sync + Unpin + 'static>(
+    reply: Reply,
+    answering: Option<Answering>,
+    guard: Option<G>,
+) -> Reply {
+    match (answering, guard) {
+        (None, None) => reply,
+        (answering, guard) => guarded(reply, (answering, guard)),
+    }
+}
 
 /// The hardened streamable HTTP endpoint as a [`tower_service::Service`], to mount inside an
 /// existing application beside its own routes and layers (axum: `Router::nest_service`). Every
@@ -103,8 +192,7 @@ pub(crate) type Stack = Drain<Path<Hosts<Authenticated<ReadBodies<Inside>>>>>;
 /// ```
 #[derive(Clone)]
 pub struct HttpService {
-    stack: Stack,
-    draining: Arc<Draining>,
+    endpoint: Arc<Endpoint>,
     /// Ends every session and stream of rmcp's service.
     closing: CancellationToken,
 }
@@ -120,13 +208,13 @@ impl HttpService {
     /// flight go on), and completes once none is left or after `drain`: the first step of a
     /// graceful shutdown of the application that mounts it. Its sessions are closed then.
     pub async fn drain(&self, drain: Duration) {
-        self.draining.drain(drain).await;
+        self.endpoint.draining.drain(drain).await;
         self.closing.cancel();
     }
 
-    /// The stack, for the accept loop.
-    pub(super) fn stack(&self) -> Stack {
-        self.stack.clone()
+    /// The endpoint, for the accept loop.
+    pub(super) fn endpoint(&self) -> Arc<Endpoint> {
+        Arc::clone(&self.endpoint)
     }
 }
 
@@ -144,7 +232,8 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        Box::pin(self.stack.call(request))
+        let answer = self.endpoint.call(request, None::<()>);
+        Box::pin(async move { Ok(answer.await) })
     }
 }
 
@@ -182,7 +271,7 @@ impl Server {
         Some(refused)
     }
 
-    /// The stack of layers for `options`; `path`, when the server owns the whole HTTP server.
+    /// The endpoint for `options`; `path`, when the server owns the whole HTTP server.
     pub(super) fn endpoint(&self, options: &HttpOptions, path: Option<String>) -> HttpService {
         self.warn_unprotected(options);
         let mut manager = LocalSessionManager::default();
@@ -200,45 +289,23 @@ impl Server {
         }
         let closing = config.cancellation_token.clone();
         let server = self.clone();
-        // Two of rmcp's services: one judges `Host` and `Origin` for the hosts layer (which
+        // Two of rmcp's services: one judges `Host` and `Origin` for the hosts step (which
         // remembers what it allowed), and the one that serves sees only what it allowed, so it
         // does not judge them again (rmcp parses its lists for every request).
-        let hosts = Arc::new(StreamableHttpService::new(
-            move || Ok(server.clone()),
-            manager.clone(),
-            config.clone(),
-        ));
+        let hosts = Hosts {
+            rmcp: StreamableHttpService::new(
+                move || Ok(server.clone()),
+                manager.clone(),
+                config.clone(),
+            ),
+            allowed: Default::default(),
+        };
         let server = self.clone();
         let config = config.disable_allowed_hosts().disable_allowed_origins();
         let rmcp = StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), config);
-        let rmcp = Rmcp(Arc::new(rmcp));
-        let inside = SessionLimits {
-            // The fast lane, the one place HTTP calls into it (`server::lane::http`).
-            inner: FastPath::new(rmcp, self, options, &sessions),
-            sessions: manager.clone(),
-            max_sessions: options.max_sessions,
-        };
         #[cfg(feature = "oauth")]
         let guard = (options.oauth.clone())
-            .map(|oauth| Arc::new(super::oauth::Guard::new(oauth, self.clone(), manager)));
-        #[cfg(feature = "oauth")]
-        let inside = super::oauth::Scopes {
-            inner: inside,
-            guard: guard.clone(),
-        };
-        let bodies = ReadBodies {
-            inner: inside,
-            limits: Arc::new(Limits {
-                max_body_bytes: options.max_body_bytes,
-                body_read_timeout: options.body_read_timeout,
-                parsing: Parsing::new(options.max_parsing, options.max_body_bytes),
-                parse_wait: options.parse_wait,
-                keep_call_arguments: cfg!(feature = "oauth") && self.has_oauth(options),
-                lane: options.fast_path,
-                read_top: self.has_oauth(options),
-                sessions: !options.stateless,
-            }),
-        };
+            .map(|oauth| super::oauth::Guard::new(oauth, self.clone(), manager.clone()));
         #[cfg(feature = "oauth")]
         let paths = path.map(|path| {
             let mut paths = vec![path];
@@ -249,27 +316,31 @@ impl Server {
         });
         #[cfg(not(feature = "oauth"))]
         let paths = path.map(|path| vec![path].into());
-        #[cfg(feature = "oauth")]
-        let authenticated = super::oauth::Authenticate {
-            inner: bodies,
+        let endpoint = Endpoint {
+            draining: Arc::default(),
+            paths: Paths(paths),
+            hosts,
+            #[cfg(feature = "oauth")]
             guard,
-        };
-        #[cfg(not(feature = "oauth"))]
-        let authenticated = bodies;
-        let draining = Arc::new(Draining::default());
-        HttpService {
-            stack: Drain {
-                inner: Path {
-                    inner: Hosts {
-                        inner: authenticated,
-                        rmcp: hosts,
-                        allowed: Default::default(),
-                    },
-                    paths,
-                },
-                draining: Arc::clone(&draining),
+            limits: Limits {
+                max_body_bytes: options.max_body_bytes,
+                body_read_timeout: options.body_read_timeout,
+                parsing: Parsing::new(options.max_parsing, options.max_body_bytes),
+                parse_wait: options.parse_wait,
+                keep_call_arguments: cfg!(feature = "oauth") && self.has_oauth(options),
+                lane: options.fast_path,
+                read_top: self.has_oauth(options),
+                sessions: !options.stateless,
             },
-            draining,
+            cap: SessionCap {
+                sessions: manager,
+                max_sessions: options.max_sessions,
+            },
+            lane: Lane::new(self, options, &sessions),
+            rmcp,
+        };
+        HttpService {
+            endpoint: Arc::new(endpoint),
             closing,
         }
     }

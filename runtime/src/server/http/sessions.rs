@@ -7,31 +7,29 @@
 //!   has parsed (`SessionManager::create_stream`): nothing before rmcp reads a session's
 //!   requests for their ids. The fast lane's calls take their ids in the same table
 //!   ([`SessionIds`]), refused `400` by the lane.
-//! - [`SessionLimits`], a layer: at most `max_sessions` live at once (an `initialize` that would
+//! - [`SessionCap`]: at most `max_sessions` live at once (an `initialize` that would
 //!   open one more is answered `503` with `Retry-After`).
 //!
 //! A request's id stays taken until its stream ends or is dropped (its answer written, or its
 //! client gone).
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
 use futures_core::Stream;
-use http::{HeaderValue, Request, StatusCode, header};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
 use rmcp::model::{ClientJsonRpcMessage, ErrorCode, ErrorData, JsonRpcMessage, RequestId};
 use rmcp::transport::common::server_side_http::ServerSseMessage;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{RestoreOutcome, SessionId, SessionManager};
 use tokio_util::sync::CancellationToken;
-use tower_service::Service;
 
-use super::body::{Incoming, ReadBody};
-use super::next::{self, Inner, Next};
+use super::body::Parsed;
 use super::reply::{Reply, json_rpc};
 use crate::server::methods::id_in_flight;
+use crate::tool::BoxFuture;
 
 /// Seconds a client refused a session waits before it tries again.
 const SESSION_RETRY_AFTER: &str = "10";
@@ -254,57 +252,36 @@ impl<S: Stream<Item = ServerSseMessage>> Stream for Events<S> {
     }
 }
 
-/// The cap on live sessions, over `S`.
-#[derive(Clone)]
-pub(crate) struct SessionLimits<S> {
-    pub(crate) inner: S,
+/// The cap on live sessions.
+pub(crate) struct SessionCap {
     /// rmcp's sessions, to count.
     pub(crate) sessions: Arc<LocalSessionManager>,
     pub(crate) max_sessions: usize,
 }
 
-impl<S> Service<Request<ReadBody>> for SessionLimits<S>
-where
-    S: Inner<Request<ReadBody>>,
-{
-    type Response = Reply;
-    type Error = Infallible;
-    type Future = Next<S::Future>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: Request<ReadBody>) -> Self::Future {
-        // Only an `initialize` outside any session opens one.
-        let opens = (request.extensions().get::<Incoming>()).is_some_and(|i| i.get().initialize)
-            && !request.headers().contains_key(&super::headers::SESSION_ID);
-        match opens {
-            true => self.open(request),
-            false => Next::on(self.inner.call(request)),
+impl SessionCap {
+    /// The refusal of an `initialize` outside any session (the one request that opens one)
+    /// while the server holds `max_sessions`.
+    pub(crate) async fn refusal(
+        &self,
+        headers: &HeaderMap,
+        parsed: Option<&Parsed>,
+    ) -> Option<Reply> {
+        let initialize = parsed.filter(|p| p.initialize)?;
+        if headers.contains_key(&super::headers::SESSION_ID) {
+            return None;
         }
+        self.full(initialize.id.clone()).await
     }
-}
 
-impl<S> SessionLimits<S>
-where
-    S: Inner<Request<ReadBody>>,
-{
-    /// An `initialize` outside any session: handed on while the server has room for one more
-    /// session, else refused. (Out of line: rare beside the requests within a session.)
+    /// The refusal when the server holds `max_sessions`. (Out of line: rare beside the
+    /// requests within a session.)
     #[cold]
     #[inline(never)]
-    fn open(&self, request: Request<ReadBody>) -> Next<S::Future> {
-        let id = (request.extensions().get::<Incoming>()).and_then(|i| i.get().id.clone());
-        let inner = self.inner.clone();
-        let sessions = Arc::clone(&self.sessions);
-        let max_sessions = self.max_sessions;
-        Next::own(async move {
-            let live = sessions.sessions.read().await.len();
-            if live >= max_sessions {
-                return busy(max_sessions, id);
-            }
-            next::call(inner, request).await
+    fn full(&self, id: Option<RequestId>) -> BoxFuture<'_, Option<Reply>> {
+        Box::pin(async move {
+            let live = self.sessions.sessions.read().await.len();
+            (live >= self.max_sessions).then(|| busy(self.max_sessions, id))
         })
     }
 }
@@ -332,9 +309,6 @@ fn busy(max_sessions: usize, id: Option<RequestId>) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::http::body::Parsed;
-    use http_body_util::{BodyExt, Full};
-    use tower::ServiceExt;
 
     /// An id is taken until given up; another session's same id is another request; a lane
     /// call is cancelled through the table.
@@ -409,43 +383,35 @@ mod tests {
         }
     }
 
-    fn request(session: Option<&'static str>, parsed: Parsed) -> Request<ReadBody> {
-        let mut request = Request::post("/mcp");
-        if let Some(session) = session {
-            request = request.header("mcp-session-id", session);
-        }
-        let mut request = request.body(ReadBody::empty()).unwrap();
-        request.extensions_mut().insert(Incoming::new(parsed));
-        request
-    }
-
     /// An `initialize` past the cap is refused `503`; requests of a session pass.
     #[tokio::test]
     async fn an_initialize_past_the_cap_is_refused() {
-        let ok = tower::service_fn(|_: Request<ReadBody>| async {
-            Ok::<_, Infallible>(Reply::new(Full::default().boxed()))
-        });
-        let initialize = || Parsed {
+        let initialize = Parsed {
             id: Some(RequestId::Number(1)),
             initialize: true,
             ..Parsed::default()
         };
-        let layer = SessionLimits {
-            inner: ok,
+        let outside = HeaderMap::new();
+        let mut within = HeaderMap::new();
+        within.insert("mcp-session-id", HeaderValue::from_static("a"));
+        let cap = SessionCap {
             sessions: Arc::default(),
             max_sessions: 1,
         };
-        let opened = layer.clone().oneshot(request(None, initialize())).await;
-        assert_eq!(opened.unwrap().status(), StatusCode::OK);
-        let full = SessionLimits {
+        assert!(cap.refusal(&outside, Some(&initialize)).await.is_none());
+        let full = SessionCap {
             max_sessions: 0,
-            ..layer
+            ..cap
         };
-        let refused = full.clone().oneshot(request(None, initialize())).await;
-        let refused = refused.unwrap();
+        let refused = full.refusal(&outside, Some(&initialize)).await.unwrap();
         assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(refused.headers()[header::RETRY_AFTER], SESSION_RETRY_AFTER);
-        let within = full.oneshot(request(Some("a"), Parsed::default())).await;
-        assert_eq!(within.unwrap().status(), StatusCode::OK);
+        assert!(full.refusal(&within, Some(&initialize)).await.is_none());
+        assert!(
+            full.refusal(&outside, Some(&Parsed::default()))
+                .await
+                .is_none()
+        );
+        assert!(full.refusal(&outside, None).await.is_none());
     }
 }

@@ -18,7 +18,7 @@
 //! - **Parsing**: rmcp's service reads a POST body whole, parses it, and drops the body before
 //!   it awaits anything else (`expect_json` in
 //!   modelcontextprotocol/rust-sdk `crates/rmcp/src/transport/common/server_side_http.rs`); the
-//!   HTTP body layer lends each body its parse permit until it is dropped, so the permit covers
+//!   HTTP body step lends each body its parse permit until it is dropped, so the permit covers
 //!   rmcp's parse and nothing after it.
 
 // Without a transport, nothing answers a request itself.

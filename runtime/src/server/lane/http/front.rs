@@ -1,4 +1,4 @@
-//! The fast lane's HTTP layer (`HttpOptions::fast_path`): a plain request (`lane::read`)
+//! The fast lane's HTTP step (`HttpOptions::fast_path`): a plain request (`lane::read`)
 //! whose headers are ones rmcp's service would accept as they are (`lane::rules`) is answered
 //! here, with the answer rmcp would give: on a stateless server `200`, `application/json`, the
 //! same bytes, without rmcp building its message, a one-shot service and its task; in a
@@ -6,32 +6,21 @@
 //! The core sees the same request facts as on rmcp's path: the request's head
 //! (`http::request::Parts`, with the verified caller), for middleware and rate-limit keys alike.
 //!
-//! Whatever it does not answer goes to rmcp, without the facts the body layer left (rmcp keeps
-//! the request's head for as long as the request runs; what it parses is its own).
+//! Whatever it does not answer goes to rmcp as it came (rmcp keeps the request's head for as
+//! long as the request runs; what it parses is its own).
 
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use http::Request;
-use tower_service::Service;
 
 use super::session::SessionLane;
 use crate::server::core::Server;
 use crate::server::http::ParsePlace;
-use crate::server::http::body::{Incoming, ReadBody};
-use crate::server::http::next::{self, Inner, Next};
+use crate::server::http::body::{Lifecycle, Parsed, ReadBody};
 use crate::server::http::reply::{Reply, answered};
 use crate::server::lane::answer::PlainClient;
+use crate::server::lane::read::PlainRequest;
 use crate::server::lane::rules::{PlainHeaders, Shape};
-
-/// The fast path over `S`: the server, and what a request's headers must show.
-#[derive(Clone)]
-pub(crate) struct FastPath<S> {
-    pub(crate) inner: S,
-    /// `None`: every request goes to `inner`.
-    pub(crate) plain: Option<std::sync::Arc<Lane>>,
-}
 
 /// The fast path's server, its rules, and its sessions (`None`: a stateless server).
 pub(crate) struct Lane {
@@ -40,95 +29,80 @@ pub(crate) struct Lane {
     pub(crate) sessions: Option<SessionLane>,
 }
 
-impl<S> Service<Request<ReadBody>> for FastPath<S>
-where
-    S: Inner<Request<ReadBody>>,
-{
-    type Response = Reply;
-    type Error = Infallible;
-    type Future = Next<S::Future>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
+impl Lane {
+    /// Cancels the lane's call a `notifications/cancelled` of a session names (`parsed`, the
+    /// body step's reading of it): a call of the lane is not rmcp's to cancel (rmcp, which
+    /// is handed the notification too, cancels its own).
+    pub(crate) fn cancel(&self, http: &Request<ReadBody>, parsed: &Parsed) {
+        if let (Some(cancels), Some(sessions)) = (&parsed.cancels, &self.sessions) {
+            sessions.cancel(http.headers(), cancels);
+        }
     }
 
-    fn call(&mut self, mut http: Request<ReadBody>) -> Self::Future {
-        // The facts are taken apart only when the lane has a use for them.
-        let incoming = (http.extensions_mut().remove::<Incoming>())
-            .filter(|i| i.get().plain.is_some() || i.get().cancels.is_some());
-        let parsed = incoming.and_then(|incoming| incoming.into_parsed().ok());
-        let (taken, cancels) = parsed.map_or((None, None), |p| (p.plain, p.cancels));
-        if let (Some(lane), Some(cancels)) = (&self.plain, cancels)
-            && let Some(sessions) = &lane.sessions
-        {
-            // A call of the lane is not rmcp's to cancel; rmcp is told too, as before.
-            sessions.cancel(http.headers(), &cancels);
-        }
-        // What the lane does not answer goes on as it came, the body layer's facts taken off.
-        let (Some(lane), Some(taken)) = (self.plain.clone(), taken) else {
-            return Next::on(self.inner.call(http));
-        };
+    /// The answer to a plain request (`plain`, the body step's reading of it) whose headers
+    /// rmcp would take as they are; any other request is given back as it came, for rmcp.
+    pub(crate) async fn answer(
+        &self,
+        http: Request<ReadBody>,
+        plain: Box<(PlainRequest<'static>, Option<Lifecycle>)>,
+    ) -> Result<Reply, Request<ReadBody>> {
         let (mut parts, body) = http.into_parts();
-        let inner = self.inner.clone();
-        Next::own(async move {
-            let (request, lifecycle) = *taken;
-            let (server, headers) = (&lane.server, &lane.headers);
-            if let Some(sessions) = &lane.sessions {
-                let asked = request.asked_with(None);
-                let session = (lifecycle.is_none())
-                    .then(|| headers.session(&asked, &parts.headers))
-                    .flatten();
-                let taken = match session {
-                    Some(id) => sessions.taken(server, id, &request).await,
-                    None => None,
-                };
-                if let (Some((peer, shape)), Some(id)) = (taken, session) {
-                    let id = Arc::<str>::from(id);
-                    if let Some(place) = parts.extensions.remove::<ParsePlace>() {
-                        place.release();
-                    }
-                    drop(body);
-                    let mut extensions = rmcp::model::Extensions::new();
-                    extensions.insert(parts);
-                    let reply = sessions.answer(server, id, request, peer, shape, extensions);
-                    return reply.await;
-                }
-                return next::call(inner, Request::from_parts(parts, body)).await;
-            }
-            let inline =
-                (lifecycle.as_ref()).map(|l| (l.version.as_str(), l.capabilities.is_some()));
-            let asked = request.asked_with(inline);
-            if let Some(shape) = headers.shape(&asked, &parts.headers) {
-                // The body is read: its parse place goes back before the call runs.
+        let (request, lifecycle) = *plain;
+        let (server, headers) = (&self.server, &self.headers);
+        if let Some(sessions) = &self.sessions {
+            let asked = request.asked_with(None);
+            let session = (lifecycle.is_none())
+                .then(|| headers.session(&asked, &parts.headers))
+                .flatten();
+            let taken = match session {
+                Some(id) => sessions.taken(server, id, &request).await,
+                None => None,
+            };
+            if let (Some((peer, shape)), Some(id)) = (taken, session) {
+                let id = Arc::<str>::from(id);
                 if let Some(place) = parts.extensions.remove::<ParsePlace>() {
                     place.release();
                 }
                 drop(body);
                 let mut extensions = rmcp::model::Extensions::new();
                 extensions.insert(parts);
-                let cancelled = tokio_util::sync::CancellationToken::new();
-                // From 2026-07-28 a call reaches its client by rounds; before, stateless HTTP
-                // has no way back to it.
-                let client = match (shape, lifecycle) {
-                    (Shape::Current, Some(lifecycle)) => {
-                        PlainClient::Round(lifecycle.capabilities.map(Box::new))
-                    }
-                    _ => PlainClient::None,
-                };
-                let answer = server
-                    .answer_plain(request, cancelled, shape, None, extensions, client)
-                    .await
-                    .unwrap_or_default();
-                let status = match shape {
-                    Shape::Current => status_of(&answer),
-                    _ => http::StatusCode::OK,
-                };
-                let mut reply = answered(answer);
-                *reply.status_mut() = status;
-                return reply;
+                let reply = sessions.answer(server, id, request, peer, shape, extensions);
+                return Ok(reply.await);
             }
-            next::call(inner, Request::from_parts(parts, body)).await
-        })
+            return Err(Request::from_parts(parts, body));
+        }
+        let inline = (lifecycle.as_ref()).map(|l| (l.version.as_str(), l.capabilities.is_some()));
+        let asked = request.asked_with(inline);
+        let Some(shape) = headers.shape(&asked, &parts.headers) else {
+            return Err(Request::from_parts(parts, body));
+        };
+        // The body is read: its parse place goes back before the call runs.
+        if let Some(place) = parts.extensions.remove::<ParsePlace>() {
+            place.release();
+        }
+        drop(body);
+        let mut extensions = rmcp::model::Extensions::new();
+        extensions.insert(parts);
+        let cancelled = tokio_util::sync::CancellationToken::new();
+        // From 2026-07-28 a call reaches its client by rounds; before, stateless HTTP has no
+        // way back to it.
+        let client = match (shape, lifecycle) {
+            (Shape::Current, Some(lifecycle)) => {
+                PlainClient::Round(lifecycle.capabilities.map(Box::new))
+            }
+            _ => PlainClient::None,
+        };
+        let answer = server
+            .answer_plain(request, cancelled, shape, None, extensions, client)
+            .await
+            .unwrap_or_default();
+        let status = match shape {
+            Shape::Current => status_of(&answer),
+            _ => http::StatusCode::OK,
+        };
+        let mut reply = answered(answer);
+        *reply.status_mut() = status;
+        Ok(reply)
     }
 }
 
