@@ -11,7 +11,7 @@
 //! (`mcp_fusion_drivers::plain`, the `load` driver's baseline); `rmcp` is rmcp's service
 //! serving our `Server`; `stack` the whole stack; `lane` the whole stack with its fast lane on
 //! (the requests it answers itself). `rmcp` − `plain` is what our handler adds to a request
-//! that takes rmcp's path, `stack` − `rmcp` what our layers add.
+//! that takes rmcp's path, `stack` − `rmcp` what our endpoint adds.
 
 use std::hint::black_box;
 use std::sync::Arc;

@@ -1,8 +1,8 @@
 //! Bare rmcp's accept loop, the plain baseline's: each connection served by hyper's HTTP/1 with
 //! nothing of this library's (no limit, no watch, no linger), so that a service measured on it
 //! is measured alone. The `plain_server` serves rmcp's service on it ([`serve_rmcp`]), and the
-//! `bench_server` can serve this library's server the same way, or its whole HTTP stack
-//! (`--rmcp-service`, `--mounted`), to tell what the HTTP layers cost from what the handler and
+//! `bench_server` can serve this library's server the same way, or its whole HTTP endpoint
+//! (`--rmcp-service`, `--mounted`), to tell what the HTTP endpoint costs from what the handler and
 //! the accept loop do.
 
 use std::sync::Arc;

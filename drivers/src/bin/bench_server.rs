@@ -8,8 +8,8 @@
 //! `--http` serves stateless streamable HTTP at a free loopback port (its URL printed on
 //! stdout), with `--sessions` streamable HTTP with sessions (`serve_http`'s default);
 //! over HTTP, `--rmcp-service` serves the server on rmcp's streamable HTTP service alone (none
-//! of this library's layers) and `--mounted` serves `Server::http_service`, each on the plain
-//! baseline's accept loop (`mcp_fusion_drivers::accept`), to tell what the HTTP layers cost
+//! of this library's endpoint) and `--mounted` serves `Server::http_service`, each on the plain
+//! baseline's accept loop (`mcp_fusion_drivers::accept`), to tell what the HTTP endpoint costs
 //! from what the server's handler and the accept loop do;
 //! `--no-fast-path` serves stdio with every message through rmcp
 //! (`StdioOptions::fast_path`). `--pipes` serves on `rmcp::transport::stdio_pipes()` explicitly, which is also what
