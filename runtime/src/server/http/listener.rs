@@ -93,7 +93,7 @@ pub(super) async fn serve(
                     .insert(crate::server::changes::Connection(id));
                 let handling = Handling::new(requests.clone());
                 let open_body = OpenBody::new(requests.clone());
-                let answer = endpoint.call(request, Some(open_body));
+                let answer = endpoint.call(request, Some(open_body), std::convert::identity);
                 async move {
                     let reply = answer.await;
                     drop(handling);
