@@ -327,7 +327,7 @@ impl Server {
                 body_read_timeout: options.body_read_timeout,
                 parsing: Parsing::new(options.max_parsing, options.max_body_bytes),
                 parse_wait: options.parse_wait,
-                keep_call_arguments: cfg!(feature = "oauth") && self.has_oauth(options),
+                keep_call_arguments: self.has_oauth(options),
                 lane: options.fast_path,
                 read_top: self.has_oauth(options),
                 sessions: !options.stateless,
