@@ -110,7 +110,8 @@ pub(crate) enum Ran {
 /// go). `info` is what middleware sees; its arguments go to `target` (without a copy when no
 /// middleware would keep them).
 #[allow(clippy::too_many_arguments)] // each is one fact about the call, named at the call site
-pub(crate) async fn steps(
+#[allow(clippy::manual_async_fn)] // an `async fn` keeps its arguments twice: rust#62958
+pub(crate) fn steps(
     plan: &Plan<'_>,
     info: &mut CallInfo,
     action: Arc<str>,
@@ -119,92 +120,94 @@ pub(crate) async fn steps(
     trace: Option<(crate::tool::TraceContext, String)>,
     client: Option<ClientAccess>,
     round: Option<Arc<Round>>,
-) -> Ran {
-    // Boxed, and only under a limit: its future would otherwise make every call's larger.
-    let _admitted = match plan.admission.is_free() {
-        true => None,
-        false => {
-            let key = rate_key(plan.key, info);
-            match Box::pin(plan.admission.admit(key.as_deref(), plan.deadline)).await {
-                Ok(admitted) => Some(admitted),
-                Err(refused) => return Ran::Refused(refused),
+) -> impl Future<Output = Ran> {
+    async move {
+        // Boxed, and only under a limit: its future would otherwise make every call's larger.
+        let _admitted = match plan.admission.is_free() {
+            true => None,
+            false => {
+                let key = rate_key(plan.key, info);
+                match Box::pin(plan.admission.admit(key.as_deref(), plan.deadline)).await {
+                    Ok(admitted) => Some(admitted),
+                    Err(refused) => return Ran::Refused(refused),
+                }
+            }
+        };
+        // A field only the user can give that the call left out is asked of them now: after the
+        // limits (a caller held back by them does not reach the user), before the middleware (which
+        // sees the arguments whole) and the deadline (the server's `ask_timeout` bounds the wait).
+        // From 2026-07-28 the ask ends the round, and the retried call finds the answer.
+        if let Some(completed) = target.complete(&mut info.arguments, client.as_ref()) {
+            let completed = match &round {
+                None => Some(completed.await),
+                Some(round) => tokio::select! {
+                    biased;
+                    completed = completed => Some(completed),
+                    () = round.ended() => None,
+                },
+            };
+            match completed {
+                None => return Ran::InputRequired(round.map(|r| r.asks()).unwrap_or_default()),
+                Some(Err(answer)) => return Ran::Unfinished(answer),
+                Some(Ok(())) => {}
             }
         }
-    };
-    // A field only the user can give that the call left out is asked of them now: after the
-    // limits (a caller held back by them does not reach the user), before the middleware (which
-    // sees the arguments whole) and the deadline (the server's `ask_timeout` bounds the wait).
-    // From 2026-07-28 the ask ends the round, and the retried call finds the answer.
-    if let Some(completed) = target.complete(&mut info.arguments, client.as_ref()) {
-        let completed = match &round {
-            None => Some(completed.await),
-            Some(round) => tokio::select! {
-                biased;
-                completed = completed => Some(completed),
-                () = round.ended() => None,
-            },
+        let args = match plan.middleware.is_empty() {
+            true => std::mem::take(&mut info.arguments),
+            false => info.arguments.clone(),
         };
-        match completed {
-            None => return Ran::InputRequired(round.map(|r| r.asks()).unwrap_or_default()),
-            Some(Err(answer)) => return Ran::Unfinished(answer),
-            Some(Ok(())) => {}
+        // Stopped when this future is dropped (the client cancelled the call) as when it ends.
+        let (progress, forwarding) = match progress {
+            Some((token, sink)) => {
+                let progress = Arc::new(Progress::new(token, plan.progress_interval));
+                let forwarding = progress::Forwarding::start(sink, Arc::clone(&progress));
+                (Some(progress), Some(forwarding))
+            }
+            None => (None, None),
+        };
+        // Cancelled unless the handler finishes: its future dropped here (the deadline, the
+        // round's end) or with this one (the client cancelled the call).
+        let stopped = tokio_util::sync::CancellationToken::new();
+        let unfinished = stopped.clone().drop_guard();
+        let mut context = Context::of_call(action, progress.clone(), trace, info.caller().cloned())
+            .with_cancellation(stopped);
+        if let Some(handoffs) = plan.handoffs {
+            context = context.with_handoffs(Arc::clone(handoffs));
         }
-    }
-    let args = match plan.middleware.is_empty() {
-        true => std::mem::take(&mut info.arguments),
-        false => info.arguments.clone(),
-    };
-    // Stopped when this future is dropped (the client cancelled the call) as when it ends.
-    let (progress, forwarding) = match progress {
-        Some((token, sink)) => {
-            let progress = Arc::new(Progress::new(token, plan.progress_interval));
-            let forwarding = progress::Forwarding::start(sink, Arc::clone(&progress));
-            (Some(progress), Some(forwarding))
+        if let Some(client) = client {
+            context = context.with_client(client);
         }
-        None => (None, None),
-    };
-    // Cancelled unless the handler finishes: its future dropped here (the deadline, the
-    // round's end) or with this one (the client cancelled the call).
-    let stopped = tokio_util::sync::CancellationToken::new();
-    let unfinished = stopped.clone().drop_guard();
-    let mut context = Context::of_call(action, progress.clone(), trace, info.caller().cloned())
-        .with_cancellation(stopped);
-    if let Some(handoffs) = plan.handoffs {
-        context = context.with_handoffs(Arc::clone(handoffs));
-    }
-    if let Some(client) = client {
-        context = context.with_client(client);
-    }
-    // The deadline stands still while the handler waits for its client.
-    let deadline = plan.deadline.map(|d| (d, Deadline::after(d)));
-    if let Some((_, deadline)) = &deadline {
-        context = context.with_deadline(deadline.clone());
-    }
-    let handler_context = context.clone();
-    let next = Next::new(
-        plan.middleware,
-        info,
-        Box::new(move || target.run(args, handler_context)),
-    );
-    let heartbeat = plan.heartbeat.zip(progress.as_deref());
-    let handled = watched(
-        std::pin::pin!(catching(|| next.run())),
-        deadline.as_ref(),
-        round.as_deref(),
-        heartbeat,
-    )
-    .await;
-    match &handled {
-        Some(Ok(_)) => drop(unfinished.disarm()),
-        _ => drop(unfinished),
-    }
-    if let Some(forwarding) = forwarding {
-        forwarding.finish().await;
-    }
-    match handled {
-        Some(Ok(outcome)) => Ran::Done(outcome, context),
-        Some(Err(deadline)) => Ran::TimedOut(deadline),
-        None => Ran::InputRequired(round.map(|r| r.asks()).unwrap_or_default()),
+        // The deadline stands still while the handler waits for its client.
+        let deadline = plan.deadline.map(|d| (d, Deadline::after(d)));
+        if let Some((_, deadline)) = &deadline {
+            context = context.with_deadline(deadline.clone());
+        }
+        let handler_context = context.clone();
+        let next = Next::new(
+            plan.middleware,
+            info,
+            Box::new(move || target.run(args, handler_context)),
+        );
+        let heartbeat = plan.heartbeat.zip(progress.as_deref());
+        let handled = watched(
+            std::pin::pin!(catching(|| next.run())),
+            deadline.as_ref(),
+            round.as_deref(),
+            heartbeat,
+        )
+        .await;
+        match &handled {
+            Some(Ok(_)) => drop(unfinished.disarm()),
+            _ => drop(unfinished),
+        }
+        if let Some(forwarding) = forwarding {
+            forwarding.finish().await;
+        }
+        match handled {
+            Some(Ok(outcome)) => Ran::Done(outcome, context),
+            Some(Err(deadline)) => Ran::TimedOut(deadline),
+            None => Ran::InputRequired(round.map(|r| r.asks()).unwrap_or_default()),
+        }
     }
 }
 
@@ -315,8 +318,9 @@ impl Server {
 
     /// Runs one `tools/call` through the pipeline; once `call.cancelled` is cancelled, the call
     /// stops where it is.
-    pub(crate) async fn run_call(&self, call: CallRequest<'_>) -> Called {
-        let inner = &self.inner;
+    pub(crate) fn run_call(&self, call: CallRequest<'_>) -> impl Future<Output = Called> {
+        // Taken apart before the future is made, which then holds each part once (an
+        // `async fn` would keep the whole request besides its parts: rust-lang/rust#62958).
         let CallRequest {
             name,
             arguments,
@@ -328,150 +332,155 @@ impl Server {
             round,
             spent,
         } = call;
-        if let Some((registered, route)) = inner.registry.find(&name) {
-            let def = registered.tool.definition();
+        async move {
+            let inner = &self.inner;
+            if let Some((registered, route)) = inner.registry.find(&name) {
+                let def = registered.tool.definition();
+                if extensions.get::<Stopping>().is_some() {
+                    return Called::Answered(ToolError::limits_unavailable(def.name(), 1).into());
+                }
+                #[cfg(feature = "otel")]
+                let started = std::time::Instant::now();
+                let span = super::span::open(def.name(), &extensions, &mut trace);
+                let call = async {
+                    let large = large(arguments.as_ref());
+                    // Never closed.
+                    let gate = match large {
+                        true => inner.validating.acquire().await.ok(),
+                        false => None,
+                    };
+                    let prepared = prepare(def, arguments, route);
+                    drop(gate);
+                    let prepared = match prepared {
+                        Ok(prepared) => prepared,
+                        Err(rejection) => {
+                            return (Called::Answered(registered.reject(rejection)), None);
+                        }
+                    };
+                    let action = prepared.action.qualified_shared();
+                    tracing::Span::current().record("action", tracing::field::display(&action));
+                    let mut info = CallInfo {
+                        tool: def.shared_name().clone(),
+                        action: Arc::clone(&action),
+                        arguments: prepared.args,
+                        extensions,
+                    };
+                    let mut admission = registered.limits.of_action(prepared.index, def.name());
+                    if spent {
+                        // A task's creation spent them, once for all its runs.
+                        admission.rates = [None, None];
+                    }
+                    let plan = Plan {
+                        admission,
+                        key: inner.rates.key.as_ref(),
+                        middleware: &registered.middleware,
+                        deadline: prepared.action.timeout(),
+                        heartbeat: prepared.action.heartbeat(),
+                        progress_interval: inner.rates.progress_interval,
+                        handoffs: inner.handoffs.as_ref(),
+                    };
+                    let target = Action {
+                        registered,
+                        index: prepared.index,
+                        action: prepared.action,
+                    };
+                    let ran = steps(
+                        &plan,
+                        &mut info,
+                        Arc::clone(&action),
+                        &target,
+                        progress,
+                        trace,
+                        client,
+                        round,
+                    );
+                    let Some(ran) = unless_cancelled(&cancelled, ran).await else {
+                        return (
+                            Called::Cancelled {
+                                action: Arc::clone(&action),
+                            },
+                            Some(action),
+                        );
+                    };
+                    let answer = match ran {
+                        Ran::InputRequired(asks) => {
+                            return (Called::InputRequired(asks), Some(action));
+                        }
+                        Ran::Refused(refused) => refused.into(),
+                        Ran::Unfinished(answer) => answer,
+                        Ran::TimedOut(deadline) => {
+                            ToolError::timeout(prepared.action.qualified(), deadline).into()
+                        }
+                        Ran::Done(outcome, context) => finish(
+                            def,
+                            prepared.action,
+                            outcome,
+                            prepared.deprecation,
+                            &context,
+                            registered.expose_causes,
+                            registered.callable(),
+                            |invalid| registered.refused(invalid),
+                        ),
+                    };
+                    (Called::Answered(answer), Some(action))
+                };
+                let (called, _action) = call.instrument(span.clone()).await;
+                #[cfg(feature = "otel")]
+                if let Called::Answered(answer) = &called {
+                    super::otel::finish(
+                        &inner.instruments,
+                        &span,
+                        def.shared_name().clone(),
+                        _action.as_ref(),
+                        answer,
+                        started.elapsed(),
+                    );
+                }
+                return called;
+            }
+            let Some(source) = inner.sources.find(&name) else {
+                return Called::UnknownTool;
+            };
             if extensions.get::<Stopping>().is_some() {
-                return Called::Answered(ToolError::limits_unavailable(def.name(), 1).into());
+                return Called::Answered(ToolError::limits_unavailable(&name, 1).into());
             }
             #[cfg(feature = "otel")]
             let started = std::time::Instant::now();
-            let span = super::span::open(def.name(), &extensions, &mut trace);
-            let call = async {
-                let large = large(arguments.as_ref());
-                // Never closed.
-                let gate = match large {
-                    true => inner.validating.acquire().await.ok(),
-                    false => None,
-                };
-                let prepared = prepare(def, arguments, route);
-                drop(gate);
-                let prepared = match prepared {
-                    Ok(prepared) => prepared,
-                    Err(rejection) => {
-                        return (Called::Answered(registered.reject(rejection)), None);
-                    }
-                };
-                let action = prepared.action.qualified_shared();
-                tracing::Span::current().record("action", tracing::field::display(&action));
-                let mut info = CallInfo {
-                    tool: def.shared_name().clone(),
-                    action: Arc::clone(&action),
-                    arguments: prepared.args,
-                    extensions,
-                };
-                let mut admission = registered.limits.of_action(prepared.index, def.name());
-                if spent {
-                    // A task's creation spent them, once for all its runs.
-                    admission.rates = [None, None];
-                }
-                let plan = Plan {
-                    admission,
-                    key: inner.rates.key.as_ref(),
-                    middleware: &registered.middleware,
-                    deadline: prepared.action.timeout(),
-                    heartbeat: prepared.action.heartbeat(),
-                    progress_interval: inner.rates.progress_interval,
-                    handoffs: inner.handoffs.as_ref(),
-                };
-                let target = Action {
-                    registered,
-                    index: prepared.index,
-                    action: prepared.action,
-                };
-                let ran = steps(
-                    &plan,
-                    &mut info,
-                    Arc::clone(&action),
-                    &target,
-                    progress,
-                    trace,
-                    client,
-                    round,
-                );
-                let Some(ran) = unless_cancelled(&cancelled, ran).await else {
-                    return (
-                        Called::Cancelled {
-                            action: Arc::clone(&action),
-                        },
-                        Some(action),
-                    );
-                };
-                let answer = match ran {
-                    Ran::InputRequired(asks) => return (Called::InputRequired(asks), Some(action)),
-                    Ran::Refused(refused) => refused.into(),
-                    Ran::Unfinished(answer) => answer,
-                    Ran::TimedOut(deadline) => {
-                        ToolError::timeout(prepared.action.qualified(), deadline).into()
-                    }
-                    Ran::Done(outcome, context) => finish(
-                        def,
-                        prepared.action,
-                        outcome,
-                        prepared.deprecation,
-                        &context,
-                        registered.expose_causes,
-                        registered.callable(),
-                        |invalid| registered.refused(invalid),
-                    ),
-                };
-                (Called::Answered(answer), Some(action))
+            let span = super::span::open(&name, &extensions, &mut trace);
+            span.record("action", &*name);
+            let action: Arc<str> = Arc::from(&*name);
+            // A forwarded call reaches its client as a local one does: the upstream's asks are
+            // relayed to it.
+            let call = CallRequest {
+                name: name.clone(),
+                arguments,
+                progress,
+                trace,
+                extensions,
+                cancelled: cancelled.clone(),
+                client,
+                round,
+                spent,
             };
-            let (called, _action) = call.instrument(span.clone()).await;
-            #[cfg(feature = "otel")]
-            if let Called::Answered(answer) = &called {
-                super::otel::finish(
-                    &inner.instruments,
-                    &span,
-                    def.shared_name().clone(),
-                    _action.as_ref(),
-                    answer,
-                    started.elapsed(),
-                );
+            // Dropping the forwarded call tells the upstream.
+            let answered =
+                unless_cancelled(&cancelled, source.call(call).instrument(span.clone())).await;
+            match answered {
+                Some(Sourced::InputRequired(asks)) => Called::InputRequired(asks),
+                Some(Sourced::Answered(answer)) => {
+                    #[cfg(feature = "otel")]
+                    super::otel::finish(
+                        &inner.instruments,
+                        &span,
+                        std::borrow::Cow::Owned(name.to_string()),
+                        Some(&action),
+                        &answer,
+                        started.elapsed(),
+                    );
+                    Called::Answered(answer)
+                }
+                None => Called::Cancelled { action },
             }
-            return called;
-        }
-        let Some(source) = inner.sources.find(&name) else {
-            return Called::UnknownTool;
-        };
-        if extensions.get::<Stopping>().is_some() {
-            return Called::Answered(ToolError::limits_unavailable(&name, 1).into());
-        }
-        #[cfg(feature = "otel")]
-        let started = std::time::Instant::now();
-        let span = super::span::open(&name, &extensions, &mut trace);
-        span.record("action", &*name);
-        let action: Arc<str> = Arc::from(&*name);
-        // A forwarded call reaches its client as a local one does: the upstream's asks are
-        // relayed to it.
-        let call = CallRequest {
-            name: name.clone(),
-            arguments,
-            progress,
-            trace,
-            extensions,
-            cancelled: cancelled.clone(),
-            client,
-            round,
-            spent,
-        };
-        // Dropping the forwarded call tells the upstream.
-        let answered =
-            unless_cancelled(&cancelled, source.call(call).instrument(span.clone())).await;
-        match answered {
-            Some(Sourced::InputRequired(asks)) => Called::InputRequired(asks),
-            Some(Sourced::Answered(answer)) => {
-                #[cfg(feature = "otel")]
-                super::otel::finish(
-                    &inner.instruments,
-                    &span,
-                    std::borrow::Cow::Owned(name.to_string()),
-                    Some(&action),
-                    &answer,
-                    started.elapsed(),
-                );
-                Called::Answered(answer)
-            }
-            None => Called::Cancelled { action },
         }
     }
 }

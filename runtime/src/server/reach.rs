@@ -71,58 +71,62 @@ impl Server {
     /// How the call `asker` describes reaches its client; the refusal (a JSON-RPC error) of a
     /// retried call whose state cannot carry it on. Answers sent without a state are this
     /// run's answers, bound to no earlier question.
-    pub(crate) async fn reach(&self, asker: Asker<'_>) -> Result<Reach, ErrorData> {
-        let inner = &self.inner;
-        let capabilities = asker.capabilities.unwrap_or_default();
-        let rounds = asker
-            .version
-            .as_ref()
-            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-        if rounds {
-            let bound = binding(
-                &inner.info.name,
-                asker.tool,
-                asker.arguments,
-                asker.caller.map(Caller::subject),
-            );
-            let answers: Answers = match (asker.state, asker.answers) {
-                (None, responses) => (responses.unwrap_or_default().into_iter())
-                    .map(|(key, answer)| (key, Given::unbound(answer)))
-                    .collect(),
-                (Some(state), responses) => {
-                    let responses = responses.unwrap_or_default();
-                    // Boxed: a retried round is rare, and its future would make every
-                    // call's larger.
-                    match Box::pin(inner.rounds.open(state, &bound, responses)).await {
-                        Ok(opened) => opened.answers,
-                        Err(refused) => return Err(refused.into_error()),
+    #[allow(clippy::manual_async_fn)] // an `async fn` keeps its arguments twice: rust#62958
+    pub(crate) fn reach(&self, asker: Asker<'_>) -> impl Future<Output = Result<Reach, ErrorData>> {
+        async move {
+            let inner = &self.inner;
+            let capabilities = asker.capabilities.unwrap_or_default();
+            let rounds = asker
+                .version
+                .as_ref()
+                .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+            if rounds {
+                let bound = binding(
+                    &inner.info.name,
+                    asker.tool,
+                    asker.arguments,
+                    asker.caller.map(Caller::subject),
+                );
+                let answers: Answers = match (asker.state, asker.answers) {
+                    (None, responses) => (responses.unwrap_or_default().into_iter())
+                        .map(|(key, answer)| (key, Given::unbound(answer)))
+                        .collect(),
+                    (Some(state), responses) => {
+                        let responses = responses.unwrap_or_default();
+                        // Boxed: a retried round is rare, and its future would make every
+                        // call's larger.
+                        match Box::pin(inner.rounds.open(state, &bound, responses)).await {
+                            Ok(opened) => opened.answers,
+                            Err(refused) => return Err(refused.into_error()),
+                        }
                     }
-                }
+                };
+                let link =
+                    RoundLink::new(answers.clone(), capabilities, asker.peer, asker.log_level);
+                let round = link.round();
+                return Ok(Reach {
+                    answers,
+                    client: Some(ClientAccess {
+                        link: Arc::new(link),
+                        ask_timeout: inner.ask_timeout,
+                    }),
+                    round: Some(round),
+                    sealed: Some(Sealed { bound }),
+                });
+            }
+            let (Some(peer), true) = (asker.peer, asker.back_channel) else {
+                return Ok(Reach::default());
             };
-            let link = RoundLink::new(answers.clone(), capabilities, asker.peer, asker.log_level);
-            let round = link.round();
-            return Ok(Reach {
-                answers,
+            let level = Some(inner.levels.of(&peer).unwrap_or(UNSET_LEVEL));
+            let link = SessionLink::new(peer, capabilities, level);
+            Ok(Reach {
                 client: Some(ClientAccess {
                     link: Arc::new(link),
                     ask_timeout: inner.ask_timeout,
                 }),
-                round: Some(round),
-                sealed: Some(Sealed { bound }),
-            });
+                ..Reach::default()
+            })
         }
-        let (Some(peer), true) = (asker.peer, asker.back_channel) else {
-            return Ok(Reach::default());
-        };
-        let level = Some(inner.levels.of(&peer).unwrap_or(UNSET_LEVEL));
-        let link = SessionLink::new(peer, capabilities, level);
-        Ok(Reach {
-            client: Some(ClientAccess {
-                link: Arc::new(link),
-                ask_timeout: inner.ask_timeout,
-            }),
-            ..Reach::default()
-        })
     }
 
     /// The answer of a round that ended with `asks`: `input_required`, with the state the

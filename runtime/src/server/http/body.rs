@@ -38,6 +38,9 @@ use crate::server::lane::{self, PlainRequest};
 use crate::server::methods::MCP_REQUESTS;
 use crate::tool::BoxFuture;
 
+/// A `tools/call`'s name and, when kept, its arguments.
+pub(crate) type KeptCall = (String, Option<Map<String, Value>>);
+
 /// The facts of one message.
 #[derive(Default)]
 pub(crate) struct Parsed {
@@ -46,8 +49,8 @@ pub(crate) struct Parsed {
     /// Whether it is `initialize` (which may open a session).
     pub(crate) initialize: bool,
     /// A `tools/call` rmcp will read: its name, and its arguments when a later step needs
-    /// them (the OAuth scope check).
-    pub(crate) call: Option<(String, Option<Map<String, Value>>)>,
+    /// them (the OAuth scope check). (Boxed, as `plain` is.)
+    pub(crate) call: Option<Box<KeptCall>>,
     /// A plain request, and the lifecycle its `_meta` carries (2026-07-28: its protocol version
     /// and its client capabilities, when they read as rmcp reads them).
     /// (Boxed: the facts of every other message stay small, made and moved once each.)
@@ -73,7 +76,7 @@ impl Parsed {
             (Some(plain), _) if let (PlainRequest::Call(_, call), _) = &**plain => {
                 Some((&call.name, call.arguments.as_ref()))
             }
-            (_, Some((name, arguments))) => Some((name, arguments.as_ref())),
+            (_, Some(call)) => Some((&call.0, call.1.as_ref())),
             _ => None,
         }
     }
@@ -82,7 +85,7 @@ impl Parsed {
 /// The lifecycle a 2026-07-28 plain request carries in its `_meta`.
 pub(crate) struct Lifecycle {
     pub(crate) version: String,
-    pub(crate) capabilities: Option<rmcp::model::ClientCapabilities>,
+    pub(crate) capabilities: Option<Box<rmcp::model::ClientCapabilities>>,
 }
 
 /// A body read whole.
@@ -129,6 +132,27 @@ impl Body for ReadBody {
     }
 }
 
+/// The request a read body goes on in, the facts of its message when a later step reads them,
+/// and, for a body left to rmcp's parse, the body and its parse place, kept to read it whole
+/// if rmcp refuses it (its words for a body it cannot read are serde's) under the place the
+/// request still holds when rmcp never handed it over. (Out of the reading's future: a value
+/// borrowed there keeps its room for as long as the future runs.)
+fn handed_on(
+    mut parts: http::request::Parts,
+    body: ReadBody,
+    parsed: Parsed,
+    place: ParsePlace,
+) -> (
+    Request<ReadBody>,
+    Option<Parsed>,
+    Option<(Bytes, ParsePlace)>,
+) {
+    let unread = (parsed.unread).then(|| (body.bytes(), place.clone()));
+    let parsed = Some(parsed).filter(Parsed::read_after);
+    parts.extensions.insert(place);
+    (Request::from_parts(parts, body), parsed, unread)
+}
+
 /// The limits of the body step.
 pub(crate) struct Limits {
     pub(crate) max_body_bytes: usize,
@@ -162,39 +186,41 @@ impl Limits {
     /// with the facts of its message when a later step reads them; answers itself a body it
     /// refuses, and a body left to rmcp's parse that rmcp refused, as the whole reading
     /// answers it.
-    pub(crate) async fn read_request<B, N, F>(&self, request: Request<B>, next: N) -> Reply
+    pub(crate) fn read_request<B, N, F>(
+        &self,
+        request: Request<B>,
+        next: N,
+    ) -> impl Future<Output = Reply>
     where
         B: Body<Data = Bytes> + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
         N: FnOnce(Request<ReadBody>, Option<Parsed>) -> F,
         F: Future<Output = Reply>,
     {
-        let (mut parts, body) = request.into_parts();
-        if parts.method != Method::POST {
-            // GET (a stream of events) and DELETE (the end of a session) carry no body.
-            return next(Request::from_parts(parts, ReadBody::empty()), None).await;
+        // Taken apart before the future is made, which then holds each part once.
+        let (parts, body) = request.into_parts();
+        async move {
+            if parts.method != Method::POST {
+                // GET (a stream of events) and DELETE (the end of a session) carry no body.
+                return next(Request::from_parts(parts, ReadBody::empty()), None).await;
+            }
+            // Exactly read: with OAuth, and outside any session of a server that keeps them.
+            let exact = self.read_top
+                || (self.sessions && !parts.headers.contains_key(&super::headers::SESSION_ID));
+            let (body, parsed, place) = match self.read(body, exact).await {
+                Ok(read) => read,
+                Err(refused) => return *refused,
+            };
+            let (request, parsed, unread) = handed_on(parts, body, parsed, place);
+            let reply = next(request, parsed).await;
+            if let Some((unread, _place)) = unread
+                && !reply.status().is_success()
+                && let Err(refused) = self.whole(&unread)
+            {
+                return *refused;
+            }
+            reply
         }
-        // Exactly read: with OAuth, and outside any session of a server that keeps them.
-        let exact = self.read_top
-            || (self.sessions && !parts.headers.contains_key(&super::headers::SESSION_ID));
-        let (body, parsed, place) = match self.read(body, exact).await {
-            Ok(read) => read,
-            Err(refused) => return *refused,
-        };
-        // Left to rmcp's parse: the body is kept to read whole if rmcp refuses it (its words
-        // for a body it cannot read are serde's), under the parse place the request still
-        // holds when rmcp never handed it over.
-        let unread = (parsed.unread).then(|| (body.bytes(), place.clone()));
-        let parsed = parsed.read_after().then_some(parsed);
-        parts.extensions.insert(place);
-        let reply = next(Request::from_parts(parts, body), parsed).await;
-        if let Some((unread, _place)) = unread
-            && !reply.status().is_success()
-            && let Err(refused) = self.whole(&unread)
-        {
-            return *refused;
-        }
-        reply
     }
 
     /// Reads, repairs and parses a POST's body: the body to hand on, with what it is; or the
@@ -284,7 +310,7 @@ impl Limits {
         if lane_reads && let Some((request, inline)) = lane::parse_inline(body) {
             let lifecycle = inline.map(|i| Lifecycle {
                 version: i.version.into_owned(),
-                capabilities: i.capabilities,
+                capabilities: i.capabilities.map(Box::new),
             });
             let request = request.into_owned();
             return Ok(Parsed {
@@ -328,7 +354,7 @@ impl Limits {
                             true => call.params.arguments,
                             false => None,
                         };
-                        parsed.call = Some((call.params.name.into_owned(), arguments));
+                        parsed.call = Some(Box::new((call.params.name.into_owned(), arguments)));
                     }
                     _ => {}
                 }

@@ -86,26 +86,24 @@ impl Guard {
     }
 
     /// Once the body is read: `403 insufficient_scope` for a call the verified caller's token
-    /// may not make; else the message's facts, without the call's arguments (kept for this
-    /// check only).
+    /// may not make; else `Ok`, the call's arguments (kept for this check only) taken from the
+    /// message's facts.
     pub(crate) fn check_scopes(
         &self,
         request: &Request<ReadBody>,
-        parsed: Option<Parsed>,
-    ) -> Result<Option<Parsed>, Box<Reply>> {
+        parsed: &mut Option<Parsed>,
+    ) -> Result<(), Box<Reply>> {
         let caller = request.extensions().get::<Caller>();
-        if let (Some(caller), Some(parsed)) = (caller, &parsed)
+        if let (Some(caller), Some(parsed)) = (caller, &*parsed)
             && let Some((name, arguments)) = parsed.call()
             && let Some(refused) = self.scopes(name, arguments, caller)
         {
             return Err(Box::new(refused));
         }
-        Ok(parsed.map(|mut parsed| {
-            if let Some((_, arguments)) = &mut parsed.call {
-                arguments.take();
-            }
-            parsed
-        }))
+        if let Some(call) = parsed.as_mut().and_then(|parsed| parsed.call.as_mut()) {
+            call.1.take();
+        }
+        Ok(())
     }
 }
 

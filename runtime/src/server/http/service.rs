@@ -24,6 +24,7 @@
 //! caller, the parse place) in the request's extensions.
 
 use std::convert::Infallible;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -67,6 +68,11 @@ impl Endpoint {
     /// caller's service answers). The drain decides at once; the rest is one future, boxed: a
     /// connection keeps no room for it between requests (a held session's or stream's
     /// connection costs ~7.6 KiB less than with the future in hyper's place for it).
+    ///
+    /// The steps' futures are made, moved and boxed for every request, so each holds what it
+    /// needs once: a step is a function returning its `async move` block, not an `async fn`
+    /// (which keeps a second copy of every argument it takes: rust-lang/rust#62958), and
+    /// passes what it learnt on as arguments.
     pub(crate) fn call<B, G, T>(
         self: &Arc<Self>,
         request: Request<B>,
@@ -79,81 +85,115 @@ impl Endpoint {
         G: Send + Sync + Unpin + 'static,
         T: 'static,
     {
-        let admitted = self.draining.admit(&request);
-        let endpoint = Arc::clone(self);
-        Box::pin(async move {
-            finish(match admitted {
-                Ok(answering) => {
-                    let reply = endpoint.answer(request).await;
-                    carrying(reply, answering, guard)
-                }
-                Err(refused) => carrying(*refused, None, guard),
-            })
-        })
+        match self.draining.admit(&request) {
+            Ok(answering) => Box::pin(Finishing {
+                answer: Arc::clone(self).answer(request),
+                then: Some((answering, guard, finish)),
+            }),
+            Err(refused) => Box::pin(async move { finish(carrying(*refused, None, guard)) }),
+        }
     }
 
     /// Steps 2 to 4: the path, the `Host` and `Origin`, the bearer token.
-    async fn answer<B>(&self, request: Request<B>) -> Reply
+    #[allow(clippy::manual_async_fn)] // an `async fn` keeps its arguments twice: rust#62958
+    fn answer<B>(self: Arc<Self>, request: Request<B>) -> impl Future<Output = Reply>
     where
         B: http_body::Body<Data = Bytes> + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        if let Some(refused) = self.paths.refusal(&request) {
-            return refused;
-        }
-        match self.hosts.check(&request) {
-            Ok(()) => {}
-            Err(Unknown::Refused(refused)) => return *refused,
-            Err(Unknown::Ask(asked)) => {
-                if let Some(refused) = asked.await {
-                    return refused;
+        async move {
+            if let Some(refused) = self.paths.refusal(&request) {
+                return refused;
+            }
+            match self.hosts.check(&request) {
+                Ok(()) => {}
+                Err(Unknown::Refused(refused)) => return *refused,
+                Err(Unknown::Ask(asked)) => {
+                    if let Some(refused) = asked.await {
+                        return refused;
+                    }
                 }
             }
+            // Boxed: the guard's future holds the rest's, which a server without OAuth would
+            // otherwise make room for in every request's.
+            #[cfg(feature = "oauth")]
+            if let Some(guard) = &self.guard {
+                return Box::pin(guard.serve(request, |request| self.read(request))).await;
+            }
+            self.read(request).await
         }
-        #[cfg(feature = "oauth")]
-        if let Some(guard) = &self.guard {
-            return guard.serve(request, |request| self.read(request)).await;
-        }
-        self.read(request).await
     }
 
     /// Step 5, the body, then the steps after it.
-    async fn read<B>(&self, request: Request<B>) -> Reply
+    fn read<B>(&self, request: Request<B>) -> impl Future<Output = Reply>
     where
         B: http_body::Body<Data = Bytes> + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let read = self
-            .limits
-            .read_request(request, |request, parsed| self.read_after(request, parsed));
-        read.await
+        self.limits
+            .read_request(request, |request, parsed| self.read_after(request, parsed))
     }
 
     /// Steps 6 to 9: the scopes, the session cap, the fast lane, rmcp.
-    async fn read_after(&self, mut request: Request<ReadBody>, parsed: Option<Parsed>) -> Reply {
-        #[cfg(feature = "oauth")]
-        let parsed = match &self.guard {
-            Some(guard) => match guard.check_scopes(&request, parsed) {
-                Ok(parsed) => parsed,
-                Err(refused) => return *refused,
-            },
-            None => parsed,
-        };
-        if let Some(refused) = self.cap.refusal(request.headers(), parsed.as_ref()).await {
-            return refused;
-        }
-        if let (Some(lane), Some(parsed)) = (&self.lane, parsed) {
-            lane.cancel(&request, &parsed);
-            if let Some(plain) = parsed.plain {
-                // Boxed, as rmcp's answer is: the endpoint's own future stays small, made
-                // and moved for every request.
-                match Box::pin(lane.answer(request, plain)).await {
-                    Ok(answered) => return answered,
-                    Err(given_back) => request = given_back,
+    #[allow(clippy::manual_async_fn)] // an `async fn` keeps its arguments twice: rust#62958
+    fn read_after(
+        &self,
+        mut request: Request<ReadBody>,
+        mut parsed: Option<Parsed>,
+    ) -> impl Future<Output = Reply> {
+        async move {
+            #[cfg(feature = "oauth")]
+            if let Some(guard) = &self.guard
+                && let Err(refused) = guard.check_scopes(&request, &mut parsed)
+            {
+                return *refused;
+            }
+            if let Some(refused) = self.cap.refusal(request.headers(), parsed.as_ref()).await {
+                return refused;
+            }
+            if let Some(lane) = &self.lane
+                && let Some(parsed) = &mut parsed
+            {
+                lane.cancel(&request, parsed);
+                if let Some(plain) = parsed.plain.take() {
+                    // Boxed, as rmcp's answer is: the endpoint's own future stays small, made
+                    // and moved for every request.
+                    match Box::pin(lane.answer(request, plain)).await {
+                        Ok(answered) => return answered,
+                        Err(given_back) => request = given_back,
+                    }
                 }
             }
+            drop(parsed);
+            Box::pin(self.rmcp.handle(request)).await
         }
-        Box::pin(self.rmcp.handle(request)).await
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// An admitted request's future: the steps' answer, carrying what its body carries
+    /// (`carrying`), handed to `finish`. A future of its own, not an `async` block: a block
+    /// would keep the steps' future twice, as what it captured and as what it awaits
+    /// (rust-lang/rust#108906).
+    struct Finishing<F, G, T> {
+        #[pin]
+        answer: F,
+        then: Option<(Option<Answering>, Option<G>, fn(Reply) -> T)>,
+    }
+}
+
+impl<F, G, T> Future for Finishing<F, G, T>
+where
+    F: Future<Output = Reply>,
+    G: Send + Sync + Unpin + 'static,
+{
+    type Output = T;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        let this = self.project();
+        let reply = std::task::ready!(this.answer.poll(cx));
+        let (answering, guard, finish) = this.then.take().expect("not polled after it ended");
+        Poll::Ready(finish(carrying(reply, answering, guard)))
     }
 }
 

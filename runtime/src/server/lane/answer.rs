@@ -26,7 +26,8 @@ impl Server {
     /// of the request (over HTTP the verified caller and the request's head, as rmcp gives
     /// them on its path); `client`, how the call reaches its client.
     #[allow(clippy::too_many_arguments)] // each is one fact about the request
-    pub(crate) async fn answer_plain(
+    #[allow(clippy::manual_async_fn)] // an `async fn` keeps its arguments twice: rust#62958
+    pub(crate) fn answer_plain(
         &self,
         request: PlainRequest<'_>,
         cancelled: tokio_util::sync::CancellationToken,
@@ -36,102 +37,114 @@ impl Server {
         >,
         extensions: Extensions,
         client: PlainClient,
-    ) -> Option<Vec<u8>> {
-        let (id, call) = match request {
-            PlainRequest::Ping(id) => return Some(answer(id, Ok(ServerResult::empty(())), shape)),
-            PlainRequest::List(id) => return Some(self.listing(&id, shape).await),
-            PlainRequest::Call(id, call) => (id, call),
-        };
-        #[cfg(feature = "stdio")]
-        let progress = (call.progress)
-            .zip(lines)
-            .map(|(token, lines)| (token, crate::server::request::ProgressSink::Lines(lines)));
-        #[cfg(not(feature = "stdio"))]
-        let progress = None;
-        let name = call.name.clone();
-        let caller = crate::tool::Caller::of(&extensions).cloned();
-        let (version, capabilities, peer) = match client {
-            PlainClient::None => (None, None, None),
-            PlainClient::Session(peer) => {
-                let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
-                (None, capabilities, Some(peer))
-            }
-            #[cfg(feature = "http")]
-            PlainClient::Round(capabilities) => (
-                Some(rmcp::model::ProtocolVersion::V_2026_07_28),
-                capabilities.map(|c| *c),
-                None,
-            ),
-        };
-        let declared = capabilities.as_ref().is_some_and(|c| c.supports_tasks());
-        // A copy for a task, which only a client that declares tasks is given.
-        let declared_tasks = declared.then(|| capabilities.clone()).flatten();
-        let reach = self
-            .reach(Asker {
-                tool: &name,
-                arguments: call.arguments.as_ref(),
-                version,
-                capabilities,
-                back_channel: peer.is_some(),
-                peer,
-                log_level: None,
-                answers: None,
-                state: None,
-                caller: caller.as_ref(),
-            })
-            .await;
-        // A plain request carries no round of its own: nothing to refuse.
-        let reach = reach.unwrap_or_default();
-        match self.tasked(&name, call.arguments.as_ref(), declared, &reach.answers) {
-            Tasked::Inline => {}
-            Tasked::Refused(refused) => return Some(answer(id, Err(refused), shape)),
-            Tasked::Task => {
-                let task = TaskCall {
-                    name: name.to_string(),
-                    arguments: call.arguments,
-                    trace: trace_of(call.traceparent.as_deref(), call.tracestate.as_deref()),
-                    extensions,
-                    answers: reach.answers.clone(),
-                    capabilities: declared_tasks.unwrap_or_default(),
+    ) -> impl Future<Output = Option<Vec<u8>>> {
+        async move {
+            let (id, call) = match request {
+                PlainRequest::Ping(id) => {
+                    return Some(answer(id, Ok(ServerResult::empty(())), shape));
+                }
+                PlainRequest::List(id) => return Some(self.listing(&id, shape).await),
+                PlainRequest::Call(id, call) => (id, call),
+            };
+            let name = call.name.clone();
+            let caller = crate::tool::Caller::of(&extensions).cloned();
+            // What reaches the client is moved into the reach's future, not kept beside it
+            // (a value borrowed in a future keeps its room there until its scope ends).
+            let (declared, declared_tasks, asker) = {
+                let (version, capabilities, peer) = match client {
+                    PlainClient::None => (None, None, None),
+                    PlainClient::Session(peer) => {
+                        let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
+                        (None, capabilities, Some(peer))
+                    }
+                    #[cfg(feature = "http")]
+                    PlainClient::Round(capabilities) => (
+                        Some(rmcp::model::ProtocolVersion::V_2026_07_28),
+                        capabilities.map(|c| *c),
+                        None,
+                    ),
                 };
-                // Boxed: a task's start is rare, and its future would make every call's larger.
-                let created = Box::pin(self.start_task(task)).await;
-                let created = created.map(ServerResult::from);
-                return Some(answer(id, created, shape));
+                let declared = capabilities.as_ref().is_some_and(|c| c.supports_tasks());
+                // A copy for a task, which only a client that declares tasks is given (boxed:
+                // rare, and kept for as long as the call runs).
+                let declared_tasks = declared
+                    .then(|| capabilities.clone().map(Box::new))
+                    .flatten();
+                let asker = Asker {
+                    tool: &name,
+                    arguments: call.arguments.as_ref(),
+                    version,
+                    capabilities,
+                    back_channel: peer.is_some(),
+                    peer,
+                    log_level: None,
+                    answers: None,
+                    state: None,
+                    caller: caller.as_ref(),
+                };
+                (declared, declared_tasks, asker)
+            };
+            let reach = self.reach(asker).await;
+            // A plain request carries no round of its own: nothing to refuse.
+            let reach = reach.unwrap_or_default();
+            match self.tasked(&name, call.arguments.as_ref(), declared, &reach.answers) {
+                Tasked::Inline => {}
+                Tasked::Refused(refused) => return Some(answer(id, Err(refused), shape)),
+                Tasked::Task => {
+                    let task = TaskCall {
+                        name: name.to_string(),
+                        arguments: call.arguments,
+                        trace: trace_of(call.traceparent.as_deref(), call.tracestate.as_deref()),
+                        extensions,
+                        answers: reach.answers.clone(),
+                        capabilities: declared_tasks.map(|c| *c).unwrap_or_default(),
+                    };
+                    // Boxed: a task's start is rare, and its future would make every call's larger.
+                    let created = Box::pin(self.start_task(task)).await;
+                    let created = created.map(ServerResult::from);
+                    return Some(answer(id, created, shape));
+                }
             }
+            #[cfg(feature = "stdio")]
+            let progress = (call.progress)
+                .zip(lines)
+                .map(|(token, lines)| (token, crate::server::request::ProgressSink::Lines(lines)));
+            #[cfg(not(feature = "stdio"))]
+            let progress = None;
+            let request = CallRequest {
+                trace: trace_of(call.traceparent.as_deref(), call.tracestate.as_deref()),
+                name: call.name,
+                arguments: call.arguments,
+                progress,
+                extensions,
+                cancelled,
+                client: reach.client.clone(),
+                round: reach.round.clone(),
+                spent: false,
+            };
+            // As in `call_tool`: a panic on the way to the action still answers.
+            let called = CatchUnwind(Box::pin(self.run_call(request))).await;
+            if let Some(missing) = reach.missing() {
+                let refused = ErrorData::missing_required_client_capability(missing);
+                return Some(answer(id, Err(refused), shape));
+            }
+            let outcome = match called {
+                // An envelope is written from its parts, its mirror never made a value.
+                Ok(Called::Answered(ref answer)) if let Some(envelope) = answer.as_envelope() => {
+                    return Some(envelope_answer(&id, envelope, shape));
+                }
+                Ok(Called::Cancelled { .. }) => return None,
+                Ok(Called::InputRequired(asks)) => {
+                    let result =
+                        ServerResult::InputRequiredResult(self.input_required(&reach, asks));
+                    return Some(answer(id, Ok(result), shape));
+                }
+                Ok(called) => self.answer_of(&id, &name, called),
+                Err(panic) => Err(self.panicked(panic)),
+            };
+            let response = |result| ServerResult::from(CallToolResponse::from(result));
+            Some(answer(id, outcome.map(response), shape))
         }
-        let request = CallRequest {
-            trace: trace_of(call.traceparent.as_deref(), call.tracestate.as_deref()),
-            name: call.name,
-            arguments: call.arguments,
-            progress,
-            extensions,
-            cancelled,
-            client: reach.client.clone(),
-            round: reach.round.clone(),
-            spent: false,
-        };
-        // As in `call_tool`: a panic on the way to the action still answers.
-        let called = CatchUnwind(Box::pin(self.run_call(request))).await;
-        if let Some(missing) = reach.missing() {
-            let refused = ErrorData::missing_required_client_capability(missing);
-            return Some(answer(id, Err(refused), shape));
-        }
-        let outcome = match called {
-            // An envelope is written from its parts, its mirror never made a value.
-            Ok(Called::Answered(ref answer)) if let Some(envelope) = answer.as_envelope() => {
-                return Some(envelope_answer(&id, envelope, shape));
-            }
-            Ok(Called::Cancelled { .. }) => return None,
-            Ok(Called::InputRequired(asks)) => {
-                let result = ServerResult::InputRequiredResult(self.input_required(&reach, asks));
-                return Some(answer(id, Ok(result), shape));
-            }
-            Ok(called) => self.answer_of(&id, &name, called),
-            Err(panic) => Err(self.panicked(panic)),
-        };
-        let response = |result| ServerResult::from(CallToolResponse::from(result));
-        Some(answer(id, outcome.map(response), shape))
     }
 
     /// `tools/list`'s answer to request `id`: made once for each shape, its id put in (made

@@ -41,69 +41,79 @@ impl Lane {
 
     /// The answer to a plain request (`plain`, the body step's reading of it) whose headers
     /// rmcp would take as they are; any other request is given back as it came, for rmcp.
-    pub(crate) async fn answer(
+    pub(crate) fn answer(
         &self,
         http: Request<ReadBody>,
         plain: Box<(PlainRequest<'static>, Option<Lifecycle>)>,
-    ) -> Result<Reply, Request<ReadBody>> {
-        let (mut parts, body) = http.into_parts();
+    ) -> impl Future<Output = Result<Reply, Request<ReadBody>>> {
+        // Taken apart before the future is made, which then holds each part once (an `async
+        // fn` would keep its arguments besides: rust-lang/rust#62958).
+        let (parts, body) = http.into_parts();
         let (request, lifecycle) = *plain;
-        let (server, headers) = (&self.server, &self.headers);
-        if let Some(sessions) = &self.sessions {
-            let asked = request.asked_with(None);
-            let session = (lifecycle.is_none())
-                .then(|| headers.session(&asked, &parts.headers))
-                .flatten();
-            let taken = match session {
-                Some(id) => sessions.taken(server, id, &request).await,
-                None => None,
-            };
-            if let (Some((peer, shape)), Some(id)) = (taken, session) {
-                let id = Arc::<str>::from(id);
-                if let Some(place) = parts.extensions.remove::<ParsePlace>() {
-                    place.release();
-                }
-                drop(body);
-                let mut extensions = rmcp::model::Extensions::new();
-                extensions.insert(parts);
+        async move {
+            let (server, headers) = (&self.server, &self.headers);
+            if let Some(sessions) = &self.sessions {
+                // What only finds the session is scoped to it: a value borrowed in a future
+                // keeps its room there until its scope ends.
+                let taken = {
+                    let asked = request.asked_with(None);
+                    let session = (lifecycle.is_none())
+                        .then(|| headers.session(&asked, &parts.headers))
+                        .flatten();
+                    match session {
+                        Some(id) => (sessions.taken(server, id, &request).await)
+                            .map(|taken| (taken, Arc::<str>::from(id))),
+                        None => None,
+                    }
+                };
+                let Some(((peer, shape), id)) = taken else {
+                    return Err(Request::from_parts(parts, body));
+                };
+                let extensions = handed(parts, body);
                 let reply = sessions.answer(server, id, request, peer, shape, extensions);
                 return Ok(reply.await);
             }
-            return Err(Request::from_parts(parts, body));
+            let shape = {
+                let inline =
+                    (lifecycle.as_ref()).map(|l| (l.version.as_str(), l.capabilities.is_some()));
+                headers.shape(&request.asked_with(inline), &parts.headers)
+            };
+            let Some(shape) = shape else {
+                return Err(Request::from_parts(parts, body));
+            };
+            let extensions = handed(parts, body);
+            let cancelled = tokio_util::sync::CancellationToken::new();
+            // From 2026-07-28 a call reaches its client by rounds; before, stateless HTTP has no
+            // way back to it.
+            let client = match (shape, lifecycle) {
+                (Shape::Current, Some(lifecycle)) => PlainClient::Round(lifecycle.capabilities),
+                _ => PlainClient::None,
+            };
+            let answer = server
+                .answer_plain(request, cancelled, shape, None, extensions, client)
+                .await
+                .unwrap_or_default();
+            let status = match shape {
+                Shape::Current => status_of(&answer),
+                _ => http::StatusCode::OK,
+            };
+            let mut reply = answered(answer);
+            *reply.status_mut() = status;
+            Ok(reply)
         }
-        let inline = (lifecycle.as_ref()).map(|l| (l.version.as_str(), l.capabilities.is_some()));
-        let asked = request.asked_with(inline);
-        let Some(shape) = headers.shape(&asked, &parts.headers) else {
-            return Err(Request::from_parts(parts, body));
-        };
-        // The body is read: its parse place goes back before the call runs.
-        if let Some(place) = parts.extensions.remove::<ParsePlace>() {
-            place.release();
-        }
-        drop(body);
-        let mut extensions = rmcp::model::Extensions::new();
-        extensions.insert(parts);
-        let cancelled = tokio_util::sync::CancellationToken::new();
-        // From 2026-07-28 a call reaches its client by rounds; before, stateless HTTP has no
-        // way back to it.
-        let client = match (shape, lifecycle) {
-            (Shape::Current, Some(lifecycle)) => {
-                PlainClient::Round(lifecycle.capabilities.map(Box::new))
-            }
-            _ => PlainClient::None,
-        };
-        let answer = server
-            .answer_plain(request, cancelled, shape, None, extensions, client)
-            .await
-            .unwrap_or_default();
-        let status = match shape {
-            Shape::Current => status_of(&answer),
-            _ => http::StatusCode::OK,
-        };
-        let mut reply = answered(answer);
-        *reply.status_mut() = status;
-        Ok(reply)
     }
+}
+
+/// What the core is handed of a request the lane answers: its head, as rmcp hands it. The
+/// body is read: its parse place goes back before the call runs.
+fn handed(mut parts: http::request::Parts, body: ReadBody) -> rmcp::model::Extensions {
+    if let Some(place) = parts.extensions.remove::<ParsePlace>() {
+        place.release();
+    }
+    drop(body);
+    let mut extensions = rmcp::model::Extensions::new();
+    extensions.insert(parts);
+    extensions
 }
 
 /// The HTTP status rmcp gives a 2026-07-28 answer (its `jsonrpc_http_status`): 400 for the

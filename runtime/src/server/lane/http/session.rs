@@ -91,7 +91,10 @@ impl SessionLane {
         if due {
             // Any event of the session's worker restarts its keep-alive: closing a channel it
             // never had (the lane's numbers) is one that changes nothing else.
-            session.close_request_wise_channel(u64::MAX).await.ok()?;
+            // (Boxed: due once in seconds, its future would make every call's larger.)
+            Box::pin(session.close_request_wise_channel(u64::MAX))
+                .await
+                .ok()?;
         }
         Some((peer, Shape::of(&info.protocol_version)))
     }
@@ -99,7 +102,8 @@ impl SessionLane {
     /// Answers `request` in the session of `peer`, as rmcp's session would: its answer as the
     /// second event of a stream whose first primes the client's retry. A request whose id one
     /// in flight in the session holds is refused `400`.
-    pub(crate) async fn answer(
+    #[allow(clippy::manual_async_fn)] // an `async fn` keeps its arguments twice: rust#62958
+    pub(crate) fn answer(
         &self,
         server: &Server,
         session: Arc<str>,
@@ -107,20 +111,22 @@ impl SessionLane {
         peer: Peer<RoleServer>,
         shape: Shape,
         extensions: Extensions,
-    ) -> Reply {
-        let cancelled = CancellationToken::new();
-        let id = request.id().clone();
-        let _taken = match self.ids.take(session, id.clone(), Some(cancelled.clone())) {
-            Ok(taken) => taken,
-            Err(error) => return refused(error, id),
-        };
-        let client = PlainClient::Session(peer);
-        let answer = server
-            .answer_plain(request, cancelled, shape, None, extensions, client)
-            .await;
-        let stream = self.next.fetch_add(1, Ordering::Relaxed);
-        let retry = self.manager.session_config.sse_retry;
-        events(stream, retry, answer.as_deref())
+    ) -> impl Future<Output = Reply> {
+        async move {
+            let cancelled = CancellationToken::new();
+            let id = request.id().clone();
+            let _taken = match self.ids.take(session, id.clone(), Some(cancelled.clone())) {
+                Ok(taken) => taken,
+                Err(error) => return refused(error, id),
+            };
+            let client = PlainClient::Session(peer);
+            let answer = server
+                .answer_plain(request, cancelled, shape, None, extensions, client)
+                .await;
+            let stream = self.next.fetch_add(1, Ordering::Relaxed);
+            let retry = self.manager.session_config.sse_retry;
+            events(stream, retry, answer.as_deref())
+        }
     }
 }
 
