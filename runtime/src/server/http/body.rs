@@ -38,8 +38,13 @@ use crate::server::lane::{self, PlainRequest};
 use crate::server::methods::MCP_REQUESTS;
 use crate::tool::BoxFuture;
 
-/// A `tools/call`'s name and, when kept, its arguments.
-pub(crate) type KeptCall = (String, Option<Map<String, Value>>);
+/// A `tools/call` rmcp will read, as a later step reads it.
+#[cfg_attr(not(feature = "oauth"), allow(dead_code))] // only OAuth's scope check reads it
+pub(crate) struct KeptCall {
+    pub(crate) name: String,
+    /// Kept when a later step needs them (the OAuth scope check).
+    pub(crate) arguments: Option<Map<String, Value>>,
+}
 
 /// The facts of one message.
 #[derive(Default)]
@@ -48,8 +53,7 @@ pub(crate) struct Parsed {
     pub(crate) id: Option<RequestId>,
     /// Whether it is `initialize` (which may open a session).
     pub(crate) initialize: bool,
-    /// A `tools/call` rmcp will read: its name, and its arguments when a later step needs
-    /// them (the OAuth scope check). (Boxed, as `plain` is.)
+    /// A `tools/call` rmcp will read. (Boxed, as `plain` is.)
     pub(crate) call: Option<Box<KeptCall>>,
     /// A plain request, and the lifecycle its `_meta` carries (2026-07-28: its protocol version
     /// and its client capabilities, when they read as rmcp reads them).
@@ -76,7 +80,7 @@ impl Parsed {
             (Some(plain), _) if let (PlainRequest::Call(_, call), _) = &**plain => {
                 Some((&call.name, call.arguments.as_ref()))
             }
-            (_, Some(call)) => Some((&call.0, call.1.as_ref())),
+            (_, Some(call)) => Some((&call.name, call.arguments.as_ref())),
             _ => None,
         }
     }
@@ -354,7 +358,10 @@ impl Limits {
                             true => call.params.arguments,
                             false => None,
                         };
-                        parsed.call = Some(Box::new((call.params.name.into_owned(), arguments)));
+                        parsed.call = Some(Box::new(KeptCall {
+                            name: call.params.name.into_owned(),
+                            arguments,
+                        }));
                     }
                     _ => {}
                 }

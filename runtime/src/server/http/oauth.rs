@@ -101,7 +101,7 @@ impl Guard {
             return Err(Box::new(refused));
         }
         if let Some(call) = parsed.as_mut().and_then(|parsed| parsed.call.as_mut()) {
-            call.1.take();
+            call.arguments.take();
         }
         Ok(())
     }

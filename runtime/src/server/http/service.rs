@@ -66,8 +66,8 @@ impl Endpoint {
     /// The answer to `request`, its body carrying `guard` (the caller's, if any) and a POST's
     /// place in the drain's count until it is written or dropped, handed to `finish` (what the
     /// caller's service answers). The drain decides at once; the rest is one future, boxed: a
-    /// connection keeps no room for it between requests (a held session's or stream's
-    /// connection costs ~7.6 KiB less than with the future in hyper's place for it).
+    /// connection keeps no room for it between requests (hyper would otherwise keep room for
+    /// the largest a request makes in each connection's state, held or not).
     ///
     /// The steps' futures are made, moved and boxed for every request, so each holds what it
     /// needs once: a step is a function returning its `async move` block, not an `async fn`
@@ -164,6 +164,7 @@ impl Endpoint {
                     }
                 }
             }
+            // Nothing after this reads the facts: they go before rmcp's answer runs.
             drop(parsed);
             Box::pin(self.rmcp.handle(request)).await
         }
