@@ -342,7 +342,8 @@ impl Server {
                 #[cfg(feature = "otel")]
                 let started = std::time::Instant::now();
                 let span = super::span::open(def.name(), &extensions, &mut trace);
-                let call = async {
+                // Pinned where it is made: instrumented by value, it would be copied whole twice.
+                let call = std::pin::pin!(async {
                     let large = large(arguments.as_ref());
                     // Never closed.
                     let gate = match large {
@@ -423,7 +424,7 @@ impl Server {
                         ),
                     };
                     (Called::Answered(answer), Some(action))
-                };
+                });
                 let (called, _action) = call.instrument(span.clone()).await;
                 #[cfg(feature = "otel")]
                 if let Called::Answered(answer) = &called {

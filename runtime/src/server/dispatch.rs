@@ -32,7 +32,7 @@ use super::core::Server;
 use super::methods::{MCP_REQUESTS, REMOVED_IN_2026_07_28, client_requests, not_found, stateless};
 use super::reach::Asker;
 use super::request::{
-    CallRequest, ProgressSink, Stopping, cancellation, trace_of, unless_cancelled,
+    CallRequest, ProgressSink, Stopping, boxed, cancellation, trace_of, unless_cancelled,
 };
 use super::task_calls::{TaskCall, Tasked};
 use super::user::{Notification, UserHandler};
@@ -269,7 +269,7 @@ impl ServerHandler for Server {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         handed_over(&_context.extensions);
-        let listed = Box::pin(self.listed_tools()).await;
+        let listed = boxed(|| self.listed_tools()).await;
         Ok(ListToolsResult::with_all_items(listed))
     }
 
@@ -280,7 +280,7 @@ impl ServerHandler for Server {
     ) -> Result<CallToolResponse, ErrorData> {
         // A panic anywhere on the way to the action (its own is caught nearer, as
         // INTERNAL_ERROR) still answers the request, and gives back what it held.
-        match CatchUnwind(Box::pin(self.answer_call(params, context))).await {
+        match CatchUnwind(boxed(|| self.answer_call(params, context))).await {
             Ok(answer) => answer,
             Err(panic) => Err(self.panicked(panic)),
         }
@@ -339,7 +339,7 @@ impl Server {
         + Send
         + 'a,
     ) -> BoxFuture<'a, Result<T, ErrorData>> {
-        Box::pin(async move {
+        boxed(|| async move {
             handed_over(&context.extensions);
             if context.extensions.get::<Stopping>().is_some() {
                 return Err(ErrorData::new(

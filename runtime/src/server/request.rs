@@ -108,6 +108,14 @@ pub(crate) fn cancellation(rmcp: &CancellationToken, extensions: &Extensions) ->
     }
 }
 
+/// The future `make` gives, boxed where it is made: its room is allocated first, which lets
+/// the compiler build the future there, where `Box::pin(make())` builds it on the stack and
+/// copies it whole (a request's futures are KBs, mostly room for later states).
+pub(crate) fn boxed<F: Future>(make: impl FnOnce() -> F) -> Pin<Box<F>> {
+    let room = Box::<F>::new_uninit();
+    Box::into_pin(Box::write(room, make()))
+}
+
 /// Runs `future` unless `cancelled` fires first (`None` then), as a `biased` select with the
 /// cancellation first would: the token is looked at before every poll. A future done at its
 /// first poll, as most requests are, never registers with the token (which takes its lock

@@ -36,6 +36,7 @@ use super::reply::{Reply, closing, json_rpc, json_rpc_error, unavailable};
 use crate::server::incoming::{self, Read, Unread, read, without_lone_surrogates};
 use crate::server::lane::{self, PlainRequest};
 use crate::server::methods::MCP_REQUESTS;
+use crate::server::request::boxed;
 use crate::tool::BoxFuture;
 
 /// A `tools/call` rmcp will read, as a later step reads it.
@@ -314,7 +315,7 @@ impl Limits {
         if lane_reads && let Some((request, inline)) = lane::parse_inline(body) {
             let lifecycle = inline.map(|i| Lifecycle {
                 version: i.version.into_owned(),
-                capabilities: i.capabilities.map(Box::new),
+                capabilities: i.capabilities,
             });
             let request = request.into_owned();
             return Ok(Parsed {
@@ -416,7 +417,7 @@ impl Limits {
             Poll::Pending => None,
         };
         let rest: BoxFuture<'_, Result<Bytes, Box<Reply>>> =
-            Box::pin(self.read_rest(body.as_mut(), first));
+            boxed(|| self.read_rest(body.as_mut(), first));
         rest.await
     }
 

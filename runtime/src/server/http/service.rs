@@ -46,6 +46,7 @@ use super::reply::{Reply, guarded};
 use super::sessions::{SessionCap, Sessions};
 use crate::server::core::Server;
 use crate::server::lane::Lane;
+use crate::server::request::boxed;
 use crate::tool::BoxFuture;
 
 /// The endpoint's steps, with what each keeps.
@@ -86,7 +87,7 @@ impl Endpoint {
         T: 'static,
     {
         match self.draining.admit(&request) {
-            Ok(answering) => Box::pin(Finishing {
+            Ok(answering) => boxed(|| Finishing {
                 answer: Arc::clone(self).answer(request),
                 then: Some((answering, guard, finish)),
             }),
@@ -118,7 +119,7 @@ impl Endpoint {
             // otherwise make room for in every request's.
             #[cfg(feature = "oauth")]
             if let Some(guard) = &self.guard {
-                return Box::pin(guard.serve(request, |request| self.read(request))).await;
+                return boxed(|| guard.serve(request, |request| self.read(request))).await;
             }
             self.read(request).await
         }
@@ -158,7 +159,7 @@ impl Endpoint {
                 if let Some(plain) = parsed.plain.take() {
                     // Boxed, as rmcp's answer is: the endpoint's own future stays small, made
                     // and moved for every request.
-                    match Box::pin(lane.answer(request, plain)).await {
+                    match boxed(|| lane.answer(request, plain)).await {
                         Ok(answered) => return answered,
                         Err(given_back) => request = given_back,
                     }
@@ -166,7 +167,7 @@ impl Endpoint {
             }
             // Nothing after this reads the facts: they go before rmcp's answer runs.
             drop(parsed);
-            Box::pin(self.rmcp.handle(request)).await
+            boxed(|| self.rmcp.handle(request)).await
         }
     }
 }

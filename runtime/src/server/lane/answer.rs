@@ -10,7 +10,7 @@ use super::rules::Shape;
 use crate::server::call::Called;
 use crate::server::core::Server;
 use crate::server::reach::Asker;
-use crate::server::request::{CallRequest, trace_of};
+use crate::server::request::{CallRequest, boxed, trace_of};
 use crate::server::task_calls::{TaskCall, Tasked};
 use crate::tool::CatchUnwind;
 
@@ -123,7 +123,7 @@ impl Server {
                 spent: false,
             };
             // As in `call_tool`: a panic on the way to the action still answers.
-            let called = CatchUnwind(Box::pin(self.run_call(request))).await;
+            let called = CatchUnwind(boxed(|| self.run_call(request))).await;
             if let Some(missing) = reach.missing() {
                 let refused = ErrorData::missing_required_client_capability(missing);
                 return Some(answer(id, Err(refused), shape));

@@ -41,7 +41,7 @@ use super::rules::Shape;
 #[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub(crate) struct Inline<'a> {
     pub(crate) version: Cow<'a, str>,
-    pub(crate) capabilities: Option<rmcp::model::ClientCapabilities>,
+    pub(crate) capabilities: Option<Box<rmcp::model::ClientCapabilities>>,
 }
 
 /// A request the transport answers itself.
@@ -142,7 +142,9 @@ struct Params<'a> {
 
 /// The `_meta` members read here; any other sends the request to rmcp. Those of the
 /// 2026-07-28 lifecycle are read with rmcp's own types (a value rmcp would not read fails the
-/// parse, and the request goes to rmcp).
+/// parse, and the request goes to rmcp), boxed: each level of the parse returns what it read
+/// by value, a copy of its whole size, and the two would make every request's several times
+/// larger (`Meta` ~500 bytes, not ~130).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Meta<'a> {
@@ -151,9 +153,9 @@ struct Meta<'a> {
     #[serde(rename = "io.modelcontextprotocol/protocolVersion", default, borrow)]
     version: Option<Cow<'a, str>>,
     #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
-    capabilities: Option<rmcp::model::ClientCapabilities>,
+    capabilities: Option<Box<rmcp::model::ClientCapabilities>>,
     #[serde(rename = "io.modelcontextprotocol/clientInfo", default)]
-    client: Option<rmcp::model::Implementation>,
+    client: Option<Box<rmcp::model::Implementation>>,
     #[serde(default, borrow)]
     traceparent: Option<Cow<'a, str>>,
     #[serde(default, borrow)]

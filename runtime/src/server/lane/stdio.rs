@@ -16,7 +16,7 @@ use super::answer::PlainClient;
 use super::read::{self, PlainRequest};
 use super::rules::Shape;
 use crate::server::core::Server;
-use crate::server::request::Framed;
+use crate::server::request::{Framed, boxed};
 
 /// The lane of one stdio session: the server, and once rmcp has begun the session, the shape
 /// of the results of the version negotiated.
@@ -79,7 +79,7 @@ impl StdioLane {
         let lines = Some(out.clone());
         // Boxed: what runs the call (the reader, then its task) holds a pointer, not the
         // call's whole future.
-        let mut call = Box::pin(async move {
+        let mut call = boxed(|| async move {
             let answer = server
                 .answer_plain(request, cancel, shape, lines, Extensions::new(), client)
                 .await?;
