@@ -40,7 +40,7 @@ use super::client::Round;
 use super::core::Server;
 use super::progress;
 use super::registry::Registered;
-use super::request::{CallRequest, ProgressSink, Stopping, unless_cancelled};
+use super::request::{CallRequest, ProgressSink, Stopping, boxed, unless_cancelled};
 use super::source::Sourced;
 
 /// How a `tools/call` ended.
@@ -127,7 +127,7 @@ pub(crate) fn steps(
             true => None,
             false => {
                 let key = rate_key(plan.key, info);
-                match Box::pin(plan.admission.admit(key.as_deref(), plan.deadline)).await {
+                match boxed(|| plan.admission.admit(key.as_deref(), plan.deadline)).await {
                     Ok(admitted) => Some(admitted),
                     Err(refused) => return Ran::Refused(refused),
                 }

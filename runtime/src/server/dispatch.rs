@@ -233,7 +233,7 @@ impl ServerHandler for Server {
                 .collect(),
             false => Vec::new(),
         };
-        Box::pin(self.hub().listen(context, holder, ended)).await
+        boxed(|| self.hub().listen(context, holder, ended)).await
     }
 
     async fn get_task(

@@ -19,6 +19,7 @@ use crate::tool::{Caller, ClientAccess};
 
 use super::client::{Round, RoundLink, SessionLink, UNSET_LEVEL};
 use super::core::Server;
+use super::request::boxed;
 use super::rounds::{Answers, Given, binding, question};
 
 /// The way a call reaches its client.
@@ -95,7 +96,7 @@ impl Server {
                         let responses = responses.unwrap_or_default();
                         // Boxed: a retried round is rare, and its future would make every
                         // call's larger.
-                        match Box::pin(inner.rounds.open(state, &bound, responses)).await {
+                        match boxed(|| inner.rounds.open(state, &bound, responses)).await {
                             Ok(opened) => opened.answers,
                             Err(refused) => return Err(refused.into_error()),
                         }
