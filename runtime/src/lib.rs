@@ -339,6 +339,7 @@ mod closest;
 pub mod contract;
 mod envelope;
 mod error;
+mod hex;
 pub mod middleware;
 #[cfg(feature = "oauth-client")]
 mod oauth_client;

@@ -198,14 +198,10 @@ fn body(action: &ActionContract) -> Body {
 
 fn digest_of(name: &str, body: &impl Serialize) -> String {
     let json = serde_json::to_string(&(name, body)).expect("a contract serializes");
-    let hash = Sha256::digest(json.as_bytes());
-    let mut out = String::with_capacity(7 + 64);
-    out.push_str("sha256:");
-    for byte in hash {
-        out.push(char::from(b"0123456789abcdef"[usize::from(byte >> 4)]));
-        out.push(char::from(b"0123456789abcdef"[usize::from(byte & 15)]));
-    }
-    out
+    format!(
+        "sha256:{}",
+        crate::hex::lower(&Sha256::digest(json.as_bytes()))
+    )
 }
 
 pub(super) fn digest(action: &ActionContract) -> String {

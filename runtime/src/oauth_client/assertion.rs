@@ -49,7 +49,7 @@ pub(super) async fn exchange(
         .map_or(0, |d| d.as_secs());
     let mut jti = [0u8; 16];
     getrandom::fill(&mut jti).map_err(|e| failed(format!("no random jti: {e}")))?;
-    let jti: String = jti.iter().map(|b| format!("{b:02x}")).collect();
+    let jti = crate::hex::lower(&jti);
     let claims = serde_json::json!({"iss": asked.client_id, "sub": asked.client_id,
         "aud": audience, "iat": now, "exp": now + 300, "jti": jti});
     let header = jsonwebtoken::Header::new(asked.algorithm);

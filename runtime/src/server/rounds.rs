@@ -83,10 +83,7 @@ pub(crate) struct Opened {
 }
 
 fn digest(binding: &[u8]) -> String {
-    Sha256::digest(binding)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::hex::lower(&Sha256::digest(binding))
 }
 
 /// `value` written with the keys of every object sorted, so that one value is one text.

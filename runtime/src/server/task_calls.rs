@@ -210,5 +210,5 @@ enum Refusal {
 fn new_task_id() -> String {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).expect("the operating system's random source");
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    crate::hex::lower(&bytes)
 }

@@ -361,7 +361,7 @@ fn elicitation_id() -> Result<String, AskError> {
             reason: "no random id could be made for the link".to_owned(),
         }
     })?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(crate::hex::lower(&bytes))
 }
 
 #[cfg(test)]

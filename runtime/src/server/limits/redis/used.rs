@@ -15,10 +15,7 @@ pub(super) struct RedisUsed(pub(super) Arc<Inner>);
 impl UsedStates for RedisUsed {
     fn spend(&self, id: [u8; 32], ttl: Duration) -> BoxFuture<'_, Result<bool, String>> {
         Box::pin(async move {
-            let mut key = format!("{}:used:", self.0.prefix);
-            for byte in id {
-                key.push_str(&format!("{byte:02x}"));
-            }
+            let key = format!("{}:used:{}", self.0.prefix, crate::hex::lower(&id));
             let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
             let recorded: i64 = (self.0)
                 .run(&SCRIPTS.once, &key, ttl_ms)

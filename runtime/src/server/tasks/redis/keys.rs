@@ -81,7 +81,7 @@ pub(super) fn store_count(prefix: &str) -> String {
 
 /// The first 128 bits of a digest, in hex.
 fn hex128(digest: &[u8]) -> String {
-    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+    crate::hex::lower(&digest[..16])
 }
 
 #[cfg(test)]
