@@ -15,7 +15,7 @@
 // Logging, sampling and roots are deprecated by SEP-2577 in rmcp; they are still served.
 #![allow(deprecated)]
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -202,6 +202,9 @@ impl ClientLink for SessionLink {
 pub(crate) struct Round {
     /// The asks no answer was given for, by key: they end the round.
     pending: Mutex<InputRequests>,
+    /// The digest of each of those asks' question (`rounds::question`), by key: the state
+    /// that ends the round binds each answer to its question.
+    questions: Mutex<BTreeMap<String, String>>,
     /// Woken when the first such ask is made.
     ended: Notify,
     /// What a handler asked that the request did not declare: the call answers -32021.
@@ -239,6 +242,17 @@ impl Round {
     /// The asks that ended the round.
     pub(crate) fn asks(&self) -> InputRequests {
         std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// The digests of the questions of the asks that ended the round, by key (made as they
+    /// were asked, so that ending the round does not make them again).
+    pub(crate) fn questions(&self) -> BTreeMap<String, String> {
+        std::mem::take(
+            &mut *self
+                .questions
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
     }
 
     /// The answers the round used, each bound to its question.
@@ -390,8 +404,14 @@ impl ClientLink for RoundLink {
             .pending
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        pending.insert(key, asked);
+        pending.insert(key.clone(), asked);
         drop(pending);
+        (self
+            .round
+            .questions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner))
+        .insert(key, asking);
         self.round.ended.notify_one();
         // The round is over: the pipeline drops the handler before this could complete.
         Box::pin(std::future::pending())
@@ -427,8 +447,16 @@ mod tests {
         // Unanswered, the next two end the round, each under its key.
         drop(link.request(ClientRequestKind::Roots, None));
         drop(link.request(ClientRequestKind::Roots, Some("user_roots")));
-        let asked: Vec<String> = round.asks().into_keys().collect();
-        assert_eq!(asked, ["roots-2", "user_roots"]);
+        let asked = round.asks();
+        let keys: Vec<&String> = asked.keys().collect();
+        assert_eq!(keys, ["roots-2", "user_roots"]);
+        // Each unanswered ask's question, digested as it was asked (the state binds the
+        // answers to them), and only theirs: the answered one is in the answers used.
+        let digests: BTreeMap<String, String> = (asked.iter())
+            .map(|(key, request)| (key.clone(), question(request)))
+            .collect();
+        assert_eq!(round.questions(), digests);
+        assert!(round.used().contains_key("client_roots"));
     }
 
     #[tokio::test(flavor = "current_thread")]

@@ -135,8 +135,16 @@ impl Server {
     /// the question it answered.
     pub(crate) fn input_required(&self, reach: &Reach, asks: InputRequests) -> InputRequiredResult {
         let state = (reach.sealed.as_ref()).map(|sealed| {
+            // Each question's digest as made when it was asked (a source's asks, made
+            // elsewhere, are digested here).
+            let mut known = (reach.round.as_ref())
+                .map(|round| round.questions())
+                .unwrap_or_default();
             let asked = (asks.iter())
-                .map(|(key, request)| (key.clone(), question(request)))
+                .map(|(key, request)| {
+                    let digest = known.remove(key);
+                    (key.clone(), digest.unwrap_or_else(|| question(request)))
+                })
                 .collect();
             let used = (reach.round.as_ref())
                 .map(|round| round.used())

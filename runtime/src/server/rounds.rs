@@ -410,6 +410,27 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_url_elicitations_id_is_not_part_of_its_question() {
+        use rmcp::model::{ElicitRequest, ElicitRequestParams};
+        let url = |id: &str, url: &str| {
+            InputRequest::Elicitation(ElicitRequest::new(
+                ElicitRequestParams::UrlElicitationParams {
+                    meta: None,
+                    message: "Sign in".into(),
+                    url: url.into(),
+                    elicitation_id: id.into(),
+                },
+            ))
+        };
+        let asked = question(&url("e1", "https://id.example/a"));
+        assert_eq!(asked, question(&url("e2", "https://id.example/a")));
+        assert_ne!(asked, question(&url("e1", "https://id.example/b")));
+        // The digest of the canonical text without the id.
+        let text = br#"{"method":"elicitation/create","params":{"message":"Sign in","mode":"url","url":"https://id.example/a",},}"#;
+        assert_eq!(asked, digest(text));
+    }
+
     fn responses(pairs: &[(&str, Value)]) -> InputResponses {
         pairs
             .iter()
