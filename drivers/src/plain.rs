@@ -4,7 +4,11 @@
 //!
 //! `ServerHandler` by hand: `call_tool` reads `action`, decodes `{id, limit}` with serde and
 //! answers `{"id", "limit"}` as one text block. It accepts 2026-07-28 `subscriptions/listen`
-//! streams of tool listing changes (rmcp's own `listen`: held until cancelled).
+//! streams of tool listing changes (rmcp's own `listen`: held until cancelled). Its `confirm`
+//! tool (action `item`) is a 2026-07-28 round (SEP-2322) as an rmcp server writes one: the
+//! first call answers `input_required`, asking the user to confirm the item, with a
+//! `requestState` sealed by rmcp's `RequestStateCodec`; the retry carries the answer and the
+//! state, opened and checked against the call.
 //!
 //! Both servers of the driver offer the same prompt and resource ([`Documents`], a plain rmcp
 //! handler: `Plain` answers with it, this library's `bench_server` serves it by
@@ -13,12 +17,14 @@
 use std::sync::Arc;
 
 use mcp_fusion::rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, InitializeResult, JsonObject,
-    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt,
-    PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities, SubscriptionFilter,
-    Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, InitializeResult,
+    InputRequest, InputRequests, InputRequiredResult, JsonObject, ListPromptsResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument,
+    PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    RequestStateCodec, Resource, ResourceContents, Role, SealOptions, ServerCapabilities,
+    SubscriptionFilter, Tool,
 };
 use mcp_fusion::rmcp::service::RequestContext;
 use mcp_fusion::rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -40,10 +46,26 @@ struct Echo {
     limit: Option<u32>,
 }
 
-/// The plain rmcp server of the `bench` tool.
-#[derive(Clone, Debug)]
+/// What a `confirm` round's sealed state holds: the item asked about.
+#[derive(Serialize, Deserialize)]
+struct Asked {
+    id: String,
+}
+
+/// The plain rmcp server of the `bench` tool (and of `confirm`, a round).
+#[derive(Clone)]
 pub struct Plain {
     tools: Arc<Vec<Tool>>,
+    /// Seals and opens `confirm`'s round state.
+    codec: Arc<RequestStateCodec>,
+    /// What `confirm` asks the user.
+    form: Arc<ElicitationSchema>,
+}
+
+impl std::fmt::Debug for Plain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plain").field("tools", &self.tools).finish()
+    }
 }
 
 impl Default for Plain {
@@ -70,9 +92,83 @@ impl Plain {
         };
         let schema: JsonObject = schema;
         let tool = Tool::new("bench", "Benchmark tool with 20 actions.", schema);
+        let confirm = json!({
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": ["item"]},
+                "id": {"type": "string", "minLength": 1}
+            },
+            "required": ["action", "id"]
+        });
+        let Value::Object(confirm) = confirm else {
+            unreachable!("the schema is an object")
+        };
+        let confirm = Tool::new("confirm", "Items confirmed by the user.", confirm);
+        let form = ElicitationSchema::builder()
+            .required_bool_with("confirm", |b| b.description("Whether to go ahead."))
+            .build_unchecked();
+        // The benchmark's own signing key (a server keeps its secret elsewhere).
+        let key = b"plain-server: confirm's state key".to_vec();
         Plain {
-            tools: Arc::new(vec![tool]),
+            tools: Arc::new(vec![tool, confirm]),
+            codec: Arc::new(RequestStateCodec::try_new(key).expect("a key of 32 bytes or more")),
+            form: Arc::new(form),
         }
+    }
+
+    /// `confirm`: a call without a state asks the user to confirm the item (`input_required`,
+    /// the item sealed in the state); its retry carries the user's answer and the state,
+    /// which must open and name the same item.
+    fn confirm(&self, request: CallToolRequestParams) -> Result<CallToolResponse, ErrorData> {
+        let arguments = request.arguments.as_ref();
+        let id = arguments.and_then(|a| a.get("id")?.as_str());
+        let action = arguments.and_then(|a| a.get("action")?.as_str());
+        let (Some("item"), Some(id)) = (action, id) else {
+            return Err(ErrorData::invalid_params(
+                "action item and id are required",
+                None,
+            ));
+        };
+        let Some(state) = request.request_state else {
+            let params = ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: format!("Go ahead with {id}?"),
+                requested_schema: self.form.as_ref().clone(),
+            };
+            let ask = InputRequest::Elicitation(ElicitRequest::new(params));
+            let asks = InputRequests::from([("confirm".to_owned(), ask)]);
+            let asked = Asked { id: id.to_owned() };
+            let options = SealOptions::new().ttl(std::time::Duration::from_secs(15 * 60));
+            let state = (self.codec.seal_json_with(&asked, &options))
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            return Ok(InputRequiredResult::new(Some(asks), Some(state)).into());
+        };
+        let asked: Asked = (self.codec.open_json(&state))
+            .map_err(|e| ErrorData::invalid_params(format!("requestState: {e}"), None))?;
+        if asked.id != id {
+            return Err(ErrorData::invalid_params(
+                "requestState is another call's",
+                None,
+            ));
+        }
+        let answer = (request.input_responses)
+            .and_then(|mut responses| responses.remove("confirm"))
+            .and_then(|answer| serde_json::from_value::<ElicitResult>(answer).ok());
+        let confirmed = match answer {
+            Some(ElicitResult {
+                action: ElicitationAction::Accept,
+                content: Some(content),
+                ..
+            }) => content.get("confirm").and_then(Value::as_bool),
+            _ => None,
+        };
+        let result = match confirmed {
+            Some(confirmed) => CallToolResult::success(vec![ContentBlock::text(format!(
+                "{id} confirmed: {confirmed}"
+            ))]),
+            None => CallToolResult::error(vec![ContentBlock::text("not confirmed")]),
+        };
+        Ok(result.into())
     }
 }
 
@@ -130,6 +226,9 @@ impl ServerHandler for Plain {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if request.name == "confirm" {
+            return self.confirm(request);
+        }
         if request.name != "bench" {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool: {}", request.name),

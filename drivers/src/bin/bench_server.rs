@@ -1,7 +1,9 @@
 //! Workload 5 of `shared/bench/WORKLOADS.md`: the server under load, built with this library.
 //!
 //! On stdio: the `bench` tool of workload 4 (20 actions `op00` … `op19`, each echoing
-//! `{"id", "limit"}`) and the `users` tool of workload 3 (action `create`), and the prompt and
+//! `{"id", "limit"}`), the `users` tool of workload 3 (action `create`), the `confirm` tool
+//! (action `item`: asks the user to confirm an item, a 2026-07-28 round whose answer comes back
+//! in the retried call, as `mcp_fusion_drivers::plain::Plain` does by hand), and the prompt and
 //! resource of `mcp_fusion_drivers::plain::Documents` (served by `ServerBuilder::handler`). No
 //! logging, a single-threaded runtime. Driven by the `load` driver, which builds it.
 //!
@@ -21,7 +23,8 @@
 use mcp_fusion::Server;
 use mcp_fusion::rmcp::ServiceExt;
 use mcp_fusion::server::{HttpOptions, StdioOptions};
-use mcp_fusion::{ToolError, tool};
+use mcp_fusion::tools::ElicitForm;
+use mcp_fusion::{Context, ToolError, tool};
 use mcp_fusion_drivers::bench_tool::Bench;
 use mcp_fusion_drivers::plain::Documents;
 use schemars::JsonSchema;
@@ -34,6 +37,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = Server::builder("bench-server", env!("CARGO_PKG_VERSION"))
         .tool(Bench)
         .tool(Users)
+        .tool(Confirm)
         // The prompt and resource plain rmcp's server offers too.
         .handler(Documents)
         .build()?;
@@ -140,5 +144,34 @@ impl Users {
     /// Creates a user and returns it.
     async fn create(&self, args: CreateUser) -> Result<CreateUser, ToolError> {
         Ok(args)
+    }
+}
+
+// ---- a round: `confirm` ----
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Item {
+    #[schemars(length(min = 1))]
+    id: String,
+}
+
+/// What the user is asked.
+#[derive(Deserialize, ElicitForm)]
+struct Confirmation {
+    /// Whether to go ahead.
+    confirm: bool,
+}
+
+struct Confirm;
+
+/// Items confirmed by the user.
+#[tool(name = "confirm")]
+impl Confirm {
+    /// Asks the user to confirm an item, and says what they answered.
+    async fn item(&self, args: Item, f: Context) -> Result<String, ToolError> {
+        let message = format!("Go ahead with {}?", args.id);
+        let answer = f.elicit::<Confirmation>(message).await?.accepted()?;
+        Ok(format!("{} confirmed: {}", args.id, answer.confirm))
     }
 }

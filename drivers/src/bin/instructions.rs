@@ -21,7 +21,10 @@
 //! `ping`; `call` (`tools/call` of `bench`, valid); `invalid` (the same call with three invalid
 //! arguments, as the `load` driver's); `prompt` (`prompts/get`); `resource`
 //! (`resources/read`); `listen` (a 2026-07-28 `subscriptions/listen` on a connection of its
-//! own, read until acknowledged and dropped; stateless HTTP only). Only the server's own
+//! own, read until acknowledged and dropped; stateless HTTP only); `round` (a 2026-07-28
+//! `tools/call` of `confirm` answered `input_required`, then retried with the user's answer
+//! and the `requestState`, as the `load` driver's: the two requests counted as one; stateless
+//! HTTP only). Only the server's own
 //! instructions are counted,
 //! not the kernel's (the same system calls in every server, `perf stat` shows). Linux only.
 //! With INSTRUCTIONS_KEEP=1 the dumps stay (their directory is printed) for
@@ -68,7 +71,17 @@ const TRANSPORTS: [(&str, &[&str]); 3] = [
     ("stdio", &[]),
 ];
 
-const KINDS: [&str; 6] = ["ping", "call", "invalid", "prompt", "resource", "listen"];
+const KINDS: [&str; 7] = [
+    "ping", "call", "invalid", "prompt", "resource", "listen", "round",
+];
+
+/// The `_meta` of a 2026-07-28 request declaring `capabilities`.
+fn lifecycle(capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+        "io.modelcontextprotocol/clientInfo": {"name": "instructions", "version": "1"}})
+}
 
 /// The method and params of a request of `kind`.
 fn request(kind: &str) -> (&'static str, Value) {
@@ -87,12 +100,14 @@ fn request(kind: &str) -> (&'static str, Value) {
             json!({"name": "brief", "arguments": {"topic": "item_42"}}),
         ),
         "resource" => ("resources/read", json!({"uri": Documents::ITEM})),
+        "round" => (
+            "tools/call",
+            json!({"name": "confirm", "arguments": {"action": "item", "id": "item_42"},
+                   "_meta": lifecycle(json!({"elicitation": {"form": {}}}))}),
+        ),
         _ => (
             "subscriptions/listen",
-            json!({"notifications": {"toolsListChanged": true}, "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
-                "io.modelcontextprotocol/clientInfo": {"name": "instructions", "version": "1"}}}),
+            json!({"notifications": {"toolsListChanged": true}, "_meta": lifecycle(json!({}))}),
         ),
     }
 }
@@ -343,6 +358,44 @@ impl Client {
         Ok(answer)
     }
 
+    /// `confirm`'s round, as request `id` and its retry `id + 1` (stateless HTTP, 2026-07-28):
+    /// the call `params`, answered `input_required`, then retried with the user's answer to
+    /// each question and the `requestState` echoed.
+    async fn round(&mut self, id: u64, params: &Value) -> Result<(), Error> {
+        let Client::Http(_, pool) = self else {
+            return Err("a round is a request of stateless HTTP".into());
+        };
+        let headers = "Mcp-Method: tools/call\r\nMcp-Name: confirm\r\n";
+        let post = async |id: u64, params: &Value| -> Result<Value, Error> {
+            let body =
+                json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
+            let answer = pool.post_with(body.to_string().as_bytes(), headers).await;
+            let answer = String::from_utf8(answer.map_err(|e| e.to_string())?)?;
+            Ok(serde_json::from_str(
+                mcp_fusion_drivers::raw_http::json_of(&answer),
+            )?)
+        };
+        let asked = post(id, params).await?;
+        let (Some(state), Some(questions)) = (
+            asked["result"]["requestState"].as_str(),
+            asked["result"]["inputRequests"].as_object(),
+        ) else {
+            return Err(format!("not input_required: {asked}").into());
+        };
+        let confirmed = json!({"action": "accept", "content": {"confirm": true}});
+        let mut retry = params.clone();
+        retry["inputResponses"] = (questions.keys())
+            .map(|key| (key.clone(), confirmed.clone()))
+            .collect::<serde_json::Map<_, _>>()
+            .into();
+        retry["requestState"] = state.into();
+        let answer = post(id + 1, &retry).await?;
+        match answer.to_string().contains("item_42 confirmed: true") {
+            true => Ok(()),
+            false => Err(format!("the round was not answered: {answer}").into()),
+        }
+    }
+
     /// A notification (stdio).
     async fn notify(&mut self, method: &str) -> Result<(), Error> {
         if let Client::Stdio(stdin, _) = self {
@@ -362,9 +415,10 @@ async fn drive(
     in_flight: usize,
 ) -> Result<(), Error> {
     let (method, params) = request(kind);
-    if let (Client::Http(pool, _) | Client::Session(pool), true) =
-        (&*client, in_flight > 1 && kind != "listen")
-    {
+    if let (Client::Http(pool, _) | Client::Session(pool), true) = (
+        &*client,
+        in_flight > 1 && kind != "listen" && kind != "round",
+    ) {
         // `in_flight` requests at a time, each on a connection of its own.
         let first = *next + 1;
         *next += count as u64;
@@ -394,6 +448,11 @@ async fn drive(
     }
     for _ in 0..count {
         *next += 1;
+        if kind == "round" {
+            client.round(*next, &params).await?;
+            *next += 1;
+            continue;
+        }
         client.ask(*next, method, &params).await?;
     }
     Ok(())
@@ -423,9 +482,9 @@ async fn main() -> Result<(), Error> {
          {in_flight} in flight over HTTP"
     );
     for (transport, transport_args) in transports {
-        // `listen` is a stateless request of 2026-07-28.
+        // `listen` and `round` are stateless requests of 2026-07-28.
         let kinds: Vec<&str> = (kinds.iter().copied())
-            .filter(|k| *k != "listen" || transport == "http")
+            .filter(|k| !matches!(*k, "listen" | "round") || transport == "http")
             .collect();
         let mut counted: Vec<(&str, Vec<Totals>)> = Vec::new();
         for (label, binary, args) in SERVERS {

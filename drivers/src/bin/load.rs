@@ -33,7 +33,13 @@
 //! `invalid` (`{"action":"op07","id":42,"limit":500,"extra":true}`: ours answers a
 //! `<validation_error>` of three fields, plain rmcp serde's first error; each must be an error).
 //! On `http-2026`, also `listen`: a `subscriptions/listen` opened on a connection of its own,
-//! read until its acknowledgement, and dropped (a request that takes rmcp's path).
+//! read until its acknowledgement, and dropped (a request that takes rmcp's path); and
+//! `round`: a 2026-07-28 call that asks the user (SEP-2322), `tools/call` of `confirm` (action
+//! `item`) answered `input_required` with an elicitation and a sealed `requestState`, then
+//! retried with the user's answer and the state (two requests a call: the first is the lane's
+//! in ours, the retry rmcp's path; plain answers both as an rmcp server does by hand,
+//! `mcp_fusion_drivers::plain::Plain`). A `round`'s requests declare elicitation among their
+//! client capabilities.
 //! Two more kinds take rmcp's path in both servers (the handler is rmcp's `ServerHandler`,
 //! `mcp_fusion_drivers::plain::Documents`, by hand in plain and through
 //! `ServerBuilder::handler` in ours): `prompt` (`prompts/get` of `brief`) and `resource`
@@ -59,7 +65,7 @@
 //! (default 5), LOAD_SLICES (default 1: each server runs a phase's calls at once; `n`: in `n`
 //! slices, the servers taking turns at each, so that the machine's drift over a phase falls
 //! on all of them alike), LOAD_TRANSPORTS (default `stdio,http,http-2026,http-session`), LOAD_KINDS
-//! (default `ok,invalid,listen,prompt,resource`),
+//! (default `ok,invalid,listen,prompt,resource,round`),
 //! LOAD_CLIENT (default `raw`; `rmcp` drives stdio with rmcp's client too),
 //! LOAD_SERVERS (default `plain,ours,ours-nofast`; also `plain+pipes` and `ours+pipes`, which
 //! pass `--pipes`, `ours+otel`, which records OpenTelemetry spans and metrics to in-memory
@@ -225,14 +231,18 @@ enum Kind {
     Prompt,
     /// `resources/read` of `Documents::ITEM`, answered by rmcp's `ServerHandler` in both.
     Resource,
+    /// `confirm`'s round: the call answered `input_required`, and its retry with the answer
+    /// (2026-07-28 only).
+    Round,
 }
 
-const KINDS: [Kind; 5] = [
+const KINDS: [Kind; 6] = [
     Kind::Ok,
     Kind::Invalid,
     Kind::Listen,
     Kind::Prompt,
     Kind::Resource,
+    Kind::Round,
 ];
 
 impl Kind {
@@ -243,6 +253,20 @@ impl Kind {
             Kind::Listen => "listen",
             Kind::Prompt => "prompt",
             Kind::Resource => "resource",
+            Kind::Round => "round",
+        }
+    }
+
+    /// Whether only a 2026-07-28 client sends it.
+    fn of_2026(self) -> bool {
+        matches!(self, Kind::Listen | Kind::Round)
+    }
+
+    /// The client capabilities its requests declare (2026-07-28).
+    fn capabilities(self) -> Value {
+        match self {
+            Kind::Round => json!({"elicitation": {"form": {}}}),
+            _ => json!({}),
         }
     }
 
@@ -252,6 +276,7 @@ impl Kind {
                 json!({"action": "op07", "id": "item_42", "limit": 10})
             }
             Kind::Invalid => json!({"action": "op07", "id": 42, "limit": 500, "extra": true}),
+            Kind::Round => json!({"action": "item", "id": "item_42"}),
         }
     }
 
@@ -264,6 +289,8 @@ impl Kind {
                                    "params": {"name": "brief", "arguments": {"topic": "item_42"}}}),
             Kind::Resource => json!({"method": "resources/read",
                                      "params": {"uri": Documents::ITEM}}),
+            Kind::Round => json!({"method": "tools/call",
+                                  "params": {"name": "confirm", "arguments": self.arguments()}}),
             _ => json!({"method": "tools/call",
                         "params": {"name": "bench", "arguments": self.arguments()}}),
         }
@@ -281,6 +308,9 @@ impl Kind {
             Kind::Listen => line.contains("notifications/subscriptions/acknowledged"),
             Kind::Prompt => line.contains(r#""text":"Brief on item_42.""#),
             Kind::Resource => line.contains(r#""text":"item 42, limit 10""#),
+            Kind::Round => {
+                line.contains("item_42 confirmed: true") && !line.contains(r#""isError":true"#)
+            }
         };
         (!right).then(|| format!("not {}: {line}", self.name()))
     }
@@ -329,8 +359,17 @@ impl Prepared {
     /// `members` as a client of `version` sends them (the lifecycle in `_meta` from
     /// 2026-07-28), shaped now, not at each request.
     fn new(members: &str, version: Option<&str>) -> Result<Prepared, Error> {
+        Prepared::declaring(members, version, json!({}))
+    }
+
+    /// The same, declaring `capabilities` (2026-07-28).
+    fn declaring(
+        members: &str,
+        version: Option<&str>,
+        capabilities: Value,
+    ) -> Result<Prepared, Error> {
         Ok(match version {
-            Some(version) => inline(members, version)?,
+            Some(version) => inline(members, version, capabilities)?,
             None => Prepared {
                 members: members.to_owned(),
                 headers: String::new(),
@@ -352,13 +391,38 @@ async fn post(pool: &Pool, request: &Prepared) -> Result<String, Error> {
 
 /// Opens a `subscriptions/listen` stream of 2026-07-28 and reads it until it is acknowledged.
 async fn open_listen(pool: &Pool) -> Result<tokio::net::TcpStream, Error> {
-    let listen = inline(&Kind::Listen.members(), "2026-07-28")?;
+    let listen = inline(&Kind::Listen.members(), "2026-07-28", json!({}))?;
     let body = format!(r#"{{"jsonrpc":"2.0","id":1,{}}}"#, listen.members);
     let acknowledged = "notifications/subscriptions/acknowledged";
     Ok(pool
         .open_stream(body.as_bytes(), &listen.headers, acknowledged)
         .await
         .map_err(|e| e.to_string())?)
+}
+
+/// `confirm`'s round: the call `first` (answered `input_required`), then its retry with the
+/// user's answer to each question asked and the `requestState` echoed; the retry's answer.
+async fn round(pool: &Pool, version: Option<&str>, first: &Prepared) -> Result<String, Error> {
+    let asked = post(pool, first).await?;
+    let asked: Value = serde_json::from_str(json_of(&asked))?;
+    let result = &asked["result"];
+    let (Some(state), Some(questions)) = (
+        result["requestState"].as_str(),
+        result["inputRequests"].as_object(),
+    ) else {
+        return Err(format!("not input_required: {asked}").into());
+    };
+    let confirmed = json!({"action": "accept", "content": {"confirm": true}});
+    let answers: serde_json::Map<String, Value> = (questions.keys())
+        .map(|key| (key.clone(), confirmed.clone()))
+        .collect();
+    let retry = json!({"method": "tools/call", "params": {
+        "name": "confirm", "arguments": Kind::Round.arguments(),
+        "inputResponses": answers, "requestState": state}})
+    .to_string();
+    let capabilities = Kind::Round.capabilities();
+    let retry = Prepared::declaring(&retry[1..retry.len() - 1], version, capabilities)?;
+    post(pool, &retry).await
 }
 
 /// LOAD_PROTOCOL, when it is 2026-07-28 or later: requests then carry their own lifecycle.
@@ -373,10 +437,10 @@ fn inline_version() -> Option<&'static str> {
         .as_deref()
 }
 
-/// A request's `members` as a client of `version` sends them: the lifecycle in `_meta`, and the
-/// headers naming the request (`Mcp-Method`; `Mcp-Name`, a call's or prompt's name, a
-/// resource's URI).
-fn inline(members: &str, version: &str) -> Result<Prepared, Error> {
+/// A request's `members` as a client of `version` declaring `capabilities` sends them: the
+/// lifecycle in `_meta`, and the headers naming the request (`Mcp-Method`; `Mcp-Name`, a
+/// call's or prompt's name, a resource's URI).
+fn inline(members: &str, version: &str, capabilities: Value) -> Result<Prepared, Error> {
     let mut request: Value = serde_json::from_str(&format!("{{{members}}}"))?;
     let method = request["method"].as_str().ok_or("no method")?.to_owned();
     let params = request
@@ -391,7 +455,7 @@ fn inline(members: &str, version: &str) -> Result<Prepared, Error> {
     }
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": version,
-        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
         "io.modelcontextprotocol/clientInfo": {"name": "load", "version": "1"},
     });
     let body = request.to_string();
@@ -484,6 +548,12 @@ impl Caller {
                 Ok(_dropped) => None,
                 Err(e) => Some(e.to_string()),
             },
+            Caller::Http(pool, version) if kind == Kind::Round => {
+                match round(pool, *version, request).await {
+                    Ok(answer) => kind.wrong_line(&answer),
+                    Err(e) => Some(e.to_string()),
+                }
+            }
             Caller::Http(pool, _) => match post(pool, request).await {
                 Ok(answer) => kind.wrong_line(&answer),
                 Err(e) => Some(e.to_string()),
@@ -606,7 +676,7 @@ async fn main() -> Result<(), Error> {
     let wanted = env_list("LOAD_SERVERS", "plain,ours,ours-nofast");
     let modes = env_list("LOAD_MODES", "seq,conc16");
     let transports = env_list("LOAD_TRANSPORTS", "stdio,http,http-2026,http-session");
-    let kinds = env_list("LOAD_KINDS", "ok,invalid,listen,prompt,resource");
+    let kinds = env_list("LOAD_KINDS", "ok,invalid,listen,prompt,resource,round");
     let raw = env_list("LOAD_CLIENT", "raw").iter().any(|c| c == "raw");
     let ticks_per_s = clock_ticks();
     if env_usize("LOAD_SPIN", 0)? != 0 {
@@ -675,7 +745,7 @@ async fn main() -> Result<(), Error> {
             }
             let count = live.len();
             for &kind in &kinds {
-                if kind == Kind::Listen && transport != Transport::Http2026 {
+                if kind.of_2026() && transport != Transport::Http2026 {
                     continue;
                 }
                 for &concurrent in &concurrency {
@@ -961,7 +1031,7 @@ async fn run(caller: Caller, calls: usize, kind: Kind) -> (Vec<u64>, usize, Opti
         Caller::Http(_, version) => *version,
         _ => None,
     };
-    let request = match Prepared::new(&kind.members(), version) {
+    let request = match Prepared::declaring(&kind.members(), version, kind.capabilities()) {
         Ok(request) => request,
         Err(e) => return (Vec::new(), calls, Some(e.to_string())),
     };
