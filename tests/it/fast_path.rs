@@ -450,6 +450,82 @@ async fn fast_and_rmcp_paths_answer_alike_at_2026_07_28() {
     assert!(answered >= 10, "{answered} answered");
 }
 
+/// One endpoint's answers to a round of `notes.delete` and to the retries a state cannot carry
+/// on: status, content type and body, each `requestState` (sealed with a nonce of its own)
+/// blanked.
+async fn a_round_on(
+    endpoint: &mcp_fusion::server::HttpService,
+) -> Vec<(u16, Option<String>, Value)> {
+    let headers = [
+        ("host", "127.0.0.1:3000"),
+        ("accept", "application/json, text/event-stream"),
+        ("content-type", "application/json"),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "notes"),
+    ];
+    let can = json!({"elicitation": {"form": {}}});
+    let delete = json!({"action": "delete", "note": "a"});
+    let answers = json!({"elicitation-1": {"action": "accept", "content": {"confirm": true}}});
+    let elsewhere = json!({"elicitation-9": answers["elicitation-1"]});
+    let mut replies = Vec::new();
+    let mut send = async |body: Value| {
+        let (status, content_type, body) = post(endpoint, &headers, &body.to_string()).await;
+        let mut body: Value = serde_json::from_str(&body).unwrap();
+        let state = body["result"]["requestState"].take();
+        let state = state.as_str().map(str::to_owned);
+        replies.push((status, content_type, body));
+        state
+    };
+    let first = crate::client::call_2026(delete.clone(), None, can.clone());
+    let state = send(first.clone()).await.expect("a state");
+    let mut altered = state.clone();
+    let last = altered.pop().unwrap();
+    altered.push(if last == 'A' { 'B' } else { 'A' });
+    let other = json!({"action": "delete", "note": "b"});
+    for (arguments, answers, state) in [
+        (other, &answers, &state),
+        (delete.clone(), &answers, &altered),
+        (delete.clone(), &answers, &state),
+        (delete.clone(), &answers, &state),
+    ] {
+        let retry = crate::client::call_2026(arguments, Some((answers, state)), can.clone());
+        send(retry).await;
+    }
+    let state = send(first).await.expect("a state");
+    let retry = crate::client::call_2026(delete, Some((&elsewhere, &state)), can);
+    send(retry).await;
+    replies
+}
+
+/// Stateless HTTP, 2026-07-28: a retried round (`inputResponses` and `requestState`, which the
+/// lane takes) gets the answers rmcp's path gives: done, refused for another call's arguments,
+/// for an altered state, when replayed, and asked again for an answer under another key.
+#[tokio::test(flavor = "current_thread")]
+async fn a_retried_round_is_answered_alike_on_both_paths() {
+    let endpoint = |fast_path: bool| {
+        let server = Server::builder("notes", "1")
+            .tool(crate::client::Notes)
+            .request_state_secret([7u8; 32])
+            .build()
+            .expect("the server builds");
+        let mut options = mcp_fusion::server::HttpOptions::default();
+        options.stateless = true;
+        options.fast_path = fast_path;
+        server.http_service(options)
+    };
+    let quick = a_round_on(&endpoint(true)).await;
+    let plain = a_round_on(&endpoint(false)).await;
+    assert_eq!(quick, plain);
+    let said = |at: usize| quick[at].2.to_string();
+    assert!(said(0).contains("input_required"), "{}", said(0));
+    assert!(said(1).contains("made for another call"), "{}", said(1));
+    assert!(said(2).contains("altered"), "{}", said(2));
+    assert!(said(3).contains("Deleted a"), "{}", said(3));
+    assert!(said(4).contains("used already"), "{}", said(4));
+    assert!(said(6).contains("input_required"), "{}", said(6));
+}
+
 /// The `X-Tenant` header of the request a call came in, as middleware and rate-limit keys
 /// read it (`http::request::Parts` in the call's extensions).
 fn tenant(info: &mcp_fusion::middleware::CallInfo) -> Option<String> {

@@ -36,8 +36,8 @@
 //! read until its acknowledgement, and dropped (a request that takes rmcp's path); and
 //! `round`: a 2026-07-28 call that asks the user (SEP-2322), `tools/call` of `confirm` (action
 //! `item`) answered `input_required` with an elicitation and a sealed `requestState`, then
-//! retried with the user's answer and the state (two requests a call: the first is the lane's
-//! in ours, the retry rmcp's path; plain answers both as an rmcp server does by hand,
+//! retried with the user's answer and the state (two requests a call, both the lane's in ours;
+//! plain answers both as an rmcp server does by hand,
 //! `mcp_fusion_drivers::plain::Plain`). A `round`'s requests declare elicitation among their
 //! client capabilities.
 //! Two more kinds take rmcp's path in both servers (the handler is rmcp's `ServerHandler`,

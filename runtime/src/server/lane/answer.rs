@@ -46,6 +46,9 @@ impl Server {
                 PlainRequest::List(id) => return Some(self.listing(&id, shape).await),
                 PlainRequest::Call(id, call) => (id, call),
             };
+            let mut call = call;
+            // A retried call's answers and state (a 2026-07-28 stateless front's only).
+            let mut retry = call.retry.take();
             let name = call.name.clone();
             let caller = crate::tool::Caller::of(&extensions).cloned();
             // What reaches the client is moved into the reach's future, not kept beside it
@@ -78,15 +81,18 @@ impl Server {
                     back_channel: peer.is_some(),
                     peer,
                     log_level: None,
-                    answers: None,
-                    state: None,
+                    answers: retry.as_mut().and_then(|r| r.answers.take()),
+                    state: retry.as_ref().and_then(|r| r.state.as_deref()),
                     caller: caller.as_ref(),
                 };
                 (declared, declared_tasks, asker)
             };
-            let reach = self.reach(asker).await;
-            // A plain request carries no round of its own: nothing to refuse.
-            let reach = reach.unwrap_or_default();
+            let reach = match self.reach(asker).await {
+                Ok(reach) => reach,
+                // A state that cannot carry the call on is the client's doing: a JSON-RPC error,
+                // as on rmcp's path.
+                Err(refused) => return Some(answer(id, Err(refused), shape)),
+            };
             match self.tasked(&name, call.arguments.as_ref(), declared, &reach.answers) {
                 Tasked::Inline => {}
                 Tasked::Refused(refused) => return Some(answer(id, Err(refused), shape)),

@@ -6,7 +6,8 @@
 //!
 //! Only the plain form is taken: `"jsonrpc": "2.0"`, an id, the method, and params holding
 //! nothing but what is read here (a `tools/call`'s `name`, `arguments` and a `_meta` with at
-//! most `progressToken`, `traceparent` and `tracestate`). Anything else (a member given twice,
+//! most `progressToken`, `traceparent` and `tracestate`; a retried 2026-07-28 call's
+//! `inputResponses` and `requestState`, with its lifecycle). Anything else (a member given twice,
 //! a value serde_json cannot hold, any other method) goes to rmcp as before, so every answer
 //! is the one rmcp's path gives, only cheaper. A 2026-07-28 request's lifecycle in `_meta`
 //! (protocol version, client capabilities and identity) is read apart: on stdio such a request
@@ -24,8 +25,8 @@ use std::borrow::Cow;
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    ErrorData, JsonRpcMessage, ProgressNotification, ProgressNotificationParam, ProgressToken,
-    RequestId, ServerNotification, ServerResult,
+    ErrorData, InputResponses, JsonRpcMessage, ProgressNotification, ProgressNotificationParam,
+    ProgressToken, RequestId, ServerNotification, ServerResult,
 };
 use rmcp::service::TxJsonRpcMessage;
 use serde::de::{Deserializer, MapAccess, Visitor};
@@ -58,6 +59,15 @@ pub(crate) struct PlainCall<'a> {
     pub(crate) arguments: Option<Map<String, Value>>,
     pub(crate) traceparent: Option<Cow<'a, str>>,
     pub(crate) tracestate: Option<Cow<'a, str>>,
+    /// A retried 2026-07-28 call's answers and state (boxed: most calls are not retried).
+    pub(crate) retry: Option<Box<Retry<'a>>>,
+}
+
+/// What a retried 2026-07-28 call carries of its earlier round (SEP-2322): the answers to what
+/// it asked, and the state it ended with.
+pub(crate) struct Retry<'a> {
+    pub(crate) answers: Option<InputResponses>,
+    pub(crate) state: Option<Cow<'a, str>>,
 }
 
 impl PlainRequest<'_> {
@@ -90,6 +100,12 @@ impl PlainRequest<'_> {
         }
     }
 
+    /// Whether it is a retried 2026-07-28 call.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn retried(&self) -> bool {
+        matches!(self, PlainRequest::Call(_, call) if call.retry.is_some())
+    }
+
     /// Its id.
     pub(crate) fn id(&self) -> &RequestId {
         match self {
@@ -109,6 +125,12 @@ impl PlainRequest<'_> {
                     arguments: call.arguments,
                     traceparent: call.traceparent.map(owned),
                     tracestate: call.tracestate.map(owned),
+                    retry: call.retry.map(|retry| {
+                        Box::new(Retry {
+                            answers: retry.answers,
+                            state: retry.state.map(owned),
+                        })
+                    }),
                 },
             ),
             PlainRequest::List(id) => PlainRequest::List(id),
@@ -138,6 +160,11 @@ struct Params<'a> {
     arguments: Option<Map<String, Value>>,
     #[serde(rename = "_meta", default, borrow, deserialize_with = "some_object")]
     meta: Option<Meta<'a>>,
+    /// A retried call's (2026-07-28), boxed: most calls are not.
+    #[serde(rename = "inputResponses", default)]
+    input_responses: Option<Box<InputResponses>>,
+    #[serde(rename = "requestState", default, borrow)]
+    request_state: Option<Cow<'a, str>>,
 }
 
 /// The `_meta` members read here; any other sends the request to rmcp. Those of the
@@ -250,6 +277,17 @@ pub(crate) fn parse_inline(line: &[u8]) -> Option<(PlainRequest<'_>, Option<Inli
             let (progress, traceparent, tracestate) = params.meta.map_or((None, None, None), |m| {
                 (m.progress, m.traceparent, m.tracestate)
             });
+            let retried = params.input_responses.is_some() || params.request_state.is_some();
+            // A retry is a 2026-07-28 call's, with its lifecycle: without, it is rmcp's.
+            if retried && inline.is_none() {
+                return None;
+            }
+            let retry = retried.then(|| {
+                Box::new(Retry {
+                    answers: params.input_responses.map(|answers| *answers),
+                    state: params.request_state,
+                })
+            });
             PlainRequest::Call(
                 message.id,
                 PlainCall {
@@ -258,11 +296,17 @@ pub(crate) fn parse_inline(line: &[u8]) -> Option<(PlainRequest<'_>, Option<Inli
                     arguments: params.arguments,
                     traceparent,
                     tracestate,
+                    retry,
                 },
             )
         }
         ("tools/list" | "ping", params) => {
-            let plain = params.is_none_or(|p| p.name.is_none() && p.arguments.is_none());
+            let plain = params.is_none_or(|p| {
+                p.name.is_none()
+                    && p.arguments.is_none()
+                    && p.input_responses.is_none()
+                    && p.request_state.is_none()
+            });
             match (message.method.as_ref(), plain) {
                 ("tools/list", true) => PlainRequest::List(message.id),
                 ("ping", true) => PlainRequest::Ping(message.id),

@@ -81,6 +81,12 @@ impl Lane {
             let Some(shape) = shape else {
                 return Err(Request::from_parts(parts, body));
             };
+            // A retried round is taken only as a 2026-07-28 call, which reaches its client by
+            // rounds here as on rmcp's path.
+            let rounds = matches!(shape, Shape::Current) && lifecycle.is_some();
+            if request.retried() && !rounds {
+                return Err(Request::from_parts(parts, body));
+            }
             let extensions = handed(parts, body);
             let cancelled = tokio_util::sync::CancellationToken::new();
             // From 2026-07-28 a call reaches its client by rounds; before, stateless HTTP has no
