@@ -39,14 +39,13 @@ impl Server {
         client: PlainClient,
     ) -> impl Future<Output = Option<Vec<u8>>> {
         async move {
-            let (id, call) = match request {
+            let (id, mut call) = match request {
                 PlainRequest::Ping(id) => {
                     return Some(answer(id, Ok(ServerResult::empty(())), shape));
                 }
                 PlainRequest::List(id) => return Some(self.listing(&id, shape).await),
                 PlainRequest::Call(id, call) => (id, call),
             };
-            let mut call = call;
             // A retried call's answers and state (a 2026-07-28 stateless front's only).
             let mut retry = call.retry.take();
             let name = call.name.clone();
