@@ -229,13 +229,19 @@ async fn answer_alike(version: &str) {
 
 /// The billing server's stateless HTTP endpoint, with or without the fast path.
 fn http_endpoint(fast_path: bool) -> mcp_fusion::server::HttpService {
-    let server = Server::builder("billing", "1")
-        .tool(Billing::seeded())
-        .build()
-        .expect("the server builds");
+    let server = Server::builder("billing", "1").tool(Billing::seeded());
+    stateless_endpoint(server, fast_path)
+}
+
+/// `server`'s stateless HTTP endpoint, with or without the fast path.
+fn stateless_endpoint(
+    server: mcp_fusion::server::ServerBuilder,
+    fast_path: bool,
+) -> mcp_fusion::server::HttpService {
     let mut options = mcp_fusion::server::HttpOptions::default();
     options.stateless = true;
     options.fast_path = fast_path;
+    let server = server.build().expect("the server builds");
     server.http_service(options)
 }
 
@@ -504,15 +510,8 @@ async fn a_round_on(
 #[tokio::test(flavor = "current_thread")]
 async fn a_retried_round_is_answered_alike_on_both_paths() {
     let endpoint = |fast_path: bool| {
-        let server = Server::builder("notes", "1")
-            .tool(crate::client::Notes)
-            .request_state_secret([7u8; 32])
-            .build()
-            .expect("the server builds");
-        let mut options = mcp_fusion::server::HttpOptions::default();
-        options.stateless = true;
-        options.fast_path = fast_path;
-        server.http_service(options)
+        let server = Server::builder("notes", "1").tool(crate::client::Notes);
+        stateless_endpoint(server.request_state_secret([7u8; 32]), fast_path)
     };
     let quick = a_round_on(&endpoint(true)).await;
     let plain = a_round_on(&endpoint(false)).await;
