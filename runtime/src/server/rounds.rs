@@ -12,7 +12,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rmcp::ErrorData;
 use rmcp::model::{
-    InputRequest, InputResponses, RequestStateCodec, RequestStateError, SealOptions,
+    ElicitRequestParams, ElicitationSchema, InputRequest, InputResponses, RequestStateCodec,
+    RequestStateError, SealOptions,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -120,13 +121,81 @@ fn canonical_object(map: &Map<String, Value>, out: &mut Vec<u8>) {
 /// The digest of a question a handler asked: the same in every run that asks the same thing
 /// (a URL elicitation's id, new in each run, is not part of the question).
 pub(crate) fn question(request: &InputRequest) -> String {
+    match form_question(request) {
+        Some(text) => digest(&text),
+        None => digest(&question_text(request)),
+    }
+}
+
+/// A question's canonical text: the request as rmcp writes it, without a URL elicitation's id.
+fn question_text(request: &InputRequest) -> Vec<u8> {
     let mut asked = serde_json::to_value(request).unwrap_or_default();
     if let Some(params) = asked.get_mut("params").and_then(Value::as_object_mut) {
         params.remove("elicitationId");
     }
     let mut text = Vec::new();
     canonical(&asked, &mut text);
-    digest(&text)
+    text
+}
+
+/// A form elicitation's `question_text`, written from its parts with its schema's text made
+/// once for each schema asked lately (`FORMS`): the schema is most of the text, and rmcp
+/// writes one through a copy of it and a tree of values. `None` for any other request, and
+/// for a form with a `_meta` (its members are written by `question_text`).
+fn form_question(request: &InputRequest) -> Option<Vec<u8>> {
+    let InputRequest::Elicitation(asked) = request else {
+        return None;
+    };
+    let ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message,
+        requested_schema,
+    } = &asked.params
+    else {
+        return None;
+    };
+    if !asked.extensions.is_empty() {
+        return None;
+    }
+    let schema = FORMS.text(requested_schema);
+    let mut text = Vec::with_capacity(96 + message.len() + schema.len());
+    text.extend_from_slice(br#"{"method":"#);
+    drop(serde_json::to_writer(&mut text, &asked.method));
+    text.extend_from_slice(br#","params":{"message":"#);
+    drop(serde_json::to_writer(&mut text, message));
+    text.extend_from_slice(br#","mode":"form","requestedSchema":"#);
+    text.extend_from_slice(&schema);
+    text.extend_from_slice(b",},}");
+    Some(text)
+}
+
+/// The canonical texts of the form schemas made lately, newest first: a server asks a few
+/// forms, each many times. At most `FORMS_KEPT`, each of at most `FORM_KEPT_BYTES` (a larger
+/// one, as an upstream may send, is written each time); a schema is found by equality, so a
+/// form whose schema changes from one ask to the next is never given an old text.
+struct Forms(Mutex<VecDeque<(ElicitationSchema, Arc<[u8]>)>>);
+
+static FORMS: Forms = Forms(Mutex::new(VecDeque::new()));
+const FORMS_KEPT: usize = 16;
+const FORM_KEPT_BYTES: usize = 8 * 1024;
+
+impl Forms {
+    /// `schema`'s canonical text.
+    fn text(&self, schema: &ElicitationSchema) -> Arc<[u8]> {
+        let forms = || self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, text)) = forms().iter().find(|(kept, _)| kept == schema) {
+            return Arc::clone(text);
+        }
+        let mut text = Vec::new();
+        canonical(&serde_json::to_value(schema).unwrap_or_default(), &mut text);
+        let text = Arc::<[u8]>::from(text);
+        if text.len() <= FORM_KEPT_BYTES {
+            let mut forms = forms();
+            forms.push_front((schema.clone(), Arc::clone(&text)));
+            forms.truncate(FORMS_KEPT);
+        }
+        text
+    }
 }
 
 /// The nonces of the states used here, each until its state could no longer be opened.
@@ -429,6 +498,63 @@ mod tests {
         // The digest of the canonical text without the id.
         let text = br#"{"method":"elicitation/create","params":{"message":"Sign in","mode":"url","url":"https://id.example/a",},}"#;
         assert_eq!(asked, digest(text));
+    }
+
+    /// A form's question written from its parts is the text of rmcp's request (held against
+    /// rmcp's serialisation), whether its schema's text is made or kept, and a schema kept
+    /// does not stand for another.
+    #[test]
+    fn a_forms_question_is_the_text_of_its_request() {
+        use rmcp::model::{ElicitRequest, EnumSchema, RequestMetaObject};
+        let form = |message: &str, schema: &ElicitationSchema| {
+            InputRequest::Elicitation(ElicitRequest::new(
+                ElicitRequestParams::FormElicitationParams {
+                    meta: None,
+                    message: message.into(),
+                    requested_schema: schema.clone(),
+                },
+            ))
+        };
+        let choices = EnumSchema::builder(vec!["a".into(), "\u{e9}\"".into()])
+            .untitled()
+            .build();
+        let schemas = [
+            ElicitationSchema::builder().build_unchecked(),
+            ElicitationSchema::builder()
+                .required_bool("confirm")
+                .optional_string_with("reason", |s| s.description("Why\n, \u{1}").max_length(200))
+                .required_integer("count", -3, 1 << 40)
+                .optional_number("share", 0.0, 1.5)
+                .required_enum_schema("pick", choices)
+                .description("A form")
+                .title("T")
+                .build_unchecked(),
+        ];
+        for schema in &schemas {
+            for message in ["Delete \"a\"?\n", "\u{e9}\u{1f600}", ""] {
+                let asked = form(message, schema);
+                let made = form_question(&asked).unwrap();
+                assert_eq!(made, question_text(&asked), "{message:?}");
+                assert_eq!(form_question(&asked).unwrap(), made);
+                assert_eq!(question(&asked), digest(&made));
+            }
+        }
+        let mut other = schemas[1].clone();
+        other.required = Some(vec!["count".into()]);
+        let asked = form("m", &other);
+        assert_eq!(form_question(&asked).unwrap(), question_text(&asked));
+        assert_ne!(question(&asked), question(&form("m", &schemas[1])));
+        // A `_meta`, in the params or beside them, is written by the generic path.
+        let meta = json!({"progressToken": 1}).as_object().cloned().unwrap();
+        let with_meta = InputRequest::Elicitation(ElicitRequest::new(
+            ElicitRequestParams::FormElicitationParams {
+                meta: Some(RequestMetaObject::from(meta)),
+                message: "m".into(),
+                requested_schema: schemas[1].clone(),
+            },
+        ));
+        assert!(form_question(&with_meta).is_none());
+        assert_ne!(question(&with_meta), question(&form("m", &schemas[1])));
     }
 
     fn responses(pairs: &[(&str, Value)]) -> InputResponses {
