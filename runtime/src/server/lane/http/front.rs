@@ -136,8 +136,11 @@ fn status_of(answer: &[u8]) -> http::StatusCode {
     struct Answer {
         error: Option<Code>,
     }
-    // A result is by far the most common answer: only an error is read again.
-    if memchr::memmem::find(answer, br#""error":"#).is_none() {
+    // A result is by far the most common answer: only an error is read again. The searcher
+    // is built once: building one costs more than most searches.
+    static ERROR: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(br#""error":"#));
+    if ERROR.find(answer).is_none() {
         return http::StatusCode::OK;
     }
     let code = serde_json::from_slice::<Answer>(answer)
