@@ -172,7 +172,8 @@ fn form_question(request: &InputRequest) -> Option<Vec<u8>> {
 /// The canonical texts of the form schemas made lately, newest first: a server asks a few
 /// forms, each many times. At most `FORMS_KEPT`, each of at most `FORM_KEPT_BYTES` (a larger
 /// one, as an upstream may send, is written each time); a schema is found by equality, so a
-/// form whose schema changes from one ask to the next is never given an old text.
+/// form whose schema changes from one ask to the next is never given an old text (two that
+/// differ only in a bound of `0.0` and one of `-0.0`, equal, share one: the same question).
 struct Forms(Mutex<VecDeque<(ElicitationSchema, Arc<[u8]>)>>);
 
 static FORMS: Forms = Forms(Mutex::new(VecDeque::new()));
@@ -555,6 +556,21 @@ mod tests {
         ));
         assert!(form_question(&with_meta).is_none());
         assert_ne!(question(&with_meta), question(&form("m", &schemas[1])));
+        let mut beside = ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: "m".into(),
+            requested_schema: schemas[1].clone(),
+        });
+        (beside.extensions).insert(RequestMetaObject::from(
+            json!({"a": 1}).as_object().cloned().unwrap(),
+        ));
+        let beside = InputRequest::Elicitation(beside);
+        assert!(form_question(&beside).is_none());
+        assert!(
+            String::from_utf8(question_text(&beside))
+                .unwrap()
+                .contains(r#""_meta":{"a":1,}"#)
+        );
     }
 
     fn responses(pairs: &[(&str, Value)]) -> InputResponses {
