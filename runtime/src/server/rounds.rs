@@ -573,6 +573,30 @@ mod tests {
         );
     }
 
+    /// The form texts kept stay bounded whatever is asked: at most `FORMS_KEPT`, none larger
+    /// than `FORM_KEPT_BYTES` (a flood of schemas, as an upstream may send, churns them).
+    #[test]
+    fn the_form_texts_kept_are_bounded() {
+        let kept = |schema: &ElicitationSchema| {
+            let forms = FORMS.0.lock().unwrap_or_else(PoisonError::into_inner);
+            assert!(forms.len() <= FORMS_KEPT);
+            assert!(forms.iter().all(|(_, text)| text.len() <= FORM_KEPT_BYTES));
+            forms.iter().any(|(kept, _)| kept == schema)
+        };
+        for n in 0..3 * FORMS_KEPT {
+            let schema = ElicitationSchema::builder()
+                .required_bool(format!("flood-{n}"))
+                .build_unchecked();
+            FORMS.text(&schema);
+            kept(&schema);
+        }
+        let large = ElicitationSchema::builder()
+            .optional_string_with("large", |s| s.description("x".repeat(FORM_KEPT_BYTES)))
+            .build_unchecked();
+        assert!(FORMS.text(&large).len() > FORM_KEPT_BYTES);
+        assert!(!kept(&large));
+    }
+
     fn responses(pairs: &[(&str, Value)]) -> InputResponses {
         pairs
             .iter()
