@@ -121,10 +121,7 @@ fn canonical_object(map: &Map<String, Value>, out: &mut Vec<u8>) {
 /// The digest of a question a handler asked: the same in every run that asks the same thing
 /// (a URL elicitation's id, new in each run, is not part of the question).
 pub(crate) fn question(request: &InputRequest) -> String {
-    match form_question(request) {
-        Some(text) => digest(&text),
-        None => digest(&question_text(request)),
-    }
+    digest(&form_question(request).unwrap_or_else(|| question_text(request)))
 }
 
 /// A question's canonical text: the request as rmcp writes it, without a URL elicitation's id.
@@ -480,18 +477,20 @@ mod tests {
         );
     }
 
+    /// The elicitation `params` ask.
+    fn elicitation(params: ElicitRequestParams) -> InputRequest {
+        InputRequest::Elicitation(rmcp::model::ElicitRequest::new(params))
+    }
+
     #[test]
     fn a_url_elicitations_id_is_not_part_of_its_question() {
-        use rmcp::model::{ElicitRequest, ElicitRequestParams};
         let url = |id: &str, url: &str| {
-            InputRequest::Elicitation(ElicitRequest::new(
-                ElicitRequestParams::UrlElicitationParams {
-                    meta: None,
-                    message: "Sign in".into(),
-                    url: url.into(),
-                    elicitation_id: id.into(),
-                },
-            ))
+            elicitation(ElicitRequestParams::UrlElicitationParams {
+                meta: None,
+                message: "Sign in".into(),
+                url: url.into(),
+                elicitation_id: id.into(),
+            })
         };
         let asked = question(&url("e1", "https://id.example/a"));
         assert_eq!(asked, question(&url("e2", "https://id.example/a")));
@@ -508,13 +507,11 @@ mod tests {
     fn a_forms_question_is_the_text_of_its_request() {
         use rmcp::model::{ElicitRequest, EnumSchema, RequestMetaObject};
         let form = |message: &str, schema: &ElicitationSchema| {
-            InputRequest::Elicitation(ElicitRequest::new(
-                ElicitRequestParams::FormElicitationParams {
-                    meta: None,
-                    message: message.into(),
-                    requested_schema: schema.clone(),
-                },
-            ))
+            elicitation(ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: message.into(),
+                requested_schema: schema.clone(),
+            })
         };
         let choices = EnumSchema::builder(vec!["a".into(), "\u{e9}\"".into()])
             .untitled()
@@ -547,13 +544,11 @@ mod tests {
         assert_ne!(question(&asked), question(&form("m", &schemas[1])));
         // A `_meta`, in the params or beside them, is written by the generic path.
         let meta = json!({"progressToken": 1}).as_object().cloned().unwrap();
-        let with_meta = InputRequest::Elicitation(ElicitRequest::new(
-            ElicitRequestParams::FormElicitationParams {
-                meta: Some(RequestMetaObject::from(meta)),
-                message: "m".into(),
-                requested_schema: schemas[1].clone(),
-            },
-        ));
+        let with_meta = elicitation(ElicitRequestParams::FormElicitationParams {
+            meta: Some(RequestMetaObject::from(meta)),
+            message: "m".into(),
+            requested_schema: schemas[1].clone(),
+        });
         assert!(form_question(&with_meta).is_none());
         assert_ne!(question(&with_meta), question(&form("m", &schemas[1])));
         let mut beside = ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
