@@ -19,7 +19,9 @@
 //! `http-2026` (the same server, as a client of 2026-07-28: each request with its lifecycle in
 //! `_meta` and the standard headers of SEP-2243) and `http-session` (streamable HTTP with
 //! sessions, `serve_http`'s default, as a client of 2025-11-25: `initialize`, then every call in
-//! the session, each answered as an event stream). On `http-2026` each server holds one
+//! the session, each answered as an event stream), and `stdio-2026` (stdio as a client of
+//! 2026-07-28: no `initialize`, each request with its lifecycle in `_meta`, the first opening
+//! the session; the driver's own client only). On `http-2026` each server holds one
 //! `subscriptions/listen` stream open beside the calls for the whole round.
 //! The driver is by default a client of its own (LOAD_CLIENT=`raw`): over stdio, requests
 //! written as prepared lines, answers matched to their callers by id; over HTTP, prepared
@@ -33,8 +35,8 @@
 //! `invalid` (`{"action":"op07","id":42,"limit":500,"extra":true}`: ours answers a
 //! `<validation_error>` of three fields, plain rmcp serde's first error; each must be an error).
 //! On `http-2026`, also `listen`: a `subscriptions/listen` opened on a connection of its own,
-//! read until its acknowledgement, and dropped (a request that takes rmcp's path); and
-//! `round`: a 2026-07-28 call that asks the user (SEP-2322), `tools/call` of `confirm` (action
+//! read until its acknowledgement, and dropped (a request that takes rmcp's path); there and on
+//! `stdio-2026` (any 2026-07-28 client), `round`: a 2026-07-28 call that asks the user (SEP-2322), `tools/call` of `confirm` (action
 //! `item`) answered `input_required` with an elicitation and a sealed `requestState`, then
 //! retried with the user's answer and the state (two requests a call, both the lane's in ours;
 //! plain answers both as an rmcp server does by hand,
@@ -64,7 +66,7 @@
 //! Environment: LOAD_CALLS (default 10000), LOAD_WARMUP (default 1000), LOAD_ROUNDS
 //! (default 5), LOAD_SLICES (default 1: each server runs a phase's calls at once; `n`: in `n`
 //! slices, the servers taking turns at each, so that the machine's drift over a phase falls
-//! on all of them alike), LOAD_TRANSPORTS (default `stdio,http,http-2026,http-session`), LOAD_KINDS
+//! on all of them alike), LOAD_TRANSPORTS (default `stdio,stdio-2026,http,http-2026,http-session`), LOAD_KINDS
 //! (default `ok,invalid,listen,prompt,resource,round`),
 //! LOAD_CLIENT (default `raw`; `rmcp` drives stdio with rmcp's client too),
 //! LOAD_SERVERS (default `plain,ours,ours-nofast`; also `plain+pipes` and `ours+pipes`, which
@@ -172,6 +174,9 @@ const TARGETS: [Target; 8] = [
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Transport {
     Stdio,
+    /// Stdio as a client of 2026-07-28: no `initialize`, each request with its lifecycle in
+    /// `_meta` (the first opens the session).
+    Stdio2026,
     /// Stateless, as a client of LOAD_PROTOCOL.
     Http,
     /// Stateless, as a client of 2026-07-28.
@@ -180,8 +185,9 @@ enum Transport {
     HttpSession,
 }
 
-const TRANSPORTS: [Transport; 4] = [
+const TRANSPORTS: [Transport; 5] = [
     Transport::Stdio,
+    Transport::Stdio2026,
     Transport::Http,
     Transport::Http2026,
     Transport::HttpSession,
@@ -191,6 +197,7 @@ impl Transport {
     fn name(self) -> &'static str {
         match self {
             Transport::Stdio => "stdio",
+            Transport::Stdio2026 => "stdio-2026",
             Transport::Http => "http",
             Transport::Http2026 => "http-2026",
             Transport::HttpSession => "http-session",
@@ -198,7 +205,7 @@ impl Transport {
     }
 
     fn http(self) -> bool {
-        self != Transport::Stdio
+        !matches!(self, Transport::Stdio | Transport::Stdio2026)
     }
 
     /// The protocol version a client of this transport speaks over HTTP.
@@ -214,7 +221,7 @@ impl Transport {
     fn inline(self) -> Option<&'static str> {
         match self {
             Transport::Http => inline_version(),
-            Transport::Http2026 => Some("2026-07-28"),
+            Transport::Http2026 | Transport::Stdio2026 => Some("2026-07-28"),
             _ => None,
         }
     }
@@ -255,11 +262,6 @@ impl Kind {
             Kind::Resource => "resource",
             Kind::Round => "round",
         }
-    }
-
-    /// Whether only a 2026-07-28 client sends it.
-    fn of_2026(self) -> bool {
-        matches!(self, Kind::Listen | Kind::Round)
     }
 
     /// The client capabilities its requests declare (2026-07-28).
@@ -400,10 +402,11 @@ async fn open_listen(pool: &Pool) -> Result<tokio::net::TcpStream, Error> {
         .map_err(|e| e.to_string())?)
 }
 
-/// `confirm`'s round: the call `first` (answered `input_required`), then its retry with the
-/// user's answer to each question asked and the `requestState` echoed; the retry's answer.
-async fn round(pool: &Pool, version: Option<&str>, first: &Prepared) -> Result<String, Error> {
-    let asked = post(pool, first).await?;
+/// `confirm`'s round through `caller`: the call `first` (answered `input_required`), then its
+/// retry with the user's answer to each question asked and the `requestState` echoed; the
+/// retry's answer.
+async fn round(caller: &Caller, version: Option<&str>, first: &Prepared) -> Result<String, Error> {
+    let asked = caller.send(first).await?;
     let asked: Value = serde_json::from_str(json_of(&asked))?;
     let result = &asked["result"];
     let (Some(state), Some(questions)) = (
@@ -422,7 +425,7 @@ async fn round(pool: &Pool, version: Option<&str>, first: &Prepared) -> Result<S
     .to_string();
     let capabilities = Kind::Round.capabilities();
     let retry = Prepared::declaring(&retry[1..retry.len() - 1], version, capabilities)?;
-    post(pool, &retry).await
+    caller.send(&retry).await
 }
 
 /// LOAD_PROTOCOL, when it is 2026-07-28 or later: requests then carry their own lifecycle.
@@ -511,6 +514,15 @@ impl Caller {
         Ok(listed.as_array().cloned().unwrap_or_default())
     }
 
+    /// `request` with a fresh id, as the driver's own client sends it; its answer.
+    async fn send(&self, request: &Prepared) -> Result<String, Error> {
+        match self {
+            Caller::Raw(raw) => raw.send(&request.members).await,
+            Caller::Http(pool, _) => post(pool, request).await,
+            Caller::Rmcp(_) => Err("rmcp's client sends its own requests".into()),
+        }
+    }
+
     /// One timed call of `kind`: why its answer is not of that kind, if it is not.
     async fn timed_call(&self, kind: Kind, request: &Prepared) -> Option<String> {
         match self {
@@ -540,6 +552,11 @@ impl Caller {
                     Err(e) => Some(e.to_string()),
                 }
             }
+            Caller::Raw(raw) if kind == Kind::Round => match round(self, raw.inline, request).await
+            {
+                Ok(answer) => kind.wrong_line(&answer),
+                Err(e) => Some(e.to_string()),
+            },
             Caller::Raw(raw) => match raw.send(&request.members).await {
                 Ok(answer) => kind.wrong_line(&answer),
                 Err(e) => Some(e.to_string()),
@@ -549,7 +566,7 @@ impl Caller {
                 Err(e) => Some(e.to_string()),
             },
             Caller::Http(pool, version) if kind == Kind::Round => {
-                match round(pool, *version, request).await {
+                match round(self, *version, request).await {
                     Ok(answer) => kind.wrong_line(&answer),
                     Err(e) => Some(e.to_string()),
                 }
@@ -568,17 +585,28 @@ struct Raw {
     stdin: tokio::sync::Mutex<ChildStdin>,
     waiting: Mutex<HashMap<u64, oneshot::Sender<String>>>,
     next: AtomicU64,
+    /// The version each request carries in its `_meta` (2026-07-28), if they do.
+    inline: Option<&'static str>,
 }
 
 impl Raw {
-    /// Connects to a server's pipes and does the handshake.
-    async fn start(stdin: ChildStdin, stdout: ChildStdout) -> Result<Arc<Raw>, Error> {
+    /// Connects to a server's pipes and does the handshake: `initialize`, or none for a
+    /// client of an `inline` version, whose first request opens the session.
+    async fn start(
+        stdin: ChildStdin,
+        stdout: ChildStdout,
+        inline: Option<&'static str>,
+    ) -> Result<Arc<Raw>, Error> {
         let raw = Arc::new(Raw {
             stdin: tokio::sync::Mutex::new(stdin),
             waiting: Mutex::default(),
             next: AtomicU64::new(1),
+            inline,
         });
         tokio::spawn(Raw::read(raw.clone(), BufReader::new(stdout)));
+        if inline.is_some() {
+            return Ok(raw);
+        }
         let initialize = json!({"protocolVersion": "2025-06-18", "capabilities": {},
                                 "clientInfo": {"name": "load", "version": "1"}});
         raw.request("initialize", &initialize).await?;
@@ -617,10 +645,12 @@ impl Raw {
         Ok(())
     }
 
-    /// A request of `method` with `params`; its answer's line.
+    /// A request of `method` with `params` (its lifecycle in `_meta` when `inline`); its
+    /// answer's line.
     async fn request(&self, method: &str, params: &Value) -> Result<String, Error> {
         let tail = json!({"method": method, "params": params}).to_string();
-        self.send(&tail[1..tail.len() - 1]).await
+        let request = Prepared::new(&tail[1..tail.len() - 1], self.inline)?;
+        self.send(&request.members).await
     }
 
     /// A request made of `members` (`"method":…,"params":…`) with a fresh id; its answer's line.
@@ -675,7 +705,10 @@ async fn main() -> Result<(), Error> {
     let slices = env_usize("LOAD_SLICES", 1)?.clamp(1, calls.max(1));
     let wanted = env_list("LOAD_SERVERS", "plain,ours,ours-nofast");
     let modes = env_list("LOAD_MODES", "seq,conc16");
-    let transports = env_list("LOAD_TRANSPORTS", "stdio,http,http-2026,http-session");
+    let transports = env_list(
+        "LOAD_TRANSPORTS",
+        "stdio,stdio-2026,http,http-2026,http-session",
+    );
     let kinds = env_list("LOAD_KINDS", "ok,invalid,listen,prompt,resource,round");
     let raw = env_list("LOAD_CLIENT", "raw").iter().any(|c| c == "raw");
     let ticks_per_s = clock_ticks();
@@ -745,7 +778,13 @@ async fn main() -> Result<(), Error> {
             }
             let count = live.len();
             for &kind in &kinds {
-                if kind.of_2026() && transport != Transport::Http2026 {
+                // A listen stream is HTTP's; a round, any 2026-07-28 client's.
+                let served = match kind {
+                    Kind::Listen => transport == Transport::Http2026,
+                    Kind::Round => transport.inline().is_some(),
+                    _ => true,
+                };
+                if !served {
                     continue;
                 }
                 for &concurrent in &concurrency {
@@ -828,7 +867,7 @@ async fn start(
     };
     command.args(target.args);
     let live = match transport {
-        Transport::Stdio if raw => {
+        Transport::Stdio | Transport::Stdio2026 if raw => {
             let mut child = command
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
@@ -840,13 +879,16 @@ async fn start(
             let stdout = child.stdout.take().ok_or("no stdout")?;
             Live {
                 pid,
-                caller: Caller::Raw(Raw::start(stdin, stdout).await?),
+                caller: Caller::Raw(Raw::start(stdin, stdout, transport.inline()).await?),
                 connection: None,
                 _listen: None,
                 _child: Some(child),
             }
         }
-        Transport::Stdio => {
+        Transport::Stdio | Transport::Stdio2026 => {
+            if transport == Transport::Stdio2026 {
+                return Err("stdio-2026 needs the driver's own client (LOAD_CLIENT=raw)".into());
+            }
             let (transport, _) = TokioChildProcess::builder(command)
                 .stderr(Stdio::null())
                 .spawn()?;
@@ -1029,7 +1071,8 @@ async fn timed(
 async fn run(caller: Caller, calls: usize, kind: Kind) -> (Vec<u64>, usize, Option<String>) {
     let version = match &caller {
         Caller::Http(_, version) => *version,
-        _ => None,
+        Caller::Raw(raw) => raw.inline,
+        Caller::Rmcp(_) => None,
     };
     let request = match Prepared::declaring(&kind.members(), version, kind.capabilities()) {
         Ok(request) => request,
