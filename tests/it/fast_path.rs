@@ -1,6 +1,7 @@
 //! The fast paths answer what rmcp's path answers. Stdio (`StdioOptions::fast_path`): the same
 //! requests, sent one at a time to the billing server served twice in process (fast path on and
-//! off), get byte-identical answers, once the lifecycle has begun and before. Stateless HTTP
+//! off), get byte-identical answers, once the lifecycle has begun and before, in sessions begun
+//! with `initialize` and by a request carrying its 2026-07-28 lifecycle. Stateless HTTP
 //! (`HttpOptions::fast_path`): the same bodies and headers get the same status, content type and
 //! bytes.
 
@@ -19,10 +20,13 @@ struct Served {
 
 impl Served {
     fn start(fast_path: bool) -> Served {
-        let server = Server::builder("billing", "1")
-            .tool(Billing::seeded())
-            .build()
-            .expect("the server builds");
+        let server = Server::builder("billing", "1").tool(Billing::seeded());
+        Served::serving(server, fast_path)
+    }
+
+    /// `server` on an in-memory pipe, with or without the fast path.
+    fn serving(server: mcp_fusion::server::ServerBuilder, fast_path: bool) -> Served {
+        let server = server.build().expect("the server builds");
         let (client, server_end) = tokio::io::duplex(1 << 20);
         let (read, write) = tokio::io::split(server_end);
         let mut options = StdioOptions::default();
@@ -206,6 +210,15 @@ async fn answer_alike(version: &str) {
         let (quick, plain) = (fast.ask(&line).await, slow.ask(&line).await);
         assert_eq!(quick, plain, "{version}: {line}");
         shows_version_3(&line, &quick);
+        // The same request carrying its own 2026-07-28 lifecycle: read by it, not the session's.
+        if let Some((inline, _, _)) = inline_2026(&line) {
+            let line = inline.to_string();
+            assert_eq!(
+                fast.ask(&line).await,
+                slow.ask(&line).await,
+                "{version}: {line}"
+            );
+        }
     }
 
     // A call with a progress token: its notifications come before its answer, the first and
@@ -224,6 +237,70 @@ async fn answer_alike(version: &str) {
     ] {
         assert!(quick.is_some(), "{version}: progress over the fast path");
         assert_eq!(quick, plain, "{version}: progress");
+    }
+}
+
+/// Stdio, 2026-07-28: a client that never sends `initialize` begins the session with its first
+/// request carrying its lifecycle in `_meta` (one without capabilities is refused first, and
+/// the session stays unbegun), then every request carries it. Both paths give the same answers
+/// to every request, to its variants with another lifecycle (`other_lifecycles`), to it
+/// without one (refused in such a session, even after an `initialize`), and to `ping` (gone
+/// from 2026-07-28); a call's progress comes alike too.
+#[tokio::test(flavor = "current_thread")]
+async fn fast_and_rmcp_paths_answer_alike_on_stdio_at_2026_07_28() {
+    let mut fast = Served::start(true);
+    let mut slow = Served::start(false);
+    let (opening, _, _) =
+        inline_2026(r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#).expect("a request");
+    let mut unready = opening.clone();
+    unready["params"]["_meta"]
+        .as_object_mut()
+        .unwrap()
+        .remove("io.modelcontextprotocol/clientCapabilities");
+    for line in [unready, opening].map(|line| line.to_string()) {
+        assert_eq!(fast.ask(&line).await, slow.ask(&line).await, "{line}");
+    }
+    let mut answered = 0;
+    for body in requests() {
+        let Some((request, _, _)) = inline_2026(&body) else {
+            assert_eq!(fast.ask(&body).await, slow.ask(&body).await, "{body}");
+            continue;
+        };
+        let mut variants = vec![request.clone(), serde_json::from_str(&body).unwrap()];
+        variants.extend(other_lifecycles(&request));
+        for variant in variants.iter().map(Value::to_string) {
+            let quick = fast.ask(&variant).await;
+            assert_eq!(quick, slow.ask(&variant).await, "{variant}");
+        }
+        let quick = fast.ask(&request.to_string()).await;
+        if quick.contains(r#""result""#) {
+            shows_version_3(&body, &quick);
+            answered += 1;
+        }
+    }
+    // The well-formed ones were answered, not refused.
+    assert!(answered >= 10, "{answered} answered");
+    // An `initialize` now does not make it a session of plain requests: each still needs its
+    // lifecycle.
+    let initialize = json!({"jsonrpc": "2.0", "id": 41, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "fast-path", "version": "1"}}});
+    let bare = r#"{"jsonrpc":"2.0","id":42,"method":"tools/list"}"#;
+    for line in [&initialize.to_string(), bare] {
+        assert_eq!(fast.ask(line).await, slow.ask(line).await, "{line}");
+    }
+
+    let export = r#"{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"billing","arguments":{"action":"export_invoices","format":"csv"},"_meta":{"progressToken":"export-1"}}}"#;
+    let export = inline_2026(export).expect("a request").0.to_string();
+    let (quick_progress, quick) = fast.ask_with_progress(&export).await;
+    let (plain_progress, plain) = slow.ask_with_progress(&export).await;
+    assert_eq!(quick, plain, "the export's answer");
+    for (quick, plain) in [
+        (quick_progress.first(), plain_progress.first()),
+        (quick_progress.last(), plain_progress.last()),
+    ] {
+        assert!(quick.is_some(), "progress over the fast path");
+        assert_eq!(quick, plain, "progress");
     }
 }
 
@@ -372,6 +449,30 @@ fn inline_2026(body: &str) -> Option<(Value, String, Option<String>)> {
     Some((request, method, name))
 }
 
+/// `request` (made by `inline_2026`) with a lifecycle rmcp refuses or reads as another version:
+/// one older, one unknown, none, capabilities missing or unreadable, an unreadable client.
+fn other_lifecycles(request: &Value) -> impl Iterator<Item = Value> {
+    [
+        ("protocolVersion", Some(json!("2025-11-25"))),
+        ("protocolVersion", Some(json!("2099-01-01"))),
+        ("protocolVersion", None),
+        ("clientCapabilities", None),
+        ("clientCapabilities", Some(json!("none"))),
+        ("clientInfo", Some(json!(5))),
+    ]
+    .into_iter()
+    .map(|(key, value)| {
+        let mut changed = request.clone();
+        let meta = changed["params"]["_meta"].as_object_mut().unwrap();
+        let key = format!("io.modelcontextprotocol/{key}");
+        match value {
+            Some(value) => meta.insert(key, value),
+            None => meta.remove(&key),
+        };
+        changed
+    })
+}
+
 /// Stateless HTTP, 2026-07-28: requests carrying their lifecycle and naming themselves in the
 /// standard headers get the same answers from both endpoints, and so do those whose headers or
 /// `_meta` rmcp refuses (one variant per refusal; HTTP 400 from both).
@@ -416,27 +517,7 @@ async fn fast_and_rmcp_paths_answer_alike_at_2026_07_28() {
         let mut param = good.clone();
         param.push(("mcp-param-region", "eu".to_owned()));
         variants.push((param, request.clone()));
-        for (key, value) in [
-            (
-                "io.modelcontextprotocol/protocolVersion",
-                Some(json!("2025-11-25")),
-            ),
-            ("io.modelcontextprotocol/protocolVersion", None),
-            ("io.modelcontextprotocol/clientCapabilities", None),
-            (
-                "io.modelcontextprotocol/clientCapabilities",
-                Some(json!("none")),
-            ),
-            ("io.modelcontextprotocol/clientInfo", Some(json!(5))),
-        ] {
-            let mut changed = request.clone();
-            let meta = changed["params"]["_meta"].as_object_mut().unwrap();
-            match value {
-                Some(value) => meta.insert(key.into(), value),
-                None => meta.remove(key),
-            };
-            variants.push((good.clone(), changed));
-        }
+        variants.extend(other_lifecycles(&request).map(|changed| (good.clone(), changed)));
         for (headers, request) in &variants {
             let headers: Vec<(&str, &str)> =
                 headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
@@ -456,31 +537,20 @@ async fn fast_and_rmcp_paths_answer_alike_at_2026_07_28() {
     assert!(answered >= 10, "{answered} answered");
 }
 
-/// One endpoint's answers to a round of `notes.delete` and to the retries a state cannot carry
-/// on: status, content type and body, each `requestState` (sealed with a nonce of its own)
-/// blanked.
-async fn a_round_on(
-    endpoint: &mcp_fusion::server::HttpService,
-) -> Vec<(u16, Option<String>, Value)> {
-    let headers = [
-        ("host", "127.0.0.1:3000"),
-        ("accept", "application/json, text/event-stream"),
-        ("content-type", "application/json"),
-        ("mcp-protocol-version", "2026-07-28"),
-        ("mcp-method", "tools/call"),
-        ("mcp-name", "notes"),
-    ];
+/// The answers to a round of `notes.delete` and to the retries a state cannot carry on, as
+/// `ask` gets them (what the transport says besides, and the JSON-RPC answer), each
+/// `requestState` (sealed with a nonce of its own) blanked.
+async fn a_round<T>(mut ask: impl AsyncFnMut(String) -> (T, Value)) -> Vec<(T, Value)> {
     let can = json!({"elicitation": {"form": {}}});
     let delete = json!({"action": "delete", "note": "a"});
     let answers = json!({"elicitation-1": {"action": "accept", "content": {"confirm": true}}});
     let elsewhere = json!({"elicitation-9": answers["elicitation-1"]});
     let mut replies = Vec::new();
     let mut send = async |body: Value| {
-        let (status, content_type, body) = post(endpoint, &headers, &body.to_string()).await;
-        let mut body: Value = serde_json::from_str(&body).unwrap();
+        let (besides, mut body) = ask(body.to_string()).await;
         let state = body["result"]["requestState"].take();
         let state = state.as_str().map(str::to_owned);
-        replies.push((status, content_type, body));
+        replies.push((besides, body));
         state
     };
     let first = crate::client::call_2026(delete.clone(), None, can.clone());
@@ -513,16 +583,50 @@ async fn a_retried_round_is_answered_alike_on_both_paths() {
         let server = Server::builder("notes", "1").tool(crate::client::Notes);
         stateless_endpoint(server.request_state_secret([7u8; 32]), fast_path)
     };
-    let quick = a_round_on(&endpoint(true)).await;
-    let plain = a_round_on(&endpoint(false)).await;
+    let on = async |endpoint: mcp_fusion::server::HttpService| {
+        let headers = [
+            ("host", "127.0.0.1:3000"),
+            ("accept", "application/json, text/event-stream"),
+            ("content-type", "application/json"),
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "notes"),
+        ];
+        a_round(async |body| {
+            let (status, content_type, body) = post(&endpoint, &headers, &body).await;
+            ((status, content_type), serde_json::from_str(&body).unwrap())
+        })
+        .await
+    };
+    let quick = on(endpoint(true)).await;
+    let plain = on(endpoint(false)).await;
     assert_eq!(quick, plain);
-    let said = |at: usize| quick[at].2.to_string();
+    shows_a_round(&quick);
+}
+
+/// What the answers of `a_round` say, in turn.
+fn shows_a_round<T>(replies: &[(T, Value)]) {
+    let said = |at: usize| replies[at].1.to_string();
     assert!(said(0).contains("input_required"), "{}", said(0));
     assert!(said(1).contains("made for another call"), "{}", said(1));
     assert!(said(2).contains("altered"), "{}", said(2));
     assert!(said(3).contains("Deleted a"), "{}", said(3));
     assert!(said(4).contains("used already"), "{}", said(4));
     assert!(said(6).contains("input_required"), "{}", said(6));
+}
+
+/// Stdio, 2026-07-28: the same round, its requests carrying their lifecycle, gets the same
+/// answers on both paths.
+#[tokio::test(flavor = "current_thread")]
+async fn a_retried_round_is_answered_alike_on_stdio() {
+    let on = async |fast_path: bool| {
+        let server = Server::builder("notes", "1").tool(crate::client::Notes);
+        let served = &mut Served::serving(server.request_state_secret([7u8; 32]), fast_path);
+        a_round(async |line| ((), serde_json::from_str(&served.ask(&line).await).unwrap())).await
+    };
+    let quick = on(true).await;
+    assert_eq!(quick, on(false).await);
+    shows_a_round(&quick);
 }
 
 /// The `X-Tenant` header of the request a call came in, as middleware and rate-limit keys

@@ -46,7 +46,7 @@ impl Server {
                 PlainRequest::List(id) => return Some(self.listing(&id, shape).await),
                 PlainRequest::Call(id, call) => (id, call),
             };
-            // A retried call's answers and state (a 2026-07-28 stateless front's only).
+            // A retried call's answers and state (only a request with its 2026-07-28 lifecycle).
             let mut retry = call.retry.take();
             let name = call.name.clone();
             let caller = crate::tool::Caller::of(&extensions).cloned();
@@ -59,7 +59,6 @@ impl Server {
                         let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
                         (None, capabilities, Some(peer))
                     }
-                    #[cfg(feature = "http")]
                     PlainClient::Round(capabilities) => (
                         Some(rmcp::model::ProtocolVersion::V_2026_07_28),
                         capabilities.map(|c| *c),
@@ -185,6 +184,5 @@ pub(crate) enum PlainClient {
     /// The session's peer (stdio, a session of streamable HTTP).
     Session(rmcp::Peer<RoleServer>),
     /// A 2026-07-28 request, with the client capabilities its `_meta` declares.
-    #[cfg(feature = "http")]
     Round(Option<Box<rmcp::model::ClientCapabilities>>),
 }

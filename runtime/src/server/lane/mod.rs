@@ -34,6 +34,7 @@ mod stdio;
 
 #[cfg(feature = "http")]
 pub(crate) use http::Lane;
+#[cfg(feature = "http")]
 pub(crate) use read::PlainRequest;
 #[cfg(feature = "stdio")]
 pub(crate) use read::progress_line;
@@ -41,4 +42,4 @@ pub(crate) use read::progress_line;
 pub(crate) use read::{METHODS as PLAIN_METHODS, glance, parse_inline};
 pub(crate) use state::LaneState;
 #[cfg(feature = "stdio")]
-pub(crate) use stdio::StdioLane;
+pub(crate) use stdio::{StdioLane, Taken};

@@ -10,9 +10,9 @@
 //! `inputResponses` and `requestState`, with its lifecycle). Anything else (a member given twice,
 //! a value serde_json cannot hold, any other method) goes to rmcp as before, so every answer
 //! is the one rmcp's path gives, only cheaper. A 2026-07-28 request's lifecycle in `_meta`
-//! (protocol version, client capabilities and identity) is read apart: on stdio such a request
-//! is rmcp's; a stateless HTTP front takes it when its standard headers agree with it
-//! (`http/front.rs`, under the rules of `rules`). A call's progress notifications are written as
+//! (protocol version, client capabilities and identity) is read apart: the stdio lane takes
+//! such a request when the server supports its version (`stdio.rs`); a stateless HTTP front,
+//! when its standard headers agree with it (`http/front.rs`, under the rules of `rules`). A call's progress notifications are written as
 //! lines too, before its answer.
 //!
 //! Over streamable HTTP a plain request is known for what it is without building rmcp's
@@ -241,14 +241,9 @@ fn method_key(text: &[u8]) -> Option<usize> {
     FINDER.find(text)
 }
 
-/// The request on `line`, when it is one the transport answers itself, and carries no
-/// lifecycle of its own.
-pub(crate) fn parse(line: &[u8]) -> Option<PlainRequest<'_>> {
-    parse_inline(line).and_then(|(hot, inline)| inline.is_none().then_some(hot))
-}
-
 /// The request on `line`, when it is one the transport answers itself, with the lifecycle it
-/// carries (2026-07-28: only a stateless HTTP front answers those, its headers checked first).
+/// carries (2026-07-28: a stateless HTTP front answers those when its headers agree, the
+/// stdio lane when the version is one the server supports).
 pub(crate) fn parse_inline(line: &[u8]) -> Option<(PlainRequest<'_>, Option<Inline<'_>>)> {
     // A quick look first: most lines that are not requests are not worth a parse.
     method_key(line)?;
@@ -367,6 +362,11 @@ pub(crate) fn envelope_answer(id: &RequestId, envelope: &Envelope, shape: Shape)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The request on `line` when it is a plain one carrying no lifecycle of its own.
+    fn parse(line: &[u8]) -> Option<PlainRequest<'_>> {
+        parse_inline(line).and_then(|(hot, inline)| inline.is_none().then_some(hot))
+    }
 
     /// The glance finds the method a body names in its usual forms, and nothing else.
     #[test]

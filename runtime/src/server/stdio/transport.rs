@@ -19,7 +19,8 @@
 //!   request with inline metadata, and stops on anything else) it drops notifications and
 //!   responses, which the MCP lifecycle gives no meaning there;
 //! - once it has begun, it answers the plain `tools/call`, `tools/list` and `ping` itself
-//!   through the fast lane (`server::lane::stdio`): read from the line into a few fields, run
+//!   (those carrying their own 2026-07-28 lifecycle too, but `ping`) through the fast lane
+//!   (`server::lane::stdio`): read from the line into a few fields, run
 //!   by the server's pipeline (begun as read, in a task of their own if they wait), answered
 //!   with one serialisation;
 //!   everything else goes to rmcp.
@@ -44,7 +45,7 @@ use super::lines::{Line, Lines};
 use super::options::StdioOptions;
 use super::writer::{Output, frame};
 use crate::server::incoming::{Read, read};
-use crate::server::lane::{PlainRequest, StdioLane};
+use crate::server::lane::{StdioLane, Taken};
 use crate::server::methods::id_in_flight;
 use crate::server::request::{Cancel, Framed, Stopping};
 use crate::server::serve::Shutdown;
@@ -182,8 +183,8 @@ where
     /// read in a burst after cancellations finds the slots the cancelled calls give back, as
     /// their tasks run first). Its answer, when it finished here, is written at once if
     /// nothing is queued, or else held as the answers made while reading.
-    fn answer_plain(&mut self, request: PlainRequest<'_>) {
-        let id = request.id().clone();
+    fn answer_plain(&mut self, request: Taken<'_>) {
+        let id = request.request.id().clone();
         let Some(cancel) = self.enter(&id) else {
             return;
         };
@@ -223,7 +224,7 @@ where
 
     /// A request on `line` the transport answers itself, once the lifecycle has begun and
     /// while no shutdown is under way (a call then is refused on rmcp's path).
-    fn plain<'a>(&self, line: &'a [u8]) -> Option<PlainRequest<'a>> {
+    fn plain<'a>(&self, line: &'a [u8]) -> Option<Taken<'a>> {
         let lane = self.lane.as_ref()?;
         // Until rmcp hands over the session's peer, a call could not reach its client.
         self.peer.get()?;
@@ -356,11 +357,15 @@ where
                     place = taken;
                     let pong = matches!(&item, JsonRpcMessage::Response(r) if matches!(r.result, ServerResult::EmptyResult(_)));
                     self.started |= success && !pong;
+                    // The fast lane answers the session's plain requests from now on: when
+                    // `initialize` began it (rmcp answers it before handing over the peer),
+                    // and as a later `initialize` renegotiates it. A session begun by a request
+                    // with its own lifecycle requires one of every request, whatever follows.
                     if let JsonRpcMessage::Response(response) = &item
                         && let ServerResult::InitializeResult(initialized) = &response.result
                         && let Some(lane) = &mut self.lane
+                        && (self.peer.get().is_none() || lane.begun())
                     {
-                        // The fast lane answers plain requests from now on.
                         lane.begin(&initialized.protocol_version);
                     }
                 }
