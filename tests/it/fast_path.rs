@@ -6,6 +6,7 @@
 //! bytes.
 
 use mcp_fusion::Server;
+use mcp_fusion::rmcp::model::ProtocolVersion;
 use mcp_fusion::server::StdioOptions;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
@@ -535,6 +536,55 @@ async fn fast_and_rmcp_paths_answer_alike_at_2026_07_28() {
     }
     // The well-formed ones were answered, not refused.
     assert!(answered >= 10, "{answered} answered");
+}
+
+/// A handler that supports no version from 2026-07-28 on.
+struct Before2026;
+
+impl mcp_fusion::rmcp::ServerHandler for Before2026 {
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        std::borrow::Cow::Owned(vec![
+            ProtocolVersion::V_2025_11_25,
+            ProtocolVersion::V_2025_06_18,
+        ])
+    }
+}
+
+/// A server whose handler does not support 2026-07-28: a request carrying that lifecycle is
+/// refused alike on both paths, over stateless HTTP and over stdio (where the session never
+/// begins), and an older session is served alike.
+#[tokio::test(flavor = "current_thread")]
+async fn a_version_the_handler_does_not_support_is_refused_on_both_paths() {
+    let server = || {
+        Server::builder("billing", "1")
+            .tool(Billing::seeded())
+            .handler(Before2026)
+    };
+    let (fast, slow) = (
+        stateless_endpoint(server(), true),
+        stateless_endpoint(server(), false),
+    );
+    let body = call(1, json!({"action": "list_invoices"}));
+    let (request, method, name) = inline_2026(&body).expect("a request");
+    let headers = [
+        ("host", "127.0.0.1:3000"),
+        ("accept", "application/json, text/event-stream"),
+        ("content-type", "application/json"),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", &method),
+        ("mcp-name", name.as_deref().unwrap_or_default()),
+    ];
+    let quick = post(&fast, &headers, &request.to_string()).await;
+    assert_eq!(quick, post(&slow, &headers, &request.to_string()).await);
+    assert!(quick.2.contains("nsupported protocol version"), "{quick:?}");
+
+    let mut fast = Served::serving(server(), true);
+    let mut slow = Served::serving(server(), false);
+    let lines = [request.to_string(), body.clone()];
+    for line in &lines {
+        let quick = fast.ask(line).await;
+        assert_eq!(quick, slow.ask(line).await, "{line}");
+    }
 }
 
 /// The answers to a round of `notes.delete` and to the retries a state cannot carry on, as

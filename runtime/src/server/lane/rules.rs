@@ -64,6 +64,25 @@ impl Shape {
     }
 }
 
+/// The versions from 2026-07-28 on that the server's handler supports: a request whose own
+/// lifecycle names another is refused by rmcp's handler (its `Service` for a `ServerHandler`
+/// checks the version a request carries against `supported_protocol_versions`), whatever the
+/// transport.
+pub(crate) struct Lifecycles(Box<[ProtocolVersion]>);
+
+impl Lifecycles {
+    /// Of a handler supporting `versions`.
+    pub(crate) fn of(versions: &[ProtocolVersion]) -> Self {
+        let current = |v: &&ProtocolVersion| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str();
+        Lifecycles(versions.iter().filter(current).cloned().collect())
+    }
+
+    /// Whether rmcp's handler takes a request whose lifecycle names `version`.
+    pub(crate) fn supports(&self, version: &str) -> bool {
+        self.0.iter().any(|v| v.as_str() == version)
+    }
+}
+
 #[cfg(feature = "http")]
 pub(crate) use http_rules::{Asked, PlainHeaders};
 

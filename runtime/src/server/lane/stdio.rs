@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::answer::PlainClient;
 use super::read::{self, PlainRequest};
-use super::rules::Shape;
+use super::rules::{Lifecycles, Shape};
 use crate::server::core::Server;
 use crate::server::request::{Framed, boxed};
 
@@ -26,9 +26,8 @@ use crate::server::request::{Framed, boxed};
 pub(crate) struct StdioLane {
     server: Server,
     shape: Option<Shape>,
-    /// The versions from 2026-07-28 on that the server supports (rmcp refuses a request
-    /// carrying another).
-    inline: Box<[ProtocolVersion]>,
+    /// The versions a request may carry as its own lifecycle.
+    lifecycles: Lifecycles,
 }
 
 /// A request the lane takes: what it asks, and, when it carries its own lifecycle
@@ -40,15 +39,11 @@ pub(crate) struct Taken<'a> {
 
 impl StdioLane {
     pub(crate) fn new(server: Server) -> Self {
-        let versions = rmcp::ServerHandler::supported_protocol_versions(&server);
-        let inline = (versions.iter())
-            .filter(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
-            .cloned()
-            .collect();
+        let lifecycles = Lifecycles::of(&rmcp::ServerHandler::supported_protocol_versions(&server));
         StdioLane {
             server,
             shape: None,
-            inline,
+            lifecycles,
         }
     }
 
@@ -82,9 +77,8 @@ impl StdioLane {
                 None
             }
             Some(inline) => {
-                let supported = self.inline.iter().any(|v| v.as_str() == inline.version);
                 let ping = matches!(request, PlainRequest::Ping(_));
-                if !supported || ping {
+                if !self.lifecycles.supports(&inline.version) || ping {
                     return None;
                 }
                 Some(inline.capabilities?)

@@ -20,12 +20,13 @@ use crate::server::http::body::{Lifecycle, Parsed, ReadBody};
 use crate::server::http::reply::{Reply, answered};
 use crate::server::lane::answer::PlainClient;
 use crate::server::lane::read::PlainRequest;
-use crate::server::lane::rules::{PlainHeaders, Shape};
+use crate::server::lane::rules::{Lifecycles, PlainHeaders, Shape};
 
 /// The fast path's server, its rules, and its sessions (`None`: a stateless server).
 pub(crate) struct Lane {
     pub(crate) server: Server,
     pub(crate) headers: PlainHeaders,
+    pub(crate) lifecycles: Lifecycles,
     pub(crate) sessions: Option<SessionLane>,
 }
 
@@ -78,7 +79,9 @@ impl Lane {
                     (lifecycle.as_ref()).map(|l| (l.version.as_str(), l.capabilities.is_some()));
                 headers.shape(&request.asked_with(inline), &parts.headers)
             };
-            let Some(shape) = shape else {
+            let supported =
+                (lifecycle.as_ref()).is_none_or(|l| self.lifecycles.supports(&l.version));
+            let (Some(shape), true) = (shape, supported) else {
                 return Err(Request::from_parts(parts, body));
             };
             // A retried round is taken only as a 2026-07-28 call, which reaches its client by

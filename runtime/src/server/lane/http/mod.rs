@@ -10,7 +10,7 @@ mod session;
 pub(crate) use front::Lane;
 pub(super) use known::LaneSessions;
 
-use super::rules::PlainHeaders;
+use super::rules::{Lifecycles, PlainHeaders};
 use crate::server::HttpOptions;
 use crate::server::core::Server;
 
@@ -24,6 +24,7 @@ impl Lane {
         options.fast_path.then(|| Lane {
             server: server.clone(),
             headers: PlainHeaders::new(&options.allowed_hosts, server.without_param_headers()),
+            lifecycles: Lifecycles::of(&rmcp::ServerHandler::supported_protocol_versions(server)),
             sessions: (!options.stateless).then(|| session::SessionLane::new(sessions)),
         })
     }
