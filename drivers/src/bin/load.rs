@@ -36,12 +36,12 @@
 //! `<validation_error>` of three fields, plain rmcp serde's first error; each must be an error).
 //! On `http-2026`, also `listen`: a `subscriptions/listen` opened on a connection of its own,
 //! read until its acknowledgement, and dropped (a request that takes rmcp's path); there and on
-//! `stdio-2026` (any 2026-07-28 client), `round`: a 2026-07-28 call that asks the user (SEP-2322), `tools/call` of `confirm` (action
-//! `item`) answered `input_required` with an elicitation and a sealed `requestState`, then
-//! retried with the user's answer and the state (two requests a call, both the lane's in ours;
-//! plain answers both as an rmcp server does by hand,
-//! `mcp_fusion_drivers::plain::Plain`). A `round`'s requests declare elicitation among their
-//! client capabilities.
+//! `stdio-2026` (any 2026-07-28 client), `round`: a 2026-07-28 call that asks the user
+//! (SEP-2322), `tools/call` of `confirm` (action `item`) answered `input_required` with an
+//! elicitation and a sealed `requestState`, then retried with the user's answer and the state
+//! (two requests a call, both the lane's in ours; plain answers both as an rmcp server does by
+//! hand, `mcp_fusion_drivers::plain::Plain`). A `round`'s requests declare elicitation among
+//! their client capabilities.
 //! Two more kinds take rmcp's path in both servers (the handler is rmcp's `ServerHandler`,
 //! `mcp_fusion_drivers::plain::Documents`, by hand in plain and through
 //! `ServerBuilder::handler` in ours): `prompt` (`prompts/get` of `brief`) and `resource`
@@ -66,8 +66,9 @@
 //! Environment: LOAD_CALLS (default 10000), LOAD_WARMUP (default 1000), LOAD_ROUNDS
 //! (default 5), LOAD_SLICES (default 1: each server runs a phase's calls at once; `n`: in `n`
 //! slices, the servers taking turns at each, so that the machine's drift over a phase falls
-//! on all of them alike), LOAD_TRANSPORTS (default `stdio,stdio-2026,http,http-2026,http-session`), LOAD_KINDS
-//! (default `ok,invalid,listen,prompt,resource,round`),
+//! on all of them alike), LOAD_TRANSPORTS (default
+//! `stdio,stdio-2026,http,http-2026,http-session`), LOAD_KINDS (default
+//! `ok,invalid,listen,prompt,resource,round`),
 //! LOAD_CLIENT (default `raw`; `rmcp` drives stdio with rmcp's client too),
 //! LOAD_SERVERS (default `plain,ours,ours-nofast`; also `plain+pipes` and `ours+pipes`, which
 //! pass `--pipes`, `ours+otel`, which records OpenTelemetry spans and metrics to in-memory
@@ -552,29 +553,29 @@ impl Caller {
                     Err(e) => Some(e.to_string()),
                 }
             }
-            Caller::Raw(raw) if kind == Kind::Round => match round(self, raw.inline, request).await
-            {
-                Ok(answer) => kind.wrong_line(&answer),
-                Err(e) => Some(e.to_string()),
-            },
-            Caller::Raw(raw) => match raw.send(&request.members).await {
-                Ok(answer) => kind.wrong_line(&answer),
-                Err(e) => Some(e.to_string()),
-            },
             Caller::Http(pool, _) if kind == Kind::Listen => match open_listen(pool).await {
                 Ok(_dropped) => None,
                 Err(e) => Some(e.to_string()),
             },
-            Caller::Http(pool, version) if kind == Kind::Round => {
-                match round(self, *version, request).await {
+            _ => {
+                let answer = match kind {
+                    Kind::Round => round(self, self.inline(), request).await,
+                    _ => self.send(request).await,
+                };
+                match answer {
                     Ok(answer) => kind.wrong_line(&answer),
                     Err(e) => Some(e.to_string()),
                 }
             }
-            Caller::Http(pool, _) => match post(pool, request).await {
-                Ok(answer) => kind.wrong_line(&answer),
-                Err(e) => Some(e.to_string()),
-            },
+        }
+    }
+
+    /// The version each request carries in its `_meta` (2026-07-28), if they do.
+    fn inline(&self) -> Option<&'static str> {
+        match self {
+            Caller::Http(_, version) => *version,
+            Caller::Raw(raw) => raw.inline,
+            Caller::Rmcp(_) => None,
         }
     }
 }
@@ -1069,12 +1070,7 @@ async fn timed(
 
 /// `calls` sequential calls: each one's latency in ns, the failures, the first failure.
 async fn run(caller: Caller, calls: usize, kind: Kind) -> (Vec<u64>, usize, Option<String>) {
-    let version = match &caller {
-        Caller::Http(_, version) => *version,
-        Caller::Raw(raw) => raw.inline,
-        Caller::Rmcp(_) => None,
-    };
-    let request = match Prepared::declaring(&kind.members(), version, kind.capabilities()) {
+    let request = match Prepared::declaring(&kind.members(), caller.inline(), kind.capabilities()) {
         Ok(request) => request,
         Err(e) => return (Vec::new(), calls, Some(e.to_string())),
     };
