@@ -551,8 +551,9 @@ impl mcp_fusion::rmcp::ServerHandler for Before2026 {
 }
 
 /// A server whose handler does not support 2026-07-28: a request carrying that lifecycle is
-/// refused alike on both paths, over stateless HTTP and over stdio (where the session never
-/// begins), and an older session is served alike.
+/// refused alike on both paths, over stateless HTTP and over stdio (where it does not begin the
+/// session), and a stdio session begun with `initialize` then serves alike, that request still
+/// refused.
 #[tokio::test(flavor = "current_thread")]
 async fn a_version_the_handler_does_not_support_is_refused_on_both_paths() {
     let server = || {
@@ -580,10 +581,31 @@ async fn a_version_the_handler_does_not_support_is_refused_on_both_paths() {
 
     let mut fast = Served::serving(server(), true);
     let mut slow = Served::serving(server(), false);
-    let lines = [request.to_string(), body.clone()];
-    for line in &lines {
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "fast-path", "version": "1"}}});
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let inline = request.to_string();
+    for line in [
+        &inline,
+        &initialize.to_string(),
+        initialized,
+        &body,
+        &inline,
+    ] {
+        if line == initialized {
+            fast.tell(line).await;
+            slow.tell(line).await;
+            continue;
+        }
         let quick = fast.ask(line).await;
         assert_eq!(quick, slow.ask(line).await, "{line}");
+        let refused = *line == inline;
+        assert_eq!(
+            quick.contains("nsupported protocol version"),
+            refused,
+            "{quick}"
+        );
     }
 }
 
