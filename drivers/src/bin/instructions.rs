@@ -10,10 +10,11 @@
 //! Needs Valgrind (Debian: `apt-get install valgrind`). Each server runs under
 //! `valgrind --tool=callgrind`: `plain` (bare rmcp with the same handlers, `plain_server`),
 //! `ours` (`bench_server`) and `ours-nofast` (`--no-fast-path`: every request through rmcp),
-//! on each transport of INSTRUCTIONS_TRANSPORTS (default `http,http-session,stdio`):
+//! on each transport of INSTRUCTIONS_TRANSPORTS (default `http,http-session,stdio,stdio-2026`):
 //! stateless streamable HTTP on loopback (`--http`), streamable HTTP in a 2025-11-25 session
-//! (`--http --sessions`, after `initialize`) and stdio (after `initialize`). For each kind of
-//! request,
+//! (`--http --sessions`, after `initialize`), stdio (after `initialize`) and stdio as a client
+//! of 2026-07-28 (no `initialize`, each request's lifecycle in `_meta`; no `ping`, which
+//! 2026-07-28 no longer has). For each kind of request,
 //! INSTRUCTIONS_WARMUP requests (default 50), the counters zeroed (`callgrind_control -z`),
 //! INSTRUCTIONS_REQUESTS requests (default 200; over HTTP INSTRUCTIONS_IN_FLIGHT at a time, each
 //! on a keep-alive connection of its own, default 1), the counters dumped (`-d`):
@@ -24,7 +25,7 @@
 //! own, read until acknowledged and dropped; stateless HTTP only); `round` (a 2026-07-28
 //! `tools/call` of `confirm` answered `input_required`, then retried with the user's answer
 //! and the `requestState`, as the `load` driver's: the two requests counted as one; stateless
-//! HTTP only). Only the server's own
+//! HTTP and `stdio-2026` only). Only the server's own
 //! instructions are counted,
 //! not the kernel's (the same system calls in every server, `perf stat` shows). Linux only.
 //! With INSTRUCTIONS_KEEP=1 the dumps stay (their directory is printed) for
@@ -65,10 +66,11 @@ const SERVERS: [(&str, &str, &[&str]); 3] = [
 ];
 
 /// The transports: name, the servers' arguments for it.
-const TRANSPORTS: [(&str, &[&str]); 3] = [
+const TRANSPORTS: [(&str, &[&str]); 4] = [
     ("http", &["--http"]),
     ("http-session", &["--http", "--sessions"]),
     ("stdio", &[]),
+    ("stdio-2026", &[]),
 ];
 
 const KINDS: [&str; 7] = [
@@ -131,8 +133,9 @@ enum Client {
     Http(Arc<Pool>, Pool),
     /// HTTP in a session.
     Session(Arc<Pool>),
-    /// Lines on stdin, answers on stdout.
-    Stdio(ChildStdin, BufReader<ChildStdout>),
+    /// Lines on stdin, answers on stdout; with each request's lifecycle in `_meta` when
+    /// `true` (a client of 2026-07-28, which sends no `initialize`).
+    Stdio(ChildStdin, BufReader<ChildStdout>, bool),
 }
 
 impl Counted {
@@ -164,8 +167,9 @@ impl Counted {
         let stdin = child.stdin.take().ok_or("no stdin")?;
         let mut stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
         let (client, kept) = match transport {
+            "stdio-2026" => (Client::Stdio(stdin, stdout, true), None),
             "stdio" => {
-                let mut client = Client::Stdio(stdin, stdout);
+                let mut client = Client::Stdio(stdin, stdout, false);
                 let initialize = json!({"protocolVersion": "2025-11-25", "capabilities": {},
                     "clientInfo": {"name": "instructions", "version": "1"}});
                 client.ask(0, "initialize", &initialize).await?;
@@ -324,6 +328,12 @@ fn code_footprint(text: &str, columns: usize) -> (u64, u64) {
 impl Client {
     /// Request `id` of `method` with `params`: its answer, checked to be a result.
     async fn ask(&mut self, id: u64, method: &str, params: &Value) -> Result<String, Error> {
+        let mut params = params.clone();
+        if let (Client::Stdio(_, _, true), Some(members)) = (&*self, params.as_object_mut()) {
+            members
+                .entry("_meta")
+                .or_insert_with(|| lifecycle(json!({})));
+        }
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let body = body.to_string();
         let answer = match self {
@@ -338,7 +348,7 @@ impl Client {
                 let answer = pool.post(body.as_bytes()).await;
                 String::from_utf8(answer.map_err(|e| e.to_string())?)?
             }
-            Client::Stdio(stdin, stdout) => {
+            Client::Stdio(stdin, stdout, _) => {
                 stdin.write_all(format!("{body}\n").as_bytes()).await?;
                 let id = format!(r#""id":{id}"#);
                 loop {
@@ -358,24 +368,11 @@ impl Client {
         Ok(answer)
     }
 
-    /// `confirm`'s round, as request `id` and its retry `id + 1` (stateless HTTP, 2026-07-28):
-    /// the call `params`, answered `input_required`, then retried with the user's answer to
-    /// each question and the `requestState` echoed.
+    /// `confirm`'s round, as request `id` and its retry `id + 1` (2026-07-28: stateless HTTP,
+    /// stdio): the call `params`, answered `input_required`, then retried with the user's
+    /// answer to each question and the `requestState` echoed.
     async fn round(&mut self, id: u64, params: &Value) -> Result<(), Error> {
-        let Client::Http(_, pool) = self else {
-            return Err("a round is a request of stateless HTTP".into());
-        };
-        let headers = "Mcp-Method: tools/call\r\nMcp-Name: confirm\r\n";
-        let post = async |id: u64, params: &Value| -> Result<Value, Error> {
-            let body =
-                json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
-            let answer = pool.post_with(body.to_string().as_bytes(), headers).await;
-            let answer = String::from_utf8(answer.map_err(|e| e.to_string())?)?;
-            Ok(serde_json::from_str(
-                mcp_fusion_drivers::raw_http::json_of(&answer),
-            )?)
-        };
-        let asked = post(id, params).await?;
+        let asked = self.call(id, params).await?;
         let (Some(state), Some(questions)) = (
             asked["result"]["requestState"].as_str(),
             asked["result"]["inputRequests"].as_object(),
@@ -389,16 +386,46 @@ impl Client {
             .collect::<serde_json::Map<_, _>>()
             .into();
         retry["requestState"] = state.into();
-        let answer = post(id + 1, &retry).await?;
+        let answer = self.call(id + 1, &retry).await?;
         match answer.to_string().contains("item_42 confirmed: true") {
             true => Ok(()),
             false => Err(format!("the round was not answered: {answer}").into()),
         }
     }
 
+    /// The JSON-RPC answer to `tools/call` `id` of `params` (2026-07-28: over stateless HTTP
+    /// with the headers naming it), whatever it is.
+    async fn call(&mut self, id: u64, params: &Value) -> Result<Value, Error> {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
+        let answer = match self {
+            Client::Http(_, pool) => {
+                let headers = "Mcp-Method: tools/call\r\nMcp-Name: confirm\r\n";
+                let answer = pool.post_with(body.to_string().as_bytes(), headers).await;
+                String::from_utf8(answer.map_err(|e| e.to_string())?)?
+            }
+            Client::Stdio(stdin, stdout, true) => {
+                stdin.write_all(format!("{body}\n").as_bytes()).await?;
+                let id = format!(r#""id":{id}"#);
+                loop {
+                    let mut line = String::new();
+                    if stdout.read_line(&mut line).await? == 0 {
+                        return Err("the server closed its stdout".into());
+                    }
+                    if line.contains(&id) {
+                        break line;
+                    }
+                }
+            }
+            _ => return Err("a round is a request of 2026-07-28".into()),
+        };
+        Ok(serde_json::from_str(
+            mcp_fusion_drivers::raw_http::json_of(&answer),
+        )?)
+    }
+
     /// A notification (stdio).
     async fn notify(&mut self, method: &str) -> Result<(), Error> {
-        if let Client::Stdio(stdin, _) = self {
+        if let Client::Stdio(stdin, _, _) = self {
             let line = json!({"jsonrpc": "2.0", "method": method}).to_string();
             stdin.write_all(format!("{line}\n").as_bytes()).await?;
         }
@@ -470,7 +497,10 @@ async fn main() -> Result<(), Error> {
         .into_iter()
         .filter(|k| wanted.iter().any(|w| w == k))
         .collect();
-    let wanted = env_list("INSTRUCTIONS_TRANSPORTS", "http,http-session,stdio");
+    let wanted = env_list(
+        "INSTRUCTIONS_TRANSPORTS",
+        "http,http-session,stdio,stdio-2026",
+    );
     let transports: Vec<(&str, &[&str])> = TRANSPORTS
         .into_iter()
         .filter(|(t, _)| wanted.iter().any(|w| w == t))
@@ -482,9 +512,15 @@ async fn main() -> Result<(), Error> {
          {in_flight} in flight over HTTP"
     );
     for (transport, transport_args) in transports {
-        // `listen` and `round` are stateless requests of 2026-07-28.
+        // `listen` is stateless HTTP's, `round` a 2026-07-28 client's; `ping` is gone from
+        // 2026-07-28.
         let kinds: Vec<&str> = (kinds.iter().copied())
-            .filter(|k| !matches!(*k, "listen" | "round") || transport == "http")
+            .filter(|k| match *k {
+                "listen" => transport == "http",
+                "round" => matches!(transport, "http" | "stdio-2026"),
+                "ping" => transport != "stdio-2026",
+                _ => true,
+            })
             .collect();
         let mut counted: Vec<(&str, Vec<Totals>)> = Vec::new();
         for (label, binary, args) in SERVERS {
