@@ -479,7 +479,21 @@ fn other_lifecycles(request: &Value) -> impl Iterator<Item = Value> {
 /// `_meta` rmcp refuses (one variant per refusal; HTTP 400 from both).
 #[tokio::test(flavor = "current_thread")]
 async fn fast_and_rmcp_paths_answer_alike_at_2026_07_28() {
-    let (fast, slow) = (http_endpoint(true), http_endpoint(false));
+    answer_alike_at_2026_07_28(http_endpoint(true), http_endpoint(false)).await;
+}
+
+/// A server with sessions (`serve_http`'s default), 2026-07-28: rmcp serves a request carrying
+/// its lifecycle without a session, as a stateless server does, but answers it as an event
+/// stream (its `json_response` is off with sessions); both paths give the same answers.
+#[tokio::test(flavor = "current_thread")]
+async fn fast_and_rmcp_paths_answer_alike_at_2026_07_28_with_sessions() {
+    answer_alike_at_2026_07_28(session_endpoint(true), session_endpoint(false)).await;
+}
+
+async fn answer_alike_at_2026_07_28(
+    fast: mcp_fusion::server::HttpService,
+    slow: mcp_fusion::server::HttpService,
+) {
     let base = [
         ("host", "127.0.0.1:3000"),
         ("accept", "application/json, text/event-stream"),
@@ -646,14 +660,25 @@ async fn a_round<T>(mut ask: impl AsyncFnMut(String) -> (T, Value)) -> Vec<(T, V
     replies
 }
 
-/// Stateless HTTP, 2026-07-28: a retried round (`inputResponses` and `requestState`, which the
-/// lane takes) gets the answers rmcp's path gives: done, refused for another call's arguments,
-/// for an altered state, when replayed, and asked again for an answer under another key.
+/// HTTP, 2026-07-28, on a stateless server and on one with sessions: a retried round
+/// (`inputResponses` and `requestState`, which the lane takes) gets the answers rmcp's path
+/// gives: done, refused for another call's arguments, for an altered state, when replayed, and
+/// asked again for an answer under another key.
 #[tokio::test(flavor = "current_thread")]
 async fn a_retried_round_is_answered_alike_on_both_paths() {
+    for stateless in [true, false] {
+        a_round_alike_over_http(stateless).await;
+    }
+}
+
+async fn a_round_alike_over_http(stateless: bool) {
     let endpoint = |fast_path: bool| {
         let server = Server::builder("notes", "1").tool(crate::client::Notes);
-        stateless_endpoint(server.request_state_secret([7u8; 32]), fast_path)
+        let server = server.request_state_secret([7u8; 32]).build().unwrap();
+        let mut options = mcp_fusion::server::HttpOptions::default();
+        options.stateless = stateless;
+        options.fast_path = fast_path;
+        server.http_service(options)
     };
     let on = async |endpoint: mcp_fusion::server::HttpService| {
         let headers = [
@@ -666,7 +691,9 @@ async fn a_retried_round_is_answered_alike_on_both_paths() {
         ];
         a_round(async |body| {
             let (status, content_type, body) = post(&endpoint, &headers, &body).await;
-            ((status, content_type), serde_json::from_str(&body).unwrap())
+            // With sessions an answer of `200` is one event.
+            let json = body.strip_prefix("data: ").map_or(&*body, str::trim_end);
+            ((status, content_type), serde_json::from_str(json).unwrap())
         })
         .await
     };

@@ -53,15 +53,16 @@ impl Lane {
         let (request, lifecycle) = *plain;
         async move {
             let (server, headers) = (&self.server, &self.headers);
-            if let Some(sessions) = &self.sessions {
+            // A request carrying its 2026-07-28 lifecycle has no session: rmcp serves it as a
+            // stateless server does, whether the server has sessions or not.
+            if let Some(sessions) = &self.sessions
+                && lifecycle.is_none()
+            {
                 // What only finds the session is scoped to it: a value borrowed in a future
                 // keeps its room there until its scope ends.
                 let taken = {
                     let asked = request.asked_with(None);
-                    let session = (lifecycle.is_none())
-                        .then(|| headers.session(&asked, &parts.headers))
-                        .flatten();
-                    match session {
+                    match headers.session(&asked, &parts.headers) {
                         Some(id) => (sessions.taken(server, id, &request).await)
                             .map(|taken| (taken, Arc::<str>::from(id))),
                         None => None,
@@ -106,7 +107,12 @@ impl Lane {
                 Shape::Current => status_of(&answer),
                 _ => http::StatusCode::OK,
             };
-            let mut reply = answered(answer);
+            // With sessions rmcp's `json_response` is off: a stateless answer of `200` is an
+            // event stream of that one answer (a refusal stays JSON, with its status).
+            let mut reply = match (&self.sessions, status) {
+                (Some(_), http::StatusCode::OK) => super::session::event(&answer),
+                _ => answered(answer),
+            };
             *reply.status_mut() = status;
             Ok(reply)
         }

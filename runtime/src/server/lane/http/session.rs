@@ -154,6 +154,24 @@ fn events(stream: u64, retry: Option<std::time::Duration>, answer: Option<&[u8]>
         body.extend_from_slice(answer);
         body.extend_from_slice(format!("\nid: {index}/{stream}\n\n").as_bytes());
     }
+    event_stream(body)
+}
+
+/// The stream rmcp's service writes for a request it serves without a session on a server with
+/// sessions (its `stateless_sse_response`, without an event store): the answer alone, without
+/// an id; nothing for no answer.
+pub(super) fn event(answer: &[u8]) -> Reply {
+    let mut body = Vec::with_capacity(8 + answer.len());
+    if !answer.is_empty() {
+        body.extend_from_slice(b"data: ");
+        body.extend_from_slice(answer);
+        body.extend_from_slice(b"\n\n");
+    }
+    event_stream(body)
+}
+
+/// `body` as an event stream, with the headers rmcp's `sse_stream_response` gives one.
+fn event_stream(body: Vec<u8>) -> Reply {
     let mut reply = Response::new(Full::new(Bytes::from(body)).boxed());
     let headers = reply.headers_mut();
     headers.insert(
