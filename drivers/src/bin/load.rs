@@ -19,7 +19,10 @@
 //! `http-2026` (the same server, as a client of 2026-07-28: each request with its lifecycle in
 //! `_meta` and the standard headers of SEP-2243) and `http-session` (streamable HTTP with
 //! sessions, `serve_http`'s default, as a client of 2025-11-25: `initialize`, then every call in
-//! the session, each answered as an event stream), and `stdio-2026` (stdio as a client of
+//! the session, each answered as an event stream), `http-session-2026` (the server with
+//! sessions as a client of 2026-07-28, which has none: each request with its lifecycle in
+//! `_meta` and the standard headers, served as by a stateless server but answered as an event
+//! stream), and `stdio-2026` (stdio as a client of
 //! 2026-07-28: no `initialize`, each request with its lifecycle in `_meta`, the first opening
 //! the session; the driver's own client only). On `http-2026` each server holds one
 //! `subscriptions/listen` stream open beside the calls for the whole round.
@@ -67,7 +70,7 @@
 //! (default 5), LOAD_SLICES (default 1: each server runs a phase's calls at once; `n`: in `n`
 //! slices, the servers taking turns at each, so that the machine's drift over a phase falls
 //! on all of them alike), LOAD_TRANSPORTS (default
-//! `stdio,stdio-2026,http,http-2026,http-session`), LOAD_KINDS (default
+//! `stdio,stdio-2026,http,http-2026,http-session,http-session-2026`), LOAD_KINDS (default
 //! `ok,invalid,listen,prompt,resource,round`),
 //! LOAD_CLIENT (default `raw`; `rmcp` drives stdio with rmcp's client too),
 //! LOAD_SERVERS (default `plain,ours,ours-nofast`; also `plain+pipes` and `ours+pipes`, which
@@ -184,14 +187,18 @@ enum Transport {
     Http2026,
     /// With sessions, as a client of 2025-11-25.
     HttpSession,
+    /// With sessions, as a client of 2026-07-28 (which has none: rmcp serves its requests as
+    /// a stateless server does, each answered as an event stream).
+    HttpSession2026,
 }
 
-const TRANSPORTS: [Transport; 5] = [
+const TRANSPORTS: [Transport; 6] = [
     Transport::Stdio,
     Transport::Stdio2026,
     Transport::Http,
     Transport::Http2026,
     Transport::HttpSession,
+    Transport::HttpSession2026,
 ];
 
 impl Transport {
@@ -202,6 +209,7 @@ impl Transport {
             Transport::Http => "http",
             Transport::Http2026 => "http-2026",
             Transport::HttpSession => "http-session",
+            Transport::HttpSession2026 => "http-session-2026",
         }
     }
 
@@ -213,7 +221,7 @@ impl Transport {
     fn version(self) -> &'static str {
         match self {
             Transport::Http => inline_version().unwrap_or("2025-06-18"),
-            Transport::Http2026 => "2026-07-28",
+            Transport::Http2026 | Transport::HttpSession2026 => "2026-07-28",
             _ => "2025-11-25",
         }
     }
@@ -222,7 +230,9 @@ impl Transport {
     fn inline(self) -> Option<&'static str> {
         match self {
             Transport::Http => inline_version(),
-            Transport::Http2026 | Transport::Stdio2026 => Some("2026-07-28"),
+            Transport::Http2026 | Transport::Stdio2026 | Transport::HttpSession2026 => {
+                Some("2026-07-28")
+            }
             _ => None,
         }
     }
@@ -708,7 +718,7 @@ async fn main() -> Result<(), Error> {
     let modes = env_list("LOAD_MODES", "seq,conc16");
     let transports = env_list(
         "LOAD_TRANSPORTS",
-        "stdio,stdio-2026,http,http-2026,http-session",
+        "stdio,stdio-2026,http,http-2026,http-session,http-session-2026",
     );
     let kinds = env_list("LOAD_KINDS", "ok,invalid,listen,prompt,resource,round");
     let raw = env_list("LOAD_CLIENT", "raw").iter().any(|c| c == "raw");
@@ -903,9 +913,15 @@ async fn start(
                 _child: None,
             }
         }
-        Transport::Http | Transport::Http2026 | Transport::HttpSession => {
+        Transport::Http
+        | Transport::Http2026
+        | Transport::HttpSession
+        | Transport::HttpSession2026 => {
             command.arg("--http");
-            if transport == Transport::HttpSession {
+            if matches!(
+                transport,
+                Transport::HttpSession | Transport::HttpSession2026
+            ) {
                 command.arg("--sessions");
             }
             let mut child = command
