@@ -348,19 +348,7 @@ impl Client {
                 let answer = pool.post(body.as_bytes()).await;
                 String::from_utf8(answer.map_err(|e| e.to_string())?)?
             }
-            Client::Stdio(stdin, stdout, _) => {
-                stdin.write_all(format!("{body}\n").as_bytes()).await?;
-                let id = format!(r#""id":{id}"#);
-                loop {
-                    let mut line = String::new();
-                    if stdout.read_line(&mut line).await? == 0 {
-                        return Err("the server closed its stdout".into());
-                    }
-                    if line.contains(&id) {
-                        break line;
-                    }
-                }
-            }
+            Client::Stdio(stdin, stdout, _) => exchange(stdin, stdout, id, &body).await?,
         };
         if !answer.contains(r#""result""#) {
             return Err(format!("{method} was not answered: {answer}").into());
@@ -404,17 +392,7 @@ impl Client {
                 String::from_utf8(answer.map_err(|e| e.to_string())?)?
             }
             Client::Stdio(stdin, stdout, true) => {
-                stdin.write_all(format!("{body}\n").as_bytes()).await?;
-                let id = format!(r#""id":{id}"#);
-                loop {
-                    let mut line = String::new();
-                    if stdout.read_line(&mut line).await? == 0 {
-                        return Err("the server closed its stdout".into());
-                    }
-                    if line.contains(&id) {
-                        break line;
-                    }
-                }
+                exchange(stdin, stdout, id, &body.to_string()).await?
             }
             _ => return Err("a round is a request of 2026-07-28".into()),
         };
@@ -430,6 +408,26 @@ impl Client {
             stdin.write_all(format!("{line}\n").as_bytes()).await?;
         }
         Ok(())
+    }
+}
+
+/// Writes `body`, the request `id`, as a line on a server's stdin; the line of its answer.
+async fn exchange(
+    stdin: &mut ChildStdin,
+    stdout: &mut BufReader<ChildStdout>,
+    id: u64,
+    body: &str,
+) -> Result<String, Error> {
+    stdin.write_all(format!("{body}\n").as_bytes()).await?;
+    let id = format!(r#""id":{id}"#);
+    loop {
+        let mut line = String::new();
+        if stdout.read_line(&mut line).await? == 0 {
+            return Err("the server closed its stdout".into());
+        }
+        if line.contains(&id) {
+            return Ok(line);
+        }
     }
 }
 
