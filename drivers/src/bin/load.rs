@@ -72,7 +72,8 @@
 //! on all of them alike), LOAD_TRANSPORTS (default
 //! `stdio,stdio-2026,http,http-2026,http-session,http-session-2026`), LOAD_KINDS (default
 //! `ok,invalid,listen,prompt,resource,round`),
-//! LOAD_CLIENT (default `raw`; `rmcp` drives stdio with rmcp's client too),
+//! LOAD_CLIENT (default `raw`; `rmcp` drives stdio and HTTP with rmcp's client, a client of
+//! 2025-11-25: the transports of 2026-07-28 refuse it),
 //! LOAD_SERVERS (default `plain,ours,ours-nofast`; also `plain+pipes` and `ours+pipes`, which
 //! pass `--pipes`, `ours+otel`, which records OpenTelemetry spans and metrics to in-memory
 //! exporters, and, over HTTP, `ours+rmcp`, this library's server on rmcp's service alone, and
@@ -866,6 +867,11 @@ async fn start(
     warmup: usize,
     verbose: bool,
 ) -> Result<Live, Error> {
+    // rmcp's client here speaks 2025-11-25, in a session: not a client of 2026-07-28.
+    if !raw && let Some(version) = transport.inline() {
+        let name = transport.name();
+        return Err(format!("{name} is a client of {version}: LOAD_CLIENT=raw").into());
+    }
     let path = mcp_fusion_drivers::artifacts::driver(target.binary);
     // LOAD_PIN: the CPUs the servers run on (`taskset -c`, which execs the server in place).
     let mut command = match std::env::var("LOAD_PIN") {
@@ -897,9 +903,6 @@ async fn start(
             }
         }
         Transport::Stdio | Transport::Stdio2026 => {
-            if transport == Transport::Stdio2026 {
-                return Err("stdio-2026 needs the driver's own client (LOAD_CLIENT=raw)".into());
-            }
             let (transport, _) = TokioChildProcess::builder(command)
                 .stderr(Stdio::null())
                 .spawn()?;
