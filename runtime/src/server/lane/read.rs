@@ -7,13 +7,13 @@
 //! Only the plain form is taken: `"jsonrpc": "2.0"`, an id, the method, and params holding
 //! nothing but what is read here (a `tools/call`'s `name`, `arguments` and a `_meta` with at
 //! most `progressToken`, `traceparent` and `tracestate`; a retried 2026-07-28 call's
-//! `inputResponses` and `requestState`, with its lifecycle). Anything else (a member given twice,
-//! a value serde_json cannot hold, any other method) goes to rmcp as before, so every answer
-//! is the one rmcp's path gives, only cheaper. A 2026-07-28 request's lifecycle in `_meta`
+//! `inputResponses` and `requestState`, with its lifecycle). Anything else (a member given
+//! twice, a value serde_json cannot hold, any other method) goes to rmcp as before, so every
+//! answer is the one rmcp's path gives, only cheaper. A 2026-07-28 request's lifecycle in `_meta`
 //! (protocol version, client capabilities and identity) is read apart: the stdio lane takes
-//! such a request when the server supports its version (`stdio.rs`); a stateless HTTP front,
-//! when its standard headers agree with it (`http/front.rs`, under the rules of `rules`). A call's progress notifications are written as
-//! lines too, before its answer.
+//! such a request when the server supports its version (`stdio.rs`); the HTTP front, when its
+//! standard headers agree with it too (`http/front.rs`, under the rules of `rules`). A call's
+//! progress notifications are written as lines too, before its answer.
 //!
 //! Over streamable HTTP a plain request is known for what it is without building rmcp's
 //! message a first time before rmcp builds it again; a stateless front answers it itself when

@@ -138,8 +138,9 @@ mod http_rules {
             }
         }
 
-        /// The shape of the answer when a stateless front may answer `asked` itself, sent with
-        /// `headers` and the lifecycle of its `_meta`, if any.
+        /// The shape of the answer when a front may answer `asked` itself without a session (a
+        /// stateless server's requests, and those carrying their 2026-07-28 lifecycle on a
+        /// server with sessions), sent with `headers` and the lifecycle of its `_meta`, if any.
         pub(crate) fn shape(&self, asked: &Asked<'_>, headers: &HeaderMap) -> Option<Shape> {
             let read = Read::of(asked, headers)?;
             if read.session.is_some() {

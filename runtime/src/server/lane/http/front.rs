@@ -1,8 +1,9 @@
 //! The fast lane's HTTP step (`HttpOptions::fast_path`): a plain request (`lane::read`)
 //! whose headers are ones rmcp's service would accept as they are (`lane::rules`) is answered
 //! here, with the answer rmcp would give: on a stateless server `200`, `application/json`, the
-//! same bytes, without rmcp building its message, a one-shot service and its task; in a
-//! session, the same events as rmcp's session would send (`session`).
+//! same bytes, without rmcp building its message, a one-shot service and its task (on a server
+//! with sessions, for a request carrying its 2026-07-28 lifecycle, the same bytes as one event);
+//! in a session, the same events as rmcp's session would send (`session`).
 //! The core sees the same request facts as on rmcp's path: the request's head
 //! (`http::request::Parts`, with the verified caller), for middleware and rate-limit keys alike.
 //!

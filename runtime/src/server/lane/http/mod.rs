@@ -1,7 +1,9 @@
 //! The lane on streamable HTTP (`HttpOptions::fast_path`): one step of the endpoint (`front`),
 //! between the session cap and rmcp's service, answers a plain request whose headers rmcp would
-//! take as they are: on a stateless server itself, in a session through `session`, which
-//! checks the session as rmcp checks it against the sessions the server was told of (`known`).
+//! take as they are: on a stateless server itself, and on a server with sessions a request
+//! carrying its 2026-07-28 lifecycle (which has no session) likewise; in a session through
+//! `session`, which checks the session as rmcp checks it against the sessions the server was
+//! told of (`known`).
 
 mod front;
 mod known;
